@@ -1,0 +1,34 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'dist-bench/**', 'dist-check/**', 'node_modules/**', 'coverage/**', 'data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      globals: { ...globals.node },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'off',
+      'no-restricted-properties': [
+        'error',
+        { object: 'describe', property: 'only', message: 'No focused tests.' },
+        { object: 'it', property: 'only', message: 'No focused tests.' },
+        { object: 'test', property: 'only', message: 'No focused tests.' },
+        { object: 'describe', property: 'skip', message: 'No skipped tests.' },
+        { object: 'it', property: 'skip', message: 'No skipped tests.' },
+        { object: 'test', property: 'skip', message: 'No skipped tests.' },
+      ],
+    },
+  },
+  { files: ['**/*.js'], languageOptions: { globals: { ...globals.node } } },
+  prettier,
+);

@@ -1,0 +1,160 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { AppModule } from './app.module.js';
+import { deprecationHeaders, isSunset } from './common/api/lifecycle.js';
+import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
+import { AdjustableClock, type Clock } from './common/clock/clock.js';
+import { DomainError } from './common/errors/domain-error.js';
+import { ErrorFilter } from './common/http/error.filter.js';
+import { PinoNestLogger } from './common/http/nest-logger.js';
+import { installJsonBodyParser } from './common/http/json-body.js';
+import { newRequestContext } from './common/http/request-context.js';
+import { requestIdFor } from './common/http/request-id.js';
+import { RouteRegistry } from './common/http/route-registry.js';
+import { createValidationPipe } from './common/http/validation.pipe.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigService } from './config/config.service.js';
+import { ensureSecrets } from './config/secrets.js';
+import { buildOpenApi, LEGACY_OPENAPI_LIFECYCLE } from './modules/meta/openapi.builder.js';
+import { OpenApiService } from './modules/meta/openapi.service.js';
+
+export interface CreateAppOptions {
+  config: AppConfig;
+  /** Defaults to the wall clock (forward-adjustable when SANDBOX_CLOCK_CONTROL is on). */
+  clock?: Clock;
+  /** Where JSON logs go; stdout by default. */
+  logStream?: DestinationStream;
+}
+
+export interface App {
+  app: NestFastifyApplication;
+  clock: Clock;
+  log: Logger;
+}
+
+/** Paths and header names a log line must never carry in full. */
+const REDACT = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-svc-signature"]',
+];
+
+/**
+ * Builds the whole service (not yet listening): the one request pipeline, the error model, the
+ * databases, the seeds and the contract. main.ts and the end-to-end tests both start it this way.
+ */
+export async function createApp(opts: CreateAppOptions): Promise<App> {
+  const { config } = opts;
+  const secrets = ensureSecrets(config.dataDir, {
+    jwtSecret: config.jwtSecret,
+    encryptionKey: config.secretsEncryptionKey,
+  });
+  const clock = opts.clock ?? new AdjustableClock();
+  const log = pino(
+    {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      base: { svc: 'sandbox-exchange' },
+    },
+    opts.logStream ?? pino.destination({ fd: 1, sync: false }),
+  );
+  const routes = new RouteRegistry();
+  const adapter = new FastifyAdapter({
+    loggerInstance: log,
+    // One structured line per request comes from our onResponse hook instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    bodyLimit: config.bodyLimitBytes,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const fastify = adapter.getInstance() as unknown as FastifyInstance;
+  installHooks(fastify, routes, clock, log);
+  installJsonBodyParser(fastify);
+
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot({ config: new ConfigService(config, secrets), clock, routes }),
+    adapter,
+    { bodyParser: false, logger: new PinoNestLogger(log), abortOnError: false },
+  );
+  app.setGlobalPrefix('api/v1');
+  app.useGlobalFilters(new ErrorFilter(routes, log));
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  registerLegacyOpenApi(fastify);
+
+  await app.init();
+  app.get(OpenApiService).set(buildOpenApi(app, config.stagingBaseUrl));
+  return { app, clock, log };
+}
+
+function installHooks(
+  fastify: FastifyInstance,
+  routes: RouteRegistry,
+  clock: Clock,
+  log: Logger,
+): void {
+  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url ?? route.path));
+
+  // Runs first for every request, matched or not: ids, version header, context, lifecycle.
+  fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    req.svc = newRequestContext();
+    reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
+    const meta = routeMetaOf(req.routeOptions?.config);
+    if (meta !== undefined && meta.lifecycle.state === 'DEPRECATED') {
+      for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle))) reply.header(k, v);
+      if (isSunset(meta.lifecycle, clock.now())) {
+        const link = meta.lifecycle.successor;
+        throw new DomainError(
+          'SUNSET',
+          `This operation passed its sunset on ${meta.lifecycle.sunsetOn}` +
+            (link !== undefined ? `; use ${link}` : ''),
+          { sunset: meta.lifecycle.sunsetOn, successor: link ?? null },
+          link !== undefined ? { Link: `<${link}>; rel="successor-version"` } : {},
+        );
+      }
+    }
+  });
+
+  fastify.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+    log.info(
+      {
+        req_id: req.id,
+        method: req.method,
+        route: req.routeOptions?.url ?? null,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+}
+
+/** GET /openapi.json: outside the /api/v1 prefix, deprecated, 308 until its sunset, then 410. */
+function registerLegacyOpenApi(fastify: FastifyInstance): void {
+  fastify.route({
+    method: 'GET',
+    url: '/openapi.json',
+    config: {
+      [ROUTE_META_KEY]: {
+        auth: 'public',
+        scopes: [],
+        lifecycle: LEGACY_OPENAPI_LIFECYCLE,
+        environment: 'any',
+      },
+    },
+    handler: async (_req, reply) => {
+      await reply.code(308).header('Location', '/api/v1/openapi.json').send();
+    },
+  });
+}

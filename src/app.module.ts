@@ -1,0 +1,55 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Clock } from './common/clock/clock.js';
+import { RouteRegistry } from './common/http/route-registry.js';
+import { IdGenerator } from './common/ids/id-generator.js';
+import { ConfigModule } from './config/config.module.js';
+import type { ConfigService } from './config/config.service.js';
+import { DatabaseModule } from './database/database.module.js';
+import { SeedService } from './database/seed.service.js';
+import { HealthController } from './modules/health/health.controller.js';
+import { MarketsModule } from './modules/markets/markets.module.js';
+import { MetaController } from './modules/meta/meta.controller.js';
+import { OpenApiService } from './modules/meta/openapi.service.js';
+import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
+
+export interface AppDeps {
+  config: ConfigService;
+  clock: Clock;
+  routes: RouteRegistry;
+}
+
+/** Process-wide collaborators: the clock, the id generator, the route registry. */
+@Global()
+@Module({})
+class CoreModule {
+  static forRoot(deps: AppDeps): DynamicModule {
+    const ids = new IdGenerator(() => deps.clock.now());
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: Clock, useValue: deps.clock },
+        { provide: IdGenerator, useValue: ids },
+        { provide: RouteRegistry, useValue: deps.routes },
+        OpenApiService,
+      ],
+      exports: [Clock, IdGenerator, RouteRegistry, OpenApiService],
+    };
+  }
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(deps: AppDeps): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(deps.config),
+        CoreModule.forRoot(deps),
+        DatabaseModule,
+        MarketsModule,
+      ],
+      controllers: [MetaController, HealthController, SandboxClockController],
+      providers: [SeedService],
+    };
+  }
+}

@@ -1,0 +1,114 @@
+import { applyDecorators, HttpCode, SetMetadata, type Type } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { ApiExtension, ApiOperation, ApiResponse } from '@nestjs/swagger';
+import { ErrorResponseDto } from './error-response.dto.js';
+import { STABLE, type Lifecycle } from './lifecycle.js';
+import {
+  ROUTE_META_KEY,
+  type AuthMode,
+  type EnvironmentRule,
+  type RouteMeta,
+} from './route-meta.js';
+import type { Scope } from './scopes.js';
+
+export interface EndpointOptions {
+  summary: string;
+  description?: string;
+  auth: AuthMode;
+  scopes?: Scope[];
+  lifecycle?: Lifecycle;
+  environment?: EnvironmentRule;
+  routeLimitPerMinute?: number;
+  /** The success response. */
+  status?: number;
+  type?: Type | [Type];
+  schema?: Record<string, unknown>;
+  responseDescription?: string;
+  /** Error statuses this operation can answer beyond the ones every operation shares. */
+  errors?: number[];
+  /** Extra non-error responses, e.g. 304 or 308. */
+  otherResponses?: { status: number; description: string }[];
+}
+
+export const ROUTE_META = 'svc:route-meta';
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)',
+  401: 'Missing, unknown, revoked or expired credential; bad or missing signature',
+  403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, ...)',
+  404: 'No such resource (NOT_FOUND)',
+  409: 'Conflict with the current state',
+  410: 'Operation past its sunset date (SUNSET)',
+  413: 'Request body too large (PAYLOAD_TOO_LARGE)',
+  415: 'Unsupported Content-Type (UNSUPPORTED_MEDIA_TYPE)',
+  422: 'Request understood but refused by a business rule',
+  429: 'Rate limit or quota exceeded (RATE_LIMITED, QUOTA_EXCEEDED); see Retry-After',
+  500: 'Unexpected error (INTERNAL)',
+  503: 'Not ready (SERVICE_UNAVAILABLE)',
+};
+
+/**
+ * The one decorator every route carries: it states the operation's summary, who may call it, its
+ * scopes, lifecycle, engine rule and per-route limit. The same facts drive the request pipeline
+ * (through Fastify's route config) and the OpenAPI document (x-auth, x-required-scopes,
+ * x-lifecycle, x-rate-limit, deprecated, error responses).
+ */
+export function Endpoint(opts: EndpointOptions): MethodDecorator {
+  const lifecycle = opts.lifecycle ?? STABLE;
+  const meta: RouteMeta = {
+    auth: opts.auth,
+    scopes: opts.scopes ?? [],
+    lifecycle,
+    environment: opts.environment ?? 'any',
+    routeLimitPerMinute: opts.routeLimitPerMinute,
+  };
+  const status = opts.status ?? 200;
+  const errorStatuses = new Set<number>([429, 500, ...(opts.errors ?? [])]);
+  if (opts.auth !== 'public') errorStatuses.add(401);
+  if (opts.auth !== 'public') errorStatuses.add(403);
+  if (lifecycle.state === 'DEPRECATED' && lifecycle.sunsetOn !== undefined) errorStatuses.add(410);
+
+  const decorators: (MethodDecorator | ClassDecorator)[] = [
+    SetMetadata(ROUTE_META, meta),
+    RouteConfig({ [ROUTE_META_KEY]: meta }),
+    HttpCode(status),
+    ApiOperation({
+      summary: opts.summary,
+      description: opts.description,
+      deprecated: lifecycle.state === 'DEPRECATED' ? true : undefined,
+    }),
+    ApiExtension('x-auth', opts.auth),
+    ApiExtension('x-required-scopes', meta.scopes),
+    ApiExtension('x-lifecycle', lifecycle.state),
+    ApiExtension('x-environment', meta.environment),
+    ApiResponse({
+      status,
+      description: opts.responseDescription ?? 'Success',
+      ...(opts.type !== undefined ? { type: opts.type } : {}),
+      ...(opts.schema !== undefined ? { schema: opts.schema } : {}),
+    }),
+  ];
+  if (lifecycle.state === 'DEPRECATED') {
+    decorators.push(
+      ApiExtension('x-deprecation', {
+        deprecated_on: lifecycle.deprecatedOn ?? null,
+        sunset_on: lifecycle.sunsetOn ?? null,
+        successor: lifecycle.successor ?? null,
+      }),
+    );
+  }
+  if (opts.routeLimitPerMinute !== undefined) {
+    decorators.push(
+      ApiExtension('x-rate-limit', { requests: opts.routeLimitPerMinute, window_seconds: 60 }),
+    );
+  }
+  for (const r of opts.otherResponses ?? []) {
+    decorators.push(ApiResponse({ status: r.status, description: r.description }));
+  }
+  for (const s of [...errorStatuses].sort()) {
+    decorators.push(
+      ApiResponse({ status: s, description: ERROR_TEXT[s] ?? 'Error', type: ErrorResponseDto }),
+    );
+  }
+  return applyDecorators(...decorators);
+}

@@ -1,0 +1,43 @@
+/** Route lifecycle of SPEC.md (STABLE, then BETA, then DEPRECATED). */
+export type LifecycleState = 'STABLE' | 'BETA' | 'DEPRECATED';
+
+export interface Lifecycle {
+  state: LifecycleState;
+  /** DEPRECATED only: the deprecation date (YYYY-MM-DD, UTC midnight). */
+  deprecatedOn?: string;
+  /** DEPRECATED only, when scheduled: the date after which the operation answers 410 SUNSET. */
+  sunsetOn?: string;
+  /** DEPRECATED only: path of the successor operation, e.g. /api/v1/positions/cursor. */
+  successor?: string;
+}
+
+export const STABLE: Lifecycle = { state: 'STABLE' };
+
+export function utcMidnight(date: string): number {
+  const ms = Date.parse(`${date}T00:00:00.000Z`);
+  if (Number.isNaN(ms)) throw new RangeError(`Not a date: ${date}`);
+  return ms;
+}
+
+/** Response headers of a deprecated operation (RFC 9745 Deprecation, RFC 8594 Sunset, Link). */
+export function deprecationHeaders(lc: Lifecycle): Record<string, string> {
+  if (lc.state !== 'DEPRECATED') return {};
+  const headers: Record<string, string> = {};
+  if (lc.deprecatedOn !== undefined) {
+    headers['Deprecation'] = `@${Math.floor(utcMidnight(lc.deprecatedOn) / 1000)}`;
+  }
+  if (lc.sunsetOn !== undefined) {
+    headers['Sunset'] = new Date(utcMidnight(lc.sunsetOn)).toUTCString();
+  }
+  if (lc.successor !== undefined) {
+    headers['Link'] = `<${lc.successor}>; rel="successor-version"`;
+  }
+  return headers;
+}
+
+/** True once the clock has reached the sunset instant. */
+export function isSunset(lc: Lifecycle, nowMs: number): boolean {
+  return (
+    lc.state === 'DEPRECATED' && lc.sunsetOn !== undefined && nowMs >= utcMidnight(lc.sunsetOn)
+  );
+}

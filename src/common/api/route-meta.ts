@@ -1,0 +1,32 @@
+import type { Lifecycle } from './lifecycle.js';
+import type { Scope } from './scopes.js';
+
+/**
+ * Who may call an operation:
+ * - public: no credential; one is ignored.
+ * - optional: no credential needed; a key, when sent, selects the engine (live or paper).
+ * - key: an API key or a session token.
+ * - session: a first-party session token only (key management, MFA).
+ */
+export type AuthMode = 'public' | 'optional' | 'key' | 'session';
+
+/** Which engine an operation may reach. */
+export type EnvironmentRule = 'any' | 'real-money' | 'sandbox-only';
+
+/** Everything the request pipeline and the OpenAPI document need to know about a route. */
+export interface RouteMeta {
+  auth: AuthMode;
+  scopes: Scope[];
+  lifecycle: Lifecycle;
+  environment: EnvironmentRule;
+  /** Per-route limit, requests per minute per credential (SPEC.md Limits). */
+  routeLimitPerMinute?: number;
+}
+
+/** Key under which RouteMeta sits in Fastify's route config. */
+export const ROUTE_META_KEY = 'svc';
+
+export function routeMetaOf(config: unknown): RouteMeta | undefined {
+  if (config === null || typeof config !== 'object') return undefined;
+  return (config as Record<string, RouteMeta | undefined>)[ROUTE_META_KEY];
+}

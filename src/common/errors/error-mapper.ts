@@ -1,0 +1,151 @@
+import { HttpException } from '@nestjs/common';
+import { DomainError } from './domain-error.js';
+import type { ErrorCode } from './error-codes.js';
+
+/** The contract's error body. */
+export interface ErrorBody {
+  error: {
+    code: string;
+    message: string;
+    status: number;
+    request_id: string;
+    details: Record<string, unknown>;
+  };
+}
+
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+  /** True when the error is unexpected and must be logged with its stack. */
+  unexpected: boolean;
+}
+
+const GENERIC_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  410: 'SUNSET',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/** Fastify's own errors (body parsing, content type, size), by their `code`. */
+const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is larger than allowed'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [
+    'UNSUPPORTED_MEDIA_TYPE',
+    'Unsupported Content-Type: send application/json',
+  ],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [
+    'MALFORMED_JSON',
+    'Body is empty but Content-Type is application/json',
+  ],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['MALFORMED_JSON', 'Request body is not valid JSON'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [
+    'BAD_REQUEST',
+    'Content-Length does not match the body sent',
+  ],
+  FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type header is not valid'],
+};
+
+function body(
+  code: string,
+  message: string,
+  status: number,
+  requestId: string,
+  details: Record<string, unknown>,
+): ErrorBody {
+  return { error: { code, message, status, request_id: requestId, details } };
+}
+
+interface FastifyLikeError {
+  code?: unknown;
+  statusCode?: unknown;
+  message?: unknown;
+}
+
+/**
+ * Maps anything thrown while serving a request to the contract's error body. This is the one
+ * place where errors become HTTP; an unexpected error becomes 500 INTERNAL with nothing of its
+ * message or stack in the body.
+ */
+export function mapError(err: unknown, requestId: string): MappedError {
+  if (err instanceof DomainError) {
+    return {
+      status: err.status,
+      body: body(err.code, err.message, err.status, requestId, err.details),
+      headers: err.headers,
+      unexpected: false,
+    };
+  }
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const code = GENERIC_BY_STATUS[status];
+    if (code !== undefined) {
+      const message = status === 404 ? 'No such route' : safeMessage(err.message, status);
+      return {
+        status,
+        body: body(code, message, status, requestId, {}),
+        headers: {},
+        unexpected: false,
+      };
+    }
+  }
+  const fe = (err ?? {}) as FastifyLikeError;
+  if (typeof fe.code === 'string' && FASTIFY_CODES[fe.code] !== undefined) {
+    const [code, message] = FASTIFY_CODES[fe.code];
+    const status = statusFor(code);
+    return {
+      status,
+      body: body(code, message, status, requestId, {}),
+      headers: {},
+      unexpected: false,
+    };
+  }
+  // Fastify reports JSON syntax errors as a SyntaxError carrying statusCode 400.
+  if (err instanceof SyntaxError && fe.statusCode === 400) {
+    return {
+      status: 400,
+      body: body('MALFORMED_JSON', 'Request body is not valid JSON', 400, requestId, {}),
+      headers: {},
+      unexpected: false,
+    };
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const status = fe.statusCode;
+    const code = GENERIC_BY_STATUS[status] ?? 'BAD_REQUEST';
+    return {
+      status,
+      body: body(code, safeMessage(String(fe.message ?? ''), status), status, requestId, {}),
+      headers: {},
+      unexpected: false,
+    };
+  }
+  return {
+    status: 500,
+    body: body(
+      'INTERNAL',
+      'Internal error; quote the request_id when reporting it',
+      500,
+      requestId,
+      {},
+    ),
+    headers: {},
+    unexpected: true,
+  };
+}
+
+function statusFor(code: ErrorCode): number {
+  return new DomainError(code, '').status;
+}
+
+/** Client-error messages from libraries are short and safe; anything odd gets a generic text. */
+function safeMessage(message: string, status: number): string {
+  if (message.length > 0 && message.length <= 200 && !message.includes('\n')) return message;
+  return `Request failed with status ${status}`;
+}

@@ -1,0 +1,27 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type { Environment } from '../environment.js';
+
+/** What the request pipeline learned about the caller; handlers read it, never the headers. */
+export interface RequestContext {
+  /** Which engine serves this request: `test` for test keys and env:paper keys. */
+  environment: Environment;
+  /** Set once a credential has been authenticated. */
+  userId: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    svc: RequestContext;
+  }
+}
+
+export function newRequestContext(): RequestContext {
+  return { environment: 'live', userId: null };
+}
+
+/** Handler parameter: the request's {@link RequestContext}. */
+export const Ctx = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): RequestContext =>
+    ctx.switchToHttp().getRequest<FastifyRequest>().svc,
+);

@@ -1,0 +1,20 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/** `?limit=` (1..200, default 50) and `?cursor=` of every list. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Opaque cursor from a previous page (next_cursor)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  cursor?: string;
+}

@@ -1,0 +1,178 @@
+/**
+ * The service configuration: every variable the service reads, parsed and validated once at boot.
+ * Nothing else in the code reads `process.env`; a bad value stops the boot with a message that
+ * names the variable.
+ */
+export type AppEnv = 'development' | 'staging' | 'production';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  appEnv: AppEnv;
+  /** Resolved value: APP_ENV default, DEVELOPER_SANDBOX_ENABLED and SANDBOX_PINNED_OFF applied. */
+  sandboxEnabled: boolean;
+  sandboxPinnedOff: boolean;
+  developerTermsRequired: boolean;
+  apiTermsVersion: string;
+  usageMeteringEnabled: boolean;
+  webhookSecretGraceHours: number;
+  mfaStepUpTtlSeconds: number;
+  sandboxClockControl: boolean;
+  firstPartyOrigins: string[];
+  smtpUrl: string | null;
+  logLevel: LogLevel;
+  /** Base URL of the staging deployment; the only server listed in the OpenAPI document. */
+  stagingBaseUrl: string;
+  /** Optional secrets given by the operator; generated into DATA_DIR when absent. */
+  jwtSecret: string | null;
+  secretsEncryptionKey: string | null;
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function present(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function str(env: Env, name: string, fallback: string): string {
+  return present(env, name) ?? fallback;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const v = present(env, name);
+  if (v === undefined) return fallback;
+  const lower = v.toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(lower)) return true;
+  if (['false', '0', 'no', 'off'].includes(lower)) return false;
+  throw new ConfigError(name, `must be true or false, got "${v}"`);
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const v = present(env, name);
+  if (v === undefined) return fallback;
+  if (!/^-?\d+$/.test(v)) throw new ConfigError(name, `must be an integer, got "${v}"`);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${v}`);
+  }
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const v = present(env, name);
+  if (v === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(v)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${v}"`);
+  }
+  return v as T;
+}
+
+function origins(env: Env, name: string): string[] {
+  const v = present(env, name);
+  if (v === undefined) return [];
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      let url: URL;
+      try {
+        url = new URL(s);
+      } catch {
+        throw new ConfigError(
+          name,
+          `holds "${s}", which is not an origin like https://app.example`,
+        );
+      }
+      if (url.origin !== s.replace(/\/$/, '')) {
+        throw new ConfigError(
+          name,
+          `holds "${s}", which is not a bare origin (scheme://host[:port])`,
+        );
+      }
+      return url.origin;
+    });
+}
+
+const LOG_LEVELS: readonly LogLevel[] = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+];
+
+/** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
+export function loadConfig(env: Env): AppConfig {
+  const appEnv = oneOf<AppEnv>(env, 'APP_ENV', 'development', [
+    'development',
+    'staging',
+    'production',
+  ]);
+  const sandboxPinnedOff = bool(env, 'SANDBOX_PINNED_OFF', false);
+  const sandboxDefault = appEnv !== 'production';
+  const sandboxFlag = bool(env, 'DEVELOPER_SANDBOX_ENABLED', sandboxDefault);
+  // SPEC: default 24 hours, capped at 72: a larger value is lowered to the cap, not refused.
+  const grace = Math.min(int(env, 'WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 100_000), 72);
+  const sandboxClockControl = bool(env, 'SANDBOX_CLOCK_CONTROL', false);
+  if (sandboxClockControl && appEnv === 'production') {
+    throw new ConfigError('SANDBOX_CLOCK_CONTROL', 'must not be true when APP_ENV is production');
+  }
+  const apiTermsVersion = str(env, 'API_TERMS_VERSION', '2026-07-17');
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(apiTermsVersion)) {
+    throw new ConfigError(
+      'API_TERMS_VERSION',
+      `must be a date like 2026-07-17, got "${apiTermsVersion}"`,
+    );
+  }
+  const smtpUrl = present(env, 'SMTP_URL') ?? null;
+  if (smtpUrl !== null && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL', 'must start with smtp:// or smtps://');
+  }
+  const jwtSecret = present(env, 'JWT_SECRET') ?? null;
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
+  }
+  const encKey = present(env, 'SECRETS_ENCRYPTION_KEY') ?? null;
+  if (encKey !== null && !/^[0-9a-fA-F]{64}$/.test(encKey)) {
+    throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hex characters (32 bytes)');
+  }
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: str(env, 'HOST', '127.0.0.1'),
+    dataDir: str(env, 'DATA_DIR', './data'),
+    appEnv,
+    sandboxPinnedOff,
+    sandboxEnabled: sandboxFlag && !sandboxPinnedOff,
+    developerTermsRequired: bool(env, 'DEVELOPER_TERMS_REQUIRED', false),
+    apiTermsVersion,
+    usageMeteringEnabled: bool(env, 'DATA_API_USAGE_METERING_ENABLED', false),
+    webhookSecretGraceHours: grace,
+    mfaStepUpTtlSeconds: int(env, 'MFA_STEP_UP_TTL_SECONDS', 300, 1, 86400),
+    sandboxClockControl,
+    firstPartyOrigins: origins(env, 'FIRST_PARTY_ORIGINS'),
+    smtpUrl,
+    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    stagingBaseUrl: str(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),
+    jwtSecret,
+    secretsEncryptionKey: encKey,
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
+  };
+}

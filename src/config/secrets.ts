@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Secrets the service needs at run time. */
+export interface ServiceSecrets {
+  /** HMAC key that signs first-party session JWTs. */
+  jwtSecret: string;
+  /** 32-byte AES-256-GCM key (hex) that encrypts stored secrets (signing and webhook secrets). */
+  encryptionKey: string;
+}
+
+const FILE = 'secrets.json';
+
+/**
+ * Returns the service secrets: the operator's values when given, otherwise the ones kept in
+ * DATA_DIR/secrets.json, generated on first start with permissions 0600.
+ */
+export function ensureSecrets(
+  dataDir: string,
+  given: { jwtSecret: string | null; encryptionKey: string | null },
+): ServiceSecrets {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, FILE);
+  let stored: Partial<ServiceSecrets> = {};
+  if (existsSync(path)) {
+    stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<ServiceSecrets>;
+  }
+  const secrets: ServiceSecrets = {
+    jwtSecret: given.jwtSecret ?? stored.jwtSecret ?? randomBytes(48).toString('base64url'),
+    encryptionKey: given.encryptionKey ?? stored.encryptionKey ?? randomBytes(32).toString('hex'),
+  };
+  const needsWrite =
+    stored.jwtSecret !== secrets.jwtSecret || stored.encryptionKey !== secrets.encryptionKey;
+  if (needsWrite && (given.jwtSecret === null || given.encryptionKey === null)) {
+    // Only generated values are persisted; operator-given values stay with the operator.
+    const toStore: Partial<ServiceSecrets> = {};
+    if (given.jwtSecret === null) toStore.jwtSecret = secrets.jwtSecret;
+    if (given.encryptionKey === null) toStore.encryptionKey = secrets.encryptionKey;
+    writeFileSync(path, JSON.stringify(toStore, null, 2), { mode: 0o600 });
+  }
+  if (existsSync(path)) chmodSync(path, 0o600);
+  return secrets;
+}

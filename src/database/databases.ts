@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import type { DataSourceOptions, MigrationInterface } from 'typeorm';
+import type { Environment } from '../common/environment.js';
+import { MarketEntity } from '../modules/markets/entities/market.entity.js';
+import { UserEntity } from '../modules/users/entities/user.entity.js';
+import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
+import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
+
+/** Names of the TypeORM data sources: the platform, and one engine database per environment. */
+export const PLATFORM_DB = 'platform';
+export const ENGINE_DB: Record<Environment, string> = { live: 'live', test: 'paper' };
+
+type Ctor = new () => MigrationInterface;
+
+export const PLATFORM_ENTITIES = [UserEntity];
+export const PLATFORM_MIGRATIONS: Ctor[] = [PlatformInit1763769600000];
+export const ENGINE_ENTITIES = [MarketEntity];
+export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001];
+
+/** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */
+export function sqliteOptions(
+  name: string,
+  dataDir: string,
+  entities: DataSourceOptions['entities'],
+  migrations: Ctor[],
+): DataSourceOptions {
+  return {
+    type: 'better-sqlite3',
+    database: join(dataDir, `${name}.sqlite`),
+    enableWAL: true,
+    prepareDatabase: (db: { pragma(s: string): unknown }) => {
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+    },
+    entities,
+    migrations,
+    migrationsRun: true,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: false,
+  };
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../common/clock/clock.js';
+import { hashPassword } from '../common/crypto/password.js';
+import { IdGenerator } from '../common/ids/id-generator.js';
+import { MarketEntity, type MarketCategory } from '../modules/markets/entities/market.entity.js';
+import { UserEntity } from '../modules/users/entities/user.entity.js';
+import { ENGINE_DB, PLATFORM_DB } from './databases.js';
+
+interface MarketSeed {
+  slug: string;
+  title: string;
+  description: string;
+  category: MarketCategory;
+  close_time: string;
+  reference_price: number;
+}
+
+interface AccountSeed {
+  email: string;
+  email_verified: boolean;
+  roles: string[];
+  rfq_responder_approved: boolean;
+}
+
+function readSeed<T>(file: string): T {
+  // seeds/ sits at the project root, two levels above both src/database and dist/database.
+  return JSON.parse(readFileSync(new URL(`../../seeds/${file}`, import.meta.url), 'utf8')) as T;
+}
+
+/** Market ids derive from the slug, so both engines and every restart agree on them. */
+export function marketIdForSlug(slug: string): string {
+  return `mkt_${createHash('sha256').update(slug).digest('hex').slice(0, 20)}`;
+}
+
+/** Loads seeds/ on start. Idempotent: rows that exist (by slug or email) are left alone. */
+@Injectable()
+export class SeedService implements OnApplicationBootstrap {
+  private readonly log = new Logger('Seed');
+
+  constructor(
+    @InjectDataSource(PLATFORM_DB) private readonly platform: DataSource,
+    @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
+    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const markets = readSeed<MarketSeed[]>('markets.json');
+    const added = [
+      await this.seedMarkets(this.live, markets),
+      await this.seedMarkets(this.paper, markets),
+    ];
+    const users = await this.seedAccounts(readSeed('accounts.json'));
+    if (added[0] + added[1] + users > 0) {
+      this.log.log(`seeded ${added[0]} live markets, ${added[1]} paper markets, ${users} accounts`);
+    }
+  }
+
+  private async seedMarkets(ds: DataSource, seeds: MarketSeed[]): Promise<number> {
+    const now = this.clock.nowDate().toISOString();
+    return ds.transaction(async (tx) => {
+      const repo = tx.getRepository(MarketEntity);
+      const existing = new Set((await repo.find({ select: { slug: true } })).map((m) => m.slug));
+      const rows = seeds
+        .filter((s) => !existing.has(s.slug))
+        .map((s) =>
+          repo.create({
+            id: marketIdForSlug(s.slug),
+            slug: s.slug,
+            title: s.title,
+            description: s.description,
+            category: s.category,
+            status: 'OPEN',
+            outcome: null,
+            closeTime: s.close_time,
+            referencePrice: s.reference_price,
+            lastPrice: null,
+            volume: 0,
+            createdAt: now,
+            updatedAt: now,
+          }),
+        );
+      if (rows.length > 0) await repo.insert(rows);
+      return rows.length;
+    });
+  }
+
+  private async seedAccounts(seed: { password: string; accounts: AccountSeed[] }): Promise<number> {
+    const repo = this.platform.getRepository(UserEntity);
+    let added = 0;
+    for (const a of seed.accounts) {
+      if (await repo.existsBy({ email: a.email })) continue;
+      await repo.insert({
+        id: this.ids.next('usr'),
+        email: a.email,
+        passwordHash: await hashPassword(seed.password),
+        emailVerified: a.email_verified,
+        roles: a.roles.join(','),
+        rfqResponderApproved: a.rfq_responder_approved,
+        createdAt: this.clock.nowDate().toISOString(),
+      });
+      added++;
+    }
+    return added;
+  }
+}

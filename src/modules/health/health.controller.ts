@@ -1,0 +1,58 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+
+const STATUS_SCHEMA = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'ready'] },
+    checks: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+};
+
+@ApiTags('Meta')
+@Controller('health')
+export class HealthController {
+  constructor(
+    @InjectDataSource(PLATFORM_DB) private readonly platform: DataSource,
+    @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
+    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
+  ) {}
+
+  @Get()
+  @Endpoint({ summary: 'Liveness', auth: 'public', schema: STATUS_SCHEMA })
+  liveness(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @Endpoint({
+    summary: 'Readiness: every database answers',
+    auth: 'public',
+    schema: STATUS_SCHEMA,
+    errors: [503],
+  })
+  async readiness(): Promise<{ status: 'ready'; checks: Record<string, string> }> {
+    const checks: Record<string, string> = {};
+    let ok = true;
+    for (const [name, ds] of [
+      ['platform', this.platform],
+      ['live', this.live],
+      ['paper', this.paper],
+    ] as const) {
+      try {
+        await ds.query('SELECT 1');
+        checks[name] = 'ok';
+      } catch {
+        checks[name] = 'unavailable';
+        ok = false;
+      }
+    }
+    if (!ok) throw new DomainError('SERVICE_UNAVAILABLE', 'A database is unavailable', { checks });
+    return { status: 'ready', checks };
+  }
+}

@@ -1,0 +1,74 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+import type { MarketCategory, MarketStatus, Outcome } from '../entities/market.entity.js';
+
+export const MARKET_STATUSES: MarketStatus[] = ['OPEN', 'HALTED', 'CLOSED', 'RESOLVED'];
+export const MARKET_CATEGORIES: MarketCategory[] = [
+  'SPORTS',
+  'CRYPTO',
+  'POLITICS',
+  'ECONOMICS',
+  'CULTURE',
+];
+
+export class MarketDto {
+  @ApiProperty({ example: 'mkt_3f1c2b9a7d6e5f4a3b2c' })
+  id: string;
+
+  @ApiProperty({ example: 'btc-above-150k-2027-06-30' })
+  slug: string;
+
+  @ApiProperty()
+  title: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiProperty({ enum: MARKET_CATEGORIES })
+  category: MarketCategory;
+
+  @ApiProperty({ enum: MARKET_STATUSES })
+  status: MarketStatus;
+
+  @ApiProperty({ enum: ['YES', 'NO'], nullable: true, type: 'string' })
+  outcome: Outcome | null;
+
+  @ApiProperty({ format: 'date-time' })
+  close_time: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Best bid, YES cents 1..99' })
+  best_bid: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Best ask, YES cents 1..99' })
+  best_ask: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Last trade, YES cents 1..99' })
+  last_price: number | null;
+
+  @ApiProperty({ type: 'integer', description: 'Contracts traded' })
+  volume: number;
+
+  @ApiProperty({ enum: ['live', 'test'], description: 'Engine whose prices these are' })
+  environment: 'live' | 'test';
+}
+
+export class MarketPageDto {
+  @ApiProperty({ type: [MarketDto] })
+  data: MarketDto[];
+
+  @ApiProperty({ type: 'string', nullable: true })
+  next_cursor: string | null;
+}
+
+export class ListMarketsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: MARKET_STATUSES })
+  @IsOptional()
+  @IsIn(MARKET_STATUSES)
+  status?: MarketStatus;
+
+  @ApiPropertyOptional({ enum: MARKET_CATEGORIES })
+  @IsOptional()
+  @IsIn(MARKET_CATEGORIES)
+  category?: MarketCategory;
+}

@@ -1,0 +1,50 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+export type MarketStatus = 'OPEN' | 'HALTED' | 'CLOSED' | 'RESOLVED';
+export type MarketCategory = 'SPORTS' | 'CRYPTO' | 'POLITICS' | 'ECONOMICS' | 'CULTURE';
+export type Outcome = 'YES' | 'NO';
+
+/** A binary market as one engine (live or paper) sees it; each engine database has its own rows. */
+@Entity('markets')
+@Index('idx_markets_close_id', ['closeTime', 'id'])
+export class MarketEntity {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 120, unique: true })
+  slug: string;
+
+  @Column({ type: 'varchar', length: 300 })
+  title: string;
+
+  @Column({ type: 'text', default: '' })
+  description: string;
+
+  @Column({ type: 'varchar', length: 20 })
+  category: MarketCategory;
+
+  @Column({ type: 'varchar', length: 20 })
+  status: MarketStatus;
+
+  @Column({ type: 'varchar', length: 3, nullable: true })
+  outcome: Outcome | null;
+
+  @Column({ name: 'close_time', type: 'varchar', length: 30 })
+  closeTime: string;
+
+  /** Starting reference probability in YES cents (1..99) for the paper price feed. */
+  @Column({ name: 'reference_price', type: 'integer' })
+  referencePrice: number;
+
+  @Column({ name: 'last_price', type: 'integer', nullable: true })
+  lastPrice: number | null;
+
+  @Column({ type: 'integer', default: 0 })
+  volume: number;
+
+  @Column({ name: 'created_at', type: 'varchar', length: 30 })
+  createdAt: string;
+
+  @Column({ name: 'updated_at', type: 'varchar', length: 30 })
+  updatedAt: string;
+}

@@ -1,0 +1,94 @@
+/** The dated changelog, newest first; served as JSON and as RSS 2.0. */
+export interface ChangelogEntry {
+  id: string;
+  date: string;
+  title: string;
+  kind: 'ADDED' | 'CHANGED' | 'DEPRECATED' | 'REMOVED';
+  description: string;
+}
+
+export const CHANGELOG: ChangelogEntry[] = [
+  {
+    id: '2026-11-22-sandbox-foundation',
+    date: '2026-11-22',
+    title: 'Sandbox exchange: public markets, OpenAPI 3.1 contract, changelog',
+    kind: 'ADDED',
+    description:
+      'GET /api/v1/markets and /api/v1/markets/{id} (no key needed), health and readiness, the OpenAPI 3.1 contract at /api/v1/openapi/v1.json with ETag caching, and this changelog.',
+  },
+  {
+    id: '2026-08-08-legacy-openapi-sunset',
+    date: '2026-08-08',
+    title: 'Legacy /openapi.json reached its sunset',
+    kind: 'REMOVED',
+    description:
+      'GET /openapi.json now answers 410 SUNSET with a Link to /api/v1/openapi.json, its successor.',
+  },
+  {
+    id: '2026-05-08-admin-operations-removed',
+    date: '2026-05-08',
+    title: 'Admin-gated operations removed from the public contract (approved breaking change)',
+    kind: 'REMOVED',
+    description:
+      '25 admin-gated operations (disputes admin, moderation admin, rewards admin, geo lookup and stats, parlays and intelligence demo seeding) were never part of the developer surface and were removed; they answer 404. No migration is needed.',
+  },
+  {
+    id: '2026-05-08-legacy-openapi-deprecated',
+    date: '2026-05-08',
+    title: 'Legacy /openapi.json deprecated; sunset 2026-08-08',
+    kind: 'DEPRECATED',
+    description:
+      'GET /openapi.json redirects (308) to /api/v1/openapi.json with Deprecation, Sunset and Link headers until 2026-08-08.',
+  },
+  {
+    id: '2026-05-08-offset-lists-deprecated',
+    date: '2026-05-08',
+    title: 'Offset list operations deprecated in favour of cursor variants',
+    kind: 'DEPRECATED',
+    description:
+      'GET /api/v1/notifications, /rank/history, /wallet/positions, /wallet/transactions, /data-exports/indices and /data-exports/indices/{slug}/history are deprecated with no sunset scheduled; their successors are keyset (cursor) variants.',
+  },
+  {
+    id: '2026-05-08-webhook-schema',
+    date: '2026-05-08',
+    title: 'Webhook event schema version 2026-05-08',
+    kind: 'CHANGED',
+    description: 'Webhook event envelopes carry schema_version "2026-05-08".',
+  },
+];
+
+function xml(s: string): string {
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
+}
+
+/** RSS 2.0 feed of the changelog. */
+export function changelogRss(baseUrl: string): string {
+  const link = `${baseUrl}/api/v1/changelog`;
+  const items = CHANGELOG.map(
+    (e) => `    <item>
+      <title>${xml(e.title)}</title>
+      <link>${xml(`${link}#${e.id}`)}</link>
+      <guid isPermaLink="false">${xml(e.id)}</guid>
+      <pubDate>${new Date(`${e.date}T00:00:00.000Z`).toUTCString()}</pubDate>
+      <category>${e.kind}</category>
+      <description>${xml(e.description)}</description>
+    </item>`,
+  ).join('\n');
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0">
+  <channel>
+    <title>Sandbox exchange API changelog</title>
+    <link>${xml(link)}</link>
+    <description>Dated changes to the exchange API (v1)</description>
+    <language>en</language>
+    <lastBuildDate>${new Date(`${CHANGELOG[0].date}T00:00:00.000Z`).toUTCString()}</lastBuildDate>
+${items}
+  </channel>
+</rss>
+`;
+}

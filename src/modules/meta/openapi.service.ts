@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+
+/** Holds the serialized contract and its strong ETag; built once at boot. */
+@Injectable()
+export class OpenApiService {
+  private json = '';
+  private tag = '';
+  private doc: Record<string, unknown> = {};
+
+  set(document: Record<string, unknown>): void {
+    this.doc = document;
+    this.json = JSON.stringify(document);
+    this.tag = `"${createHash('sha256').update(this.json).digest('base64url')}"`;
+  }
+
+  get document(): Record<string, unknown> {
+    return this.doc;
+  }
+
+  get body(): string {
+    return this.json;
+  }
+
+  get etag(): string {
+    return this.tag;
+  }
+
+  /** RFC 9110 If-None-Match: `*` or a list of entity tags (weak comparison for GET). */
+  matches(ifNoneMatch: string | undefined): boolean {
+    if (ifNoneMatch === undefined) return false;
+    const value = ifNoneMatch.trim();
+    if (value === '*') return true;
+    const opaque = this.tag;
+    return value
+      .split(',')
+      .map((t) => t.trim().replace(/^W\//, ''))
+      .some((t) => t === opaque);
+  }
+}

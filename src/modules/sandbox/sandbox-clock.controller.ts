@@ -1,0 +1,47 @@
+import { Body, Controller, Post } from '@nestjs/common';
+import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import { IsInt, Max, Min } from 'class-validator';
+import { Clock, AdjustableClock } from '../../common/clock/clock.js';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { ConfigService } from '../../config/config.service.js';
+
+export class AdvanceClockDto {
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 31_536_000, example: 300 })
+  @IsInt()
+  @Min(0)
+  @Max(31_536_000)
+  advance_seconds: number;
+}
+
+export class ClockDto {
+  @ApiProperty({ format: 'date-time' })
+  now: string;
+}
+
+@ApiTags('Sandbox')
+@Controller('sandbox/clock')
+export class SandboxClockController {
+  constructor(
+    private readonly clock: Clock,
+    private readonly config: ConfigService,
+  ) {}
+
+  @Post()
+  @Endpoint({
+    summary: 'Move the service clock forward (test fixture)',
+    description:
+      'Exists only when the server runs with SANDBOX_CLOCK_CONTROL=true (never on production); otherwise 404. Needs no credential. Moves the clock every time rule reads (MFA, signature skew, key expiry, limit windows, quotas, webhook windows, sunsets).',
+    auth: 'public',
+    lifecycle: { state: 'BETA' },
+    type: ClockDto,
+    errors: [400, 404],
+  })
+  advance(@Body() body: AdvanceClockDto): ClockDto {
+    if (!this.config.values.sandboxClockControl || !(this.clock instanceof AdjustableClock)) {
+      throw new DomainError('NOT_FOUND', 'No such route');
+    }
+    this.clock.advance(body.advance_seconds * 1000);
+    return { now: this.clock.nowDate().toISOString() };
+  }
+}

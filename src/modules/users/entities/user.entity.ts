@@ -1,0 +1,29 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type Role = 'ADMIN' | 'SUPER_ADMIN';
+
+/** An account on the platform (shared by both engines). */
+@Entity('users')
+export class UserEntity {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 320, unique: true })
+  email: string;
+
+  @Column({ name: 'password_hash', type: 'varchar', length: 300 })
+  passwordHash: string;
+
+  @Column({ name: 'email_verified', type: 'boolean', default: false })
+  emailVerified: boolean;
+
+  /** Comma-separated roles; a plain string keeps the column portable. */
+  @Column({ type: 'varchar', length: 200, default: '' })
+  roles: string;
+
+  @Column({ name: 'rfq_responder_approved', type: 'boolean', default: false })
+  rfqResponderApproved: boolean;
+
+  @Column({ name: 'created_at', type: 'varchar', length: 30 })
+  createdAt: string;
+}
