@@ -9,6 +9,9 @@ import {
 } from 'fastify';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { AppModule } from './app.module.js';
+import { AccessPipeline } from './modules/access/access.pipeline.js';
+import { applyCors } from './modules/access/cors.js';
+import { IdempotencyService } from './modules/access/idempotency.service.js';
 import { deprecationHeaders, isSunset } from './common/api/lifecycle.js';
 import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
@@ -79,7 +82,8 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     forceCloseConnections: 'idle',
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
-  installHooks(fastify, routes, clock, log);
+  const pipeline: Pipeline = { access: null, idempotency: null };
+  installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -93,23 +97,42 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   registerLegacyOpenApi(fastify);
 
+  pipeline.access = app.get(AccessPipeline, { strict: false });
+  pipeline.idempotency = app.get(IdempotencyService, { strict: false });
   await app.init();
-  app.get(OpenApiService).set(buildOpenApi(app, config.stagingBaseUrl));
+  app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
   return { app, clock, log };
 }
 
-function installHooks(
-  fastify: FastifyInstance,
-  routes: RouteRegistry,
-  clock: Clock,
-  log: Logger,
-): void {
+/** Services the hooks call, resolved once Nest has built them. */
+interface Pipeline {
+  access: AccessPipeline | null;
+  idempotency: IdempotencyService | null;
+}
+
+interface HookDeps {
+  routes: RouteRegistry;
+  clock: Clock;
+  log: Logger;
+  config: AppConfig;
+  pipeline: Pipeline;
+}
+
+/**
+ * The one request pipeline, as Fastify hooks around the thin controllers:
+ * onRequest: ids and version header, CORS, lifecycle (deprecation headers, 410 after sunset);
+ * preHandler (body parsed): credential, key state, signature, environment, scope, idempotency;
+ * onSend: the idempotent response is stored; onResponse: one structured log line.
+ */
+function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
+  const { routes, clock, log, config, pipeline } = deps;
+  const firstParty = new Set(config.firstPartyOrigins);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url ?? route.path));
 
-  // Runs first for every request, matched or not: ids, version header, context, lifecycle.
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
+    if (applyCors(req, reply, firstParty)) return reply;
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta !== undefined && meta.lifecycle.state === 'DEPRECATED') {
       for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle))) reply.header(k, v);
@@ -124,6 +147,20 @@ function installHooks(
         );
       }
     }
+  });
+
+  fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    const meta = routeMetaOf(req.routeOptions?.config);
+    if (meta === undefined || pipeline.access === null || pipeline.idempotency === null) return;
+    await pipeline.access.authenticate(req, meta);
+    if (await pipeline.idempotency.begin(req, reply)) return reply;
+  });
+
+  fastify.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (req.idempotency !== undefined && pipeline.idempotency !== null) {
+      await pipeline.idempotency.finish(req, reply, payload);
+    }
+    return payload;
   });
 
   fastify.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {

@@ -6,10 +6,13 @@ import { ConfigModule } from './config/config.module.js';
 import type { ConfigService } from './config/config.service.js';
 import { DatabaseModule } from './database/database.module.js';
 import { SeedService } from './database/seed.service.js';
+import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
+import { MailModule } from './modules/mail/mail.module.js';
 import { MarketsModule } from './modules/markets/markets.module.js';
 import { MetaController } from './modules/meta/meta.controller.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
+import { UsersModule } from './modules/users/users.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
 
 export interface AppDeps {
@@ -46,6 +49,9 @@ export class AppModule {
         ConfigModule.forRoot(deps.config),
         CoreModule.forRoot(deps),
         DatabaseModule,
+        UsersModule,
+        MailModule,
+        AccessModule,
         MarketsModule,
       ],
       controllers: [MetaController, HealthController, SandboxClockController],

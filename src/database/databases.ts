@@ -2,7 +2,14 @@ import { join } from 'node:path';
 import type { DataSourceOptions, MigrationInterface } from 'typeorm';
 import type { Environment } from '../common/environment.js';
 import { MarketEntity } from '../modules/markets/entities/market.entity.js';
+import { IdempotencyRecordEntity } from '../modules/access/entities/idempotency-record.entity.js';
+import { ApiKeyEntity } from '../modules/api-keys/entities/api-key.entity.js';
+import { TierRequestEntity } from '../modules/api-keys/entities/tier-request.entity.js';
+import { EmailVerificationEntity } from '../modules/auth/entities/email-verification.entity.js';
+import { TermsAcceptanceEntity } from '../modules/auth/entities/terms-acceptance.entity.js';
+import { OutboxMailEntity } from '../modules/mail/entities/outbox-mail.entity.js';
 import { UserEntity } from '../modules/users/entities/user.entity.js';
+import { Access1763769600002 } from './migrations/1763769600002-access.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
 
@@ -12,8 +19,16 @@ export const ENGINE_DB: Record<Environment, string> = { live: 'live', test: 'pap
 
 type Ctor = new () => MigrationInterface;
 
-export const PLATFORM_ENTITIES = [UserEntity];
-export const PLATFORM_MIGRATIONS: Ctor[] = [PlatformInit1763769600000];
+export const PLATFORM_ENTITIES = [
+  UserEntity,
+  ApiKeyEntity,
+  TierRequestEntity,
+  OutboxMailEntity,
+  EmailVerificationEntity,
+  TermsAcceptanceEntity,
+  IdempotencyRecordEntity,
+];
+export const PLATFORM_MIGRATIONS: Ctor[] = [PlatformInit1763769600000, Access1763769600002];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001];
 

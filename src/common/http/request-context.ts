@@ -1,6 +1,20 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import type { Scope } from '../api/scopes.js';
 import type { Environment } from '../environment.js';
+
+export type Tier = 'FREE' | 'PRO' | 'ENTERPRISE';
+
+/** An authenticated credential: an API key, or a first-party session token. */
+export interface Credential {
+  type: 'API_KEY' | 'SESSION';
+  userId: string;
+  /** The API key id; null for a session. */
+  keyId: string | null;
+  environment: Environment;
+  scopes: Scope[];
+  tier: Tier;
+}
 
 /** What the request pipeline learned about the caller; handlers read it, never the headers. */
 export interface RequestContext {
@@ -8,6 +22,7 @@ export interface RequestContext {
   environment: Environment;
   /** Set once a credential has been authenticated. */
   userId: string | null;
+  credential: Credential | null;
 }
 
 declare module 'fastify' {
@@ -17,7 +32,7 @@ declare module 'fastify' {
 }
 
 export function newRequestContext(): RequestContext {
-  return { environment: 'live', userId: null };
+  return { environment: 'live', userId: null, credential: null };
 }
 
 /** Handler parameter: the request's {@link RequestContext}. */

@@ -26,4 +26,22 @@ export class UserEntity {
 
   @Column({ name: 'created_at', type: 'varchar', length: 30 })
   createdAt: string;
+
+  /** TOTP seed, sealed with the service encryption key; null until enrolled. */
+  @Column({ name: 'mfa_secret_enc', type: 'varchar', length: 300, nullable: true })
+  mfaSecretEnc: string | null;
+
+  /** Last TOTP time-step accepted; a code at or below it is a replay. */
+  @Column({ name: 'mfa_last_counter', type: 'integer', default: 0 })
+  mfaLastCounter: number;
+
+  @Column({ name: 'mfa_failed_attempts', type: 'integer', default: 0 })
+  mfaFailedAttempts: number;
+
+  @Column({ name: 'mfa_locked_until', type: 'varchar', length: 30, nullable: true })
+  mfaLockedUntil: string | null;
+
+  /** The cached MFA step-up: withdrawals before this instant proceed. */
+  @Column({ name: 'step_up_until', type: 'varchar', length: 30, nullable: true })
+  stepUpUntil: string | null;
 }

@@ -1,0 +1,11 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '../errors/domain-error.js';
+import type { Credential } from './request-context.js';
+
+/** Handler parameter: the authenticated credential (the route's @Endpoint requires one). */
+export const Cred = createParamDecorator((_data: unknown, ctx: ExecutionContext): Credential => {
+  const c = ctx.switchToHttp().getRequest<FastifyRequest>().svc.credential;
+  if (c === null) throw new DomainError('UNAUTHENTICATED', 'A credential is required');
+  return c;
+});

@@ -1,0 +1,193 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ALL_SCOPES, ADMIN_SCOPES, type Scope } from '../../common/api/scopes.js';
+import type { RouteMeta } from '../../common/api/route-meta.js';
+import { Clock } from '../../common/clock/clock.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { ConfigService } from '../../config/config.service.js';
+import { ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
+import { isAdmin, UsersService } from '../users/users.service.js';
+import { verifyRequestSignature } from './request-signature.js';
+import { SessionTokensService } from './session-tokens.service.js';
+
+const KEY_FORMAT = /^svc_(live|test)_[0-9A-Za-z]{32}$/;
+const LAST_USED_EVERY_MS = 60_000;
+
+/** Scopes a first-party session holds: every non-admin scope, plus admin scopes for admins. */
+const SESSION_SCOPES: Scope[] = ALL_SCOPES.filter(
+  (s) => s !== 'env:paper' && !(ADMIN_SCOPES as readonly string[]).includes(s),
+);
+
+/**
+ * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
+ * signature -> environment routing -> scope. It fills `req.svc` for the handler or throws a
+ * DomainError. Routes declare what they need with @Endpoint (RouteMeta).
+ */
+@Injectable()
+export class AccessPipeline {
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly sessions: SessionTokensService,
+    private readonly users: UsersService,
+    private readonly clock: Clock,
+    private readonly config: ConfigService,
+  ) {}
+
+  async authenticate(req: FastifyRequest, meta: RouteMeta): Promise<void> {
+    if (meta.auth === 'public') return;
+    const credential = await this.credential(req, meta);
+    if (credential === null) {
+      if (meta.auth === 'optional') return;
+      throw new DomainError(
+        'UNAUTHENTICATED',
+        meta.auth === 'session'
+          ? 'This operation needs a session token: Authorization: Bearer <token> from POST /api/v1/auth/login'
+          : 'Send an API key in X-API-Key',
+      );
+    }
+    this.route(credential, meta);
+    const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
+    if (missing.length > 0) {
+      throw new DomainError(
+        'INSUFFICIENT_SCOPE',
+        `This operation needs the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
+        { required_scopes: meta.scopes, missing_scopes: missing },
+      );
+    }
+    req.svc.credential = credential;
+    req.svc.userId = credential.userId;
+    req.svc.environment = credential.environment;
+  }
+
+  /** Credential, key state and signature. */
+  private async credential(req: FastifyRequest, meta: RouteMeta): Promise<Credential | null> {
+    const apiKey = req.headers['x-api-key'];
+    const authz = req.headers.authorization;
+    if (apiKey !== undefined && authz !== undefined) {
+      throw new DomainError(
+        'UNAUTHENTICATED',
+        'Send one credential: X-API-Key or Authorization, not both',
+      );
+    }
+    if (apiKey !== undefined) {
+      if (meta.auth === 'session') {
+        throw new DomainError(
+          'SESSION_REQUIRED',
+          'API keys cannot manage keys or security settings; use a session token (POST /api/v1/auth/login)',
+        );
+      }
+      return this.fromKey(req, Array.isArray(apiKey) ? apiKey[0] : apiKey);
+    }
+    if (authz !== undefined) return this.fromSession(authz);
+    return null;
+  }
+
+  private async fromKey(req: FastifyRequest, secret: string): Promise<Credential> {
+    const resolved = KEY_FORMAT.test(secret) ? await this.keys.bySecret(secret) : null;
+    if (resolved === null) throw new DomainError('UNAUTHENTICATED', 'Unknown or malformed API key');
+    const key = resolved.entity;
+    const now = this.clock.now();
+    if (key.revokedAt !== null) {
+      throw new DomainError('API_KEY_REVOKED', `API key ${key.prefix}... was revoked`, {
+        key_id: key.id,
+      });
+    }
+    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) {
+      throw new DomainError(
+        'API_KEY_EXPIRED',
+        `API key ${key.prefix}... expired at ${key.expiresAt}`,
+        {
+          key_id: key.id,
+          expired_at: key.expiresAt,
+        },
+      );
+    }
+    if (key.signingRequired) {
+      verifyRequestSignature(
+        {
+          method: req.method,
+          pathWithQuery: req.url,
+          rawBody: req.rawBody,
+          timestamp: header(req, 'x-svc-timestamp'),
+          signature: header(req, 'x-svc-signature'),
+        },
+        resolved.signingSecret ?? '',
+        Math.floor(now / 1000),
+      );
+    }
+    this.touch(key.id, key.lastUsedAt, now, resolved);
+    const paper = key.environment === 'test' || resolved.scopes.includes('env:paper');
+    return {
+      type: 'API_KEY',
+      userId: key.userId,
+      keyId: key.id,
+      environment: paper ? 'test' : 'live',
+      scopes: resolved.scopes,
+      tier: key.tier,
+    };
+  }
+
+  private async fromSession(authz: string): Promise<Credential> {
+    const m = /^Bearer\s+(\S+)$/i.exec(authz.trim());
+    const claims = m === null ? null : this.sessions.verify(m[1]);
+    if (claims === null)
+      throw new DomainError('UNAUTHENTICATED', 'Invalid or expired session token');
+    const user = await this.users.byId(claims.sub);
+    if (user === null) throw new DomainError('UNAUTHENTICATED', 'Invalid or expired session token');
+    const keys = await this.keys.repo.findBy({ userId: user.id });
+    return {
+      type: 'SESSION',
+      userId: user.id,
+      keyId: null,
+      environment: 'live',
+      scopes: isAdmin(user) ? [...SESSION_SCOPES, ...ADMIN_SCOPES] : SESSION_SCOPES,
+      tier: highestTier(keys, this.clock.nowDate().toISOString()),
+    };
+  }
+
+  /** Environment routing: paper credentials, the sandbox flag, real-money and sandbox-only routes. */
+  private route(c: Credential, meta: RouteMeta): void {
+    const sandboxOn = this.config.values.sandboxEnabled;
+    if (c.environment === 'test' && !sandboxOn) {
+      throw new DomainError(
+        'SANDBOX_DISABLED',
+        'The developer sandbox is disabled: test keys are not accepted',
+      );
+    }
+    if (meta.environment === 'sandbox-only') {
+      if (!sandboxOn)
+        throw new DomainError('SANDBOX_DISABLED', 'The developer sandbox is disabled');
+      if (c.environment !== 'test') {
+        throw new DomainError(
+          'LIVE_KEY_SANDBOX_ENDPOINT',
+          'This sandbox control accepts test keys only',
+        );
+      }
+    }
+    if (meta.environment === 'real-money' && c.environment === 'test') {
+      throw new DomainError(
+        'TEST_KEY_LIVE_ENDPOINT',
+        'Test keys (and env:paper keys) cannot call real-money endpoints',
+      );
+    }
+  }
+
+  /** last_used_at, written at most once a minute per key and never on the request's path. */
+  private touch(
+    id: string,
+    last: string | null,
+    now: number,
+    resolved: { entity: { lastUsedAt: string | null } },
+  ): void {
+    if (last !== null && now - Date.parse(last) < LAST_USED_EVERY_MS) return;
+    const iso = new Date(now).toISOString();
+    resolved.entity.lastUsedAt = iso;
+    void this.keys.repo.update({ id }, { lastUsedAt: iso }).catch(() => undefined);
+  }
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

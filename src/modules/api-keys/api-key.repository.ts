@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, Repository } from 'typeorm';
+import type { Scope } from '../../common/api/scopes.js';
+import { SecretBox } from '../../common/crypto/secret-box.js';
+import { sha256Hex } from '../../common/crypto/tokens.js';
+import { ConfigService } from '../../config/config.service.js';
+import { PLATFORM_DB } from '../../database/databases.js';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
+
+/** What the request pipeline needs of a key, resolved once and cached. */
+export interface ResolvedKey {
+  entity: ApiKeyEntity;
+  scopes: Scope[];
+  /** Plain signing secret when signing is required (kept only in process memory). */
+  signingSecret: string | null;
+}
+
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Key lookup: one indexed lookup by the SHA-256 of the presented secret, cached in process.
+ * Revoke, rotate and tier changes go through {@link update}, which refreshes or drops the cache
+ * entry, so a revoked key is refused on the very next request.
+ */
+@Injectable()
+export class ApiKeyRepository {
+  readonly repo: Repository<ApiKeyEntity>;
+  readonly box: SecretBox;
+  private readonly cache = new Map<string, ResolvedKey>();
+
+  constructor(@InjectDataSource(PLATFORM_DB) db: DataSource, config: ConfigService) {
+    this.repo = db.getRepository(ApiKeyEntity);
+    this.box = new SecretBox(config.secrets.encryptionKey);
+  }
+
+  async bySecret(secret: string): Promise<ResolvedKey | null> {
+    const hash = sha256Hex(secret);
+    const hit = this.cache.get(hash);
+    if (hit !== undefined) return hit;
+    const entity = await this.repo.findOneBy({ secretHash: hash });
+    if (entity === null) return null;
+    const resolved = this.resolve(entity);
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(hash, resolved);
+    return resolved;
+  }
+
+  async insert(entity: ApiKeyEntity): Promise<void> {
+    await this.repo.insert(entity);
+  }
+
+  /** Persists changes to a key and drops its cached entry (under its old hash too). */
+  async update(entity: ApiKeyEntity, previousHash?: string): Promise<void> {
+    await this.repo.save(entity);
+    this.cache.delete(entity.secretHash);
+    if (previousHash !== undefined) this.cache.delete(previousHash);
+  }
+
+  resolve(entity: ApiKeyEntity): ResolvedKey {
+    return {
+      entity,
+      scopes: entity.scopes === '' ? [] : (entity.scopes.split(',') as Scope[]),
+      signingSecret:
+        entity.signingRequired && entity.signingSecretEnc !== null
+          ? this.box.open(entity.signingSecretEnc)
+          : null,
+    };
+  }
+}
+
+const TIER_RANK: Record<string, number> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };
+
+/** The highest tier among a user's active (unrevoked, unexpired) keys; FREE when none. */
+export function highestTier(keys: ApiKeyEntity[], nowIso: string): ApiKeyEntity['tier'] {
+  let best: ApiKeyEntity['tier'] = 'FREE';
+  for (const k of keys) {
+    if (k.revokedAt !== null || (k.expiresAt !== null && k.expiresAt <= nowIso)) continue;
+    if (TIER_RANK[k.tier] > TIER_RANK[best]) best = k.tier;
+  }
+  return best;
+}

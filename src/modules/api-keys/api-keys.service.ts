@@ -1,0 +1,304 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import {
+  ADMIN_SCOPES,
+  DEFAULT_KEY_SCOPES,
+  WRITE_SCOPES,
+  type Scope,
+} from '../../common/api/scopes.js';
+import { Clock } from '../../common/clock/clock.js';
+import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
+import { ConfigService } from '../../config/config.service.js';
+import { PLATFORM_DB } from '../../database/databases.js';
+import { TermsService } from '../auth/terms.service.js';
+import { MailService } from '../mail/mail.service.js';
+import { isAdmin, UsersService } from '../users/users.service.js';
+import { ApiKeyRepository } from './api-key.repository.js';
+import type {
+  ApiKeyDto,
+  CreateApiKeyDto,
+  CreatedApiKeyDto,
+  TierRequestDto,
+} from './dto/api-key.dto.js';
+import { ApiKeyEntity, type Tier } from './entities/api-key.entity.js';
+import { TierRequestEntity } from './entities/tier-request.entity.js';
+
+const DAY_MS = 86_400_000;
+const PREFIX_VISIBLE = 4;
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    @InjectDataSource(PLATFORM_DB) private readonly db: DataSource,
+    private readonly users: UsersService,
+    private readonly terms: TermsService,
+    private readonly mail: MailService,
+    private readonly config: ConfigService,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  /** Creates a key, enforcing every rule of SPEC.md (Scope rules, Key classes, Developer terms). */
+  async create(userId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    const user = await this.users.byId(userId);
+    if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
+    if (dto.environment === 'test' && !this.config.values.sandboxEnabled) {
+      throw new DomainError(
+        'SANDBOX_DISABLED',
+        'The developer sandbox is disabled: test keys cannot be minted',
+      );
+    }
+    const requested: Scope[] = dto.scopes ?? [...DEFAULT_KEY_SCOPES];
+    const admin = requested.filter((s) => (ADMIN_SCOPES as readonly string[]).includes(s));
+    if (admin.length > 0) {
+      throw new DomainError(
+        'ADMIN_SCOPE_FORBIDDEN',
+        'Admin scopes can never be granted to a user-created key',
+        {
+          forbidden_scopes: admin,
+        },
+      );
+    }
+    const write = requested.filter((s) => (WRITE_SCOPES as readonly string[]).includes(s));
+    if (write.length > 0 && dto.acknowledge_write_scopes !== true) {
+      throw new DomainError(
+        'WRITE_SCOPES_NOT_ACKNOWLEDGED',
+        'Write scopes were requested: send acknowledge_write_scopes: true to confirm',
+        { write_scopes: write },
+      );
+    }
+    if (write.length > 0 && !user.emailVerified) {
+      throw new DomainError(
+        'EMAIL_NOT_VERIFIED',
+        'Write scopes need a verified email; verify it first',
+        {
+          write_scopes: write,
+        },
+      );
+    }
+    await this.terms.assertAccepted(userId);
+
+    // Test keys are paper-only by construction: they carry env:paper implicitly.
+    const scopes =
+      dto.environment === 'test' && !requested.includes('env:paper')
+        ? [...requested, 'env:paper' as const]
+        : requested;
+    const secret = newKeySecret(dto.environment);
+    const signingSecret = dto.signing_required === true ? `svc_sign_${randomBase62(40)}` : null;
+    const now = this.clock.now();
+    const entity: ApiKeyEntity = this.keys.repo.create({
+      id: this.ids.next('key'),
+      userId,
+      name: dto.name,
+      environment: dto.environment,
+      prefix: secret.slice(0, `svc_${dto.environment}_`.length + PREFIX_VISIBLE),
+      secretHash: sha256Hex(secret),
+      scopes: scopes.join(','),
+      tier: 'FREE',
+      expiresAt:
+        dto.expires_in_days === undefined
+          ? null
+          : new Date(now + dto.expires_in_days * DAY_MS).toISOString(),
+      signingRequired: signingSecret !== null,
+      signingSecretEnc: signingSecret === null ? null : this.keys.box.seal(signingSecret),
+      createdAt: new Date(now).toISOString(),
+      rotatedAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    await this.keys.insert(entity);
+    await this.securityMail(user.email, 'API_KEY_CREATED', 'created', entity);
+    return {
+      ...toKeyDto(entity),
+      key: secret,
+      ...(signingSecret !== null ? { signing_secret: signingSecret } : {}),
+    };
+  }
+
+  async list(userId: string, q: PageQueryDto): Promise<Page<ApiKeyDto>> {
+    const limit = q.limit ?? 50;
+    const qb = this.keys.repo.createQueryBuilder('k').where('k.user_id = :userId', { userId });
+    if (q.cursor !== undefined)
+      qb.andWhere('k.id > :after', { after: String(decodeCursor(q.cursor, 1)[0]) });
+    const rows = await qb
+      .orderBy('k.id', 'ASC')
+      .take(limit + 1)
+      .getMany();
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map(toKeyDto),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
+  }
+
+  /** New secret, same id and settings; the old secret is refused from the next request on. */
+  async rotate(userId: string, id: string): Promise<CreatedApiKeyDto> {
+    const entity = await this.owned(userId, id);
+    if (entity.revokedAt !== null)
+      throw new DomainError('API_KEY_NOT_ACTIVE', 'A revoked key cannot be rotated');
+    const previousHash = entity.secretHash;
+    const secret = newKeySecret(entity.environment);
+    entity.secretHash = sha256Hex(secret);
+    entity.prefix = secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE);
+    entity.rotatedAt = this.clock.nowDate().toISOString();
+    await this.keys.update(entity, previousHash);
+    const user = await this.users.byId(userId);
+    await this.securityMail(user!.email, 'API_KEY_ROTATED', 'rotated', entity);
+    return { ...toKeyDto(entity), key: secret };
+  }
+
+  async revoke(userId: string, id: string): Promise<ApiKeyDto> {
+    const entity = await this.owned(userId, id);
+    if (entity.revokedAt === null) {
+      entity.revokedAt = this.clock.nowDate().toISOString();
+      await this.keys.update(entity);
+      const user = await this.users.byId(userId);
+      await this.securityMail(user!.email, 'API_KEY_REVOKED', 'revoked', entity);
+    }
+    return toKeyDto(entity);
+  }
+
+  async requestTier(
+    userId: string,
+    id: string,
+    tier: Tier,
+    reason: string,
+  ): Promise<TierRequestDto> {
+    const key = await this.owned(userId, id);
+    if (key.revokedAt !== null)
+      throw new DomainError('API_KEY_NOT_ACTIVE', 'A revoked key cannot change tier');
+    const row: TierRequestEntity = {
+      id: this.ids.next('tier'),
+      keyId: key.id,
+      userId,
+      tier,
+      reason,
+      status: 'PENDING',
+      createdAt: this.clock.nowDate().toISOString(),
+      decidedAt: null,
+      decidedBy: null,
+    };
+    await this.db.getRepository(TierRequestEntity).insert(row);
+    return toTierDto(row);
+  }
+
+  async listTierRequests(
+    c: Credential,
+    status: string | undefined,
+    q: PageQueryDto,
+  ): Promise<Page<TierRequestDto>> {
+    await this.assertAdmin(c);
+    const limit = q.limit ?? 50;
+    const qb = this.db.getRepository(TierRequestEntity).createQueryBuilder('t');
+    if (status !== undefined) qb.where('t.status = :status', { status });
+    if (q.cursor !== undefined)
+      qb.andWhere('t.id > :after', { after: String(decodeCursor(q.cursor, 1)[0]) });
+    const rows = await qb
+      .orderBy('t.id', 'ASC')
+      .take(limit + 1)
+      .getMany();
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map(toTierDto),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
+  }
+
+  /** Admin review: approval changes the key's tier. */
+  async decideTier(c: Credential, requestId: string, approve: boolean): Promise<TierRequestDto> {
+    await this.assertAdmin(c);
+    const repo = this.db.getRepository(TierRequestEntity);
+    const req = await repo.findOneBy({ id: requestId });
+    if (req === null) throw new DomainError('NOT_FOUND', `No tier request ${requestId}`);
+    if (req.status !== 'PENDING') {
+      throw new DomainError(
+        'TIER_REQUEST_NOT_PENDING',
+        `Tier request ${requestId} is already ${req.status}`,
+      );
+    }
+    req.status = approve ? 'APPROVED' : 'DENIED';
+    req.decidedAt = this.clock.nowDate().toISOString();
+    req.decidedBy = c.userId;
+    await repo.save(req);
+    if (approve) {
+      const key = await this.keys.repo.findOneBy({ id: req.keyId });
+      if (key !== null) {
+        key.tier = req.tier;
+        await this.keys.update(key);
+      }
+    }
+    return toTierDto(req);
+  }
+
+  private async assertAdmin(c: Credential): Promise<void> {
+    const user = await this.users.byId(c.userId);
+    if (c.type !== 'SESSION' || user === null || !isAdmin(user)) {
+      throw new DomainError('ADMIN_REQUIRED', 'This operation needs an admin session');
+    }
+  }
+
+  private async owned(userId: string, id: string): Promise<ApiKeyEntity> {
+    const entity = /^key_[a-z0-9]{1,40}$/.test(id)
+      ? await this.keys.repo.findOneBy({ id, userId })
+      : null;
+    if (entity === null) throw new DomainError('NOT_FOUND', `No API key ${id}`);
+    return entity;
+  }
+
+  /** Security emails show the key prefix only, never the secret. */
+  private async securityMail(
+    to: string,
+    kind: string,
+    verb: string,
+    k: ApiKeyEntity,
+  ): Promise<void> {
+    await this.mail.send({
+      to,
+      kind,
+      subject: `Security notice: API key ${k.prefix}... ${verb}`,
+      body: [
+        `Your ${k.environment} API key "${k.name}" (${k.prefix}...) was ${verb} at ${this.clock.nowDate().toISOString()}.`,
+        'If this was not you, revoke the key and rotate your password.',
+      ].join('\n'),
+    });
+  }
+}
+
+function newKeySecret(env: 'live' | 'test'): string {
+  return `svc_${env}_${randomBase62(32)}`;
+}
+
+export function toKeyDto(k: ApiKeyEntity): ApiKeyDto {
+  return {
+    id: k.id,
+    name: k.name,
+    environment: k.environment,
+    prefix: k.prefix,
+    scopes: k.scopes === '' ? [] : k.scopes.split(','),
+    tier: k.tier,
+    expires_at: k.expiresAt,
+    signing_required: k.signingRequired,
+    created_at: k.createdAt,
+    last_used_at: k.lastUsedAt,
+    revoked_at: k.revokedAt,
+  };
+}
+
+function toTierDto(t: TierRequestEntity): TierRequestDto {
+  return {
+    id: t.id,
+    key_id: t.keyId,
+    tier: t.tier,
+    reason: t.reason,
+    status: t.status,
+    created_at: t.createdAt,
+    decided_at: t.decidedAt,
+  };
+}

@@ -1,0 +1,68 @@
+import { Body, Controller, Get, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import { Cred } from '../../common/http/credential.decorator.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { AuthService } from './auth.service.js';
+import {
+  LoginDto,
+  MeDto,
+  RegisterDto,
+  SessionDto,
+  UserDto,
+  VerifyEmailDto,
+} from './dto/auth.dto.js';
+
+@ApiTags('Developer')
+@Controller('auth')
+export class AuthController {
+  constructor(private readonly auth: AuthService) {}
+
+  @Post('register')
+  @Endpoint({
+    summary: 'Create an account',
+    description:
+      'Sends a verification email (outbox, and SMTP when configured). Write scopes need a verified email.',
+    auth: 'public',
+    status: 201,
+    type: UserDto,
+    errors: [400, 409],
+  })
+  register(@Body() body: RegisterDto): Promise<UserDto> {
+    return this.auth.register(body.email, body.password);
+  }
+
+  @Post('verify-email')
+  @Endpoint({
+    summary: 'Verify an email address with the mailed token',
+    auth: 'public',
+    type: UserDto,
+    errors: [400, 422],
+  })
+  verify(@Body() body: VerifyEmailDto): Promise<UserDto> {
+    return this.auth.verifyEmail(body.token);
+  }
+
+  @Post('login')
+  @Endpoint({
+    summary: 'Log in: returns a first-party session token (12 hours)',
+    description:
+      "Session tokens are for the service's own web and mobile apps and for managing API keys; integrations use API keys.",
+    auth: 'public',
+    type: SessionDto,
+    errors: [400, 401],
+  })
+  login(@Body() body: LoginDto): Promise<SessionDto> {
+    return this.auth.login(body.email, body.password);
+  }
+
+  @Get('me')
+  @Endpoint({
+    summary: 'The caller: user and credential (key or session)',
+    auth: 'key',
+    type: MeDto,
+  })
+  me(@Cred() c: Credential): Promise<MeDto> {
+    return this.auth.me(c);
+  }
+}

@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock/clock.js';
+import { hashPassword, verifyPassword } from '../../common/crypto/password.js';
+import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { PLATFORM_DB } from '../../database/databases.js';
+import { SessionTokensService } from '../access/session-tokens.service.js';
+import { MailService } from '../mail/mail.service.js';
+import { UserEntity } from '../users/entities/user.entity.js';
+import { normalizeEmail, rolesOf, UsersService } from '../users/users.service.js';
+import type { MeDto, SessionDto, UserDto } from './dto/auth.dto.js';
+import { EmailVerificationEntity } from './entities/email-verification.entity.js';
+
+const VERIFY_TTL_MS = 48 * 3600 * 1000;
+// Checked against when the email is unknown, so a login for a missing account costs the same.
+const DUMMY_HASH =
+  'scrypt$32768$8$1$c2FsdHNhbHRzYWx0c2FsdA$0000000000000000000000000000000000000000000';
+
+@Injectable()
+export class AuthService {
+  constructor(
+    @InjectDataSource(PLATFORM_DB) private readonly db: DataSource,
+    private readonly users: UsersService,
+    private readonly sessions: SessionTokensService,
+    private readonly mail: MailService,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async register(emailIn: string, password: string): Promise<UserDto> {
+    const email = normalizeEmail(emailIn);
+    if ((await this.users.byEmail(email)) !== null) {
+      throw new DomainError('EMAIL_TAKEN', 'An account with this email exists; log in instead');
+    }
+    const user: UserEntity = this.users.repo.create({
+      id: this.ids.next('usr'),
+      email,
+      passwordHash: await hashPassword(password),
+      emailVerified: false,
+      roles: '',
+      rfqResponderApproved: false,
+      createdAt: this.clock.nowDate().toISOString(),
+      mfaSecretEnc: null,
+      mfaLastCounter: 0,
+      mfaFailedAttempts: 0,
+      mfaLockedUntil: null,
+      stepUpUntil: null,
+    });
+    const token = randomBase62(40);
+    await this.db.transaction(async (tx) => {
+      await tx.getRepository(UserEntity).insert(user);
+      await tx.getRepository(EmailVerificationEntity).insert({
+        tokenHash: sha256Hex(token),
+        userId: user.id,
+        expiresAt: new Date(this.clock.now() + VERIFY_TTL_MS).toISOString(),
+        usedAt: null,
+      });
+    });
+    await this.mail.send({
+      to: email,
+      kind: 'EMAIL_VERIFICATION',
+      subject: 'Verify your email for the sandbox exchange',
+      body: `Confirm your email with POST /api/v1/auth/verify-email {"token": "${token}"}. The token expires in 48 hours.`,
+    });
+    return toUserDto(user);
+  }
+
+  async verifyEmail(token: string): Promise<UserDto> {
+    const repo = this.db.getRepository(EmailVerificationEntity);
+    const row = await repo.findOneBy({ tokenHash: sha256Hex(token) });
+    const now = this.clock.nowDate().toISOString();
+    if (row === null || row.usedAt !== null || row.expiresAt <= now) {
+      throw new DomainError(
+        'VERIFICATION_TOKEN_INVALID',
+        'The verification token is unknown, used or expired',
+      );
+    }
+    await this.db.transaction(async (tx) => {
+      await tx
+        .getRepository(EmailVerificationEntity)
+        .update({ tokenHash: row.tokenHash }, { usedAt: now });
+      await tx.getRepository(UserEntity).update({ id: row.userId }, { emailVerified: true });
+    });
+    const user = await this.users.byId(row.userId);
+    return toUserDto(user!);
+  }
+
+  async login(email: string, password: string): Promise<SessionDto> {
+    const user = await this.users.byEmail(email);
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+    if (user === null || !ok)
+      throw new DomainError('INVALID_CREDENTIALS', 'Wrong email or password');
+    const { token, expiresAt } = this.sessions.issue(user.id);
+    return { token, expires_at: expiresAt };
+  }
+
+  async me(c: Credential): Promise<MeDto> {
+    const user = await this.users.byId(c.userId);
+    if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
+    return {
+      user: toUserDto(user),
+      credential: {
+        type: c.type,
+        key_id: c.keyId,
+        environment: c.environment,
+        scopes: c.scopes,
+        tier: c.tier,
+      },
+    };
+  }
+}
+
+export function toUserDto(u: UserEntity): UserDto {
+  return { id: u.id, email: u.email, email_verified: u.emailVerified, roles: rolesOf(u) };
+}

@@ -1,0 +1,80 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+
+export class RegisterDto {
+  @ApiProperty({ example: 'dev@example.com' })
+  @IsEmail()
+  @MaxLength(320)
+  email: string;
+
+  @ApiProperty({ minLength: 10, maxLength: 200, description: 'At least 10 characters' })
+  @IsString()
+  @Length(10, 200)
+  password: string;
+}
+
+export class LoginDto {
+  @ApiProperty({ example: 'trader@sandbox.test' })
+  @IsEmail()
+  @MaxLength(320)
+  email: string;
+
+  @ApiProperty({ example: 'sandbox-password' })
+  @IsString()
+  @Length(1, 200)
+  password: string;
+}
+
+export class VerifyEmailDto {
+  @ApiProperty({ description: 'The token from the verification email' })
+  @IsString()
+  @Length(10, 200)
+  token: string;
+}
+
+export class UserDto {
+  @ApiProperty({ example: 'usr_01jd3x0000000000abcd' })
+  id: string;
+
+  @ApiProperty()
+  email: string;
+
+  @ApiProperty()
+  email_verified: boolean;
+
+  @ApiProperty({ type: [String], enum: ['ADMIN', 'SUPER_ADMIN'] })
+  roles: string[];
+}
+
+export class SessionDto {
+  @ApiProperty({ description: 'First-party session JWT; send as Authorization: Bearer <token>' })
+  token: string;
+
+  @ApiProperty({ format: 'date-time' })
+  expires_at: string;
+}
+
+export class CredentialDto {
+  @ApiProperty({ enum: ['API_KEY', 'SESSION'] })
+  type: 'API_KEY' | 'SESSION';
+
+  @ApiProperty({ type: 'string', nullable: true })
+  key_id: string | null;
+
+  @ApiProperty({ enum: ['live', 'test'] })
+  environment: 'live' | 'test';
+
+  @ApiProperty({ type: [String] })
+  scopes: string[];
+
+  @ApiProperty({ enum: ['FREE', 'PRO', 'ENTERPRISE'] })
+  tier: 'FREE' | 'PRO' | 'ENTERPRISE';
+}
+
+export class MeDto {
+  @ApiProperty({ type: UserDto })
+  user: UserDto;
+
+  @ApiProperty({ type: CredentialDto })
+  credential: CredentialDto;
+}

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError, http, startApp, type Running } from '../support/harness.js';
+
+describe('public markets', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('lists the seeded markets without a key, paginated by cursor', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const q: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const res = await http(`${svc.api}/markets?limit=10${q}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('svc-api-version')).toBe('v1');
+      expect(res.body.data.length).toBeLessThanOrEqual(10);
+      seen.push(...res.body.data.map((m: { id: string }) => m.id));
+      cursor = res.body.next_cursor;
+    } while (cursor !== null);
+    expect(seen.length).toBeGreaterThanOrEqual(24);
+    expect(new Set(seen).size).toBe(seen.length);
+  });
+
+  it('filters by category and status', async () => {
+    const res = await http(`${svc.api}/markets?category=CRYPTO&status=OPEN&limit=200`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBeGreaterThan(0);
+    for (const m of res.body.data) {
+      expect(m.category).toBe('CRYPTO');
+      expect(m.status).toBe('OPEN');
+    }
+    const cats = new Set(
+      (await http(`${svc.api}/markets?limit=200`)).body.data.map((m: { category: string }) => m.category),
+    );
+    expect([...cats].sort()).toEqual(['CRYPTO', 'CULTURE', 'ECONOMICS', 'POLITICS', 'SPORTS']);
+  });
+
+  it('gets one market and answers 404 NOT_FOUND for an unknown or malformed id', async () => {
+    const list = await http(`${svc.api}/markets?limit=1`);
+    const id = list.body.data[0].id;
+    const one = await http(`${svc.api}/markets/${id}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id, status: 'OPEN', volume: 0 });
+    for (const k of ['slug', 'title', 'category', 'outcome', 'close_time', 'best_bid', 'best_ask', 'last_price']) {
+      expect(one.body).toHaveProperty(k);
+    }
+    expectError(await http(`${svc.api}/markets/mkt_doesnotexist`), 404, 'NOT_FOUND');
+    expectError(await http(`${svc.api}/markets/not-an-id`), 404, 'NOT_FOUND');
+  });
+
+  it('rejects bad query parameters with VALIDATION_FAILED naming each field', async () => {
+    const err = expectError(
+      await http(`${svc.api}/markets?limit=500&status=NOPE&category=x`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    const fields = err.details.fields.map((f: { field: string }) => f.field).sort();
+    expect(fields).toEqual(['category', 'limit', 'status']);
+    expectError(await http(`${svc.api}/markets?cursor=garbage`), 400, 'VALIDATION_FAILED');
+  });
+});
