@@ -7,15 +7,20 @@ import {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AccessPipeline } from './modules/access/access.pipeline.js';
 import { applyCors } from './modules/access/cors.js';
 import { IdempotencyService } from './modules/access/idempotency.service.js';
+import type { LimitStore } from './modules/limits/limit-store.js';
+import { LimitsService } from './modules/limits/limits.service.js';
 import { deprecationHeaders, isSunset } from './common/api/lifecycle.js';
 import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
 import { DomainError } from './common/errors/domain-error.js';
+import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
 import { installJsonBodyParser } from './common/http/json-body.js';
@@ -35,6 +40,8 @@ export interface CreateAppOptions {
   clock?: Clock;
   /** Where JSON logs go; stdout by default. */
   logStream?: DestinationStream;
+  /** The limit store; the in-process one by default (tests inject failing stores). */
+  limitStore?: LimitStore;
 }
 
 export interface App {
@@ -80,25 +87,36 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Errors raised before any hook runs (malformed URL, over-long path parameter, malformed
+    // HTTP) also leave as the contract's error body with the id and version headers.
+    frameworkErrors: sendEarlyError,
+    clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
-  const pipeline: Pipeline = { access: null, idempotency: null };
+  const pipeline: Pipeline = { access: null, idempotency: null, limits: null };
   installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot({ config: new ConfigService(config, secrets), clock, routes }),
+    AppModule.forRoot({
+      config: new ConfigService(config, secrets),
+      clock,
+      routes,
+      limitStore: opts.limitStore,
+    }),
     adapter,
     { bodyParser: false, logger: new PinoNestLogger(log), abortOnError: false },
   );
   app.setGlobalPrefix('api/v1');
   app.useGlobalFilters(new ErrorFilter(routes, log));
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  // useProcessExit: exit 0 once closed, instead of re-raising the signal (which exits 143).
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
   registerLegacyOpenApi(fastify);
 
   pipeline.access = app.get(AccessPipeline, { strict: false });
   pipeline.idempotency = app.get(IdempotencyService, { strict: false });
+  pipeline.limits = app.get(LimitsService, { strict: false });
   await app.init();
   app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
   return { app, clock, log };
@@ -108,6 +126,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
 interface Pipeline {
   access: AccessPipeline | null;
   idempotency: IdempotencyService | null;
+  limits: LimitsService | null;
 }
 
 interface HookDeps {
@@ -120,8 +139,10 @@ interface HookDeps {
 
 /**
  * The one request pipeline, as Fastify hooks around the thin controllers:
- * onRequest: ids and version header, CORS, lifecycle (deprecation headers, 410 after sunset);
- * preHandler (body parsed): credential, key state, signature, environment, scope, idempotency;
+ * onRequest: ids and version header, per-IP ceiling, CORS, lifecycle (deprecation headers, 410
+ * after sunset);
+ * preHandler (body parsed): batch legs against the per-IP ceiling, credential, key state,
+ * signature, environment, scope, per-key/per-route limits and quotas, idempotency;
  * onSend: the idempotent response is stored; onResponse: one structured log line.
  */
 function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
@@ -132,8 +153,9 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
-    if (applyCors(req, reply, firstParty)) return reply;
     const meta = routeMetaOf(req.routeOptions?.config);
+    await pipeline.limits?.checkIp(req, meta);
+    if (applyCors(req, reply, firstParty)) return reply;
     if (meta !== undefined && meta.lifecycle.state === 'DEPRECATED') {
       for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle))) reply.header(k, v);
       if (isSunset(meta.lifecycle, clock.now())) {
@@ -152,7 +174,17 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta === undefined || pipeline.access === null || pipeline.idempotency === null) return;
+    if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
     await pipeline.access.authenticate(req, meta);
+    const credential = req.svc.credential;
+    if (credential !== null) {
+      await pipeline.limits?.checkCredential(
+        credential,
+        meta,
+        `${req.method} ${req.routeOptions.url}`,
+        reply,
+      );
+    }
     if (await pipeline.idempotency.begin(req, reply)) return reply;
   });
 
@@ -194,4 +226,34 @@ function registerLegacyOpenApi(fastify: FastifyInstance): void {
       await reply.code(308).header('Location', '/api/v1/openapi.json').send();
     },
   });
+}
+
+/** An error Fastify's router raises before any hook has run, so before the id and version headers. */
+function sendEarlyError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  const mapped = mapError(err, String(req.id));
+  void reply
+    .code(mapped.status)
+    .headers({ ...mapped.headers, 'X-Request-Id': String(req.id), 'Svc-API-Version': 'v1' })
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(mapped.body));
+}
+
+/** Malformed HTTP never becomes a request: answer on the socket, still in the contract's shape. */
+function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const id = requestIdFor({ headers: {} } as IncomingMessage);
+  let mapped = mapError(err, id);
+  if (mapped.unexpected) {
+    mapped = mapError(new DomainError('BAD_REQUEST', 'Malformed HTTP request'), id);
+  }
+  const body = JSON.stringify(mapped.body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? ''}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${id}\r\nSvc-API-Version: v1\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

@@ -8,6 +8,8 @@ import { DatabaseModule } from './database/database.module.js';
 import { SeedService } from './database/seed.service.js';
 import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
+import type { LimitStore } from './modules/limits/limit-store.js';
+import { LimitsModule } from './modules/limits/limits.module.js';
 import { MailModule } from './modules/mail/mail.module.js';
 import { MarketsModule } from './modules/markets/markets.module.js';
 import { MetaController } from './modules/meta/meta.controller.js';
@@ -19,6 +21,8 @@ export interface AppDeps {
   config: ConfigService;
   clock: Clock;
   routes: RouteRegistry;
+  /** Limit store; the in-process one by default. */
+  limitStore?: LimitStore;
 }
 
 /** Process-wide collaborators: the clock, the id generator, the route registry. */
@@ -52,6 +56,7 @@ export class AppModule {
         UsersModule,
         MailModule,
         AccessModule,
+        LimitsModule.forRoot(deps.limitStore),
         MarketsModule,
       ],
       controllers: [MetaController, HealthController, SandboxClockController],

@@ -30,6 +30,10 @@ export interface AppConfig {
   secretsEncryptionKey: string | null;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Proxies whose X-Forwarded-For is honoured (IPs or CIDRs); empty: the socket address. */
+  trustedProxies: string[];
+  /** Rate limits and quotas on (default). Off only for benchmarks; refused on production. */
+  rateLimitsEnabled: boolean;
 }
 
 export class ConfigError extends Error {
@@ -109,6 +113,21 @@ function origins(env: Env, name: string): string[] {
     });
 }
 
+function proxies(env: Env, name: string): string[] {
+  const v = present(env, name);
+  if (v === undefined) return [];
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s)) {
+        throw new ConfigError(name, `holds "${s}", which is not an IP address or CIDR range`);
+      }
+      return s;
+    });
+}
+
 const LOG_LEVELS: readonly LogLevel[] = [
   'fatal',
   'error',
@@ -154,6 +173,10 @@ export function loadConfig(env: Env): AppConfig {
   if (encKey !== null && !/^[0-9a-fA-F]{64}$/.test(encKey)) {
     throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hex characters (32 bytes)');
   }
+  const rateLimitsEnabled = bool(env, 'RATE_LIMITS_ENABLED', true);
+  if (!rateLimitsEnabled && appEnv === 'production') {
+    throw new ConfigError('RATE_LIMITS_ENABLED', 'must not be false when APP_ENV is production');
+  }
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: str(env, 'HOST', '127.0.0.1'),
@@ -174,5 +197,7 @@ export function loadConfig(env: Env): AppConfig {
     jwtSecret,
     secretsEncryptionKey: encKey,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
+    trustedProxies: proxies(env, 'TRUSTED_PROXIES'),
+    rateLimitsEnabled,
   };
 }

@@ -19,6 +19,7 @@ export interface EndpointOptions {
   lifecycle?: Lifecycle;
   environment?: EnvironmentRule;
   routeLimitPerMinute?: number;
+  ipCharge?: 'request' | 'legs';
   /** The success response. */
   status?: number;
   type?: Type | [Type];
@@ -61,6 +62,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     lifecycle,
     environment: opts.environment ?? 'any',
     routeLimitPerMinute: opts.routeLimitPerMinute,
+    ipCharge: opts.ipCharge,
   };
   const status = opts.status ?? 200;
   const errorStatuses = new Set<number>([429, 500, ...(opts.errors ?? [])]);

@@ -21,6 +21,11 @@ export interface RouteMeta {
   environment: EnvironmentRule;
   /** Per-route limit, requests per minute per credential (SPEC.md Limits). */
   routeLimitPerMinute?: number;
+  /**
+   * How the request counts against its per-IP ceiling: once (default), or once per leg of the
+   * body's `orders` array, charged atomically before any leg runs (POST /orders/batch).
+   */
+  ipCharge?: 'request' | 'legs';
 }
 
 /** Key under which RouteMeta sits in Fastify's route config. */

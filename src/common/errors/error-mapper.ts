@@ -34,8 +34,16 @@ const GENERIC_BY_STATUS: Record<number, ErrorCode> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
-/** Fastify's own errors (body parsing, content type, size), by their `code`. */
+/**
+ * Fastify's own errors (URL, body parsing, content type, size) and Node's HTTP parser errors, by
+ * their `code`.
+ */
 const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_BAD_URL: ['BAD_REQUEST', 'The URL is not valid (malformed percent-encoding)'],
+  // An over-long path parameter cannot be the id of anything.
+  FST_ERR_MAX_PARAM_LENGTH: ['NOT_FOUND', 'No such resource'],
+  HPE_HEADER_OVERFLOW: ['HEADERS_TOO_LARGE', 'Request headers are larger than allowed'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['REQUEST_TIMEOUT', 'The request was not received in time'],
   FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is larger than allowed'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [
     'UNSUPPORTED_MEDIA_TYPE',

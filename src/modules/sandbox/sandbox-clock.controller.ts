@@ -1,4 +1,4 @@
-import { Body, Controller, Post } from '@nestjs/common';
+import { Body, Controller, Injectable, Post, UseGuards, type CanActivate } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { Clock, AdjustableClock } from '../../common/clock/clock.js';
@@ -19,13 +19,30 @@ export class ClockDto {
   now: string;
 }
 
-@ApiTags('Sandbox')
-@Controller('sandbox/clock')
-export class SandboxClockController {
+/**
+ * The route exists only with SANDBOX_CLOCK_CONTROL=true. Guards run before the validation pipe, so
+ * with the control off no body, valid or not, can tell the route is there.
+ */
+@Injectable()
+export class ClockControlGuard implements CanActivate {
   constructor(
     private readonly clock: Clock,
     private readonly config: ConfigService,
   ) {}
+
+  canActivate(): boolean {
+    if (!this.config.values.sandboxClockControl || !(this.clock instanceof AdjustableClock)) {
+      throw new DomainError('NOT_FOUND', 'No such route');
+    }
+    return true;
+  }
+}
+
+@ApiTags('Sandbox')
+@Controller('sandbox/clock')
+@UseGuards(ClockControlGuard)
+export class SandboxClockController {
+  constructor(private readonly clock: Clock) {}
 
   @Post()
   @Endpoint({
@@ -38,7 +55,8 @@ export class SandboxClockController {
     errors: [400, 404],
   })
   advance(@Body() body: AdvanceClockDto): ClockDto {
-    if (!this.config.values.sandboxClockControl || !(this.clock instanceof AdjustableClock)) {
+    // The guard has checked this; the test narrows the type.
+    if (!(this.clock instanceof AdjustableClock)) {
       throw new DomainError('NOT_FOUND', 'No such route');
     }
     this.clock.advance(body.advance_seconds * 1000);

@@ -1,0 +1,274 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteMeta } from '../../common/api/route-meta.js';
+import { Clock } from '../../common/clock/clock.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { ConfigService } from '../../config/config.service.js';
+import {
+  LIMIT_STORE,
+  MemoryLimitStore,
+  type Charge,
+  type LimitStore,
+  type TakeResult,
+} from './limit-store.js';
+import {
+  dayWindow,
+  IP_CEILINGS,
+  IP_WINDOW_SECONDS,
+  ipCategoryOf,
+  minuteWindow,
+  monthWindow,
+  TIER_PER_MINUTE,
+  TIER_QUOTAS,
+} from './limit-tables.js';
+
+/** How long a shared store may take before the check fails open (or falls back). */
+export const STORE_TIMEOUT_MS = 50;
+const WARN_EVERY_MS = 10_000;
+
+type Scope = 'key' | 'route' | 'day' | 'month';
+
+/**
+ * Every limit of SPEC.md: per-IP ceilings before authentication, per-key tier throughput,
+ * per-route limits, daily and monthly quotas, and the atomic batch-leg charge. The store is the
+ * only state; a store failure lets per-IP ceilings and quotas through (logged, rate-limited)
+ * while the per-key tier ceiling falls back to a local store.
+ */
+@Injectable()
+export class LimitsService {
+  private readonly log = new Logger('Limits');
+  private readonly fallback = new MemoryLimitStore();
+  private lastWarn = 0;
+  readonly enabled: boolean;
+
+  constructor(
+    @Inject(LIMIT_STORE) private readonly store: LimitStore,
+    private readonly clock: Clock,
+    private readonly config: ConfigService,
+  ) {
+    this.enabled = config.values.rateLimitsEnabled;
+  }
+
+  /** Per-IP ceiling for the request's path category (onRequest, before authentication). */
+  async checkIp(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
+    if (!this.enabled || meta?.ipCharge === 'legs') return;
+    await this.chargeIp(req.ip, ipCategoryOf(req.url), 1);
+  }
+
+  /**
+   * POST /orders/batch: every leg is charged against the per-IP orders bucket before any leg
+   * runs; all or nothing, so a refused batch charges nothing.
+   */
+  async chargeLegs(req: FastifyRequest): Promise<void> {
+    if (!this.enabled) return;
+    const body = req.body as { orders?: unknown } | undefined;
+    const legs = Array.isArray(body?.orders) ? Math.max(1, body.orders.length) : 1;
+    await this.chargeIp(req.ip, ipCategoryOf(req.url), legs);
+  }
+
+  private async chargeIp(
+    ip: string,
+    category: keyof typeof IP_CEILINGS,
+    units: number,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const [start, end] = minuteWindow(now);
+    const limit = IP_CEILINGS[category];
+    const charge: Charge = {
+      bucket: `ip:${category}:${ip}:${start}`,
+      units,
+      limit,
+      windowEnd: end,
+    };
+    const result = await this.safeTake([charge], now);
+    if (result === null) return; // store unavailable: per-IP ceilings fail open
+    if (!result.ok) {
+      throw this.limited('ip', limit, end, now, {
+        category,
+        window_seconds: IP_WINDOW_SECONDS,
+        units,
+      });
+    }
+  }
+
+  /**
+   * Per-key (or per-user for sessions) tier ceiling, the route's limit and, while metering is on,
+   * the key's quotas: charged together, all or nothing, after authentication and scope.
+   */
+  async checkCredential(
+    c: Credential,
+    meta: RouteMeta,
+    routeId: string,
+    reply: FastifyReply,
+  ): Promise<void> {
+    if (!this.enabled) return;
+    const now = this.clock.now();
+    const who = c.keyId ?? `user:${c.userId}`;
+    const [mStart, mEnd] = minuteWindow(now);
+    const perMinute = TIER_PER_MINUTE[c.tier];
+    const charges: Charge[] = [
+      { bucket: `key:${who}:${mStart}`, units: 1, limit: perMinute, windowEnd: mEnd },
+    ];
+    const scopes: Scope[] = ['key'];
+    if (meta.routeLimitPerMinute !== undefined) {
+      charges.push({
+        bucket: `route:${routeId}:${who}:${mStart}`,
+        units: 1,
+        limit: meta.routeLimitPerMinute,
+        windowEnd: mEnd,
+      });
+      scopes.push('route');
+    }
+    const metered = this.config.values.usageMeteringEnabled && c.keyId !== null;
+    const quota = TIER_QUOTAS[c.tier];
+    const [dStart, dEnd] = dayWindow(now);
+    const [moStart, moEnd] = monthWindow(now);
+    const withQuotas = metered
+      ? [
+          ...charges,
+          { bucket: `quota:day:${c.keyId}:${dStart}`, units: 1, limit: quota.day, windowEnd: dEnd },
+          {
+            bucket: `quota:month:${c.keyId}:${moStart}`,
+            units: 1,
+            limit: quota.month,
+            windowEnd: moEnd,
+          },
+        ]
+      : charges;
+
+    let result = await this.safeTake(withQuotas, now);
+    let quotasCounted = metered;
+    if (result === null) {
+      // Store unavailable: quotas fail open; the tier and route ceilings still hold, locally.
+      result = this.fallback.take(charges, now);
+      quotasCounted = false;
+    }
+    reply
+      .header('X-RateLimit-Limit', String(perMinute))
+      .header('X-RateLimit-Reset', String(Math.ceil(mEnd / 1000)));
+    if (!result.ok) {
+      const scope = [...scopes, 'day', 'month'][result.index] as Scope;
+      if (scope === 'key') reply.header('X-RateLimit-Remaining', '0');
+      if (scope === 'day' || scope === 'month') {
+        const end = scope === 'day' ? dEnd : moEnd;
+        throw new DomainError(
+          'QUOTA_EXCEEDED',
+          `The ${scope === 'day' ? 'daily' : 'monthly'} quota of the ${c.tier} tier (${scope === 'day' ? quota.day : quota.month} requests) is used up`,
+          {
+            period: scope,
+            limit: scope === 'day' ? quota.day : quota.month,
+            tier: c.tier,
+            resets_at: new Date(end).toISOString(),
+          },
+          { 'Retry-After': String(retryAfter(end, now)) },
+        );
+      }
+      throw this.limited(scope, charges[result.index].limit, mEnd, now, {
+        tier: c.tier,
+        window_seconds: 60,
+      });
+    }
+    reply.header('X-RateLimit-Remaining', String(Math.max(0, perMinute - result.counts[0])));
+    if (quotasCounted) {
+      const n = result.counts.length;
+      reply
+        .header('X-Quota-Daily-Limit', String(quota.day))
+        .header('X-Quota-Daily-Remaining', String(Math.max(0, quota.day - result.counts[n - 2])))
+        .header('X-Quota-Monthly-Limit', String(quota.month))
+        .header(
+          'X-Quota-Monthly-Remaining',
+          String(Math.max(0, quota.month - result.counts[n - 1])),
+        );
+    }
+  }
+
+  /** Usage of a key in the current windows (GET /usage). */
+  async usage(c: Credential): Promise<UsageSnapshot> {
+    const now = this.clock.now();
+    const who = c.keyId ?? `user:${c.userId}`;
+    const [mStart, mEnd] = minuteWindow(now);
+    const [dStart, dEnd] = dayWindow(now);
+    const [moStart, moEnd] = monthWindow(now);
+    const count = async (bucket: string): Promise<number | null> => {
+      try {
+        return await this.withTimeout(this.store.count(bucket, now));
+      } catch {
+        return null;
+      }
+    };
+    const quota = TIER_QUOTAS[c.tier];
+    const minute = await count(`key:${who}:${mStart}`);
+    const day = c.keyId === null ? null : await count(`quota:day:${c.keyId}:${dStart}`);
+    const month = c.keyId === null ? null : await count(`quota:month:${c.keyId}:${moStart}`);
+    return {
+      key_id: c.keyId,
+      tier: c.tier,
+      metering_enabled: this.config.values.usageMeteringEnabled,
+      per_minute: {
+        limit: TIER_PER_MINUTE[c.tier],
+        used: minute,
+        resets_at: new Date(mEnd).toISOString(),
+      },
+      daily: { limit: quota.day, used: day, resets_at: new Date(dEnd).toISOString() },
+      monthly: { limit: quota.month, used: month, resets_at: new Date(moEnd).toISOString() },
+    };
+  }
+
+  private limited(
+    scope: 'ip' | 'key' | 'route',
+    limit: number,
+    windowEnd: number,
+    now: number,
+    extra: Record<string, unknown>,
+  ): DomainError {
+    const seconds = retryAfter(windowEnd, now);
+    return new DomainError(
+      'RATE_LIMITED',
+      `Rate limit exceeded (${scope}: ${limit} per ${String(extra.window_seconds ?? 60)} s); retry after ${seconds} s`,
+      { limit_scope: scope, limit, retry_after_seconds: seconds, ...extra },
+      { 'Retry-After': String(seconds) },
+    );
+  }
+
+  /** The store's answer, or null when it threw or did not answer in time. */
+  private async safeTake(charges: Charge[], now: number): Promise<TakeResult | null> {
+    try {
+      return await this.withTimeout(this.store.take(charges, now));
+    } catch (err) {
+      if (now - this.lastWarn >= WARN_EVERY_MS) {
+        this.lastWarn = now;
+        this.log.warn(
+          `limit store unavailable, failing open: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      return null;
+    }
+  }
+
+  private withTimeout<T>(value: T | Promise<T>): T | Promise<T> {
+    if (!(value instanceof Promise)) return value;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer in ${STORE_TIMEOUT_MS} ms`)),
+        STORE_TIMEOUT_MS,
+      );
+    });
+    return Promise.race([value, timeout]).finally(() => clearTimeout(timer));
+  }
+}
+
+/** Whole seconds until the window ends, never earlier than the moment a retry can succeed. */
+export function retryAfter(windowEnd: number, now: number): number {
+  return Math.max(1, Math.ceil((windowEnd - now) / 1000));
+}
+
+export interface UsageSnapshot {
+  key_id: string | null;
+  tier: string;
+  metering_enabled: boolean;
+  per_minute: { limit: number; used: number | null; resets_at: string };
+  daily: { limit: number; used: number | null; resets_at: string };
+  monthly: { limit: number; used: number | null; resets_at: string };
+}
