@@ -87,6 +87,8 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // The client IP comes from the socket; X-Forwarded-For only from configured proxies.
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Errors raised before any hook runs (malformed URL, over-long path parameter, malformed
     // HTTP) also leave as the contract's error body with the id and version headers.
     frameworkErrors: sendEarlyError,

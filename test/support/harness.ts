@@ -7,6 +7,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app.factory.js';
 import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
+import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 
 export interface Running {
   baseUrl: string;
@@ -26,6 +27,8 @@ export interface StartOptions {
   now?: string;
   clock?: Clock;
   dataDir?: string;
+  /** A limit store to use instead of the in-process one (fail-open tests). */
+  limitStore?: LimitStore;
 }
 
 /** Boots the real app on a real port (127.0.0.1, ephemeral) with a temporary DATA_DIR. */
@@ -51,7 +54,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     },
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
-  const { app } = await createApp({ config, clock, logStream });
+  const { app } = await createApp({ config, clock, logStream, limitStore: opts.limitStore });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
@@ -137,7 +140,11 @@ const ERROR_KEYS = ['code', 'details', 'message', 'request_id', 'status'];
  * request_id, details}}` with nothing else, served as JSON with `Svc-API-Version: v1` and an
  * `X-Request-Id` equal to `error.request_id`.
  */
-export function expectContractError(res: JsonResponse, status: number, code: string): ContractError {
+export function expectContractError(
+  res: JsonResponse,
+  status: number,
+  code: string,
+): ContractError {
   const err = expectError(res, status, code);
   const problems: string[] = [];
   if (Object.keys(res.body as object).join(',') !== 'error') problems.push('top-level keys');

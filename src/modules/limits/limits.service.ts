@@ -198,9 +198,10 @@ export class LimitsService {
       }
     };
     const quota = TIER_QUOTAS[c.tier];
+    const metered = this.config.values.usageMeteringEnabled && c.keyId !== null;
     const minute = await count(`key:${who}:${mStart}`);
-    const day = c.keyId === null ? null : await count(`quota:day:${c.keyId}:${dStart}`);
-    const month = c.keyId === null ? null : await count(`quota:month:${c.keyId}:${moStart}`);
+    const day = metered ? await count(`quota:day:${c.keyId}:${dStart}`) : null;
+    const month = metered ? await count(`quota:month:${c.keyId}:${moStart}`) : null;
     return {
       key_id: c.keyId,
       tier: c.tier,

@@ -1,0 +1,113 @@
+import { describe, expect, it } from '@jest/globals';
+import type { FastifyReply } from 'fastify';
+import type { RouteMeta } from '../../common/api/route-meta.js';
+import { ManualClock } from '../../common/clock/clock.js';
+import type { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { loadConfig } from '../../config/app-config.js';
+import { ConfigService } from '../../config/config.service.js';
+import { MemoryLimitStore } from './limit-store.js';
+import { LimitsService } from './limits.service.js';
+
+function fakeReply(): FastifyReply & { headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  const reply = {
+    headers,
+    header(k: string, v: string) {
+      headers[k] = v;
+      return reply;
+    },
+  };
+  return reply as unknown as FastifyReply & { headers: Record<string, string> };
+}
+
+const META: RouteMeta = {
+  auth: 'key',
+  scopes: [],
+  lifecycle: { state: 'STABLE' },
+  environment: 'any',
+};
+
+function service(clock: ManualClock, env: Record<string, string> = {}): LimitsService {
+  const config = new ConfigService(loadConfig(env), {
+    jwtSecret: 'x'.repeat(32),
+    encryptionKey: '0'.repeat(64),
+  });
+  return new LimitsService(new MemoryLimitStore(), clock, config);
+}
+
+describe('LimitsService', () => {
+  const cred: Credential = {
+    type: 'API_KEY',
+    userId: 'usr_1',
+    keyId: 'key_1',
+    environment: 'test',
+    scopes: [],
+    tier: 'ENTERPRISE',
+  };
+
+  it('the monthly quota stops an ENTERPRISE key at 50,000,000 and lets it go on the 1st (UTC)', async () => {
+    // Metering counts per key; the day quota would stop it first, so spread across the month.
+    const clock = new ManualClock('2027-01-01T00:00:00.000Z');
+    const limits = service(clock, { DATA_API_USAGE_METERING_ENABLED: 'true' });
+    const store = (limits as unknown as { store: MemoryLimitStore }).store;
+    // Pre-load the month counter as if 49,999,999 requests had happened earlier this month.
+    const monthStart = Date.parse('2027-01-01T00:00:00.000Z');
+    store.take(
+      [
+        {
+          bucket: `quota:month:key_1:${monthStart}`,
+          units: 49_999_999,
+          limit: 50_000_000,
+          windowEnd: Date.parse('2027-02-01T00:00:00Z'),
+        },
+      ],
+      clock.now(),
+    );
+    clock.advance(20 * 86_400_000);
+    const reply = fakeReply();
+    await limits.checkCredential(cred, META, 'GET /x', reply);
+    expect(reply.headers['X-Quota-Monthly-Remaining']).toBe('0');
+    clock.advance(60_000);
+    let refused: DomainError | undefined;
+    try {
+      await limits.checkCredential(cred, META, 'GET /x', fakeReply());
+    } catch (e) {
+      refused = e as DomainError;
+    }
+    expect(refused?.code).toBe('QUOTA_EXCEEDED');
+    expect(refused?.details).toMatchObject({
+      period: 'month',
+      limit: 50_000_000,
+      tier: 'ENTERPRISE',
+    });
+    const wait = Number(refused?.headers['Retry-After']);
+    expect(clock.now() + wait * 1000).toBeGreaterThanOrEqual(Date.parse('2027-02-01T00:00:00Z'));
+    clock.advance(wait * 1000);
+    await expect(
+      limits.checkCredential(cred, META, 'GET /x', fakeReply()),
+    ).resolves.toBeUndefined();
+  });
+
+  it('per-route limits count per credential and answer limit_scope route', async () => {
+    const clock = new ManualClock('2027-01-01T00:00:00.000Z');
+    const limits = service(clock);
+    const meta = { ...META, routeLimitPerMinute: 6 };
+    for (let i = 0; i < 6; i++)
+      await limits.checkCredential(cred, meta, 'GET /orders/export', fakeReply());
+    await expect(
+      limits.checkCredential(cred, meta, 'GET /orders/export', fakeReply()),
+    ).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { limit_scope: 'route', limit: 6 },
+    });
+    // Another credential has its own allowance; another route too.
+    await limits.checkCredential(
+      { ...cred, keyId: 'key_2' },
+      meta,
+      'GET /orders/export',
+      fakeReply(),
+    );
+    await limits.checkCredential(cred, meta, 'GET /other', fakeReply());
+  });
+});
