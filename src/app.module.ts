@@ -10,6 +10,8 @@ import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
+import { OrdersModule } from './modules/orders/orders.module.js';
+import { TradingModule } from './modules/trading/trading.module.js';
 import { MailModule } from './modules/mail/mail.module.js';
 import { MarketsModule } from './modules/markets/markets.module.js';
 import { MetaController } from './modules/meta/meta.controller.js';
@@ -57,7 +59,9 @@ export class AppModule {
         MailModule,
         AccessModule,
         LimitsModule.forRoot(deps.limitStore),
+        TradingModule,
         MarketsModule,
+        OrdersModule,
       ],
       controllers: [MetaController, HealthController, SandboxClockController],
       providers: [SeedService],

@@ -34,6 +34,15 @@ export interface AppConfig {
   trustedProxies: string[];
   /** Rate limits and quotas on (default). Off only for benchmarks; refused on production. */
   rateLimitsEnabled: boolean;
+  /** Paper price feed: PRNG seed and tick interval (0 stops the automatic ticks). */
+  sandboxFeedSeed: number;
+  sandboxFeedIntervalMs: number;
+  /** Balance a paper account starts with and returns to on reset, in cents. */
+  sandboxStartingBalanceCents: number;
+  /** Resource caps, each answered with its own error code. */
+  orderMaxQuantity: number;
+  maxOpenOrdersPerKey: number;
+  exportMaxRows: number;
 }
 
 export class ConfigError extends Error {
@@ -199,5 +208,17 @@ export function loadConfig(env: Env): AppConfig {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
     trustedProxies: proxies(env, 'TRUSTED_PROXIES'),
     rateLimitsEnabled,
+    sandboxFeedSeed: int(env, 'SANDBOX_FEED_SEED', 20260508, -2147483648, 2147483647),
+    sandboxFeedIntervalMs: int(env, 'SANDBOX_FEED_INTERVAL_MS', 1000, 0, 3_600_000),
+    sandboxStartingBalanceCents: int(
+      env,
+      'SANDBOX_STARTING_BALANCE_CENTS',
+      1_000_000,
+      0,
+      1_000_000_000_000,
+    ),
+    orderMaxQuantity: int(env, 'ORDER_MAX_QUANTITY', 100_000, 1, 1_000_000_000),
+    maxOpenOrdersPerKey: int(env, 'MAX_OPEN_ORDERS_PER_KEY', 10_000, 1, 1_000_000),
+    exportMaxRows: int(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
   };
 }

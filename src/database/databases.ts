@@ -12,6 +12,7 @@ import { UserEntity } from '../modules/users/entities/user.entity.js';
 import { Access1763769600002 } from './migrations/1763769600002-access.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
+import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -30,7 +31,7 @@ export const PLATFORM_ENTITIES = [
 ];
 export const PLATFORM_MIGRATIONS: Ctor[] = [PlatformInit1763769600000, Access1763769600002];
 export const ENGINE_ENTITIES = [MarketEntity];
-export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001];
+export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001, Trading1763769600003];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */
 export function sqliteOptions(

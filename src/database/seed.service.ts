@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../common/clock/clock.js';
@@ -38,7 +38,7 @@ export function marketIdForSlug(slug: string): string {
 
 /** Loads seeds/ on start. Idempotent: rows that exist (by slug or email) are left alone. */
 @Injectable()
-export class SeedService implements OnApplicationBootstrap {
+export class SeedService implements OnModuleInit {
   private readonly log = new Logger('Seed');
 
   constructor(
@@ -49,7 +49,8 @@ export class SeedService implements OnApplicationBootstrap {
     private readonly ids: IdGenerator,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  /** Runs at module init, so the engines (restored at bootstrap) see the seeded markets. */
+  async onModuleInit(): Promise<void> {
     const markets = readSeed<MarketSeed[]>('markets.json');
     const added = [
       await this.seedMarkets(this.live, markets),

@@ -105,7 +105,23 @@ export function mapError(err: unknown, requestId: string): MappedError {
     }
   }
   const fe = (err ?? {}) as FastifyLikeError;
-  if (typeof fe.code === 'string' && FASTIFY_CODES[fe.code] !== undefined) {
+  if (
+    fe.code === 'FST_ERR_VALIDATION' &&
+    Array.isArray((err as { validation?: unknown }).validation)
+  ) {
+    const fields = schemaFields((err as { validation: AjvError[] }).validation);
+    const message =
+      fields.length === 1
+        ? `Invalid request: ${fields[0].field}: ${fields[0].message}`
+        : `Invalid request: ${fields.length} fields failed validation`;
+    return {
+      status: 400,
+      body: body('VALIDATION_FAILED', message, 400, requestId, { fields }),
+      headers: {},
+      unexpected: false,
+    };
+  }
+  if (typeof fe.code === 'string' && Object.hasOwn(FASTIFY_CODES, fe.code)) {
     const [code, message] = FASTIFY_CODES[fe.code];
     const status = statusFor(code);
     return {
@@ -125,8 +141,10 @@ export function mapError(err: unknown, requestId: string): MappedError {
     };
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    const status = fe.statusCode;
-    const code = GENERIC_BY_STATUS[status] ?? 'BAD_REQUEST';
+    // A client error without a code of its own is BAD_REQUEST, with that code's status (400), so
+    // a code always comes with the status the registry gives it.
+    const code = GENERIC_BY_STATUS[fe.statusCode] ?? 'BAD_REQUEST';
+    const status = statusFor(code);
     return {
       status,
       body: body(code, safeMessage(String(fe.message ?? ''), status), status, requestId, {}),
@@ -146,6 +164,40 @@ export function mapError(err: unknown, requestId: string): MappedError {
     headers: {},
     unexpected: true,
   };
+}
+
+interface AjvError {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Fastify's schema errors (ajv) as the contract's `details.fields`: `orders[0].price`. */
+function schemaFields(errors: AjvError[]): { field: string; message: string }[] {
+  return errors.map((e) => {
+    let path = (e.instancePath ?? '')
+      .split('/')
+      .filter((p) => p !== '')
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+      .join('')
+      .replace(/^\./, '');
+    const params = e.params ?? {};
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required' && typeof params.missingProperty === 'string') {
+      path = path === '' ? params.missingProperty : `${path}.${params.missingProperty}`;
+      message = 'is required';
+    } else if (
+      e.keyword === 'additionalProperties' &&
+      typeof params.additionalProperty === 'string'
+    ) {
+      path = path === '' ? params.additionalProperty : `${path}.${params.additionalProperty}`;
+      message = 'is not a known field';
+    } else if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+      message = `must be one of ${params.allowedValues.join(', ')}`;
+    }
+    return { field: path === '' ? 'body' : path, message };
+  });
 }
 
 function statusFor(code: ErrorCode): number {

@@ -1,0 +1,200 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from './app-config.js';
+
+/** Asserts that loading this environment fails with a ConfigError naming the variable. */
+function expectRefused(env: Record<string, string>, variable: string): ConfigError {
+  let caught: unknown;
+  try {
+    loadConfig(env);
+  } catch (e) {
+    caught = e;
+  }
+  expect(caught).toBeInstanceOf(ConfigError);
+  const err = caught as ConfigError;
+  expect(err.variable).toBe(variable);
+  expect(err.message).toContain(variable);
+  return err;
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults for an empty environment', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: './data',
+      appEnv: 'development',
+      sandboxEnabled: true,
+      sandboxPinnedOff: false,
+      developerTermsRequired: false,
+      apiTermsVersion: '2026-07-17',
+      usageMeteringEnabled: false,
+      webhookSecretGraceHours: 24,
+      mfaStepUpTtlSeconds: 300,
+      sandboxClockControl: false,
+      firstPartyOrigins: [],
+      smtpUrl: null,
+      logLevel: 'info',
+      stagingBaseUrl: 'https://sandbox.staging.svc.example',
+      jwtSecret: null,
+      secretsEncryptionKey: null,
+      bodyLimitBytes: 1_048_576,
+    });
+  });
+
+  it('treats empty and blank values as unset', () => {
+    expect(loadConfig({ PORT: '', HOST: '   ', APP_ENV: '' })).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      appEnv: 'development',
+    });
+  });
+
+  it('reads every variable it is given', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/svc',
+      APP_ENV: 'staging',
+      DEVELOPER_TERMS_REQUIRED: 'true',
+      API_TERMS_VERSION: '2027-01-01',
+      DATA_API_USAGE_METERING_ENABLED: 'yes',
+      WEBHOOK_SECRET_GRACE_HOURS: '48',
+      MFA_STEP_UP_TTL_SECONDS: '60',
+      SANDBOX_CLOCK_CONTROL: '1',
+      FIRST_PARTY_ORIGINS: 'https://app.example, http://localhost:5173/',
+      SMTP_URL: 'smtp://mail.example:2525',
+      LOG_LEVEL: 'debug',
+      STAGING_BASE_URL: 'https://staging.example',
+      JWT_SECRET: 'x'.repeat(32),
+      SECRETS_ENCRYPTION_KEY: 'ab'.repeat(32),
+      BODY_LIMIT_BYTES: '2048',
+    });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: '/var/lib/svc',
+      appEnv: 'staging',
+      developerTermsRequired: true,
+      apiTermsVersion: '2027-01-01',
+      usageMeteringEnabled: true,
+      webhookSecretGraceHours: 48,
+      mfaStepUpTtlSeconds: 60,
+      sandboxClockControl: true,
+      firstPartyOrigins: ['https://app.example', 'http://localhost:5173'],
+      smtpUrl: 'smtp://mail.example:2525',
+      logLevel: 'debug',
+      stagingBaseUrl: 'https://staging.example',
+      jwtSecret: 'x'.repeat(32),
+      secretsEncryptionKey: 'ab'.repeat(32),
+      bodyLimitBytes: 2048,
+    });
+  });
+
+  describe('the developer sandbox flag', () => {
+    it('is on by default for development and staging, off for production', () => {
+      expect(loadConfig({ APP_ENV: 'development' }).sandboxEnabled).toBe(true);
+      expect(loadConfig({ APP_ENV: 'staging' }).sandboxEnabled).toBe(true);
+      expect(loadConfig({ APP_ENV: 'production' }).sandboxEnabled).toBe(false);
+    });
+
+    it('follows DEVELOPER_SANDBOX_ENABLED when given', () => {
+      expect(
+        loadConfig({ APP_ENV: 'staging', DEVELOPER_SANDBOX_ENABLED: 'false' }).sandboxEnabled,
+      ).toBe(false);
+      expect(
+        loadConfig({ APP_ENV: 'production', DEVELOPER_SANDBOX_ENABLED: 'true' }).sandboxEnabled,
+      ).toBe(true);
+    });
+
+    it('SANDBOX_PINNED_OFF pins it off whatever else says', () => {
+      for (const env of [
+        { APP_ENV: 'staging', SANDBOX_PINNED_OFF: 'true' },
+        { APP_ENV: 'staging', SANDBOX_PINNED_OFF: 'true', DEVELOPER_SANDBOX_ENABLED: 'true' },
+        { APP_ENV: 'development', SANDBOX_PINNED_OFF: 'on' },
+      ]) {
+        const c = loadConfig(env);
+        expect(c.sandboxEnabled).toBe(false);
+        expect(c.sandboxPinnedOff).toBe(true);
+      }
+    });
+  });
+
+  describe('WEBHOOK_SECRET_GRACE_HOURS', () => {
+    it('defaults to 24 and is capped at 72', () => {
+      expect(loadConfig({}).webhookSecretGraceHours).toBe(24);
+      expect(loadConfig({ WEBHOOK_SECRET_GRACE_HOURS: '72' }).webhookSecretGraceHours).toBe(72);
+      expect(loadConfig({ WEBHOOK_SECRET_GRACE_HOURS: '73' }).webhookSecretGraceHours).toBe(72);
+      expect(loadConfig({ WEBHOOK_SECRET_GRACE_HOURS: '1000' }).webhookSecretGraceHours).toBe(72);
+      expect(loadConfig({ WEBHOOK_SECRET_GRACE_HOURS: '0' }).webhookSecretGraceHours).toBe(0);
+    });
+
+    it('refuses a value that is not a non-negative integer', () => {
+      expectRefused({ WEBHOOK_SECRET_GRACE_HOURS: '-1' }, 'WEBHOOK_SECRET_GRACE_HOURS');
+      expectRefused({ WEBHOOK_SECRET_GRACE_HOURS: '1.5' }, 'WEBHOOK_SECRET_GRACE_HOURS');
+      expectRefused({ WEBHOOK_SECRET_GRACE_HOURS: 'day' }, 'WEBHOOK_SECRET_GRACE_HOURS');
+    });
+  });
+
+  it('accepts the usual spellings of booleans, case-insensitively', () => {
+    for (const t of ['true', 'TRUE', '1', 'yes', 'on']) {
+      expect(loadConfig({ DEVELOPER_TERMS_REQUIRED: t }).developerTermsRequired).toBe(true);
+    }
+    for (const f of ['false', 'False', '0', 'no', 'off']) {
+      expect(loadConfig({ DEVELOPER_TERMS_REQUIRED: f }).developerTermsRequired).toBe(false);
+    }
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '65536'],
+    ['PORT', '80.5'],
+    ['APP_ENV', 'prod'],
+    ['APP_ENV', 'Production'],
+    ['DEVELOPER_SANDBOX_ENABLED', 'maybe'],
+    ['SANDBOX_PINNED_OFF', '2'],
+    ['DEVELOPER_TERMS_REQUIRED', 'yesplease'],
+    ['DATA_API_USAGE_METERING_ENABLED', 'enabled'],
+    ['API_TERMS_VERSION', 'v2'],
+    ['API_TERMS_VERSION', '17/07/2026'],
+    ['MFA_STEP_UP_TTL_SECONDS', '0'],
+    ['MFA_STEP_UP_TTL_SECONDS', '86401'],
+    ['MFA_STEP_UP_TTL_SECONDS', 'five minutes'],
+    ['SANDBOX_CLOCK_CONTROL', 'sure'],
+    ['FIRST_PARTY_ORIGINS', 'not a url'],
+    ['FIRST_PARTY_ORIGINS', 'https://app.example/path'],
+    ['FIRST_PARTY_ORIGINS', 'https://ok.example,ftp//broken'],
+    ['SMTP_URL', 'http://mail.example'],
+    ['LOG_LEVEL', 'verbose'],
+    ['JWT_SECRET', 'too-short'],
+    ['SECRETS_ENCRYPTION_KEY', 'abcd'],
+    ['SECRETS_ENCRYPTION_KEY', 'zz'.repeat(32)],
+    ['BODY_LIMIT_BYTES', '10'],
+    ['BODY_LIMIT_BYTES', String(17 * 1_048_576)],
+  ])('refuses %s=%j with a ConfigError naming the variable', (variable, value) => {
+    const err = expectRefused({ [variable]: value }, variable);
+    expect(err.message).toMatch(/^Invalid configuration: /);
+  });
+
+  it('refuses the sandbox clock control on production', () => {
+    expectRefused(
+      { APP_ENV: 'production', SANDBOX_CLOCK_CONTROL: 'true' },
+      'SANDBOX_CLOCK_CONTROL',
+    );
+    expect(
+      loadConfig({ APP_ENV: 'staging', SANDBOX_CLOCK_CONTROL: 'true' }).sandboxClockControl,
+    ).toBe(true);
+  });
+
+  it('the README documents every variable the service reads', () => {
+    const source = readFileSync(new URL('./app-config.ts', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const variables = [...source.matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]);
+    expect(variables.length).toBeGreaterThanOrEqual(19);
+    const rows = readme.split('\n').filter((l) => l.startsWith('| `'));
+    for (const v of new Set(variables)) {
+      expect([v, rows.some((r) => r.startsWith(`| \`${v}\``))]).toEqual([v, true]);
+    }
+  });
+});

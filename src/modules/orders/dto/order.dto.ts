@@ -1,0 +1,184 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, Matches } from 'class-validator';
+import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+
+export class FillDto {
+  @ApiProperty({ example: 'fil_01jd3x0000000000abcd' })
+  id: string;
+
+  @ApiProperty({ type: 'integer', description: "Fill price in the order's own side, cents" })
+  price: number;
+
+  @ApiProperty({ type: 'integer', description: 'YES-terms price of the trade, cents' })
+  yes_price: number;
+
+  @ApiProperty({ type: 'integer' })
+  quantity: number;
+
+  @ApiProperty({ enum: ['MAKER', 'TAKER'] })
+  liquidity: 'MAKER' | 'TAKER';
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+}
+
+export class OrderDto {
+  @ApiProperty({ example: 'ord_01jd3x0000000000abcd' })
+  id: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  client_order_id: string | null;
+
+  @ApiProperty()
+  market_id: string;
+
+  @ApiProperty({ enum: ['BUY', 'SELL'] })
+  action: 'BUY' | 'SELL';
+
+  @ApiProperty({ enum: ['YES', 'NO'] })
+  side: 'YES' | 'NO';
+
+  @ApiProperty({ enum: ['LIMIT', 'MARKET'] })
+  type: 'LIMIT' | 'MARKET';
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "Limit price in the order's own side; null for MARKET",
+  })
+  price: number | null;
+
+  @ApiProperty({ type: 'integer' })
+  quantity: number;
+
+  @ApiProperty({ type: 'integer' })
+  filled_quantity: number;
+
+  @ApiProperty({ type: 'integer' })
+  remaining_quantity: number;
+
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    description:
+      "Average fill price in the order's own side (cents; may be fractional); null if unfilled",
+  })
+  average_fill_price: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    description: "Sum of fill price x quantity in the order's own side, cents",
+  })
+  filled_cost_cents: number;
+
+  @ApiProperty({ enum: ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'] })
+  status: string;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    enum: ['USER', 'CANCEL_ALL', 'CANCEL_ON_DISCONNECT', 'MARKET_RESOLVED', 'ACCOUNT_RESET'],
+  })
+  cancel_reason: string | null;
+
+  @ApiProperty({ enum: ['GTC', 'IOC', 'FOK'] })
+  time_in_force: string;
+
+  @ApiProperty()
+  post_only: boolean;
+
+  @ApiProperty({ enum: ['live', 'test'] })
+  environment: 'live' | 'test';
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updated_at: string;
+
+  @ApiProperty({ type: [FillDto] })
+  fills: FillDto[];
+}
+
+export class OrderPageDto {
+  @ApiProperty({ type: [OrderDto] })
+  data: OrderDto[];
+
+  @ApiProperty({ type: 'string', nullable: true })
+  next_cursor: string | null;
+}
+
+export class ListOrdersQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'] })
+  @IsOptional()
+  @IsIn(['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'])
+  status?: string;
+
+  @ApiPropertyOptional({ description: 'Market id (mkt_...)' })
+  @IsOptional()
+  @Matches(/^mkt_[a-z0-9]{1,36}$/, { message: 'market_id must be a market id (mkt_...)' })
+  market_id?: string;
+}
+
+export class BatchLegResultDto {
+  @ApiProperty({ type: 'integer' })
+  index: number;
+
+  @ApiProperty({ type: 'integer', description: 'HTTP status this leg would have had on its own' })
+  status: number;
+
+  @ApiPropertyOptional({ type: OrderDto })
+  order?: OrderDto;
+
+  @ApiPropertyOptional({
+    description: 'The error body of a failed leg',
+    type: 'object',
+    additionalProperties: true,
+  })
+  error?: Record<string, unknown>;
+}
+
+export class BatchResultDto {
+  @ApiProperty({ type: [BatchLegResultDto] })
+  results: BatchLegResultDto[];
+}
+
+export class CancelResultDto {
+  @ApiProperty({ type: 'integer' })
+  cancelled: number;
+}
+
+export class QuoteDto {
+  @ApiProperty({ type: 'integer' })
+  filled_quantity: number;
+
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    description: 'Own-side average price, cents; may be fractional',
+  })
+  average_price: number | null;
+
+  @ApiProperty({ type: 'integer', description: 'Own-side notional of the fill, cents' })
+  cost_cents: number;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "Change of the caller's balance with netting, cents",
+  })
+  cash_delta_cents: number | null;
+
+  @ApiProperty({ description: 'Whether the whole quantity would fill now' })
+  fully_filled: boolean;
+
+  @ApiProperty({
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: { price: { type: 'integer' }, quantity: { type: 'integer' } },
+    },
+    description: 'Levels walked: own-side price and quantity taken at each',
+  })
+  levels: { price: number; quantity: number }[];
+}

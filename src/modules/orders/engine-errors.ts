@@ -1,0 +1,51 @@
+import type { Failure } from '../../engine/index.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+
+/** Engine result codes as API errors: the one mapping from the engine's codes to HTTP. */
+export function fromEngine(
+  f: Failure,
+  ids: { marketId?: string; orderId?: string } = {},
+): DomainError {
+  switch (f.code) {
+    case 'INSUFFICIENT_FUNDS':
+      return new DomainError('INSUFFICIENT_FUNDS', `Insufficient available balance: ${f.message}`);
+    case 'MARKET_NOT_OPEN':
+    case 'MARKET_ALREADY_RESOLVED':
+      return new DomainError('MARKET_NOT_OPEN', `The market is not open for trading`, {
+        market_id: ids.marketId ?? null,
+      });
+    case 'UNKNOWN_MARKET':
+      return new DomainError('NOT_FOUND', `No market ${ids.marketId ?? ''}`.trim(), {
+        market_id: ids.marketId ?? null,
+      });
+    case 'UNKNOWN_ORDER':
+      return new DomainError('NOT_FOUND', `No order ${ids.orderId ?? ''}`.trim(), {
+        order_id: ids.orderId ?? null,
+      });
+    case 'ORDER_NOT_OPEN':
+      return new DomainError('ORDER_NOT_OPEN', `The order is no longer open (${f.message})`, {
+        order_id: ids.orderId ?? null,
+      });
+    case 'POST_ONLY_WOULD_CROSS':
+      return new DomainError(
+        'POST_ONLY_WOULD_CROSS',
+        'A post-only order would take liquidity; nothing was placed',
+      );
+    case 'AMEND_NO_CHANGE':
+      return new DomainError(
+        'AMEND_NO_CHANGE',
+        'The amend changes nothing: send a new price or quantity',
+      );
+    case 'INVALID_ORDER':
+    case 'INVALID_AMOUNT':
+      return new DomainError('VALIDATION_FAILED', `Invalid request: ${f.message}`, {
+        fields: [{ field: 'body', message: f.message }],
+      });
+    case 'UNKNOWN_ACCOUNT':
+    case 'INVALID_STATE':
+    case 'DUPLICATE_ACCOUNT':
+    case 'DUPLICATE_MARKET':
+    case 'DUPLICATE_ORDER':
+      return new DomainError('INTERNAL', 'Internal error');
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * JSON schemas of the order request bodies. Fastify compiles them once and validates on the hot
+ * path (class-validator costs too much per order here); the same objects document the bodies in
+ * the OpenAPI contract. Cross-field rules (LIMIT needs a price, MARKET has none) are checked in the
+ * service so their messages stay clear.
+ */
+export const ORDER_ID_PATTERN = '^ord_[a-z0-9]{1,40}$';
+export const MARKET_ID_PATTERN = '^mkt_[a-z0-9]{1,36}$';
+
+export const PLACE_ORDER_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['market_id', 'action', 'side', 'type', 'quantity'],
+  properties: {
+    market_id: { type: 'string', pattern: MARKET_ID_PATTERN, description: 'Market id (mkt_...)' },
+    action: { type: 'string', enum: ['BUY', 'SELL'] },
+    side: { type: 'string', enum: ['YES', 'NO'] },
+    type: { type: 'string', enum: ['LIMIT', 'MARKET'] },
+    price: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 99,
+      description:
+        "LIMIT only: cents 1..99 in the order's own side (a BUY NO at 30 rests as a YES ask at 70)",
+    },
+    quantity: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000_000,
+      description: 'Contracts (capped by ORDER_MAX_QUANTITY)',
+    },
+    time_in_force: {
+      type: 'string',
+      enum: ['GTC', 'IOC', 'FOK'],
+      description: 'Default GTC for LIMIT; MARKET is IOC (or FOK)',
+    },
+    post_only: {
+      type: 'boolean',
+      description: 'LIMIT GTC only: refused (POST_ONLY_WOULD_CROSS) if it would take liquidity',
+    },
+    client_order_id: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9._:-]{1,64}$',
+      description: 'Your reference; unique per API key among open orders',
+    },
+  },
+} as const;
+
+export const BATCH_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['orders'],
+  properties: {
+    orders: { type: 'array', minItems: 1, maxItems: 20, items: PLACE_ORDER_SCHEMA },
+  },
+} as const;
+
+export const AMEND_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    price: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 99,
+      description: "New limit price in the order's own side",
+    },
+    quantity: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000_000,
+      description:
+        'New total quantity (more than what has filled). Lower keeps priority; higher re-queues.',
+    },
+  },
+} as const;
+
+export const CANCEL_ALL_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { market_id: { type: 'string', pattern: MARKET_ID_PATTERN } },
+} as const;
+
+export const CANCEL_BATCH_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['order_ids'],
+  properties: {
+    order_ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      uniqueItems: true,
+      items: { type: 'string', maxLength: 60 },
+    },
+  },
+} as const;
+
+export interface PlaceOrderBody {
+  market_id: string;
+  action: 'BUY' | 'SELL';
+  side: 'YES' | 'NO';
+  type: 'LIMIT' | 'MARKET';
+  price?: number;
+  quantity: number;
+  time_in_force?: 'GTC' | 'IOC' | 'FOK';
+  post_only?: boolean;
+  client_order_id?: string;
+}
+
+export interface AmendBody {
+  price?: number;
+  quantity?: number;
+}

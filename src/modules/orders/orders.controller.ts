@@ -1,0 +1,202 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { RouteSchema } from '@nestjs/platform-fastify';
+import { ApiBody, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import { Cred } from '../../common/http/credential.decorator.js';
+import type { Credential } from '../../common/http/request-context.js';
+import {
+  BatchResultDto,
+  CancelResultDto,
+  ListOrdersQueryDto,
+  OrderDto,
+  OrderPageDto,
+  QuoteDto,
+} from './dto/order.dto.js';
+import { OrderExportService } from './order-export.service.js';
+import {
+  AMEND_SCHEMA,
+  BATCH_SCHEMA,
+  CANCEL_ALL_SCHEMA,
+  CANCEL_BATCH_SCHEMA,
+  PLACE_ORDER_SCHEMA,
+  type AmendBody,
+  type PlaceOrderBody,
+} from './order-schemas.js';
+import { OrdersService } from './orders.service.js';
+
+const ORDER_ERRORS = [400, 404, 409, 422];
+
+@ApiTags('Orders')
+@Controller('orders')
+export class OrdersController {
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly exporter: OrderExportService,
+  ) {}
+
+  @Post()
+  @RouteSchema({ body: PLACE_ORDER_SCHEMA })
+  @ApiBody({ schema: PLACE_ORDER_SCHEMA as unknown as Record<string, unknown> })
+  @Endpoint({
+    summary: 'Place an order',
+    description:
+      'LIMIT needs price (1..99, own side); MARKET has none and is IOC (or FOK). The order, its fills, the position and ledger changes are committed before the answer. Test keys trade on the paper engine.',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 60,
+    status: 201,
+    type: OrderDto,
+    errors: ORDER_ERRORS,
+  })
+  place(@Cred() c: Credential, @Body() body: PlaceOrderBody): OrderDto {
+    return this.orders.place(c, body);
+  }
+
+  @Post('batch')
+  @RouteSchema({ body: BATCH_SCHEMA })
+  @ApiBody({ schema: BATCH_SCHEMA as unknown as Record<string, unknown> })
+  @Endpoint({
+    summary: 'Place up to 20 orders (legs) in one request',
+    description:
+      'Each leg is charged against the per-IP orders ceiling before any leg runs; if the ceiling cannot take them all, nothing is placed and the answer is 429. Legs run in order; a leg failing a business rule does not undo the others (see each result).',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 10,
+    ipCharge: 'legs',
+    status: 200,
+    type: BatchResultDto,
+    errors: [400],
+  })
+  batch(
+    @Cred() c: Credential,
+    @Body() body: { orders: PlaceOrderBody[] },
+    @Req() req: FastifyRequest,
+  ): BatchResultDto {
+    return { results: this.orders.batch(c, body.orders, String(req.id)) };
+  }
+
+  @Post('quote')
+  @RouteSchema({ body: PLACE_ORDER_SCHEMA })
+  @ApiBody({ schema: PLACE_ORDER_SCHEMA as unknown as Record<string, unknown> })
+  @Endpoint({
+    summary: 'Price an order without placing it (read-only)',
+    auth: 'key',
+    scopes: ['orders:read'],
+    routeLimitPerMinute: 120,
+    status: 200,
+    type: QuoteDto,
+    errors: ORDER_ERRORS,
+  })
+  quote(@Cred() c: Credential, @Body() body: PlaceOrderBody): QuoteDto {
+    return this.orders.quote(c, body);
+  }
+
+  @Post('cancel-all')
+  @RouteSchema({ body: CANCEL_ALL_SCHEMA })
+  @ApiBody({ schema: CANCEL_ALL_SCHEMA as unknown as Record<string, unknown>, required: false })
+  @Endpoint({
+    summary: 'Cancel all your open orders (optionally in one market)',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 60,
+    status: 200,
+    type: CancelResultDto,
+    errors: [400, 404],
+  })
+  cancelAll(
+    @Cred() c: Credential,
+    @Body() body: { market_id?: string } | undefined,
+  ): CancelResultDto {
+    return { cancelled: this.orders.cancelAll(c, body?.market_id) };
+  }
+
+  @Post('cancel-batch')
+  @RouteSchema({ body: CANCEL_BATCH_SCHEMA })
+  @ApiBody({ schema: CANCEL_BATCH_SCHEMA as unknown as Record<string, unknown> })
+  @Endpoint({
+    summary: 'Cancel several orders; each id gets its own result',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 60,
+    status: 200,
+    type: BatchResultDto,
+    errors: [400],
+  })
+  cancelBatch(
+    @Cred() c: Credential,
+    @Body() body: { order_ids: string[] },
+    @Req() req: FastifyRequest,
+  ): BatchResultDto {
+    return { results: this.orders.cancelBatch(c, body.order_ids, String(req.id)) };
+  }
+
+  @Get()
+  @Endpoint({
+    summary: 'List your orders, newest first (cursor pagination)',
+    auth: 'key',
+    scopes: ['orders:read'],
+    type: OrderPageDto,
+    errors: [400],
+  })
+  list(@Cred() c: Credential, @Query() q: ListOrdersQueryDto): OrderPageDto {
+    return this.orders.list(c, q);
+  }
+
+  @Get('export')
+  @Endpoint({
+    summary: 'Export all your orders as CSV (streamed)',
+    description:
+      'text/csv, a header row then one order a row, oldest first; streamed in constant memory whatever the count. Refused with EXPORT_TOO_LARGE above EXPORT_MAX_ROWS.',
+    auth: 'key',
+    scopes: ['orders:read'],
+    routeLimitPerMinute: 6,
+    responseDescription: 'CSV (text/csv)',
+    errors: [422],
+  })
+  export(@Cred() c: Credential, @Res() reply: FastifyReply): void {
+    this.exporter.stream(c, reply);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get one of your orders with its fills',
+    auth: 'key',
+    scopes: ['orders:read'],
+    type: OrderDto,
+    errors: [404],
+  })
+  get(@Cred() c: Credential, @Param('id') id: string): OrderDto {
+    return this.orders.get(c, id);
+  }
+
+  @Patch(':id')
+  @RouteSchema({ body: AMEND_SCHEMA })
+  @ApiBody({ schema: AMEND_SCHEMA as unknown as Record<string, unknown> })
+  @Endpoint({
+    summary: 'Amend an open order',
+    description:
+      'Lowering quantity keeps time priority; a new price or a larger quantity re-queues the order.',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 120,
+    type: OrderDto,
+    errors: ORDER_ERRORS,
+  })
+  amend(@Cred() c: Credential, @Param('id') id: string, @Body() body: AmendBody): OrderDto {
+    return this.orders.amend(c, id, body);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Cancel an open order',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 120,
+    type: OrderDto,
+    errors: [404, 409],
+  })
+  cancel(@Cred() c: Credential, @Param('id') id: string): OrderDto {
+    return this.orders.cancel(c, id);
+  }
+}

@@ -1,0 +1,331 @@
+import { Injectable } from '@nestjs/common';
+import type { OrderSnapshot, TradeEvent, EngineEvent } from '../../engine/index.js';
+import type { Environment } from '../../common/environment.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { ConfigService } from '../../config/config.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import type { EngineRuntime } from '../trading/engine-runtime.js';
+import type { OrderRow, TradeRow } from '../trading/trading.repository.js';
+import type {
+  BatchLegResultDto,
+  FillDto,
+  ListOrdersQueryDto,
+  OrderDto,
+  QuoteDto,
+} from './dto/order.dto.js';
+import { fromEngine } from './engine-errors.js';
+import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
+import { mapError } from '../../common/errors/error-mapper.js';
+
+const ORDER_ID = /^ord_[a-z0-9]{1,40}$/;
+
+/** The engine's reason for a by-key cancel is the cancel-on-disconnect of CONTRACT.md. */
+function cancelReason(r: string | null): string | null {
+  return r === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : r;
+}
+
+/**
+ * Order use cases: each validates, runs one engine command through the environment's runtime
+ * (which commits the events before returning) and answers from the engine's snapshot.
+ */
+@Injectable()
+export class OrdersService {
+  constructor(
+    private readonly engines: EngineRegistry,
+    private readonly config: ConfigService,
+  ) {}
+
+  runtimeFor(c: Credential): EngineRuntime {
+    const rt = this.engines.get(c.environment);
+    const start = c.environment === 'test' ? this.config.values.sandboxStartingBalanceCents : 0;
+    rt.ensureAccount(c.userId, start);
+    return rt;
+  }
+
+  place(c: Credential, body: PlaceOrderBody): OrderDto {
+    const rt = this.runtimeFor(c);
+    this.check(rt, c, body);
+    const r = rt.run((e) =>
+      e.placeOrder({
+        accountId: c.userId,
+        marketId: body.market_id,
+        action: body.action,
+        side: body.side,
+        type: body.type,
+        price: body.price ?? null,
+        quantity: body.quantity,
+        timeInForce: body.time_in_force,
+        postOnly: body.post_only,
+        tag: c.keyId,
+        clientOrderId: body.client_order_id ?? null,
+      }),
+    );
+    if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
+    return toDto(r.order, c.environment, fillsFromEvents(r.order, r.events));
+  }
+
+  /** Legs run in order; one leg's business failure does not undo the others. */
+  batch(c: Credential, legs: PlaceOrderBody[], requestId: string): BatchLegResultDto[] {
+    return legs.map((leg, index) => {
+      try {
+        return { index, status: 201, order: this.place(c, leg) };
+      } catch (err) {
+        const mapped = mapError(err, requestId);
+        return { index, status: mapped.status, error: mapped.body.error };
+      }
+    });
+  }
+
+  quote(c: Credential, body: PlaceOrderBody): QuoteDto {
+    const rt = this.runtimeFor(c);
+    this.shape(body);
+    const r = rt.engine.quote({
+      accountId: c.userId,
+      marketId: body.market_id,
+      action: body.action,
+      side: body.side,
+      type: body.type,
+      price: body.price ?? null,
+      quantity: body.quantity,
+      timeInForce: body.time_in_force,
+      postOnly: body.post_only,
+    });
+    if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
+    const q = r.quote;
+    return {
+      filled_quantity: q.filledQuantity,
+      average_price: q.averagePrice,
+      cost_cents: q.cost,
+      cash_delta_cents: q.cashDelta,
+      fully_filled: q.fullyFilled,
+      levels: q.levels.map((l) => ({ price: l.price, quantity: l.quantity })),
+    };
+  }
+
+  amend(c: Credential, orderId: string, body: AmendBody): OrderDto {
+    const rt = this.runtimeFor(c);
+    this.assertOrderId(orderId);
+    if (body.price === undefined && body.quantity === undefined) {
+      throw new DomainError(
+        'AMEND_NO_CHANGE',
+        'The amend changes nothing: send a new price or quantity',
+      );
+    }
+    if (body.quantity !== undefined && body.quantity > this.config.values.orderMaxQuantity) {
+      throw this.quantityLimit();
+    }
+    const r = rt.run((e) =>
+      e.amendOrder(orderId, { price: body.price, quantity: body.quantity }, c.userId),
+    );
+    if (!r.ok) throw fromEngine(r, { orderId });
+    return this.withStoredFills(rt, r.order, c.environment);
+  }
+
+  cancel(c: Credential, orderId: string): OrderDto {
+    const rt = this.runtimeFor(c);
+    this.assertOrderId(orderId);
+    const r = rt.run((e) => e.cancelOrder(orderId, c.userId));
+    if (!r.ok) throw fromEngine(r, { orderId });
+    return this.withStoredFills(rt, r.order, c.environment);
+  }
+
+  cancelAll(c: Credential, marketId: string | undefined): number {
+    const rt = this.runtimeFor(c);
+    const r = rt.run((e) => e.cancelAll(c.userId, marketId));
+    if (!r.ok) throw fromEngine(r, { marketId });
+    return r.cancelled;
+  }
+
+  /** Each id gets its own result; ids are unique (checked by the schema). */
+  cancelBatch(c: Credential, ids: string[], requestId: string): BatchLegResultDto[] {
+    return ids.map((id, index) => {
+      try {
+        return { index, status: 200, order: this.cancel(c, id) };
+      } catch (err) {
+        const mapped = mapError(err, requestId);
+        return { index, status: mapped.status, error: mapped.body.error };
+      }
+    });
+  }
+
+  get(c: Credential, orderId: string): OrderDto {
+    const rt = this.engines.get(c.environment);
+    this.assertOrderId(orderId);
+    const row = rt.repo.orderById(orderId);
+    if (row === undefined || row.user_id !== c.userId) {
+      throw new DomainError('NOT_FOUND', `No order ${orderId}`, { order_id: orderId });
+    }
+    return rowToDto(row, c.environment, rt.repo.tradesOfOrder(orderId));
+  }
+
+  list(c: Credential, q: ListOrdersQueryDto): Page<OrderDto> {
+    const rt = this.engines.get(c.environment);
+    const limit = q.limit ?? 50;
+    const beforeId = q.cursor === undefined ? undefined : String(decodeCursor(q.cursor, 1)[0]);
+    const rows = rt.repo.listOrders(c.userId, {
+      status: q.status,
+      marketId: q.market_id,
+      beforeId,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map((r) => rowToDto(r, c.environment, rt.repo.tradesOfOrder(r.id))),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
+  }
+
+  /** Cross-field rules and the service's caps, before the engine sees the order. */
+  private check(rt: EngineRuntime, c: Credential, body: PlaceOrderBody): void {
+    this.shape(body);
+    if (body.quantity > this.config.values.orderMaxQuantity) throw this.quantityLimit();
+    if (c.keyId !== null) {
+      if (rt.index.openCount(c.keyId) >= this.config.values.maxOpenOrdersPerKey) {
+        throw new DomainError(
+          'OPEN_ORDERS_LIMIT',
+          `This key has ${this.config.values.maxOpenOrdersPerKey} open orders, the most allowed; cancel some first`,
+          { limit: this.config.values.maxOpenOrdersPerKey },
+        );
+      }
+    }
+    if (body.client_order_id !== undefined && c.keyId !== null) {
+      const existing = rt.index.orderForClientId(c.keyId, body.client_order_id);
+      if (existing !== undefined) {
+        throw new DomainError(
+          'DUPLICATE_CLIENT_ORDER_ID',
+          `client_order_id ${body.client_order_id} is already used by open order ${existing}`,
+          { client_order_id: body.client_order_id, order_id: existing },
+        );
+      }
+    }
+  }
+
+  private shape(body: PlaceOrderBody): void {
+    if (body.type === 'LIMIT' && body.price === undefined) {
+      throw validationFailed([{ field: 'price', message: 'price is required for a LIMIT order' }]);
+    }
+    if (body.type === 'MARKET' && body.price !== undefined) {
+      throw validationFailed([{ field: 'price', message: 'a MARKET order takes no price' }]);
+    }
+    if (body.type === 'MARKET' && body.time_in_force === 'GTC') {
+      throw validationFailed([{ field: 'time_in_force', message: 'a MARKET order is IOC or FOK' }]);
+    }
+    if (
+      body.post_only === true &&
+      (body.type !== 'LIMIT' || (body.time_in_force ?? 'GTC') !== 'GTC')
+    ) {
+      throw validationFailed([
+        { field: 'post_only', message: 'post_only needs a LIMIT GTC order' },
+      ]);
+    }
+  }
+
+  private quantityLimit(): DomainError {
+    const max = this.config.values.orderMaxQuantity;
+    return new DomainError(
+      'ORDER_QUANTITY_LIMIT',
+      `quantity is above the per-order maximum of ${max}`,
+      { max_quantity: max },
+    );
+  }
+
+  private assertOrderId(id: string): void {
+    if (!ORDER_ID.test(id)) throw new DomainError('NOT_FOUND', `No order ${id}`, { order_id: id });
+  }
+
+  private withStoredFills(rt: EngineRuntime, o: OrderSnapshot, env: Environment): OrderDto {
+    return toDto(
+      o,
+      env,
+      rt.repo.tradesOfOrder(o.id).map((t) => tradeToFill(t, o.id, o.side)),
+    );
+  }
+}
+
+function ownPrice(yesPrice: number, side: 'YES' | 'NO'): number {
+  return side === 'YES' ? yesPrice : 100 - yesPrice;
+}
+
+function fillsFromEvents(o: OrderSnapshot, events: readonly EngineEvent[]): FillDto[] {
+  const fills: FillDto[] = [];
+  for (const e of events) {
+    if (e.type !== 'trade' || (e.takerOrderId !== o.id && e.makerOrderId !== o.id)) continue;
+    fills.push(tradeEventToFill(e, o));
+  }
+  return fills;
+}
+
+function tradeEventToFill(t: TradeEvent, o: OrderSnapshot): FillDto {
+  return {
+    id: t.id,
+    price: ownPrice(t.price, o.side),
+    yes_price: t.price,
+    quantity: t.quantity,
+    liquidity: t.makerOrderId === o.id ? 'MAKER' : 'TAKER',
+    created_at: new Date(t.timestamp).toISOString(),
+  };
+}
+
+function tradeToFill(t: TradeRow, orderId: string, side: 'YES' | 'NO'): FillDto {
+  return {
+    id: t.id,
+    price: ownPrice(t.price, side),
+    yes_price: t.price,
+    quantity: t.quantity,
+    liquidity: t.maker_order_id === orderId ? 'MAKER' : 'TAKER',
+    created_at: t.created_at,
+  };
+}
+
+export function toDto(o: OrderSnapshot, env: Environment, fills: FillDto[]): OrderDto {
+  return {
+    id: o.id,
+    client_order_id: o.clientOrderId,
+    market_id: o.marketId,
+    action: o.action,
+    side: o.side,
+    type: o.type,
+    price: o.price,
+    quantity: o.quantity,
+    filled_quantity: o.filledQuantity,
+    remaining_quantity: o.remainingQuantity,
+    average_fill_price: o.averageFillPrice,
+    filled_cost_cents: o.fillCost,
+    status: o.status,
+    cancel_reason: cancelReason(o.cancelReason),
+    time_in_force: o.timeInForce,
+    post_only: o.postOnly,
+    environment: env,
+    created_at: new Date(o.createdAt).toISOString(),
+    updated_at: new Date(o.updatedAt).toISOString(),
+    fills,
+  };
+}
+
+export function rowToDto(r: OrderRow, env: Environment, trades: TradeRow[]): OrderDto {
+  const open = r.status === 'OPEN' || r.status === 'PARTIALLY_FILLED';
+  return {
+    id: r.id,
+    client_order_id: r.client_order_id,
+    market_id: r.market_id,
+    action: r.action,
+    side: r.side,
+    type: r.type,
+    price: r.price,
+    quantity: r.quantity,
+    filled_quantity: r.filled_quantity,
+    remaining_quantity: open ? r.quantity - r.filled_quantity : 0,
+    average_fill_price: r.filled_quantity > 0 ? r.fill_cost / r.filled_quantity : null,
+    filled_cost_cents: r.fill_cost,
+    status: r.status,
+    cancel_reason: cancelReason(r.cancel_reason),
+    time_in_force: r.time_in_force,
+    post_only: r.post_only === 1,
+    environment: env,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    fills: trades.map((t) => tradeToFill(t, r.id, r.side)),
+  };
+}

@@ -1,0 +1,76 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock/clock.js';
+import type { Environment } from '../../common/environment.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { ConfigService } from '../../config/config.service.js';
+import { ENGINE_DB } from '../../database/databases.js';
+import { EngineRuntime, HOUSE_ACCOUNT } from './engine-runtime.js';
+import { EventBus } from './event-bus.js';
+import { TradingRepository } from './trading.repository.js';
+
+/** The two engines, one per environment, each over its own database. */
+@Injectable()
+export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly runtimes = new Map<Environment, EngineRuntime>();
+
+  constructor(
+    @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
+    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly bus: EventBus,
+    private readonly config: ConfigService,
+  ) {}
+
+  /** At bootstrap: migrations ran and seeds loaded (module init), so the books can be rebuilt. */
+  onApplicationBootstrap(): void {
+    const c = this.config.values;
+    // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
+    const engineIds = { next: (prefix: string) => this.ids.next(prefix.replace(/_$/, '')) };
+    for (const env of ['live', 'test'] as const) {
+      const ds = env === 'live' ? this.live : this.paper;
+      const db = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+      const repo = new TradingRepository(db, env, HOUSE_ACCOUNT, () => this.ids.next('txn'));
+      const feed =
+        env === 'test'
+          ? {
+              seed: c.sandboxFeedSeed,
+              intervalMs: c.sandboxFeedIntervalMs,
+              levels: 5,
+              size: 100,
+              refill: 25,
+            }
+          : null;
+      const runtime = new EngineRuntime(
+        env,
+        repo,
+        this.clock,
+        engineIds,
+        this.bus,
+        new Logger(`Engine:${env}`),
+        feed,
+      );
+      this.runtimes.set(env, runtime);
+    }
+    if (c.sandboxEnabled) this.runtimes.get('test')!.startFeed();
+  }
+
+  get(env: Environment): EngineRuntime {
+    const r = this.runtimes.get(env);
+    if (r === undefined) throw new Error(`engine ${env} not started`);
+    return r;
+  }
+
+  /** Stops the feed before the databases close (graceful shutdown). */
+  onModuleDestroy(): void {
+    for (const r of this.runtimes.values()) r.stop();
+  }
+}

@@ -1,0 +1,223 @@
+import type { Logger } from '@nestjs/common';
+import {
+  HouseMarketMaker,
+  MatchingEngine,
+  PriceFeed,
+  type EngineEvent,
+  type Failure,
+  type Result,
+  type Success,
+} from '../../engine/index.js';
+import type { Clock } from '../../common/clock/clock.js';
+import type { Environment } from '../../common/environment.js';
+import type { EventBus } from './event-bus.js';
+import { OpenOrderIndex } from './open-order-index.js';
+import type { TradingRepository } from './trading.repository.js';
+
+export const HOUSE_ACCOUNT = 'house';
+/** The house's bankroll: large enough that its quotes never run out of cash. */
+const HOUSE_BALANCE = 1_000_000_000_000;
+
+export interface FeedSettings {
+  seed: number;
+  intervalMs: number;
+  levels: number;
+  size: number;
+  refill: number;
+}
+
+/**
+ * One environment's engine with its database: runs a command, commits its events in one SQLite
+ * transaction, then publishes them. The database is the record: if a commit fails, the engine is
+ * rebuilt from it, so memory never runs ahead of what was stored. The paper runtime also runs the
+ * price feed and the house market maker through the same path.
+ */
+export class EngineRuntime {
+  engine: MatchingEngine;
+  /** Open orders by API key (client_order_id uniqueness, per-key cap). */
+  index = new OpenOrderIndex();
+  private feed: PriceFeed | null = null;
+  private house: HouseMarketMaker | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly environment: Environment,
+    readonly repo: TradingRepository,
+    private readonly clock: Clock,
+    private readonly ids: { next(prefix: string): string },
+    private readonly bus: EventBus,
+    private readonly log: Logger,
+    private readonly feedSettings: FeedSettings | null,
+  ) {
+    this.engine = this.restore();
+  }
+
+  /**
+   * Runs one engine command. On success its events are committed before this returns, then
+   * published; on a business failure nothing changed and nothing is written.
+   */
+  run<T extends object>(command: (engine: MatchingEngine) => Result<T>): Success<T> | Failure {
+    const result = command(this.engine);
+    if (!result.ok) return result;
+    this.commit(result.events);
+    return result;
+  }
+
+  /** Commits and publishes events produced outside `run` (several commands in one unit). */
+  commit(events: readonly EngineEvent[]): void {
+    if (events.length === 0) return;
+    const now = this.clock.now();
+    try {
+      this.repo.transaction(() => this.repo.apply(events, now));
+    } catch (err) {
+      this.log.error(
+        `commit failed in the ${this.environment} engine, rebuilding from the database`,
+      );
+      this.engine = this.restore();
+      throw err;
+    }
+    this.index.apply(events);
+    this.bus.publish({ environment: this.environment, events, committedAt: now });
+  }
+
+  /** Opens a trading account on first use (paper accounts start funded). */
+  ensureAccount(userId: string, startingBalance: number): void {
+    if (this.engine.getAccount(userId) !== undefined) return;
+    const created = this.engine.createAccount(userId);
+    if (!created.ok) return;
+    const events = [...created.events];
+    if (startingBalance > 0) {
+      const funded = this.engine.deposit(userId, startingBalance, 'starting-balance');
+      if (funded.ok) events.push(...funded.events);
+    }
+    this.commit(events);
+  }
+
+  /** Starts the paper price feed; each tick moves every reference and re-quotes the house. */
+  startFeed(): void {
+    if (this.feedSettings === null || this.feedSettings.intervalMs <= 0 || this.timer !== null)
+      return;
+    this.timer = setInterval(() => this.tick(), this.feedSettings.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One feed step: references move, the house re-quotes every open market. */
+  tick(): void {
+    if (this.feed === null || this.house === null) return;
+    const refs = this.feed.tick();
+    this.commit(this.house.tick(refs).events);
+  }
+
+  /** Sandbox control: moves a market's reference and re-quotes it at once. */
+  setReference(marketId: string, price: number): boolean {
+    if (this.feed === null || this.house === null || !this.feed.setReference(marketId, price))
+      return false;
+    this.commit(this.house.requote(marketId, price).events);
+    return true;
+  }
+
+  reference(marketId: string): number | null {
+    return this.feed?.reference(marketId) ?? null;
+  }
+
+  /** Withdraws the house's quotes of a market (before it resolves or halts). */
+  withdrawHouse(marketId: string): void {
+    if (this.house !== null) this.commit(this.house.withdraw(marketId));
+  }
+
+  /** Builds an engine from the database: markets, accounts, positions, resting orders. */
+  private restore(): MatchingEngine {
+    const engine = new MatchingEngine({ clock: this.clock, ids: this.ids });
+    const state = this.repo.loadForRestore();
+    this.index = new OpenOrderIndex();
+    for (const m of state.markets) {
+      // A resolved market is kept CLOSED in the engine: orders on it answer MARKET_NOT_OPEN.
+      const status = m.status === 'RESOLVED' ? 'CLOSED' : m.status;
+      engine.addMarket(m.id, { status, lastPrice: m.last_price, volume: m.volume });
+    }
+    for (const a of state.accounts) engine.restoreAccount(a.user_id, a.balance_cents);
+    for (const p of state.positions) {
+      engine.restorePosition(p.user_id, p.market_id, {
+        yes: p.yes_qty,
+        no: p.no_qty,
+        yesCost: p.yes_cost,
+        noCost: p.no_cost,
+        realizedPnl: p.realized_pnl,
+      });
+    }
+    for (const o of state.openOrders) {
+      const r = engine.restoreOrder({
+        id: o.id,
+        accountId: o.user_id,
+        marketId: o.market_id,
+        tag: o.key_id,
+        clientOrderId: o.client_order_id,
+        action: o.action,
+        side: o.side,
+        price: o.price ?? 0,
+        quantity: o.quantity,
+        filledQuantity: o.filled_quantity,
+        fillCost: o.fill_cost,
+        postOnly: o.post_only === 1,
+        createdAt: Date.parse(o.created_at),
+        updatedAt: Date.parse(o.updated_at),
+        sequence: o.sequence,
+      });
+      if (!r.ok) this.log.error(`order ${o.id} could not be restored: ${r.code} ${r.message}`);
+      else
+        this.index.add({
+          id: o.id,
+          accountId: o.user_id,
+          tag: o.key_id,
+          clientOrderId: o.client_order_id,
+        });
+    }
+    const done = engine.completeRestore();
+    if (done.ok && done.underfundedAccounts.length > 0) {
+      this.log.warn(
+        `restored accounts below their reservations: ${done.underfundedAccounts.join(', ')}`,
+      );
+    }
+    if (this.feedSettings !== null) this.startHouse(engine, state.markets);
+    this.log.log(
+      `${this.environment} engine restored: ${state.markets.length} markets, ${state.accounts.length} accounts, ${state.openOrders.length} resting orders`,
+    );
+    return engine;
+  }
+
+  private startHouse(
+    engine: MatchingEngine,
+    markets: { id: string; status: string; reference_price: number; last_price: number | null }[],
+  ): void {
+    const s = this.feedSettings!;
+    if (engine.getAccount(HOUSE_ACCOUNT) === undefined) {
+      const created = engine.createAccount(HOUSE_ACCOUNT, HOUSE_BALANCE);
+      if (created.ok)
+        this.repo.transaction(() => this.repo.apply(created.events, this.clock.now()));
+    }
+    this.feed = new PriceFeed({ seed: s.seed });
+    this.house = new HouseMarketMaker(engine, {
+      accountId: HOUSE_ACCOUNT,
+      levels: s.levels,
+      size: s.size,
+      refill: s.refill,
+      tag: HOUSE_ACCOUNT,
+    });
+    const refs = new Map<string, number>();
+    for (const m of markets) {
+      if (m.status !== 'OPEN') continue;
+      const start = m.last_price ?? m.reference_price;
+      this.feed.addMarket(m.id, start);
+      refs.set(m.id, start);
+    }
+    // Quote at once, so a fresh start has liquidity before the first tick.
+    const events: EngineEvent[] = [];
+    for (const [id, price] of refs) events.push(...this.house.requote(id, price).events);
+    if (events.length > 0) this.repo.transaction(() => this.repo.apply(events, this.clock.now()));
+  }
+}

@@ -1,0 +1,31 @@
+import { Subject, type Observable } from 'rxjs';
+import type { EngineEvent } from '../../engine/index.js';
+import type { Environment } from '../../common/environment.js';
+
+/** A batch of engine events, published once its database transaction has committed. */
+export interface CommittedEvents {
+  environment: Environment;
+  events: readonly EngineEvent[];
+  committedAt: number;
+}
+
+/**
+ * The one place committed engine events fan out from (realtime channels, webhook outbox).
+ * In-process by default; a shared bus (Redis streams, NATS) can implement the same interface.
+ */
+export abstract class EventBus {
+  abstract publish(batch: CommittedEvents): void;
+  abstract get stream(): Observable<CommittedEvents>;
+}
+
+export class InProcessEventBus extends EventBus {
+  private readonly subject = new Subject<CommittedEvents>();
+
+  publish(batch: CommittedEvents): void {
+    this.subject.next(batch);
+  }
+
+  get stream(): Observable<CommittedEvents> {
+    return this.subject.asObservable();
+  }
+}

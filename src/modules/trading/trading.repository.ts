@@ -1,0 +1,362 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { EngineEvent, OrderSnapshot } from '../../engine/index.js';
+import type { Environment } from '../../common/environment.js';
+
+/** Row shapes as stored. */
+export interface OrderRow {
+  id: string;
+  user_id: string;
+  key_id: string | null;
+  client_order_id: string | null;
+  market_id: string;
+  action: 'BUY' | 'SELL';
+  side: 'YES' | 'NO';
+  type: 'LIMIT' | 'MARKET';
+  price: number | null;
+  book_side: 'BID' | 'ASK';
+  book_price: number | null;
+  quantity: number;
+  filled_quantity: number;
+  fill_cost: number;
+  status: 'OPEN' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELLED' | 'EXPIRED';
+  cancel_reason: string | null;
+  time_in_force: 'GTC' | 'IOC' | 'FOK';
+  post_only: number;
+  sequence: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TradeRow {
+  id: string;
+  market_id: string;
+  price: number;
+  quantity: number;
+  maker_order_id: string;
+  taker_order_id: string;
+  maker_user_id: string;
+  taker_user_id: string;
+  taker_book_side: 'BID' | 'ASK';
+  created_at: string;
+}
+
+export interface PositionRow {
+  user_id: string;
+  market_id: string;
+  yes_qty: number;
+  no_qty: number;
+  yes_cost: number;
+  no_cost: number;
+  realized_pnl: number;
+  updated_at: string;
+}
+
+export interface LedgerRow {
+  id: string;
+  user_id: string;
+  type: 'DEPOSIT' | 'WITHDRAWAL' | 'TRADE' | 'SETTLEMENT' | 'FUNDING' | 'RESET';
+  amount_cents: number;
+  balance_after_cents: number;
+  reference_id: string | null;
+  created_at: string;
+}
+
+export interface MarketRow {
+  id: string;
+  status: 'OPEN' | 'HALTED' | 'CLOSED' | 'RESOLVED';
+  outcome: 'YES' | 'NO' | null;
+  reference_price: number;
+  last_price: number | null;
+  volume: number;
+}
+
+const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * All SQL of the trading hot path, as prepared better-sqlite3 statements on one engine database:
+ * mirroring engine events (inside the caller's transaction), the reads of the trading API, and
+ * loading state for a restore. TypeORM owns the schema; this class owns the queries, so moving to
+ * PostgreSQL later means rewriting one file.
+ */
+export class TradingRepository {
+  private readonly s: Record<string, Statement>;
+  /** The house account's orders are not persisted: the house re-quotes after a restart. */
+  private readonly skipOrdersOf: string;
+  private readonly ledgerId: () => string;
+
+  constructor(
+    readonly db: Database,
+    readonly environment: Environment,
+    houseAccountId: string,
+    ledgerId: () => string,
+  ) {
+    this.skipOrdersOf = houseAccountId;
+    this.ledgerId = ledgerId;
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      insertOrder:
+        p(`INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
+        book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force, post_only,
+        sequence, created_at, updated_at) VALUES (@id, @user_id, @key_id, @client_order_id, @market_id, @action, @side,
+        @type, @price, @book_side, @book_price, @quantity, @filled_quantity, @fill_cost, @status, @cancel_reason,
+        @time_in_force, @post_only, @sequence, @created_at, @updated_at)`),
+      updateFill: p(
+        `UPDATE orders SET filled_quantity = ?, fill_cost = ?, status = ?, updated_at = ? WHERE id = ?`,
+      ),
+      updateFinal: p(
+        `UPDATE orders SET status = ?, cancel_reason = ?, updated_at = ? WHERE id = ?`,
+      ),
+      updateAmend: p(
+        `UPDATE orders SET price = ?, book_price = ?, quantity = ?, sequence = ?, updated_at = ? WHERE id = ?`,
+      ),
+      insertTrade:
+        p(`INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id,
+        taker_user_id, taker_book_side, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      marketTrade: p(
+        `UPDATE markets SET last_price = ?, volume = volume + ?, updated_at = ? WHERE id = ?`,
+      ),
+      upsertPosition:
+        p(`INSERT INTO positions (user_id, market_id, yes_qty, no_qty, yes_cost, no_cost, realized_pnl, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, market_id) DO UPDATE SET yes_qty = excluded.yes_qty,
+        no_qty = excluded.no_qty, yes_cost = excluded.yes_cost, no_cost = excluded.no_cost,
+        realized_pnl = excluded.realized_pnl, updated_at = excluded.updated_at`),
+      upsertAccount:
+        p(`INSERT INTO accounts (user_id, balance_cents, created_at, updated_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (user_id) DO UPDATE SET balance_cents = excluded.balance_cents, updated_at = excluded.updated_at`),
+      insertLedger:
+        p(`INSERT INTO ledger (id, user_id, type, amount_cents, balance_after_cents, reference_id, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      marketStatus: p(`UPDATE markets SET status = ?, updated_at = ? WHERE id = ?`),
+      marketResolved: p(
+        `UPDATE markets SET status = 'RESOLVED', outcome = ?, updated_at = ? WHERE id = ?`,
+      ),
+      resetOrders: p(`DELETE FROM orders WHERE user_id = ?`),
+      resetPositions: p(`DELETE FROM positions WHERE user_id = ?`),
+      resetLedger: p(`DELETE FROM ledger WHERE user_id = ?`),
+      orderById: p(`SELECT * FROM orders WHERE id = ?`),
+      tradesOfOrder: p(
+        `SELECT * FROM trades WHERE maker_order_id = ? OR taker_order_id = ? ORDER BY id`,
+      ),
+      openOrders: p(`SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`),
+      accounts: p(`SELECT user_id, balance_cents FROM accounts`),
+      positions: p(`SELECT * FROM positions WHERE yes_qty > 0 OR no_qty > 0`),
+      markets: p(
+        `SELECT id, status, outcome, reference_price, last_price, volume FROM markets ORDER BY id`,
+      ),
+      market: p(
+        `SELECT id, status, outcome, reference_price, last_price, volume FROM markets WHERE id = ?`,
+      ),
+      ordersChunk: p(`SELECT * FROM orders WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`),
+      countOrders: p(`SELECT COUNT(*) AS n FROM orders WHERE user_id = ?`),
+      tradesOfMarket: p(
+        `SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+      ),
+    };
+  }
+
+  /** Mirrors a command's events. Call inside {@link transaction}. */
+  apply(events: readonly EngineEvent[], now: number): void {
+    const at = iso(now);
+    for (const e of events) {
+      switch (e.type) {
+        case 'order.accepted':
+          if (e.order.accountId !== this.skipOrdersOf) this.s.insertOrder.run(orderParams(e.order));
+          break;
+        case 'order.updated':
+          this.s.updateFill.run(
+            e.filledQuantity,
+            e.fillCost,
+            e.status,
+            iso(e.updatedAt),
+            e.orderId,
+          );
+          break;
+        case 'order.cancelled':
+          this.s.updateFinal.run('CANCELLED', e.reason, iso(e.updatedAt), e.orderId);
+          break;
+        case 'order.expired':
+          this.s.updateFinal.run('EXPIRED', null, iso(e.updatedAt), e.orderId);
+          break;
+        case 'order.amended':
+          this.s.updateAmend.run(
+            e.price,
+            e.bookPrice,
+            e.quantity,
+            e.sequence,
+            iso(e.updatedAt),
+            e.orderId,
+          );
+          break;
+        case 'trade':
+          this.s.insertTrade.run(
+            e.id,
+            e.marketId,
+            e.price,
+            e.quantity,
+            e.makerOrderId,
+            e.takerOrderId,
+            e.makerAccountId,
+            e.takerAccountId,
+            e.takerBookSide,
+            iso(e.timestamp),
+          );
+          this.s.marketTrade.run(e.price, e.quantity, iso(e.timestamp), e.marketId);
+          break;
+        case 'position.changed':
+          this.s.upsertPosition.run(
+            e.accountId,
+            e.marketId,
+            e.yes,
+            e.no,
+            e.yesCost,
+            e.noCost,
+            e.realizedPnl,
+            at,
+          );
+          break;
+        case 'position.settled':
+          this.s.upsertPosition.run(e.accountId, e.marketId, 0, 0, 0, 0, e.realizedPnl, at);
+          break;
+        case 'balance.changed':
+          this.s.upsertAccount.run(e.accountId, e.balance, iso(e.timestamp), iso(e.timestamp));
+          if (e.accountId !== this.skipOrdersOf) {
+            const type =
+              e.reason === 'DEPOSIT' && this.environment === 'test' ? 'FUNDING' : e.reason;
+            this.s.insertLedger.run(
+              this.ledgerId(),
+              e.accountId,
+              type,
+              e.delta,
+              e.balance,
+              e.referenceId,
+              iso(e.timestamp),
+            );
+          }
+          break;
+        case 'account.created':
+          this.s.upsertAccount.run(e.accountId, e.balance, at, at);
+          break;
+        case 'account.reset':
+          this.s.resetOrders.run(e.accountId);
+          this.s.resetPositions.run(e.accountId);
+          this.s.resetLedger.run(e.accountId);
+          this.s.upsertAccount.run(e.accountId, e.balance, iso(e.timestamp), iso(e.timestamp));
+          this.s.insertLedger.run(
+            this.ledgerId(),
+            e.accountId,
+            'RESET',
+            e.balance,
+            e.balance,
+            null,
+            iso(e.timestamp),
+          );
+          break;
+        case 'market.status':
+          this.s.marketStatus.run(e.status, at, e.marketId);
+          break;
+        case 'market.resolved':
+          this.s.marketResolved.run(e.outcome, iso(e.timestamp), e.marketId);
+          break;
+        case 'order.rested':
+        case 'book.level':
+          break; // derived state: the order row already says OPEN; levels come from the book
+      }
+    }
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  orderById(id: string): OrderRow | undefined {
+    return this.s.orderById.get(id) as OrderRow | undefined;
+  }
+
+  tradesOfOrder(id: string): TradeRow[] {
+    return this.s.tradesOfOrder.all(id, id) as TradeRow[];
+  }
+
+  tradesOfMarket(marketId: string, beforeId: string | null, limit: number): TradeRow[] {
+    return this.s.tradesOfMarket.all(marketId, beforeId, beforeId, limit) as TradeRow[];
+  }
+
+  private readonly listCache = new Map<string, Statement>();
+
+  /**
+   * A user's orders, newest first, keyset-paginated on id (ids sort by creation), with optional
+   * status and market filters. One prepared statement per filter combination.
+   */
+  listOrders(
+    userId: string,
+    f: { status?: string; marketId?: string; beforeId?: string; limit: number },
+  ): OrderRow[] {
+    const key = `${f.status !== undefined}${f.marketId !== undefined}${f.beforeId !== undefined}`;
+    let stmt = this.listCache.get(key);
+    if (stmt === undefined) {
+      const where = ['user_id = @userId'];
+      if (f.status !== undefined) where.push('status = @status');
+      if (f.marketId !== undefined) where.push('market_id = @marketId');
+      if (f.beforeId !== undefined) where.push('id < @beforeId');
+      stmt = this.db.prepare(
+        `SELECT * FROM orders WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`,
+      );
+      this.listCache.set(key, stmt);
+    }
+    return stmt.all({ userId, ...f }) as OrderRow[];
+  }
+
+  /** Orders of a user in id order after `afterId`, a chunk at a time (the CSV export). */
+  ordersChunk(userId: string, afterId: string, limit: number): OrderRow[] {
+    return this.s.ordersChunk.all(userId, afterId, limit) as OrderRow[];
+  }
+
+  countOrders(userId: string): number {
+    return (this.s.countOrders.get(userId) as { n: number }).n;
+  }
+
+  market(id: string): MarketRow | undefined {
+    return this.s.market.get(id) as MarketRow | undefined;
+  }
+
+  /** What a restore needs, in the order it needs it. */
+  loadForRestore(): {
+    markets: MarketRow[];
+    accounts: { user_id: string; balance_cents: number }[];
+    positions: PositionRow[];
+    openOrders: OrderRow[];
+  } {
+    return {
+      markets: this.s.markets.all() as MarketRow[],
+      accounts: this.s.accounts.all() as { user_id: string; balance_cents: number }[],
+      positions: this.s.positions.all() as PositionRow[],
+      openOrders: this.s.openOrders.all() as OrderRow[],
+    };
+  }
+}
+
+function orderParams(o: OrderSnapshot): Record<string, unknown> {
+  return {
+    id: o.id,
+    user_id: o.accountId,
+    key_id: o.tag,
+    client_order_id: o.clientOrderId,
+    market_id: o.marketId,
+    action: o.action,
+    side: o.side,
+    type: o.type,
+    price: o.price,
+    book_side: o.bookSide,
+    book_price: o.bookPrice,
+    quantity: o.quantity,
+    filled_quantity: o.filledQuantity,
+    fill_cost: o.fillCost,
+    status: o.status,
+    cancel_reason: o.cancelReason,
+    time_in_force: o.timeInForce,
+    post_only: o.postOnly ? 1 : 0,
+    sequence: o.sequence,
+    created_at: iso(o.createdAt),
+    updated_at: iso(o.updatedAt),
+  };
+}
