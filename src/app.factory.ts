@@ -10,6 +10,7 @@ import {
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { WsAdapter } from '@nestjs/platform-ws';
 import { AppModule } from './app.module.js';
 import { AccessPipeline } from './modules/access/access.pipeline.js';
 import { applyCors } from './modules/access/cors.js';
@@ -112,6 +113,10 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     { bodyParser: false, logger: new PinoNestLogger(log), abortOnError: false },
   );
   app.setGlobalPrefix('api/v1');
+  // The realtime feed shares the HTTP port; its protocol parses messages itself.
+  const ws = new WsAdapter(app);
+  ws.setMessageParser(() => undefined);
+  app.useWebSocketAdapter(ws);
   app.useGlobalFilters(new ErrorFilter(routes, log));
   app.useGlobalPipes(createValidationPipe());
   // useProcessExit: exit 0 once closed, instead of re-raising the signal (which exits 143).

@@ -10,6 +10,7 @@ import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
+import { RealtimeModule } from './modules/realtime/realtime.module.js';
 import { OrdersModule } from './modules/orders/orders.module.js';
 import { TradingModule } from './modules/trading/trading.module.js';
 import { MailModule } from './modules/mail/mail.module.js';
@@ -62,6 +63,7 @@ export class AppModule {
         TradingModule,
         MarketsModule,
         OrdersModule,
+        RealtimeModule,
       ],
       controllers: [MetaController, HealthController, SandboxClockController],
       providers: [SeedService],

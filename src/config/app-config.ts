@@ -43,6 +43,12 @@ export interface AppConfig {
   orderMaxQuantity: number;
   maxOpenOrdersPerKey: number;
   exportMaxRows: number;
+  /** Realtime: auth deadline, heartbeat, per-connection send buffer and subscription cap, per-IP connections. */
+  wsAuthTimeoutMs: number;
+  wsHeartbeatMs: number;
+  wsMaxBufferedBytes: number;
+  wsMaxSubscriptions: number;
+  wsMaxConnectionsPerIp: number;
 }
 
 export class ConfigError extends Error {
@@ -220,5 +226,10 @@ export function loadConfig(env: Env): AppConfig {
     orderMaxQuantity: int(env, 'ORDER_MAX_QUANTITY', 100_000, 1, 1_000_000_000),
     maxOpenOrdersPerKey: int(env, 'MAX_OPEN_ORDERS_PER_KEY', 10_000, 1, 1_000_000),
     exportMaxRows: int(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
+    wsAuthTimeoutMs: int(env, 'WS_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
+    wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 100, 600_000),
+    wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1_048_576, 1024, 1_073_741_824),
+    wsMaxSubscriptions: int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000),
+    wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 50, 1, 100_000),
   };
 }

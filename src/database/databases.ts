@@ -7,9 +7,11 @@ import { ApiKeyEntity } from '../modules/api-keys/entities/api-key.entity.js';
 import { TierRequestEntity } from '../modules/api-keys/entities/tier-request.entity.js';
 import { EmailVerificationEntity } from '../modules/auth/entities/email-verification.entity.js';
 import { TermsAcceptanceEntity } from '../modules/auth/entities/terms-acceptance.entity.js';
+import { CancelOnDisconnectEntity } from '../modules/realtime/cancel-on-disconnect.entity.js';
 import { OutboxMailEntity } from '../modules/mail/entities/outbox-mail.entity.js';
 import { UserEntity } from '../modules/users/entities/user.entity.js';
 import { Access1763769600002 } from './migrations/1763769600002-access.js';
+import { Realtime1763769600004 } from './migrations/1763769600004-realtime.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
 import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
@@ -28,8 +30,13 @@ export const PLATFORM_ENTITIES = [
   EmailVerificationEntity,
   TermsAcceptanceEntity,
   IdempotencyRecordEntity,
+  CancelOnDisconnectEntity,
 ];
-export const PLATFORM_MIGRATIONS: Ctor[] = [PlatformInit1763769600000, Access1763769600002];
+export const PLATFORM_MIGRATIONS: Ctor[] = [
+  PlatformInit1763769600000,
+  Access1763769600002,
+  Realtime1763769600004,
+];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001, Trading1763769600003];
 

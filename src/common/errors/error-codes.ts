@@ -64,6 +64,13 @@ export const ERROR_CODES = {
   OPEN_ORDERS_LIMIT: 422,
   EXPORT_TOO_LARGE: 422,
   MARKET_ALREADY_RESOLVED: 409,
+  // Realtime (sent as {type:"error"} messages; see realtime/ws-errors.ts for close codes)
+  BAD_MESSAGE: 400,
+  UNKNOWN_CHANNEL: 404,
+  SUBSCRIPTION_LIMIT: 429,
+  CONNECTION_LIMIT: 429,
+  SLOW_CONSUMER: 429,
+  API_KEY_REQUIRED: 403,
   // Webhooks
   WEBHOOK_ENDPOINT_CAP_REACHED: 422,
   WEBHOOK_NOT_SUSPENDED: 409,

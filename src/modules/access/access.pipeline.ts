@@ -8,8 +8,16 @@ import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
 import { isAdmin, UsersService } from '../users/users.service.js';
-import { verifyRequestSignature } from './request-signature.js';
+import { verifyRequestSignature, type SignedRequest } from './request-signature.js';
 import { SessionTokensService } from './session-tokens.service.js';
+
+export const REALTIME_PATH = '/api/v1/ws';
+const REALTIME_META: RouteMeta = {
+  auth: 'key',
+  scopes: ['websocket'],
+  lifecycle: { state: 'STABLE' },
+  environment: 'any',
+};
 
 const KEY_FORMAT = /^svc_(live|test)_[0-9A-Za-z]{32}$/;
 const LAST_USED_EVERY_MS = 60_000;
@@ -77,13 +85,59 @@ export class AccessPipeline {
           'API keys cannot manage keys or security settings; use a session token (POST /api/v1/auth/login)',
         );
       }
-      return this.fromKey(req, Array.isArray(apiKey) ? apiKey[0] : apiKey);
+      return this.fromKey(Array.isArray(apiKey) ? apiKey[0] : apiKey, {
+        method: req.method,
+        pathWithQuery: req.url,
+        rawBody: req.rawBody,
+        timestamp: header(req, 'x-svc-timestamp'),
+        signature: header(req, 'x-svc-signature'),
+      });
     }
     if (authz !== undefined) return this.fromSession(authz);
     return null;
   }
 
-  private async fromKey(req: FastifyRequest, secret: string): Promise<Credential> {
+  /**
+   * The realtime feed's first message: the same credential, key state, signature, environment and
+   * scope rules as HTTP, with `websocket` as the required scope. A signing-required key signs
+   * `<timestamp>.GET./api/v1/ws.` (no body) and sends `timestamp` and `signature` in the message.
+   */
+  async authenticateRealtime(msg: {
+    api_key?: unknown;
+    token?: unknown;
+    timestamp?: unknown;
+    signature?: unknown;
+  }): Promise<Credential> {
+    let credential: Credential;
+    if (typeof msg.api_key === 'string') {
+      credential = await this.fromKey(msg.api_key, {
+        method: 'GET',
+        pathWithQuery: REALTIME_PATH,
+        rawBody: undefined,
+        timestamp:
+          typeof msg.timestamp === 'string'
+            ? msg.timestamp
+            : msg.timestamp === undefined
+              ? undefined
+              : String(msg.timestamp),
+        signature: typeof msg.signature === 'string' ? msg.signature : undefined,
+      });
+    } else if (typeof msg.token === 'string') {
+      credential = await this.fromSession(`Bearer ${msg.token}`);
+    } else {
+      throw new DomainError('UNAUTHENTICATED', 'The auth message needs api_key or token');
+    }
+    this.route(credential, REALTIME_META);
+    if (!credential.scopes.includes('websocket')) {
+      throw new DomainError('INSUFFICIENT_SCOPE', 'The realtime feed needs the websocket scope', {
+        required_scopes: ['websocket'],
+        missing_scopes: ['websocket'],
+      });
+    }
+    return credential;
+  }
+
+  private async fromKey(secret: string, signed: SignedRequest): Promise<Credential> {
     const resolved = KEY_FORMAT.test(secret) ? await this.keys.bySecret(secret) : null;
     if (resolved === null) throw new DomainError('UNAUTHENTICATED', 'Unknown or malformed API key');
     const key = resolved.entity;
@@ -104,17 +158,7 @@ export class AccessPipeline {
       );
     }
     if (key.signingRequired) {
-      verifyRequestSignature(
-        {
-          method: req.method,
-          pathWithQuery: req.url,
-          rawBody: req.rawBody,
-          timestamp: header(req, 'x-svc-timestamp'),
-          signature: header(req, 'x-svc-signature'),
-        },
-        resolved.signingSecret ?? '',
-        Math.floor(now / 1000),
-      );
+      verifyRequestSignature(signed, resolved.signingSecret ?? '', Math.floor(now / 1000));
     }
     this.touch(key.id, key.lastUsedAt, now, resolved);
     const paper = key.environment === 'test' || resolved.scopes.includes('env:paper');

@@ -64,6 +64,12 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
   }
   paths['/openapi.json'] = legacyOpenApiPath();
   (doc as Obj).tags = API_TAGS;
+  // The WebSocket feed is described by AsyncAPI, not by a tag.
+  (doc as Obj).externalDocs = {
+    description: 'Realtime WebSocket feed (/api/v1/ws): AsyncAPI 3.0 document',
+    url: `${stagingBaseUrl}/api/v1/asyncapi.json`,
+  };
+  ((doc as Obj).info as Obj)['x-asyncapi'] = '/api/v1/asyncapi.json';
   return doc;
 }
 

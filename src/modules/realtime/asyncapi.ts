@@ -1,0 +1,243 @@
+/**
+ * AsyncAPI 3.0 description of the realtime feed, so SDKs can generate stream clients too.
+ * Served at /api/v1/asyncapi.json and linked from the OpenAPI document.
+ */
+const ref = (name: string) => ({ $ref: `#/components/messages/${name}` });
+const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object',
+  properties,
+  ...(required.length > 0 ? { required } : {}),
+});
+const int = { type: 'integer' };
+const str = { type: 'string' };
+const level = obj({ price: int, quantity: int }, ['price', 'quantity']);
+
+function event(channel: string, data: Record<string, unknown>) {
+  return {
+    payload: obj(
+      {
+        type: { const: 'event' },
+        channel: { type: 'string', description: channel },
+        seq: {
+          type: 'integer',
+          minimum: 1,
+          description:
+            'Rises by 1 per channel per connection; a gap means lost messages: resubscribe',
+        },
+        ts: { type: 'integer', description: 'Commit time of the events, epoch ms' },
+        data,
+      },
+      ['type', 'channel', 'seq', 'ts', 'data'],
+    ),
+  };
+}
+
+export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
+  const host = serverUrl.replace(/^https?:\/\//, '');
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Sandbox exchange realtime feed',
+      version: 'v1',
+      description:
+        'One WebSocket at /api/v1/ws on the HTTP port. The first message authenticates ({"type":"auth","api_key":...} or {"type":"auth","token":...}); keys need the websocket scope. Bad or missing auth closes with 4401, a forbidden credential with 4403, no auth within 10 s with 4401; a client whose send buffer overflows is closed with 4008. A test key sees only the paper engine. A signing-required key adds "timestamp" and "signature" (v1=<hex HMAC-SHA256 of "<timestamp>.GET./api/v1/ws.">).',
+    },
+    defaultContentType: 'application/json',
+    servers: { staging: { host, protocol: 'wss', pathname: '/api/v1/ws', description: 'Staging' } },
+    channels: {
+      feed: {
+        address: '/api/v1/ws',
+        messages: {
+          auth: ref('auth'),
+          authOk: ref('authOk'),
+          subscribe: ref('subscribe'),
+          subscribed: ref('subscribed'),
+          unsubscribe: ref('unsubscribe'),
+          unsubscribed: ref('unsubscribed'),
+          ping: ref('ping'),
+          pong: ref('pong'),
+          error: ref('error'),
+          ticker: ref('ticker'),
+          orderbook: ref('orderbook'),
+          trades: ref('trades'),
+          orders: ref('orders'),
+          fills: ref('fills'),
+          positions: ref('positions'),
+          wallet: ref('wallet'),
+        },
+      },
+    },
+    operations: {
+      authenticate: {
+        action: 'receive',
+        channel: { $ref: '#/channels/feed' },
+        messages: [{ $ref: '#/channels/feed/messages/auth' }],
+      },
+      subscribe: {
+        action: 'receive',
+        channel: { $ref: '#/channels/feed' },
+        messages: [
+          { $ref: '#/channels/feed/messages/subscribe' },
+          { $ref: '#/channels/feed/messages/unsubscribe' },
+          { $ref: '#/channels/feed/messages/ping' },
+        ],
+      },
+      publish: {
+        action: 'send',
+        channel: { $ref: '#/channels/feed' },
+        messages: [
+          'authOk',
+          'subscribed',
+          'unsubscribed',
+          'pong',
+          'error',
+          'ticker',
+          'orderbook',
+          'trades',
+          'orders',
+          'fills',
+          'positions',
+          'wallet',
+        ].map((m) => ({ $ref: `#/channels/feed/messages/${m}` })),
+      },
+    },
+    components: {
+      messages: {
+        auth: {
+          payload: obj(
+            { type: { const: 'auth' }, api_key: str, token: str, timestamp: str, signature: str },
+            ['type'],
+          ),
+        },
+        authOk: {
+          payload: obj(
+            {
+              type: { const: 'auth_ok' },
+              environment: { enum: ['live', 'test'] },
+              scopes: { type: 'array', items: str },
+              key_id: { type: ['string', 'null'] },
+            },
+            ['type', 'environment', 'scopes'],
+          ),
+        },
+        subscribe: {
+          payload: obj(
+            {
+              type: { const: 'subscribe' },
+              channels: {
+                type: 'array',
+                items: str,
+                description:
+                  'ticker, orderbook:<market_id>, trades:<market_id>, orders, fills, positions, wallet',
+              },
+            },
+            ['type', 'channels'],
+          ),
+        },
+        subscribed: {
+          payload: obj({ type: { const: 'subscribed' }, channels: { type: 'array', items: str } }),
+        },
+        unsubscribe: {
+          payload: obj(
+            { type: { const: 'unsubscribe' }, channels: { type: 'array', items: str } },
+            ['type', 'channels'],
+          ),
+        },
+        unsubscribed: {
+          payload: obj({
+            type: { const: 'unsubscribed' },
+            channels: { type: 'array', items: str },
+          }),
+        },
+        ping: { payload: obj({ type: { const: 'ping' } }, ['type']) },
+        pong: { payload: obj({ type: { const: 'pong' } }, ['type']) },
+        error: {
+          payload: obj(
+            { type: { const: 'error' }, code: str, message: str, details: { type: 'object' } },
+            ['type', 'code', 'message'],
+          ),
+        },
+        ticker: event(
+          'ticker',
+          obj({
+            market_id: str,
+            status: str,
+            best_bid: { type: ['integer', 'null'] },
+            best_ask: { type: ['integer', 'null'] },
+            last_price: { type: ['integer', 'null'] },
+            volume: int,
+          }),
+        ),
+        orderbook: event('orderbook:<market_id>', {
+          oneOf: [
+            obj({
+              kind: { const: 'snapshot' },
+              bids: { type: 'array', items: level },
+              asks: { type: 'array', items: level },
+            }),
+            obj({
+              kind: { const: 'delta' },
+              side: { enum: ['bids', 'asks'] },
+              price: int,
+              quantity: { type: 'integer', description: 'New total at the level; 0 removes it' },
+            }),
+          ],
+        }),
+        trades: event(
+          'trades:<market_id>',
+          obj({
+            id: str,
+            market_id: str,
+            price: int,
+            quantity: int,
+            taker_side: { enum: ['BUY_YES', 'SELL_YES'] },
+            created_at: str,
+          }),
+        ),
+        orders: event(
+          'orders',
+          obj({
+            event: {
+              enum: [
+                'order.accepted',
+                'order.updated',
+                'order.cancelled',
+                'order.expired',
+                'order.amended',
+              ],
+            },
+            order_id: str,
+            status: str,
+          }),
+        ),
+        fills: event(
+          'fills',
+          obj({
+            id: str,
+            order_id: str,
+            market_id: str,
+            side: str,
+            price: int,
+            yes_price: int,
+            quantity: int,
+            liquidity: { enum: ['MAKER', 'TAKER'] },
+          }),
+        ),
+        positions: event(
+          'positions',
+          obj({ market_id: str, yes: int, no: int, realized_pnl_cents: int }),
+        ),
+        wallet: event(
+          'wallet',
+          obj({
+            balance_cents: int,
+            delta_cents: int,
+            reason: str,
+            reserved_cents: { type: ['integer', 'null'] },
+            available_cents: { type: ['integer', 'null'] },
+          }),
+        ),
+      },
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { Body, Controller, Delete, Get, Post } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import { Cred } from '../../common/http/credential.decorator.js';
+import type { Credential } from '../../common/http/request-context.js';
+import {
+  CancelOnDisconnectService,
+  COD_DEFAULT_GRACE_SECONDS,
+  COD_MAX_GRACE_SECONDS,
+  type CodStatus,
+} from './cancel-on-disconnect.service.js';
+
+export class EnableCodDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: COD_MAX_GRACE_SECONDS,
+    default: COD_DEFAULT_GRACE_SECONDS,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(COD_MAX_GRACE_SECONDS)
+  grace_seconds?: number;
+}
+
+class CodStatusDto {
+  @ApiProperty()
+  key_id: string;
+
+  @ApiProperty()
+  enabled: boolean;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  grace_seconds: number | null;
+
+  @ApiProperty({ type: 'integer', description: 'Realtime connections open with this key now' })
+  connections: number;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'When the open orders will be cancelled unless a connection returns',
+  })
+  cancels_at: string | null;
+}
+
+const DESCRIPTION =
+  'While enabled for a key: when the last realtime connection authenticated with that key closes and none returns within grace_seconds, every open order placed with that key is cancelled (cancel_reason CANCEL_ON_DISCONNECT). After a server restart every enabled key is armed as if its connections had just closed (the safe direction): reconnect within the grace to keep the orders.';
+
+@ApiTags('Orders')
+@Controller('orders/cancel-on-disconnect')
+export class CancelOnDisconnectController {
+  constructor(private readonly cod: CancelOnDisconnectService) {}
+
+  @Post()
+  @Endpoint({
+    summary: 'Enable cancel-on-disconnect for the calling key',
+    description: DESCRIPTION,
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 60,
+    status: 200,
+    type: CodStatusDto,
+    errors: [400],
+  })
+  enable(@Cred() c: Credential, @Body() body: EnableCodDto): Promise<CodStatus> {
+    return this.cod.enable(c, body.grace_seconds ?? COD_DEFAULT_GRACE_SECONDS);
+  }
+
+  @Get()
+  @Endpoint({
+    summary: 'Cancel-on-disconnect status of the calling key',
+    description: DESCRIPTION,
+    auth: 'key',
+    scopes: ['orders:read'],
+    type: CodStatusDto,
+  })
+  status(@Cred() c: Credential): CodStatus {
+    return this.cod.status(c);
+  }
+
+  @Delete()
+  @Endpoint({
+    summary: 'Disable cancel-on-disconnect for the calling key',
+    auth: 'key',
+    scopes: ['orders:write'],
+    routeLimitPerMinute: 60,
+    type: CodStatusDto,
+  })
+  disable(@Cred() c: Credential): Promise<CodStatus> {
+    return this.cod.disable(c);
+  }
+}

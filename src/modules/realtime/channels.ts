@@ -1,0 +1,212 @@
+import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
+import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
+
+export const PUBLIC_FIXED = ['ticker'] as const;
+export const PRIVATE_CHANNELS = ['orders', 'fills', 'positions', 'wallet'] as const;
+export type PrivateChannel = (typeof PRIVATE_CHANNELS)[number];
+
+/** Scope a credential needs for each private channel. */
+export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
+  orders: 'orders:read',
+  fills: 'orders:read',
+  positions: 'wallet:read',
+  wallet: 'wallet:read',
+};
+
+const MARKET_CHANNEL = /^(orderbook|trades):(mkt_[a-z0-9]{1,36})$/;
+
+export type ParsedChannel =
+  | { kind: 'ticker' }
+  | { kind: 'orderbook' | 'trades'; marketId: string }
+  | { kind: 'private'; name: PrivateChannel };
+
+export function parseChannel(name: unknown): ParsedChannel | null {
+  if (typeof name !== 'string') return null;
+  if (name === 'ticker') return { kind: 'ticker' };
+  if ((PRIVATE_CHANNELS as readonly string[]).includes(name))
+    return { kind: 'private', name: name as PrivateChannel };
+  const m = MARKET_CHANNEL.exec(name);
+  if (m === null) return null;
+  return { kind: m[1] as 'orderbook' | 'trades', marketId: m[2] };
+}
+
+/** A message to route: a public channel (per environment) or a user's private channel. */
+export type Outgoing =
+  | { scope: 'public'; channel: string; data: unknown }
+  | { scope: 'private'; userId: string; channel: PrivateChannel; data: unknown };
+
+/**
+ * Turns one committed batch into channel messages, in event order. Ticker updates come once per
+ * touched market at the end of the batch.
+ */
+export function route(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
+  const out: Outgoing[] = [];
+  const touched = new Set<string>();
+  const ownerOf = (orderId: string): string | undefined => engine.getOrder(orderId)?.accountId;
+  const priv = (userId: string | undefined, channel: PrivateChannel, data: unknown): void => {
+    if (userId !== undefined && userId !== HOUSE_ACCOUNT)
+      out.push({ scope: 'private', userId, channel, data });
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case 'book.level':
+        out.push({
+          scope: 'public',
+          channel: `orderbook:${e.marketId}`,
+          data: {
+            kind: 'delta',
+            side: e.side === 'BID' ? 'bids' : 'asks',
+            price: e.price,
+            quantity: e.quantity,
+          },
+        });
+        touched.add(e.marketId);
+        break;
+      case 'trade': {
+        out.push({
+          scope: 'public',
+          channel: `trades:${e.marketId}`,
+          data: {
+            id: e.id,
+            market_id: e.marketId,
+            price: e.price,
+            quantity: e.quantity,
+            taker_side: e.takerBookSide === 'BID' ? 'BUY_YES' : 'SELL_YES',
+            created_at: new Date(e.timestamp).toISOString(),
+          },
+        });
+        touched.add(e.marketId);
+        for (const [orderId, userId, liquidity] of [
+          [e.makerOrderId, e.makerAccountId, 'MAKER'],
+          [e.takerOrderId, e.takerAccountId, 'TAKER'],
+        ] as const) {
+          const side = engine.getOrder(orderId)?.side ?? 'YES';
+          priv(userId, 'fills', {
+            id: e.id,
+            order_id: orderId,
+            market_id: e.marketId,
+            side,
+            price: side === 'YES' ? e.price : 100 - e.price,
+            yes_price: e.price,
+            quantity: e.quantity,
+            liquidity,
+            created_at: new Date(e.timestamp).toISOString(),
+          });
+        }
+        break;
+      }
+      case 'order.accepted':
+        priv(e.order.accountId, 'orders', {
+          event: 'order.accepted',
+          order_id: e.order.id,
+          client_order_id: e.order.clientOrderId,
+          market_id: e.order.marketId,
+          action: e.order.action,
+          side: e.order.side,
+          type: e.order.type,
+          price: e.order.price,
+          quantity: e.order.quantity,
+          status: e.order.status,
+        });
+        break;
+      case 'order.updated':
+        priv(ownerOf(e.orderId), 'orders', {
+          event: 'order.updated',
+          order_id: e.orderId,
+          status: e.status,
+          filled_quantity: e.filledQuantity,
+          remaining_quantity: e.remainingQuantity,
+          average_fill_price: e.averageFillPrice,
+        });
+        break;
+      case 'order.cancelled':
+        priv(ownerOf(e.orderId), 'orders', {
+          event: 'order.cancelled',
+          order_id: e.orderId,
+          status: 'CANCELLED',
+          cancel_reason: e.reason === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : e.reason,
+          filled_quantity: e.filledQuantity,
+        });
+        break;
+      case 'order.expired':
+        priv(ownerOf(e.orderId), 'orders', {
+          event: 'order.expired',
+          order_id: e.orderId,
+          status: 'EXPIRED',
+          filled_quantity: e.filledQuantity,
+        });
+        break;
+      case 'order.amended':
+        priv(ownerOf(e.orderId), 'orders', {
+          event: 'order.amended',
+          order_id: e.orderId,
+          price: e.price,
+          quantity: e.quantity,
+          remaining_quantity: e.remainingQuantity,
+          requeued: e.requeued,
+        });
+        break;
+      case 'position.changed':
+        priv(e.accountId, 'positions', {
+          market_id: e.marketId,
+          yes: e.yes,
+          no: e.no,
+          yes_cost_cents: e.yesCost,
+          no_cost_cents: e.noCost,
+          realized_pnl_cents: e.realizedPnl,
+        });
+        break;
+      case 'position.settled':
+        priv(e.accountId, 'positions', {
+          market_id: e.marketId,
+          yes: 0,
+          no: 0,
+          settled: { outcome: e.outcome, payout_cents: e.payout },
+          realized_pnl_cents: e.realizedPnl,
+        });
+        break;
+      case 'balance.changed': {
+        const account = engine.getAccount(e.accountId);
+        priv(e.accountId, 'wallet', {
+          balance_cents: e.balance,
+          delta_cents: e.delta,
+          reason: e.reason,
+          reserved_cents: account?.reserved ?? null,
+          available_cents: account?.available ?? null,
+        });
+        break;
+      }
+      case 'account.reset':
+        priv(e.accountId, 'wallet', {
+          balance_cents: e.balance,
+          reason: 'RESET',
+          reserved_cents: 0,
+          available_cents: e.balance,
+        });
+        break;
+      case 'market.status':
+      case 'market.resolved':
+        touched.add(e.marketId);
+        break;
+      default:
+        break;
+    }
+  }
+  for (const marketId of touched) {
+    const s = engine.marketSummary(marketId);
+    if (s === undefined) continue;
+    out.push({
+      scope: 'public',
+      channel: 'ticker',
+      data: {
+        market_id: marketId,
+        status: s.status,
+        best_bid: s.bestBid,
+        best_ask: s.bestAsk,
+        last_price: s.lastPrice,
+        volume: s.volume,
+      },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,339 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Subscription } from 'rxjs';
+import type { RawData, WebSocket } from 'ws';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Environment } from '../../common/environment.js';
+import { ConfigService } from '../../config/config.service.js';
+import { AccessPipeline } from '../access/access.pipeline.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
+import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
+import { parseChannel, PRIVATE_SCOPE, route, type PrivateChannel } from './channels.js';
+import { Connection, eventParts } from './connection.js';
+import { toWsError, WS_CLOSE } from './ws-errors.js';
+
+/**
+ * The realtime feed: first-message auth, subscriptions, and fan-out of committed engine events.
+ * Public channels are per environment (a test key sees only the paper engine); private channels
+ * are per environment and user. Each message is serialised once per channel; only the
+ * per-connection seq is spliced in.
+ */
+@Injectable()
+export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
+  private readonly log = new Logger('Realtime');
+  private readonly connections = new Set<Connection>();
+  private readonly perIp = new Map<string, number>();
+  /** `${env}|${channel}` -> subscribers of a public channel. */
+  private readonly publicSubs = new Map<string, Set<Connection>>();
+  /** `${env}|${userId}` -> that user's authenticated connections. */
+  private readonly byUser = new Map<string, Set<Connection>>();
+  private busSub: Subscription | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly access: AccessPipeline,
+    private readonly engines: EngineRegistry,
+    private readonly bus: EventBus,
+    private readonly config: ConfigService,
+    private readonly cod: CancelOnDisconnectService,
+  ) {}
+
+  onModuleInit(): void {
+    this.busSub = this.bus.stream.subscribe((batch) => this.fanOut(batch));
+    this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  onModuleDestroy(): void {
+    this.busSub?.unsubscribe();
+    if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    for (const c of this.connections) c.close(1001, 'server shutting down');
+  }
+
+  accept(socket: WebSocket, req: IncomingMessage): void {
+    const v = this.config.values;
+    const ip = req.socket.remoteAddress ?? 'unknown';
+    const conn = new Connection(
+      `ws_${randomBytes(9).toString('base64url')}`,
+      socket,
+      ip,
+      v.wsMaxBufferedBytes,
+    );
+    const count = (this.perIp.get(ip) ?? 0) + 1;
+    if (count > v.wsMaxConnectionsPerIp) {
+      conn.sendJson({
+        type: 'error',
+        code: 'CONNECTION_LIMIT',
+        message: `At most ${v.wsMaxConnectionsPerIp} connections per IP`,
+      });
+      conn.close(WS_CLOSE.CONNECTION_LIMIT, 'too many connections from this IP');
+      return;
+    }
+    this.perIp.set(ip, count);
+    this.connections.add(conn);
+    conn.authTimer = setTimeout(() => {
+      if (conn.credential === null) {
+        conn.sendJson({
+          type: 'error',
+          code: 'UNAUTHENTICATED',
+          message: `No auth message within ${v.wsAuthTimeoutMs} ms`,
+        });
+        conn.close(WS_CLOSE.UNAUTHENTICATED, 'auth timeout');
+      }
+    }, v.wsAuthTimeoutMs);
+    socket.on('message', (data: RawData) => void this.onMessage(conn, data));
+    socket.on('pong', () => {
+      conn.alive = true;
+    });
+    socket.on('close', () => this.drop(conn));
+    socket.on('error', () => this.drop(conn));
+  }
+
+  private async onMessage(conn: Connection, data: RawData): Promise<void> {
+    let msg: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(data.toString());
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('not an object');
+      msg = parsed as Record<string, unknown>;
+    } catch {
+      this.fail(
+        conn,
+        new DomainError('BAD_MESSAGE', 'Messages are JSON objects with a "type"'),
+        conn.credential === null,
+      );
+      return;
+    }
+    try {
+      if (conn.credential === null) {
+        await this.authenticate(conn, msg);
+        return;
+      }
+      switch (msg.type) {
+        case 'subscribe':
+          this.subscribe(conn, msg.channels);
+          return;
+        case 'unsubscribe':
+          this.unsubscribe(conn, msg.channels);
+          return;
+        case 'ping':
+          conn.sendJson({ type: 'pong' });
+          return;
+        case 'auth':
+          throw new DomainError('BAD_MESSAGE', 'Already authenticated');
+        default:
+          throw new DomainError(
+            'BAD_MESSAGE',
+            `Unknown message type ${JSON.stringify(msg.type)}; use subscribe, unsubscribe or ping`,
+          );
+      }
+    } catch (err) {
+      this.fail(conn, err, false);
+    }
+  }
+
+  private async authenticate(conn: Connection, msg: Record<string, unknown>): Promise<void> {
+    if (msg.type !== 'auth') {
+      this.fail(
+        conn,
+        new DomainError('UNAUTHENTICATED', 'The first message must be {"type":"auth", ...}'),
+        true,
+      );
+      return;
+    }
+    try {
+      const credential = await this.access.authenticateRealtime(msg);
+      if (conn.closed) return;
+      conn.credential = credential;
+      if (conn.authTimer !== null) clearTimeout(conn.authTimer);
+      const key = userKey(credential.environment, credential.userId);
+      let set = this.byUser.get(key);
+      if (set === undefined) this.byUser.set(key, (set = new Set()));
+      set.add(conn);
+      this.cod.connected(credential);
+      conn.sendJson({
+        type: 'auth_ok',
+        environment: credential.environment,
+        scopes: credential.scopes,
+        key_id: credential.keyId,
+      });
+    } catch (err) {
+      this.fail(conn, err, true);
+    }
+  }
+
+  private subscribe(conn: Connection, channels: unknown): void {
+    const list = this.channelList(channels);
+    const c = conn.credential!;
+    const env = c.environment;
+    // Validate the whole request first: a bad channel subscribes nothing.
+    const parsed = list.map((name) => {
+      const p = parseChannel(name);
+      if (p === null) {
+        throw new DomainError('UNKNOWN_CHANNEL', `Unknown channel ${JSON.stringify(name)}`, {
+          channel: name,
+          channels: [
+            'ticker',
+            'orderbook:<market_id>',
+            'trades:<market_id>',
+            'orders',
+            'fills',
+            'positions',
+            'wallet',
+          ],
+        });
+      }
+      if (p.kind === 'private' && !c.scopes.includes(PRIVATE_SCOPE[p.name] as never)) {
+        throw new DomainError(
+          'INSUFFICIENT_SCOPE',
+          `Channel ${p.name} needs the ${PRIVATE_SCOPE[p.name]} scope`,
+          {
+            required_scopes: [PRIVATE_SCOPE[p.name]],
+          },
+        );
+      }
+      if (
+        (p.kind === 'orderbook' || p.kind === 'trades') &&
+        this.engines.get(env).engine.marketSummary(p.marketId) === undefined
+      ) {
+        throw new DomainError('UNKNOWN_CHANNEL', `No market ${p.marketId}`, { channel: name });
+      }
+      return [name, p] as const;
+    });
+    const fresh = parsed.filter(([name]) => !conn.subscriptions.has(name)).length;
+    if (conn.subscriptions.size + fresh > this.config.values.wsMaxSubscriptions) {
+      throw new DomainError(
+        'SUBSCRIPTION_LIMIT',
+        `At most ${this.config.values.wsMaxSubscriptions} channels per connection`,
+        {
+          limit: this.config.values.wsMaxSubscriptions,
+        },
+      );
+    }
+    for (const [name, p] of parsed) {
+      // Re-subscribing restarts the channel: a fresh snapshot with seq 1.
+      conn.subscriptions.set(name, 0);
+      if (p.kind !== 'private') {
+        const k = `${env}|${name}`;
+        let set = this.publicSubs.get(k);
+        if (set === undefined) this.publicSubs.set(k, (set = new Set()));
+        set.add(conn);
+      }
+    }
+    conn.sendJson({ type: 'subscribed', channels: list });
+    for (const [name, p] of parsed) {
+      if (p.kind !== 'orderbook') continue;
+      const depth = this.engines.get(env).engine.depth(p.marketId, 99);
+      const [head, tail] = eventParts(name, Date.now(), {
+        kind: 'snapshot',
+        bids: depth?.bids ?? [],
+        asks: depth?.asks ?? [],
+      });
+      conn.sendEvent(name, head, tail);
+    }
+  }
+
+  private unsubscribe(conn: Connection, channels: unknown): void {
+    const list = this.channelList(channels);
+    const env = conn.credential!.environment;
+    for (const name of list) {
+      conn.subscriptions.delete(name);
+      this.publicSubs.get(`${env}|${name}`)?.delete(conn);
+    }
+    conn.sendJson({ type: 'unsubscribed', channels: list });
+  }
+
+  private channelList(channels: unknown): string[] {
+    if (
+      !Array.isArray(channels) ||
+      channels.length === 0 ||
+      channels.some((c) => typeof c !== 'string')
+    ) {
+      throw new DomainError('BAD_MESSAGE', '"channels" must be a non-empty array of channel names');
+    }
+    return [...new Set(channels as string[])];
+  }
+
+  /** Committed events -> channel messages -> subscribers. */
+  private fanOut(batch: CommittedEvents): void {
+    if (this.connections.size === 0) return;
+    const env = batch.environment;
+    const engine = this.engines.get(env).engine;
+    for (const out of route(batch.events, engine)) {
+      if (out.scope === 'public') {
+        const subs = this.publicSubs.get(`${env}|${out.channel}`);
+        if (subs === undefined || subs.size === 0) continue;
+        const [head, tail] = eventParts(out.channel, batch.committedAt, out.data);
+        for (const c of subs) c.sendEvent(out.channel, head, tail);
+      } else {
+        const conns = this.byUser.get(userKey(env, out.userId));
+        if (conns === undefined) continue;
+        let parts: [string, string] | null = null;
+        for (const c of conns) {
+          if (!c.subscriptions.has(out.channel as PrivateChannel)) continue;
+          parts ??= eventParts(out.channel, batch.committedAt, out.data);
+          c.sendEvent(out.channel, parts[0], parts[1]);
+        }
+      }
+    }
+  }
+
+  private fail(conn: Connection, err: unknown, closeAlways: boolean): void {
+    const { message, close, unexpected } = toWsError(err, conn.id);
+    if (unexpected)
+      this.log.error(
+        `realtime error on ${conn.id}: ${err instanceof Error ? err.stack : String(err)}`,
+      );
+    conn.sendJson(message);
+    if (close !== null || closeAlways) conn.close(close ?? WS_CLOSE.UNAUTHENTICATED, message.code);
+  }
+
+  private drop(conn: Connection): void {
+    if (!this.connections.delete(conn)) return;
+    conn.closed = true;
+    if (conn.authTimer !== null) clearTimeout(conn.authTimer);
+    const n = (this.perIp.get(conn.ip) ?? 1) - 1;
+    if (n <= 0) this.perIp.delete(conn.ip);
+    else this.perIp.set(conn.ip, n);
+    const c = conn.credential;
+    if (c === null) return;
+    for (const name of conn.subscriptions.keys())
+      this.publicSubs.get(`${c.environment}|${name}`)?.delete(conn);
+    const key = userKey(c.environment, c.userId);
+    const set = this.byUser.get(key);
+    set?.delete(conn);
+    if (set !== undefined && set.size === 0) this.byUser.delete(key);
+    this.cod.disconnected(c);
+  }
+
+  /** Server heartbeat: a connection that did not answer the last ping is closed. */
+  private beat(): void {
+    for (const c of this.connections) {
+      if (!c.alive) {
+        c.close(WS_CLOSE.DEAD, 'no pong');
+        c.socket.terminate();
+        this.drop(c);
+        continue;
+      }
+      c.alive = false;
+      try {
+        c.socket.ping();
+      } catch {
+        this.drop(c);
+      }
+    }
+  }
+
+  /** For tests and diagnostics. */
+  stats(): { connections: number; authenticated: number } {
+    let authenticated = 0;
+    for (const c of this.connections) if (c.credential !== null) authenticated++;
+    return { connections: this.connections.size, authenticated };
+  }
+}
+
+function userKey(env: Environment, userId: string): string {
+  return `${env}|${userId}`;
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { AsyncApiController } from './asyncapi.controller.js';
+import { CancelOnDisconnectController } from './cancel-on-disconnect.controller.js';
+import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
+import { RealtimeGateway } from './realtime.gateway.js';
+import { RealtimeHub } from './realtime-hub.service.js';
+
+@Module({
+  controllers: [CancelOnDisconnectController, AsyncApiController],
+  providers: [RealtimeGateway, RealtimeHub, CancelOnDisconnectService],
+  exports: [RealtimeHub],
+})
+export class RealtimeModule {}
