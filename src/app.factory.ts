@@ -89,7 +89,15 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Body schemas (the order hot path) are strict: no coercion, no silent removal, every error.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
+    ajv: {
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: false,
+        allErrors: true,
+        allowUnionTypes: true,
+        strictTypes: false,
+      },
+    },
     // The client IP comes from the socket; X-Forwarded-For only from configured proxies.
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Errors raised before any hook runs (malformed URL, over-long path parameter, malformed

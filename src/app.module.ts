@@ -10,6 +10,7 @@ import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
+import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
 import { RealtimeModule } from './modules/realtime/realtime.module.js';
 import { OrdersModule } from './modules/orders/orders.module.js';
 import { TradingModule } from './modules/trading/trading.module.js';
@@ -18,6 +19,9 @@ import { MarketsModule } from './modules/markets/markets.module.js';
 import { MetaController } from './modules/meta/meta.controller.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
 import { UsersModule } from './modules/users/users.module.js';
+import { WalletModule } from './modules/wallet/wallet.module.js';
+import { PositionsModule } from './modules/positions/positions.module.js';
+import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
 
 export interface AppDeps {
@@ -63,7 +67,11 @@ export class AppModule {
         TradingModule,
         MarketsModule,
         OrdersModule,
+        WalletModule,
+        PositionsModule,
+        SandboxModule,
         RealtimeModule,
+        WebhooksModule,
       ],
       controllers: [MetaController, HealthController, SandboxClockController],
       providers: [SeedService],

@@ -49,6 +49,13 @@ export interface AppConfig {
   wsMaxBufferedBytes: number;
   wsMaxSubscriptions: number;
   wsMaxConnectionsPerIp: number;
+  /** Webhooks: delays in seconds before each attempt (its length is the attempt count). */
+  webhookRetrySchedule: number[];
+  webhookTimeoutMs: number;
+  /** Loopback/private/link-local targets allowed (default: not on production). */
+  webhookAllowPrivateTargets: boolean;
+  /** How often the delivery worker looks for due deliveries, in real milliseconds. */
+  webhookPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -126,6 +133,19 @@ function origins(env: Env, name: string): string[] {
       }
       return url.origin;
     });
+}
+
+function schedule(env: Env, name: string, fallback: number[]): number[] {
+  const v = present(env, name);
+  if (v === undefined) return fallback;
+  const parts = v.split(',').map((s) => s.trim());
+  if (parts.length === 0 || parts.length > 20 || parts.some((p) => !/^\d{1,6}$/.test(p))) {
+    throw new ConfigError(
+      name,
+      `must be 1 to 20 comma-separated whole seconds, e.g. 0,30,120; got "${v}"`,
+    );
+  }
+  return parts.map(Number);
 }
 
 function proxies(env: Env, name: string): string[] {
@@ -231,5 +251,9 @@ export function loadConfig(env: Env): AppConfig {
     wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1_048_576, 1024, 1_073_741_824),
     wsMaxSubscriptions: int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 50, 1, 100_000),
+    webhookRetrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 30, 120, 600, 3600, 21600]),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', appEnv !== 'production'),
+    webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
   };
 }

@@ -12,6 +12,7 @@ import { OutboxMailEntity } from '../modules/mail/entities/outbox-mail.entity.js
 import { UserEntity } from '../modules/users/entities/user.entity.js';
 import { Access1763769600002 } from './migrations/1763769600002-access.js';
 import { Realtime1763769600004 } from './migrations/1763769600004-realtime.js';
+import { Webhooks1763769600005 } from './migrations/1763769600005-webhooks.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
 import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
@@ -36,6 +37,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   PlatformInit1763769600000,
   Access1763769600002,
   Realtime1763769600004,
+  Webhooks1763769600005,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001, Trading1763769600003];

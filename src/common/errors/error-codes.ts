@@ -74,6 +74,9 @@ export const ERROR_CODES = {
   // Webhooks
   WEBHOOK_ENDPOINT_CAP_REACHED: 422,
   WEBHOOK_NOT_SUSPENDED: 409,
+  WEBHOOK_DISABLED: 409,
+  WEBHOOK_URL_NOT_ALLOWED: 422,
+  DELIVERY_NOT_DEAD_LETTERED: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database, Statement } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock/clock.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { PLATFORM_DB } from '../../database/databases.js';
+
+interface Row {
+  id: string;
+  type: string;
+  title: string;
+  body: string;
+  data: string;
+  created_at: string;
+  read_at: string | null;
+}
+
+export interface NotificationView {
+  id: string;
+  type: string;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  created_at: string;
+  read_at: string | null;
+}
+
+/** In-app notifications, newest first, keyset on id (stable while new ones arrive). */
+@Injectable()
+export class NotificationsService {
+  private readonly page: Statement;
+  private readonly pageUnread: Statement;
+  private readonly markRead: Statement;
+  private readonly one: Statement;
+
+  constructor(
+    @InjectDataSource(PLATFORM_DB) ds: DataSource,
+    private readonly clock: Clock,
+  ) {
+    const db = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+    this.page = db.prepare(
+      `SELECT * FROM notifications WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+    );
+    this.pageUnread = db.prepare(
+      `SELECT * FROM notifications WHERE user_id = ? AND id < ? AND read_at IS NULL ORDER BY id DESC LIMIT ?`,
+    );
+    this.markRead = db.prepare(
+      `UPDATE notifications SET read_at = ? WHERE id = ? AND user_id = ? AND read_at IS NULL`,
+    );
+    this.one = db.prepare(`SELECT * FROM notifications WHERE id = ? AND user_id = ?`);
+  }
+
+  list(
+    userId: string,
+    q: { limit?: number; cursor?: string; unread?: boolean },
+  ): Page<NotificationView> {
+    const limit = q.limit ?? 50;
+    const before = q.cursor === undefined ? '\uffff' : String(decodeCursor(q.cursor, 1)[0]);
+    const rows = (q.unread === true ? this.pageUnread : this.page).all(
+      userId,
+      before,
+      limit + 1,
+    ) as Row[];
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map(view),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
+  }
+
+  read(userId: string, id: string): NotificationView {
+    this.markRead.run(this.clock.nowDate().toISOString(), id, userId);
+    const row = this.one.get(id, userId) as Row | undefined;
+    if (row === undefined) throw new DomainError('NOT_FOUND', `No notification ${id}`);
+    return view(row);
+  }
+}
+
+function view(r: Row): NotificationView {
+  return {
+    id: r.id,
+    type: r.type,
+    title: r.title,
+    body: r.body,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+    created_at: r.created_at,
+    read_at: r.read_at,
+  };
+}

@@ -1,0 +1,157 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { DomainError } from '../../common/errors/domain-error.js';
+
+function v4ToInt(ip: string): number {
+  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+}
+
+const V4_BLOCKED: [string, number][] = [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // CGNAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+];
+
+function inV4(ip: string, [base, bits]: [string, number]): boolean {
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  return (v4ToInt(ip) & mask) >>> 0 === (v4ToInt(base) & mask) >>> 0;
+}
+
+/**
+ * True for addresses a webhook must never reach: loopback, private, link-local, CGNAT, cloud
+ * metadata, multicast/reserved, unique-local and link-local IPv6, and IPv4-mapped/compatible
+ * IPv6 forms of any of those.
+ */
+export function isBlockedAddress(address: string): boolean {
+  const ip = address
+    .replace(/^\[|\]$/g, '')
+    .split('%')[0]
+    .toLowerCase();
+  const kind = isIP(ip);
+  if (kind === 4) return V4_BLOCKED.some((r) => inV4(ip, r));
+  if (kind !== 6) return true;
+  if (ip === '::' || ip === '::1') return true;
+  const mapped = /^::(ffff:)?(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
+  if (mapped !== null) return isBlockedAddress(mapped[2]);
+  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(ip);
+  if (hexMapped !== null) {
+    const hi = parseInt(hexMapped[1], 16);
+    const lo = parseInt(hexMapped[2], 16);
+    return isBlockedAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  }
+  const first = parseInt(ip.split(':')[0] || '0', 16);
+  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
+  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
+  if ((first & 0xff00) === 0xff00) return true; // multicast
+  if (ip.startsWith('64:ff9b:')) return true; // NAT64 can reach IPv4 private space
+  return false;
+}
+
+export interface UrlPolicy {
+  httpsOnly: boolean;
+  allowPrivate: boolean;
+}
+
+/** Registration-time check: scheme, shape, and (when private targets are refused) DNS. */
+export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalid('url is not a valid absolute URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw invalid('url must use https (or http outside production)');
+  if (policy.httpsOnly && url.protocol !== 'https:') throw invalid('url must use https');
+  if (url.username !== '' || url.password !== '') throw invalid('url must not carry credentials');
+  if (url.hash !== '') throw invalid('url must not have a fragment');
+  if (policy.allowPrivate) return url;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host.endsWith('.internal') ||
+    host.endsWith('.local')
+  ) {
+    throw unsafe(host);
+  }
+  if (isIP(host) !== 0) {
+    if (isBlockedAddress(host)) throw unsafe(host);
+    return url;
+  }
+  const addresses = await resolveAll(host).catch(() => {
+    throw invalid(`url host ${host} does not resolve`);
+  });
+  if (addresses.length === 0 || addresses.some((a) => isBlockedAddress(a.address)))
+    throw unsafe(host);
+  return url;
+}
+
+function resolveAll(host: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))),
+  );
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for http.request that refuses blocked addresses after resolution, at connect time,
+ * so a name that re-resolves to a private address (DNS rebinding) is still refused.
+ */
+export function guardedLookup(allowPrivate: boolean) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addrs) => {
+      if (err !== null) {
+        callback(err, '', 4);
+        return;
+      }
+      const list = addrs;
+      if (!allowPrivate && list.some((a) => isBlockedAddress(a.address))) {
+        const e = new Error(`blocked address for ${hostname}`) as NodeJS.ErrnoException;
+        e.code = 'EBLOCKED';
+        callback(e, '', 4);
+        return;
+      }
+      if (options.all === true) callback(null, list);
+      else callback(null, list[0].address, list[0].family);
+    });
+  };
+}
+
+function invalid(message: string): DomainError {
+  return new DomainError('VALIDATION_FAILED', `Invalid request: ${message}`, {
+    fields: [{ field: 'url', message }],
+  });
+}
+
+function unsafe(host: string): DomainError {
+  return new DomainError(
+    'WEBHOOK_URL_NOT_ALLOWED',
+    `Webhook targets must be public: ${host} is loopback, private, link-local, CGNAT or metadata`,
+    { host },
+  );
+}
+
+/** scheme://host/ + the path cut short: what a notification may show of an endpoint URL. */
+export function truncatedUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    const path = u.pathname.length > 9 ? `${u.pathname.slice(0, 8)}…` : u.pathname;
+    return `${u.protocol}//${u.host}${path}`;
+  } catch {
+    return '(invalid url)';
+  }
+}

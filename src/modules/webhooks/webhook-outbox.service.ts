@@ -1,0 +1,156 @@
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Subscription } from 'rxjs';
+import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
+import type { Environment } from '../../common/environment.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
+import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
+import { WebhooksCore } from './webhooks.core.js';
+import type { EndpointRow } from './webhooks.repository.js';
+
+/** Event types a webhook endpoint can subscribe to. */
+export const WEBHOOK_EVENT_TYPES = [
+  'order.created',
+  'order.partially_filled',
+  'order.filled',
+  'order.cancelled',
+  'order.expired',
+  'market.resolved',
+  'position.settled',
+  'webhook.test',
+] as const;
+
+interface Outgoing {
+  type: string;
+  /** The owning user, or null for market-wide events (every subscribed endpoint of the environment). */
+  userId: string | null;
+  data: unknown;
+}
+
+function subscribed(e: EndpointRow, type: string): boolean {
+  const events = e.events.split(',');
+  return events.includes('*') || events.includes(type);
+}
+
+/**
+ * Turns committed engine events into webhook events and deliveries, right after the engine
+ * commit (the event bus publishes only committed batches). Endpoints receive only their own
+ * environment's events, and user events only for their own user.
+ */
+@Injectable()
+export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
+  private readonly log = new Logger('WebhookOutbox');
+  private sub: Subscription | null = null;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly core: WebhooksCore,
+    private readonly engines: EngineRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.sub = this.bus.stream.subscribe((batch) => this.onBatch(batch));
+  }
+
+  onModuleDestroy(): void {
+    this.sub?.unsubscribe();
+  }
+
+  private onBatch(batch: CommittedEvents): void {
+    const endpoints = this.core.endpointsFor(batch.environment);
+    if (endpoints.length === 0) return;
+    try {
+      const engine = this.engines.get(batch.environment).engine;
+      for (const out of toWebhookEvents(batch.events, engine)) {
+        const targets = endpoints.filter(
+          (e) => (out.userId === null || e.user_id === out.userId) && subscribed(e, out.type),
+        );
+        this.core.enqueue(batch.environment as Environment, out.type, out.data, targets);
+      }
+    } catch (err) {
+      this.log.error(
+        `webhook outbox failed for a ${batch.environment} batch: ${err instanceof Error ? err.stack : String(err)}`,
+      );
+    }
+  }
+}
+
+function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
+  const out: Outgoing[] = [];
+  const owner = (orderId: string): string | null => {
+    const a = engine.getOrder(orderId)?.accountId;
+    return a === undefined || a === HOUSE_ACCOUNT ? null : a;
+  };
+  const push = (type: string, userId: string | null, data: unknown, userScoped = true): void => {
+    if (userScoped && userId === null) return;
+    out.push({ type, userId, data });
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case 'order.accepted':
+        if (e.order.accountId === HOUSE_ACCOUNT) break;
+        push('order.created', e.order.accountId, {
+          order: {
+            id: e.order.id,
+            client_order_id: e.order.clientOrderId,
+            market_id: e.order.marketId,
+            action: e.order.action,
+            side: e.order.side,
+            type: e.order.type,
+            price: e.order.price,
+            quantity: e.order.quantity,
+            time_in_force: e.order.timeInForce,
+            status: e.order.status,
+          },
+        });
+        break;
+      case 'order.updated':
+        if (e.status === 'FILLED' || e.status === 'PARTIALLY_FILLED') {
+          push(
+            e.status === 'FILLED' ? 'order.filled' : 'order.partially_filled',
+            owner(e.orderId),
+            {
+              order_id: e.orderId,
+              status: e.status,
+              filled_quantity: e.filledQuantity,
+              remaining_quantity: e.remainingQuantity,
+              average_fill_price: e.averageFillPrice,
+            },
+          );
+        }
+        break;
+      case 'order.cancelled':
+        push('order.cancelled', owner(e.orderId), {
+          order_id: e.orderId,
+          status: 'CANCELLED',
+          cancel_reason: e.reason === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : e.reason,
+          filled_quantity: e.filledQuantity,
+        });
+        break;
+      case 'order.expired':
+        push('order.expired', owner(e.orderId), {
+          order_id: e.orderId,
+          status: 'EXPIRED',
+          filled_quantity: e.filledQuantity,
+        });
+        break;
+      case 'market.resolved':
+        push('market.resolved', null, { market_id: e.marketId, outcome: e.outcome }, false);
+        break;
+      case 'position.settled':
+        if (e.accountId === HOUSE_ACCOUNT) break;
+        push('position.settled', e.accountId, {
+          market_id: e.marketId,
+          outcome: e.outcome,
+          yes: e.yes,
+          no: e.no,
+          payout_cents: e.payout,
+          realized_pnl_cents: e.realizedPnl,
+        });
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,252 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { ConfigService } from '../../config/config.service.js';
+import { guardedLookup } from './url-safety.js';
+import { signatureHeader } from './webhook-signer.js';
+import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
+import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
+
+/** At most this many attempts in flight per endpoint, so a slow endpoint only slows itself. */
+export const PER_ENDPOINT_CONCURRENCY = 4;
+const MAX_IN_FLIGHT = 256;
+const USER_AGENT = 'svc-webhooks/1 (+https://sandbox.staging.svc.example/api/v1/openapi.json)';
+
+interface AttemptResult {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  retryAfterSeconds: number | null;
+}
+
+/**
+ * The delivery worker: at-least-once over the SQLite queue. Due deliveries (the service Clock
+ * decides) are attempted per endpoint with a small concurrency cap; 2xx within the timeout
+ * succeeds, anything else (3xx included: redirects are never followed) is retried on the
+ * schedule with jitter, honouring Retry-After on 429/503, and dead-lettered after the last
+ * attempt. A crash loses nothing: a delivery is stored before it is attempted and stays PENDING
+ * until an outcome is recorded.
+ */
+@Injectable()
+export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('WebhookWorker');
+  private readonly inFlight = new Map<string, number>();
+  private readonly attempting = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private scheduled = false;
+  private stopped = false;
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly core: WebhooksCore,
+    private readonly config: ConfigService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => this.poll(), this.config.values.webhookPollMs);
+    this.timer.unref();
+    this.core.onWork(() => this.soon());
+    this.soon();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    await Promise.allSettled([...this.pending]);
+  }
+
+  private soon(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.poll();
+    });
+  }
+
+  /** One pass: start every due delivery the per-endpoint and global caps allow. */
+  poll(): void {
+    if (this.stopped) return;
+    const now = this.core.nowIso();
+    for (const env of ['live', 'test'] as const) {
+      for (const e of this.core.endpointsFor(env)) {
+        if (e.status === 'ACTIVE') this.core.maybeSuspend(e);
+        if (e.status !== 'ACTIVE') continue;
+        const free = PER_ENDPOINT_CONCURRENCY - (this.inFlight.get(e.id) ?? 0);
+        if (free <= 0 || this.attempting.size >= MAX_IN_FLIGHT) continue;
+        for (const d of this.core.repo.due(e.id, now, free + this.attemptingOf(e.id))) {
+          if (this.attempting.has(d.id)) continue;
+          if ((this.inFlight.get(e.id) ?? 0) >= PER_ENDPOINT_CONCURRENCY) break;
+          this.start(e, d);
+        }
+      }
+    }
+  }
+
+  private attemptingOf(endpointId: string): number {
+    return this.inFlight.get(endpointId) ?? 0;
+  }
+
+  private start(e: EndpointRow, d: DeliveryRow): void {
+    this.attempting.add(d.id);
+    this.inFlight.set(e.id, (this.inFlight.get(e.id) ?? 0) + 1);
+    const p = this.deliver(e, d)
+      .catch((err: unknown) =>
+        this.log.error(`delivery ${d.id}: ${err instanceof Error ? err.stack : String(err)}`),
+      )
+      .finally(() => {
+        this.attempting.delete(d.id);
+        const n = (this.inFlight.get(e.id) ?? 1) - 1;
+        if (n <= 0) this.inFlight.delete(e.id);
+        else this.inFlight.set(e.id, n);
+        this.pending.delete(p);
+        this.soon();
+      });
+    this.pending.add(p);
+  }
+
+  private async deliver(endpoint: EndpointRow, d: DeliveryRow): Promise<void> {
+    const event = this.core.repo.event(d.event_id);
+    if (event === undefined) return;
+    const t = this.core.clock.nowSeconds();
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'svc-webhook-signature': signatureHeader(
+        event.payload,
+        t,
+        this.core.signingSecrets(endpoint),
+      ),
+      'svc-webhook-secret-version': String(endpoint.secret_version),
+      'svc-webhook-id': d.id,
+      'svc-webhook-event': event.type,
+    };
+    const result = await this.post(endpoint.url, event.payload, headers);
+    this.record(endpoint.id, d, result);
+  }
+
+  /** Records the outcome, schedules the retry or dead-letters, then updates health and suspension. */
+  private record(endpointId: string, d: DeliveryRow, r: AttemptResult): void {
+    const schedule = this.config.values.webhookRetrySchedule;
+    const now = this.core.clock.now();
+    const at = new Date(now).toISOString();
+    const attempts = d.attempts + 1;
+    const endpoint = this.core.repo.endpoint(endpointId);
+    if (endpoint === undefined) return;
+    let status: DeliveryRow['status'] = 'PENDING';
+    let next: string | null = null;
+    let completed: string | null = null;
+    if (r.ok) {
+      status = 'SUCCEEDED';
+      completed = at;
+    } else if (attempts >= schedule.length) {
+      status = 'DEAD_LETTERED';
+      completed = at;
+    } else {
+      const base = schedule[attempts] * 1000;
+      const jitter = Math.floor(Math.random() * Math.min(base * 0.1, 30_000));
+      const honoured = r.retryAfterSeconds === null ? 0 : r.retryAfterSeconds * 1000;
+      next = new Date(now + Math.max(base + jitter, honoured)).toISOString();
+    }
+    const recorded = this.core.repo.attempted(d.id, {
+      status,
+      attempts,
+      nextAttemptAt: next,
+      at,
+      completedAt: completed,
+      responseStatus: r.status,
+      error: r.error,
+    });
+    if (!recorded) return; // cancelled or held meanwhile
+    if (r.ok) endpoint.last_success_at = at;
+    else {
+      endpoint.last_failure_at = at;
+      endpoint.last_error = r.error;
+    }
+    endpoint.updated_at = at;
+    this.core.repo.saveEndpoint(endpoint);
+    this.core.invalidate();
+    if (
+      status === 'DEAD_LETTERED' &&
+      d.is_replay === 0 &&
+      this.core.streak(endpoint) >= SUSPEND_AFTER_DEAD_LETTERS
+    ) {
+      this.core.maybeSuspend(endpoint);
+    }
+  }
+
+  private post(
+    rawUrl: string,
+    body: string,
+    headers: Record<string, string>,
+  ): Promise<AttemptResult> {
+    const timeoutMs = this.config.values.webhookTimeoutMs;
+    const allowPrivate =
+      this.config.values.webhookAllowPrivateTargets && this.config.values.appEnv !== 'production';
+    return new Promise((resolve) => {
+      let url: URL;
+      try {
+        url = new URL(rawUrl);
+      } catch {
+        resolve({ ok: false, status: null, error: 'invalid url', retryAfterSeconds: null });
+        return;
+      }
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      let settled = false;
+      const done = (r: AttemptResult): void => {
+        if (settled) return;
+        settled = true;
+        resolve(r);
+      };
+      const req = send(
+        url,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          lookup: guardedLookup(allowPrivate) as never,
+          timeout: timeoutMs,
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          res.resume();
+          const ok = status >= 200 && status < 300;
+          const retryAfter =
+            status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : null;
+          done({
+            ok,
+            status,
+            error: ok
+              ? null
+              : status >= 300 && status < 400
+                ? `redirect ${status} not followed`
+                : `HTTP ${status}`,
+            retryAfterSeconds: retryAfter,
+          });
+        },
+      );
+      req.setTimeout(timeoutMs, () => {
+        req.destroy(new Error(`no response within ${timeoutMs} ms`));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        const msg = err.code === 'EBLOCKED' ? 'target address is not allowed' : err.message;
+        done({ ok: false, status: null, error: msg.slice(0, 500), retryAfterSeconds: null });
+      });
+      req.end(body);
+    });
+  }
+}
+
+function parseRetryAfter(v: string | string[] | undefined): number | null {
+  const s = Array.isArray(v) ? v[0] : v;
+  if (s === undefined) return null;
+  if (/^\d+$/.test(s.trim())) return Math.min(Number(s.trim()), 86_400);
+  const at = Date.parse(s);
+  return Number.isNaN(at)
+    ? null
+    : Math.max(0, Math.min(Math.ceil((at - Date.now()) / 1000), 86_400));
+}

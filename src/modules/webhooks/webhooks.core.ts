@@ -1,0 +1,238 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock/clock.js';
+import { SecretBox } from '../../common/crypto/secret-box.js';
+import type { Environment } from '../../common/environment.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { ConfigService } from '../../config/config.service.js';
+import { PLATFORM_DB } from '../../database/databases.js';
+import { MailService } from '../mail/mail.service.js';
+import { UsersService } from '../users/users.service.js';
+import { truncatedUrl } from './url-safety.js';
+import { WebhooksRepository, type EndpointRow } from './webhooks.repository.js';
+
+export const SCHEMA_VERSION = '2026-05-08';
+export const SUSPEND_AFTER_DEAD_LETTERS = 20;
+const DAY_MS = 86_400_000;
+
+export interface Health {
+  endpoint_id: string;
+  status: EndpointRow['status'];
+  succeeded_24h: number;
+  dead_letter_24h: number;
+  success_rate_24h: number | null;
+  succeeded_7d: number;
+  dead_letter_7d: number;
+  success_rate_7d: number | null;
+  consecutive_failures: number;
+  dlq_count: number;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  last_error: string | null;
+  replays_24h: number;
+  suspended_at: string | null;
+  suspension_reason: string | null;
+}
+
+/**
+ * What the webhook API, the outbox and the worker share: the repository, secrets, the cache of
+ * deliverable endpoints, health figures, suspension and the owner's notices.
+ */
+@Injectable()
+export class WebhooksCore {
+  private readonly log = new Logger('Webhooks');
+  readonly repo: WebhooksRepository;
+  readonly box: SecretBox;
+  /** Non-disabled endpoints by environment (the outbox reads this on every committed batch). */
+  private cache: Map<Environment, EndpointRow[]> | null = null;
+  private kick: (() => void) | null = null;
+
+  constructor(
+    @InjectDataSource(PLATFORM_DB) db: DataSource,
+    config: ConfigService,
+    readonly clock: Clock,
+    readonly ids: IdGenerator,
+    private readonly mail: MailService,
+    private readonly users: UsersService,
+  ) {
+    this.repo = new WebhooksRepository(
+      (db.driver as unknown as { databaseConnection: Database }).databaseConnection,
+    );
+    this.box = new SecretBox(config.secrets.encryptionKey);
+  }
+
+  nowIso(): string {
+    return this.clock.nowDate().toISOString();
+  }
+
+  newSecret(): string {
+    return `whsec_${randomBytes(24).toString('base64url')}`;
+  }
+
+  /** The secrets that sign now: the active one, then the retired one during its grace window. */
+  signingSecrets(e: EndpointRow): string[] {
+    const secrets = [this.box.open(e.secret_enc)];
+    if (
+      e.prev_secret_enc !== null &&
+      e.prev_secret_until !== null &&
+      e.prev_secret_until > this.nowIso()
+    ) {
+      secrets.push(this.box.open(e.prev_secret_enc));
+    }
+    return secrets;
+  }
+
+  endpointsFor(env: Environment): EndpointRow[] {
+    if (this.cache === null) {
+      this.cache = new Map([
+        ['live', []],
+        ['test', []],
+      ]);
+      for (const e of this.repo.liveEndpoints()) this.cache.get(e.environment)!.push(e);
+    }
+    return this.cache.get(env)!;
+  }
+
+  invalidate(): void {
+    this.cache = null;
+  }
+
+  onWork(kick: () => void): void {
+    this.kick = kick;
+  }
+
+  wake(): void {
+    this.kick?.();
+  }
+
+  /**
+   * Creates one event and a delivery per endpoint (HELD for a suspended endpoint), in one
+   * transaction: a delivery is recorded before it is ever attempted.
+   */
+  enqueue(env: Environment, type: string, data: unknown, endpoints: EndpointRow[]): string | null {
+    if (endpoints.length === 0) return null;
+    const now = this.nowIso();
+    const id = this.ids.next('evt');
+    const payload = JSON.stringify({
+      id,
+      type,
+      created_at: now,
+      schema_version: SCHEMA_VERSION,
+      environment: env,
+      data,
+    });
+    this.repo.transaction(() => {
+      this.repo.insertEvent({ id, environment: env, type, payload, created_at: now });
+      for (const e of endpoints) {
+        this.repo.insertDelivery({
+          id: this.ids.next('dlv'),
+          endpointId: e.id,
+          eventId: id,
+          eventType: type,
+          status: e.status === 'SUSPENDED' ? 'HELD' : 'PENDING',
+          nextAttemptAt: now,
+          replayOf: null,
+          createdAt: now,
+        });
+      }
+    });
+    this.wake();
+    return id;
+  }
+
+  health(e: EndpointRow): Health {
+    const now = this.clock.now();
+    const day = this.repo.windowCounts(e.id, new Date(now - DAY_MS).toISOString());
+    const week = this.repo.windowCounts(e.id, new Date(now - 7 * DAY_MS).toISOString());
+    return {
+      endpoint_id: e.id,
+      status: e.status,
+      succeeded_24h: day.succeeded,
+      dead_letter_24h: day.deadLettered,
+      success_rate_24h: rate(day.succeeded, day.deadLettered),
+      succeeded_7d: week.succeeded,
+      dead_letter_7d: week.deadLettered,
+      success_rate_7d: rate(week.succeeded, week.deadLettered),
+      consecutive_failures: this.streak(e),
+      dlq_count: this.repo.dlqCount(e.id),
+      last_success_at: e.last_success_at,
+      last_failure_at: e.last_failure_at,
+      last_error: e.last_error,
+      replays_24h: this.repo.replaysSince(e.id, new Date(now - DAY_MS).toISOString()),
+      suspended_at: e.suspended_at,
+      suspension_reason: e.suspension_reason,
+    };
+  }
+
+  /** Dead-lettered originals newer than the latest success (replays included) and the baseline. */
+  streak(e: EndpointRow): number {
+    const after =
+      [e.last_success_at, e.streak_baseline_at]
+        .filter((x): x is string => x !== null)
+        .sort()
+        .pop() ?? '';
+    return this.repo.streak(e.id, after);
+  }
+
+  /**
+   * SPEC: 20 consecutive dead-lettered originals AND no successful delivery in 24 hours. Both
+   * must hold, so a brief outage on a busy endpoint never suspends it.
+   */
+  maybeSuspend(e: EndpointRow): boolean {
+    if (e.status !== 'ACTIVE') return false;
+    const streak = this.streak(e);
+    if (streak < SUSPEND_AFTER_DEAD_LETTERS) return false;
+    const dayAgo = new Date(this.clock.now() - DAY_MS).toISOString();
+    if (e.last_success_at !== null && e.last_success_at > dayAgo) return false;
+    const now = this.nowIso();
+    e.status = 'SUSPENDED';
+    e.suspended_at = now;
+    e.suspension_reason = `${streak} consecutive deliveries dead-lettered and no successful delivery in 24 hours`;
+    e.updated_at = now;
+    this.repo.transaction(() => {
+      this.repo.saveEndpoint(e);
+      this.repo.moveStatus(e.id, 'PENDING', 'HELD');
+      this.repo.insertNotification({
+        id: this.ids.next('ntf'),
+        userId: e.user_id,
+        type: 'WEBHOOK_SUSPENDED',
+        title: 'Webhook endpoint suspended',
+        body: `Deliveries to ${truncatedUrl(e.url)} are paused after ${streak} consecutive failures with no success in 24 hours. Fix the endpoint, then reactivate it.`,
+        data: JSON.stringify({
+          endpoint_id: e.id,
+          url: truncatedUrl(e.url),
+          consecutive_failures: streak,
+        }),
+        createdAt: now,
+      });
+    });
+    this.invalidate();
+    void this.notifyByMail(e, streak);
+    this.log.warn(`endpoint ${e.id} suspended after ${streak} dead letters`);
+    return true;
+  }
+
+  /** The suspension email: scheme, host and a truncated path only; never the URL or the secret. */
+  private async notifyByMail(e: EndpointRow, streak: number): Promise<void> {
+    const user = await this.users.byId(e.user_id);
+    if (user === null) return;
+    await this.mail.send({
+      to: user.email,
+      kind: 'WEBHOOK_SUSPENDED',
+      subject: 'Your webhook endpoint was suspended',
+      body: [
+        `Deliveries to your ${e.environment} webhook endpoint ${truncatedUrl(e.url)} (${e.id}) are suspended:`,
+        `${streak} consecutive deliveries were dead-lettered and none succeeded in 24 hours.`,
+        'Queued deliveries are held, not dropped. Reactivate the endpoint (POST /api/v1/webhooks/{id}/reactivate) once it answers 2xx.',
+      ].join('\n'),
+    });
+  }
+}
+
+function rate(succeeded: number, deadLettered: number): number | null {
+  const total = succeeded + deadLettered;
+  return total === 0 ? null : succeeded / total;
+}

@@ -1,0 +1,320 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential, Tier } from '../../common/http/request-context.js';
+import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { ConfigService } from '../../config/config.service.js';
+import { ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
+import { assertSafeWebhookUrl } from './url-safety.js';
+import { WebhooksCore, type Health } from './webhooks.core.js';
+import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
+
+/** SPEC.md webhook limits: endpoints per user by the highest tier among the user's active keys. */
+export const ENDPOINT_CAPS: Record<Tier, number> = { FREE: 3, PRO: 10, ENTERPRISE: 25 };
+const ENDPOINT_ID = /^whe_[a-z0-9]{1,40}$/;
+const HOUR_MS = 3_600_000;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string;
+  events: string[];
+  environment: 'live' | 'test';
+  status: EndpointRow['status'];
+  secret_version: number;
+  success_rate_24h: number | null;
+  consecutive_failures: number;
+  dlq_count: number;
+  replays_24h: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryRow['status'];
+  attempts: number;
+  is_replay: boolean;
+  replay_of: string | null;
+  created_at: string;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  response_status: number | null;
+  last_error: string | null;
+}
+
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly core: WebhooksCore,
+    private readonly keys: ApiKeyRepository,
+    private readonly config: ConfigService,
+  ) {}
+
+  async create(
+    c: Credential,
+    body: { url: string; events: string[]; description?: string },
+  ): Promise<EndpointView & { secret: string }> {
+    await assertSafeWebhookUrl(body.url, this.policy());
+    const tier = highestTier(await this.keys.repo.findBy({ userId: c.userId }), this.core.nowIso());
+    const cap = ENDPOINT_CAPS[tier];
+    const count = this.core.repo.countCapped(c.userId);
+    if (count >= cap) {
+      throw new DomainError(
+        'WEBHOOK_ENDPOINT_CAP_REACHED',
+        `The ${tier} tier allows ${cap} webhook endpoints (active and suspended); you have ${count}`,
+        { cap, current_count: count, tier },
+      );
+    }
+    const secret = this.core.newSecret();
+    const now = this.core.nowIso();
+    const row: EndpointRow = {
+      id: this.core.ids.next('whe'),
+      user_id: c.userId,
+      environment: c.environment,
+      url: body.url,
+      description: body.description ?? '',
+      events: body.events.join(','),
+      status: 'ACTIVE',
+      secret_enc: this.core.box.seal(secret),
+      secret_version: 1,
+      prev_secret_enc: null,
+      prev_secret_until: null,
+      streak_baseline_at: null,
+      last_success_at: null,
+      last_failure_at: null,
+      last_error: null,
+      suspended_at: null,
+      suspension_reason: null,
+      created_at: now,
+      updated_at: now,
+    };
+    this.core.repo.insertEndpoint(row);
+    this.core.invalidate();
+    return { ...this.view(row), secret };
+  }
+
+  list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
+    const limit = q.limit ?? 50;
+    const after = q.cursor === undefined ? '' : String(decodeCursor(q.cursor, 1)[0]);
+    const rows = this.core.repo.endpointsOfUser(c.userId, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map((r) => this.view(r)),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
+  }
+
+  get(c: Credential, id: string): EndpointView {
+    return this.view(this.owned(c, id));
+  }
+
+  async update(
+    c: Credential,
+    id: string,
+    body: { url?: string; events?: string[]; description?: string },
+  ): Promise<EndpointView> {
+    const e = this.owned(c, id);
+    if (e.status === 'DISABLED') throw disabled(id);
+    if (body.url !== undefined) {
+      await assertSafeWebhookUrl(body.url, this.policy());
+      e.url = body.url;
+    }
+    if (body.events !== undefined) e.events = body.events.join(',');
+    if (body.description !== undefined) e.description = body.description;
+    e.updated_at = this.core.nowIso();
+    this.core.repo.saveEndpoint(e);
+    this.core.invalidate();
+    return this.view(e);
+  }
+
+  /** DISABLED is terminal: queued deliveries are cancelled and never restored. */
+  disable(c: Credential, id: string): EndpointView {
+    const e = this.owned(c, id);
+    if (e.status !== 'DISABLED') {
+      e.status = 'DISABLED';
+      e.updated_at = this.core.nowIso();
+      this.core.repo.transaction(() => {
+        this.core.repo.saveEndpoint(e);
+        this.core.repo.moveStatus(e.id, 'PENDING', 'CANCELLED');
+        this.core.repo.moveStatus(e.id, 'HELD', 'CANCELLED');
+      });
+      this.core.invalidate();
+    }
+    return this.view(e);
+  }
+
+  /**
+   * A new secret, returned once; the retired one co-signs for the grace window
+   * (WEBHOOK_SECRET_GRACE_HOURS, at most 72; a request may ask for less).
+   */
+  rotate(
+    c: Credential,
+    id: string,
+    graceHours: number | undefined,
+  ): EndpointView & { secret: string; previous_secret_valid_until: string | null } {
+    const e = this.owned(c, id);
+    if (e.status === 'DISABLED') throw disabled(id);
+    const max = this.config.values.webhookSecretGraceHours;
+    const hours = Math.min(graceHours ?? max, max);
+    const secret = this.core.newSecret();
+    const now = this.core.clock.now();
+    e.prev_secret_enc = hours > 0 ? e.secret_enc : null;
+    e.prev_secret_until = hours > 0 ? new Date(now + hours * HOUR_MS).toISOString() : null;
+    e.secret_enc = this.core.box.seal(secret);
+    e.secret_version += 1;
+    e.updated_at = new Date(now).toISOString();
+    this.core.repo.saveEndpoint(e);
+    this.core.invalidate();
+    return { ...this.view(e), secret, previous_secret_valid_until: e.prev_secret_until };
+  }
+
+  reactivate(c: Credential, id: string): EndpointView {
+    const e = this.owned(c, id);
+    if (e.status !== 'SUSPENDED') {
+      throw new DomainError(
+        'WEBHOOK_NOT_SUSPENDED',
+        `Endpoint ${id} is ${e.status}; only SUSPENDED endpoints can be reactivated`,
+        {
+          status: e.status,
+        },
+      );
+    }
+    const now = this.core.nowIso();
+    e.status = 'ACTIVE';
+    e.suspended_at = null;
+    e.suspension_reason = null;
+    // The old backlog must not re-suspend at once: the streak counts from here.
+    e.streak_baseline_at = now;
+    e.updated_at = now;
+    this.core.repo.transaction(() => {
+      this.core.repo.saveEndpoint(e);
+      this.core.repo.moveStatus(e.id, 'HELD', 'PENDING', now);
+    });
+    this.core.invalidate();
+    this.core.wake();
+    return this.view(e);
+  }
+
+  health(c: Credential, id: string): Health {
+    return this.core.health(this.owned(c, id));
+  }
+
+  deliveries(
+    c: Credential,
+    id: string,
+    q: { limit?: number; cursor?: string; status?: string },
+  ): Page<DeliveryView> {
+    const e = this.owned(c, id);
+    const limit = q.limit ?? 50;
+    const before = q.cursor === undefined ? '\uffff' : String(decodeCursor(q.cursor, 1)[0]);
+    const rows = this.core.repo.deliveriesOf(e.id, q.status, before, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map(deliveryView),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
+  }
+
+  /** A new delivery of the same event, marked as a replay (counted in replays_24h only). */
+  replay(c: Credential, id: string, deliveryId: string): DeliveryView {
+    const e = this.owned(c, id);
+    if (e.status === 'DISABLED') throw disabled(id);
+    const d = this.core.repo.delivery(deliveryId);
+    if (d === undefined || d.endpoint_id !== e.id)
+      throw new DomainError('NOT_FOUND', `No delivery ${deliveryId}`);
+    if (d.status !== 'DEAD_LETTERED') {
+      throw new DomainError(
+        'DELIVERY_NOT_DEAD_LETTERED',
+        `Only dead-lettered deliveries can be replayed; this one is ${d.status}`,
+        {
+          status: d.status,
+        },
+      );
+    }
+    const now = this.core.nowIso();
+    const newId = this.core.ids.next('dlv');
+    this.core.repo.insertDelivery({
+      id: newId,
+      endpointId: e.id,
+      eventId: d.event_id,
+      eventType: d.event_type,
+      status: e.status === 'SUSPENDED' ? 'HELD' : 'PENDING',
+      nextAttemptAt: now,
+      replayOf: d.id,
+      createdAt: now,
+    });
+    this.core.wake();
+    return deliveryView(this.core.repo.delivery(newId)!);
+  }
+
+  /** Sends a webhook.test event to this endpoint as an ordinary delivery. */
+  test(c: Credential, id: string): DeliveryView {
+    const e = this.owned(c, id);
+    if (e.status === 'DISABLED') throw disabled(id);
+    const eventId = this.core.enqueue(
+      e.environment,
+      'webhook.test',
+      { endpoint_id: e.id, message: 'Test event from the sandbox exchange' },
+      [e],
+    );
+    const rows = this.core.repo.deliveriesOf(e.id, undefined, '\uffff', 5);
+    return deliveryView(rows.find((r) => r.event_id === eventId)!);
+  }
+
+  private owned(c: Credential, id: string): EndpointRow {
+    const e = ENDPOINT_ID.test(id) ? this.core.repo.endpoint(id) : undefined;
+    if (e === undefined || e.user_id !== c.userId)
+      throw new DomainError('NOT_FOUND', `No webhook endpoint ${id}`);
+    return e;
+  }
+
+  private policy(): { httpsOnly: boolean; allowPrivate: boolean } {
+    const production = this.config.values.appEnv === 'production';
+    return {
+      httpsOnly: production,
+      allowPrivate: !production && this.config.values.webhookAllowPrivateTargets,
+    };
+  }
+
+  private view(e: EndpointRow): EndpointView {
+    const h = this.core.health(e);
+    return {
+      id: e.id,
+      url: e.url,
+      description: e.description,
+      events: e.events.split(','),
+      environment: e.environment,
+      status: e.status,
+      secret_version: e.secret_version,
+      success_rate_24h: h.success_rate_24h,
+      consecutive_failures: h.consecutive_failures,
+      dlq_count: h.dlq_count,
+      replays_24h: h.replays_24h,
+      created_at: e.created_at,
+      updated_at: e.updated_at,
+    };
+  }
+}
+
+function disabled(id: string): DomainError {
+  return new DomainError('WEBHOOK_DISABLED', `Endpoint ${id} is DISABLED, which is final`);
+}
+
+function deliveryView(d: DeliveryRow): DeliveryView {
+  return {
+    id: d.id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempts: d.attempts,
+    is_replay: d.is_replay === 1,
+    replay_of: d.replay_of,
+    created_at: d.created_at,
+    last_attempt_at: d.last_attempt_at,
+    next_attempt_at: d.status === 'PENDING' ? d.next_attempt_at : null,
+    response_status: d.response_status,
+    last_error: d.last_error,
+  };
+}
