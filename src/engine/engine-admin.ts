@@ -1,0 +1,253 @@
+/**
+ * Account, market and lifecycle commands: money in/out, market status, resolution and account
+ * reset. Restore commands are in {@link EngineRestore}.
+ */
+import { EngineQueries } from './engine-queries.js';
+import { isAmount, MarketState } from './engine-core.js';
+import { balanceChanged } from './event-builders.js';
+import type { EngineEvent } from './events.js';
+import { AccountState } from './ledger.js';
+import type { BookOrder } from './order.js';
+import type { PriceLevel } from './order-book.js';
+import type { AccountSnapshot, MarketStatus, Outcome, Result } from './types.js';
+
+/** Optional state of a new (or restored) market. */
+export interface AddMarketOptions {
+  status?: Exclude<MarketStatus, 'RESOLVED'>;
+  /** Restored statistics. */
+  lastPrice?: number | null;
+  volume?: number;
+}
+
+export abstract class EngineAdmin extends EngineQueries {
+  /**
+   * Opens an account with an id chosen by the caller (a "house" account is just an account with
+   * a large balance). `initialDeposit` is booked as a DEPOSIT.
+   * Codes: DUPLICATE_ACCOUNT, INVALID_AMOUNT.
+   */
+  createAccount(accountId: string, initialDeposit = 0): Result<{ account: AccountSnapshot }> {
+    if (this.accounts.has(accountId)) return this.fail('DUPLICATE_ACCOUNT', accountId);
+    if (initialDeposit !== 0 && !isAmount(initialDeposit)) {
+      return this.fail('INVALID_AMOUNT', 'initial deposit must be a non-negative safe integer');
+    }
+    const account = new AccountState(accountId);
+    this.accounts.set(accountId, account);
+    const events: EngineEvent[] = [{ type: 'account.created', accountId, balance: 0 }];
+    if (initialDeposit > 0) {
+      account.balance = initialDeposit;
+      this.deposited += initialDeposit;
+      events.push(balanceChanged(account, initialDeposit, 'DEPOSIT', null, this.clock.now()));
+    }
+    return { ok: true, events, account: this.accountSnapshot(account) };
+  }
+
+  /** Adds cash. Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT. */
+  deposit(
+    accountId: string,
+    amount: number,
+    referenceId: string | null = null,
+  ): Result<{ account: AccountSnapshot }> {
+    const account = this.accounts.get(accountId);
+    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
+    if (!isAmount(amount) || !Number.isSafeInteger(account.balance + amount)) {
+      return this.fail('INVALID_AMOUNT', 'amount must be a positive safe integer');
+    }
+    account.balance += amount;
+    this.deposited += amount;
+    const events = [balanceChanged(account, amount, 'DEPOSIT', referenceId, this.clock.now())];
+    return { ok: true, events, account: this.accountSnapshot(account) };
+  }
+
+  /** Removes cash, at most the available amount. Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT, INSUFFICIENT_FUNDS. */
+  withdraw(
+    accountId: string,
+    amount: number,
+    referenceId: string | null = null,
+  ): Result<{ account: AccountSnapshot }> {
+    const account = this.accounts.get(accountId);
+    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
+    if (!isAmount(amount)) return this.fail('INVALID_AMOUNT', 'amount must be a positive integer');
+    if (amount > account.balance - account.reserved) {
+      return this.fail('INSUFFICIENT_FUNDS', 'withdrawal exceeds the available balance');
+    }
+    account.balance -= amount;
+    this.withdrawn += amount;
+    const events = [balanceChanged(account, -amount, 'WITHDRAWAL', referenceId, this.clock.now())];
+    return { ok: true, events, account: this.accountSnapshot(account) };
+  }
+
+  /** Creates a market (default OPEN). Codes: DUPLICATE_MARKET, INVALID_STATE. */
+  addMarket(marketId: string, options: AddMarketOptions = {}): Result {
+    if (this.markets.has(marketId)) return this.fail('DUPLICATE_MARKET', marketId);
+    const status = options.status ?? 'OPEN';
+    if ((status as MarketStatus) === 'RESOLVED') {
+      return this.fail('INVALID_STATE', 'a market cannot be added resolved');
+    }
+    const market = new MarketState(marketId, status);
+    const last = options.lastPrice ?? 0;
+    const volume = options.volume ?? 0;
+    if (!Number.isSafeInteger(last) || last < 0 || last > 99 || !Number.isSafeInteger(volume)) {
+      return this.fail('INVALID_STATE', 'bad lastPrice or volume');
+    }
+    market.lastPrice = last;
+    market.volume = volume;
+    this.markets.set(marketId, market);
+    return { ok: true, events: [{ type: 'market.status', marketId, status }] };
+  }
+
+  /**
+   * OPEN, HALTED or CLOSED. Resting orders stay (cancels keep working); only OPEN accepts new
+   * orders and amends. Codes: UNKNOWN_MARKET, MARKET_ALREADY_RESOLVED, INVALID_STATE.
+   */
+  setMarketStatus(marketId: string, status: Exclude<MarketStatus, 'RESOLVED'>): Result {
+    const market = this.markets.get(marketId);
+    if (market === undefined) return this.fail('UNKNOWN_MARKET', marketId);
+    if (market.status === 'RESOLVED') return this.fail('MARKET_ALREADY_RESOLVED', marketId);
+    if ((status as MarketStatus) === 'RESOLVED') {
+      return this.fail('INVALID_STATE', 'use resolveMarket');
+    }
+    market.status = status;
+    return { ok: true, events: [{ type: 'market.status', marketId, status }] };
+  }
+
+  /**
+   * Cancels every resting order (MARKET_RESOLVED), pays 100 cents per winning contract, flattens
+   * every position and marks the market RESOLVED. Events: order.cancelled/book.level per order,
+   * then balance.changed (SETTLEMENT, referenceId = market id) and position.settled per holder,
+   * then market.resolved. Codes: UNKNOWN_MARKET, MARKET_ALREADY_RESOLVED.
+   */
+  resolveMarket(marketId: string, outcome: Outcome): Result {
+    const market = this.markets.get(marketId);
+    if (market === undefined) return this.fail('UNKNOWN_MARKET', marketId);
+    if (market.status === 'RESOLVED') return this.fail('MARKET_ALREADY_RESOLVED', marketId);
+    const now = this.clock.now();
+    const events: EngineEvent[] = [];
+    const book = market.book;
+    for (let p = 1; p < 100; p++) {
+      while (book.bids[p].head !== null) {
+        this.cancelResting(market, book.bids[p].head!, 'MARKET_RESOLVED', events, now);
+      }
+      while (book.asks[p].head !== null) {
+        this.cancelResting(market, book.asks[p].head!, 'MARKET_RESOLVED', events, now);
+      }
+    }
+    for (const ps of market.positions.values()) {
+      if (ps.yes === 0 && ps.no === 0) continue;
+      const won = outcome === 'YES' ? ps.yes : ps.no;
+      const payout = 100 * won;
+      ps.realizedPnl += payout - ps.yesCost - ps.noCost;
+      const yes = ps.yes;
+      const no = ps.no;
+      ps.yes = 0;
+      ps.no = 0;
+      ps.yesCost = 0;
+      ps.noCost = 0;
+      if (payout > 0) {
+        ps.account.balance += payout;
+        events.push(balanceChanged(ps.account, payout, 'SETTLEMENT', marketId, now));
+      }
+      this.markDirty(ps);
+      events.push({
+        type: 'position.settled',
+        accountId: ps.account.id,
+        marketId,
+        outcome,
+        yes,
+        no,
+        payout,
+        realizedPnl: ps.realizedPnl,
+      });
+    }
+    // Contracts orphaned by account resets have no holder to pay: the money leaves the system.
+    this.adjusted -= 100 * (outcome === 'YES' ? market.orphanYes : market.orphanNo);
+    market.orphanYes = 0;
+    market.orphanNo = 0;
+    market.status = 'RESOLVED';
+    market.outcome = outcome;
+    this.flushDirty();
+    events.push({ type: 'market.resolved', marketId, outcome, timestamp: now });
+    return { ok: true, events };
+  }
+
+  /**
+   * Drops all open orders and positions of the account and sets its balance, in time linear in
+   * the account's orders. Emits one `account.reset` (plus one balance.changed RESET and the
+   * `book.level` changes) instead of an event per order. The counterparts of dropped positions
+   * are kept as market orphans (see {@link MarketSummary.orphanYes}). Reset orders are not kept
+   * for getOrder. Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT.
+   */
+  resetAccount(accountId: string, startingBalance: number): Result<{ account: AccountSnapshot }> {
+    const account = this.accounts.get(accountId);
+    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
+    if (!Number.isSafeInteger(startingBalance) || startingBalance < 0) {
+      return this.fail('INVALID_AMOUNT', 'starting balance must be a non-negative safe integer');
+    }
+    const now = this.clock.now();
+    const events: EngineEvent[] = [];
+    const marketIds: string[] = [];
+    let cancelled = 0;
+    for (const ps of account.positions) {
+      const market = this.markets.get(ps.marketId)!;
+      marketIds.push(market.id);
+      const touched = new Set<PriceLevel>();
+      for (let o: BookOrder | null = ps.ordersHead; o !== null;) {
+        const next: BookOrder | null = o.ownerNext;
+        touched.add(market.book.unlink(o));
+        this.orders.delete(o.id);
+        o.status = 'CANCELLED';
+        o.ownerPrev = null;
+        o.ownerNext = null;
+        this.recycle(o);
+        cancelled++;
+        o = next;
+      }
+      ps.ordersHead = null;
+      ps.orderCount = 0;
+      ps.clearResting();
+      // One book.level per distinct level touched (at most 198 per market), not per order.
+      for (const level of touched) {
+        events.push({
+          type: 'book.level',
+          marketId: market.id,
+          side: market.book.bids[level.price] === level ? 'BID' : 'ASK',
+          price: level.price,
+          quantity: level.quantity,
+        });
+      }
+      market.orphanYes += ps.yes;
+      market.orphanNo += ps.no;
+      // Orphans on both sides are pairs nobody owns: cancel them out of the system.
+      const pairs = Math.min(market.orphanYes, market.orphanNo);
+      market.orphanYes -= pairs;
+      market.orphanNo -= pairs;
+      this.adjusted -= 100 * pairs;
+      market.positions.delete(accountId);
+    }
+    account.positions.length = 0;
+    const delta = startingBalance - account.balance;
+    account.balance = startingBalance;
+    account.reserved = 0;
+    this.adjusted += delta;
+    events.push(
+      {
+        type: 'account.reset',
+        accountId,
+        balance: startingBalance,
+        cancelledOrders: cancelled,
+        marketIds,
+        timestamp: now,
+      },
+      balanceChanged(account, delta, 'RESET', null, now),
+    );
+    return { ok: true, events, account: this.accountSnapshot(account) };
+  }
+
+  protected accountSnapshot(a: AccountState): AccountSnapshot {
+    return {
+      accountId: a.id,
+      balance: a.balance,
+      reserved: a.reserved,
+      available: a.balance - a.reserved,
+    };
+  }
+}

@@ -1,0 +1,52 @@
+/** Builders of the events that several engine layers emit. */
+import type { EngineEvent } from './events.js';
+import type { AccountState, PositionState } from './ledger.js';
+import type { BookOrder } from './order.js';
+import type { BalanceReason } from './types.js';
+
+/** order.updated with the order's current fill state. */
+export function orderUpdated(order: BookOrder): EngineEvent {
+  return {
+    type: 'order.updated',
+    orderId: order.id,
+    filledQuantity: order.filledQuantity,
+    remainingQuantity: order.isOpen ? order.remaining : 0,
+    status: order.status,
+    fillCost: order.fillCost,
+    averageFillPrice: order.averageFillPrice(),
+    updatedAt: order.updatedAt,
+  };
+}
+
+/** position.changed with the position's current holdings. */
+export function positionChanged(ps: PositionState): EngineEvent {
+  return {
+    type: 'position.changed',
+    accountId: ps.account.id,
+    marketId: ps.marketId,
+    yes: ps.yes,
+    no: ps.no,
+    yesCost: ps.yesCost,
+    noCost: ps.noCost,
+    realizedPnl: ps.realizedPnl,
+  };
+}
+
+/** balance.changed; `account.balance` must already include `delta`. */
+export function balanceChanged(
+  account: AccountState,
+  delta: number,
+  reason: BalanceReason,
+  referenceId: string | null,
+  now: number,
+): EngineEvent {
+  return {
+    type: 'balance.changed',
+    accountId: account.id,
+    delta,
+    balance: account.balance,
+    reason,
+    referenceId,
+    timestamp: now,
+  };
+}

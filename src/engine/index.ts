@@ -1,0 +1,14 @@
+/** Public surface of the matching engine (framework-free). */
+export { MatchingEngine } from './matching-engine.js';
+export type { EngineOptions } from './engine-core.js';
+export type { AddMarketOptions } from './engine-admin.js';
+export type { LedgerTotals } from './engine-queries.js';
+export type { RestoreOrderInput, RestorePositionInput } from './engine-restore.js';
+export { ManualClock, SequentialIdGenerator } from './clock.js';
+export { checkInvariants, recomputeReserve } from './invariants.js';
+export { PriceFeed, mulberry32, type PriceFeedOptions } from './price-feed.js';
+export { HouseMarketMaker, type HouseMarketMakerOptions } from './house-market-maker.js';
+export { bookPriceOf, bookSideOf } from './order.js';
+export type * from './events.js';
+export type * from './types.js';
+export { MAX_ORDER_QUANTITY } from './types.js';
