@@ -26,7 +26,8 @@ export default {
       displayName: 'e2e',
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.e2e-spec.ts'],
-      testTimeout: 60000,
     },
   ],
+  // Top level: Jest ignores testTimeout inside a project entry.
+  testTimeout: 60000,
 };

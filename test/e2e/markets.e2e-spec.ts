@@ -35,7 +35,9 @@ describe('public markets', () => {
       expect(m.status).toBe('OPEN');
     }
     const cats = new Set(
-      (await http(`${svc.api}/markets?limit=200`)).body.data.map((m: { category: string }) => m.category),
+      (await http(`${svc.api}/markets?limit=200`)).body.data.map(
+        (m: { category: string }) => m.category,
+      ),
     );
     expect([...cats].sort()).toEqual(['CRYPTO', 'CULTURE', 'ECONOMICS', 'POLITICS', 'SPORTS']);
   });
@@ -46,7 +48,16 @@ describe('public markets', () => {
     const one = await http(`${svc.api}/markets/${id}`);
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ id, status: 'OPEN', volume: 0 });
-    for (const k of ['slug', 'title', 'category', 'outcome', 'close_time', 'best_bid', 'best_ask', 'last_price']) {
+    for (const k of [
+      'slug',
+      'title',
+      'category',
+      'outcome',
+      'close_time',
+      'best_bid',
+      'best_ask',
+      'last_price',
+    ]) {
       expect(one.body).toHaveProperty(k);
     }
     expectError(await http(`${svc.api}/markets/mkt_doesnotexist`), 404, 'NOT_FOUND');

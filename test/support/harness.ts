@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,10 @@ import { createApp } from '../../src/app.factory.js';
 import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
+
+// jest.config.js gives the e2e project testTimeout 60000, but Jest reads testTimeout only from the
+// top-level config, so e2e tests ran with the 5 s default. Every e2e file imports this module.
+jest.setTimeout(60_000);
 
 export interface Running {
   baseUrl: string;

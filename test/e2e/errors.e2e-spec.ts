@@ -1,0 +1,342 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { join } from 'node:path';
+import {
+  expectContractError,
+  http,
+  logLines,
+  rawRequest,
+  startApp,
+  type JsonResponse,
+  type Running,
+} from '../support/harness.js';
+
+/** What no response body may ever contain: stack frames, driver and ORM internals, file paths. */
+const LEAKS = [
+  /\n\s+at /,
+  /\bat .+\(.*:\d+:\d+\)/,
+  /SQLITE/i,
+  /QueryFailed/,
+  /node_modules/,
+  /\.ts:\d+/,
+];
+
+function expectNoLeak(text: string): void {
+  for (const re of LEAKS) expect(text).not.toMatch(re);
+}
+
+describe('error model: every error path answers the contract body', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp({ env: { SANDBOX_CLOCK_CONTROL: 'true', BODY_LIMIT_BYTES: '2048' } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  const clock = (init: RequestInit & { json?: unknown }) =>
+    http(`${svc.api}/sandbox/clock`, { method: 'POST', ...init });
+
+  it('400 VALIDATION_FAILED names each failing field in details.fields', async () => {
+    const bad = expectContractError(
+      await clock({ json: { advance_seconds: 'soon' } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(bad.details.fields).toEqual([{ field: 'advance_seconds', message: expect.any(String) }]);
+
+    const unknown = expectContractError(
+      await clock({ json: { advance_seconds: 1, extra: true } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(unknown.details.fields).toEqual([{ field: 'extra', message: expect.any(String) }]);
+
+    const query = expectContractError(
+      await http(`${svc.api}/markets?limit=0&status=SOMETIMES`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(query.details.fields.map((f: { field: string }) => f.field).sort()).toEqual([
+      'limit',
+      'status',
+    ]);
+    for (const f of query.details.fields) expect(f.message.length).toBeGreaterThan(0);
+  });
+
+  it('400 MALFORMED_JSON for broken JSON, an empty JSON body and prototype-poisoning keys', async () => {
+    const headers = { 'content-type': 'application/json' };
+    const broken = await clock({ headers, body: '{"advance_seconds":' });
+    expect(expectContractError(broken, 400, 'MALFORMED_JSON').details).toEqual({});
+    expectContractError(await clock({ headers, body: '' }), 400, 'MALFORMED_JSON');
+    expectContractError(
+      await clock({ headers, body: '{"__proto__":{"admin":true},"advance_seconds":1}' }),
+      400,
+      'MALFORMED_JSON',
+    );
+    expectContractError(
+      await clock({ headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{' }),
+      400,
+      'MALFORMED_JSON',
+    );
+  });
+
+  it('404 NOT_FOUND for unknown routes inside and outside /api/v1', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/nope'],
+      ['POST', '/api/v1/nope'],
+      ['GET', '/api/v1'],
+      ['GET', '/api/v2/markets'],
+      ['GET', '/nope'],
+      ['GET', '/'],
+      ['DELETE', '/favicon.ico'],
+    ]) {
+      const res = await http(`${svc.baseUrl}${path}`, { method });
+      expectContractError(res, 404, 'NOT_FOUND');
+    }
+  });
+
+  it('405 METHOD_NOT_ALLOWED with an Allow header listing the methods of the path', async () => {
+    const del = await http(`${svc.api}/markets`, { method: 'DELETE' });
+    const err = expectContractError(del, 405, 'METHOD_NOT_ALLOWED');
+    expect(del.headers.get('allow')).toBe('GET, HEAD');
+    expect(err.details.allowed_methods).toEqual(['GET', 'HEAD']);
+
+    const put = await http(`${svc.api}/markets/mkt_0123456789abcdef0123`, { method: 'PUT' });
+    expectContractError(put, 405, 'METHOD_NOT_ALLOWED');
+    expect(put.headers.get('allow')).toBe('GET, HEAD');
+
+    const get = await http(`${svc.api}/sandbox/clock`);
+    expectContractError(get, 405, 'METHOD_NOT_ALLOWED');
+    expect(get.headers.get('allow')).toBe('POST');
+  });
+
+  it('413 PAYLOAD_TOO_LARGE above BODY_LIMIT_BYTES, declared or streamed', async () => {
+    const big = JSON.stringify({ advance_seconds: 1, pad: 'x'.repeat(3000) });
+    expectContractError(
+      await clock({ headers: { 'content-type': 'application/json' }, body: big }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+
+    // Chunked, with no Content-Length: the limit holds while the body streams in.
+    const bytes = new TextEncoder().encode(big);
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 500) c.enqueue(bytes.slice(i, i + 500));
+        c.close();
+      },
+    });
+    const streamed = await clock({
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expectContractError(streamed, 413, 'PAYLOAD_TOO_LARGE');
+
+    // Just under the limit is fine (and reaches validation).
+    const ok = JSON.stringify({ advance_seconds: 1, pad: 'x'.repeat(1500) });
+    expectContractError(
+      await clock({ headers: { 'content-type': 'application/json' }, body: ok }),
+      400,
+      'VALIDATION_FAILED',
+    );
+  });
+
+  it('415 UNSUPPORTED_MEDIA_TYPE for any body that is not JSON', async () => {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/xml',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const res = await clock({ headers: { 'content-type': type }, body: 'advance_seconds=1' });
+      expectContractError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('400 BAD_REQUEST for a URL with broken percent-encoding (the router never sees it)', async () => {
+    const res = await http(`${svc.api}/markets/%E0%A4%A`);
+    const err = expectContractError(res, 400, 'BAD_REQUEST');
+    expect(err.request_id).toMatch(/^req_/);
+  });
+
+  it('404 NOT_FOUND for a path parameter longer than any id', async () => {
+    expectContractError(await http(`${svc.api}/markets/mkt_${'a'.repeat(200)}`), 404, 'NOT_FOUND');
+  });
+
+  it('malformed HTTP and oversized headers still get the contract body and headers', async () => {
+    const garbage = await rawRequest(svc.baseUrl, 'NOT HTTP AT ALL\r\n\r\n');
+    expect(garbage.status).toBe(400);
+    expect(garbage.headers['svc-api-version']).toBe('v1');
+    const body = JSON.parse(garbage.body);
+    expect(body).toEqual({
+      error: {
+        code: 'BAD_REQUEST',
+        message: expect.any(String),
+        status: 400,
+        request_id: garbage.headers['x-request-id'],
+        details: {},
+      },
+    });
+
+    const huge = await rawRequest(
+      svc.baseUrl,
+      `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(huge.status).toBe(431);
+    expect(huge.headers['svc-api-version']).toBe('v1');
+    const hugeBody = JSON.parse(huge.body);
+    expect(hugeBody.error).toMatchObject({ code: 'HEADERS_TOO_LARGE', status: 431 });
+    expect(hugeBody.error.request_id).toBe(huge.headers['x-request-id']);
+  });
+
+  it('echoes a well-formed caller X-Request-Id and replaces a malformed one', async () => {
+    const mine = 'client-trace_0001:abc.DEF';
+    const ok = await http(`${svc.api}/health`, { headers: { 'x-request-id': mine } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('x-request-id')).toBe(mine);
+
+    const err = await http(`${svc.api}/nope`, { headers: { 'x-request-id': mine } });
+    expect(expectContractError(err, 404, 'NOT_FOUND').request_id).toBe(mine);
+
+    for (const bad of ['short', 'has space in it', 'x'.repeat(65), 'semi;colon;id', '<script>']) {
+      const res = await http(`${svc.api}/nope`, { headers: { 'x-request-id': bad } });
+      const e = expectContractError(res, 404, 'NOT_FOUND');
+      expect(e.request_id).not.toBe(bad);
+      expect(e.request_id).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
+    }
+
+    const a = await http(`${svc.api}/health`);
+    const b = await http(`${svc.api}/health`);
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
+  });
+
+  it('no request, however odd, gets a stack trace, a 5xx or a body outside the contract', async () => {
+    const segment = fc.constantFrom(
+      'api',
+      'v1',
+      'markets',
+      'sandbox',
+      'clock',
+      'openapi',
+      'v1.json',
+      'openapi.json',
+      'health',
+      'ready',
+      'changelog',
+      'changelog.rss',
+      'mkt_0123456789abcdef0123',
+      'disputes',
+      'admin',
+      '%2e%2e',
+      '%00',
+      '%E0%A4%A',
+      '%ZZ',
+      '*',
+      '::',
+      '~',
+      'x'.repeat(150),
+    );
+    const request = fc.record({
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'),
+      path: fc.array(segment, { maxLength: 5 }).map((s) => `/${s.join('/')}`),
+      query: fc.constantFrom(
+        '',
+        '?limit=0',
+        '?limit=abc',
+        '?limit=1&limit=2',
+        '?cursor=zz',
+        '?cursor=WyJhIl0',
+        '?status=OPEN&category=CRYPTO',
+        '?__proto__[admin]=1',
+        '?a=%ZZ',
+      ),
+      contentType: fc.constantFrom(
+        undefined,
+        'application/json',
+        'application/json; charset=utf-8',
+        'application/vnd.api+json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        '',
+        'garbage',
+      ),
+      body: fc.oneof(
+        fc.constant(undefined),
+        fc.json(),
+        fc.string({ maxLength: 40 }),
+        fc.constant('{"advance_seconds":1}'),
+        fc.constant('{"constructor":{"prototype":{"admin":true}}}'),
+        fc.constant('{"advance_seconds":1e400}'),
+      ),
+    });
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        const hasBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
+        const headers: Record<string, string> = {};
+        if (r.contentType !== undefined) headers['content-type'] = r.contentType;
+        const res: JsonResponse = await http(`${svc.baseUrl}${r.path}${r.query}`, {
+          method: r.method,
+          headers,
+          body: hasBody ? r.body : undefined,
+        });
+        expect(res.status).toBeLessThan(500);
+        expect(res.headers.get('svc-api-version')).toBe('v1');
+        expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+        expectNoLeak(res.text);
+        if (res.status >= 400 && r.method !== 'HEAD') {
+          expectContractError(res, res.status, res.body?.error?.code);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // Nothing along the way was an unexpected (logged-as-error) failure.
+    expect(logLines(svc).filter((l) => Number(l.level) >= 50)).toEqual([]);
+  });
+});
+
+describe('error model: 500 INTERNAL', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('an unexpected failure answers 500 INTERNAL with nothing internal, logged with its request id', async () => {
+    // Break the live engine's database under the running app.
+    const db = new Database(join(svc.dataDir, 'live.sqlite'));
+    db.exec('ALTER TABLE markets RENAME TO markets_broken_by_test');
+    db.close();
+
+    const reqId = 'internal-failure-0001';
+    const res = await http(`${svc.api}/markets`, { headers: { 'x-request-id': reqId } });
+    const err = expectContractError(res, 500, 'INTERNAL');
+    expect(err.request_id).toBe(reqId);
+    expect(err.details).toEqual({});
+    expectNoLeak(res.text);
+    for (const internal of [
+      'markets',
+      'markets_broken_by_test',
+      'no such table',
+      'at ',
+      'Error:',
+    ]) {
+      expect(res.text).not.toContain(internal);
+    }
+
+    const byId = await http(`${svc.api}/markets/mkt_0123456789abcdef0123`);
+    expectContractError(byId, 500, 'INTERNAL');
+    expectNoLeak(byId.text);
+
+    // The failure is in the logs, at error level, with the request id, method and route.
+    const lines = logLines(svc).filter((l) => l.req_id === reqId);
+    const errorLine = lines.find((l) => l.level === 50);
+    expect(errorLine).toMatchObject({ method: 'GET', route: '/api/v1/markets' });
+    expect(JSON.stringify(errorLine)).toContain('no such table');
+    expect(lines.find((l) => l.msg === 'request')).toMatchObject({ status: 500 });
+  });
+});

@@ -1,0 +1,338 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ALL_SCOPES } from '../../src/common/api/scopes.js';
+import { expectContractError, http, startApp, type Running } from '../support/harness.js';
+import { ROOT } from '../support/process.js';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The 18 groups of CONTRACT.md, names exact, in the reference's order. */
+const TAGS = [
+  'Developer',
+  'Markets',
+  'Orders',
+  'Positions',
+  'Wallet',
+  'Users',
+  'Comments',
+  'Watchlists',
+  'Notifications',
+  'Webhooks',
+  'Sports',
+  'Crypto',
+  'Data',
+  'Indices',
+  'Rank',
+  'RFQ',
+  'Sandbox',
+  'Meta',
+];
+
+/** SPEC.md, "Approved breaking change": the 25 admin-gated operations removed from the contract. */
+const REMOVED: [string, string][] = [
+  ['GET', '/api/v1/disputes/admin/queue'],
+  ['GET', '/api/v1/disputes/admin/stats'],
+  ['GET', '/api/v1/disputes/admin/{dispute_id}'],
+  ['POST', '/api/v1/disputes/admin/{dispute_id}/assign'],
+  ['POST', '/api/v1/disputes/admin/{dispute_id}/message'],
+  ['PATCH', '/api/v1/disputes/admin/{dispute_id}/priority'],
+  ['POST', '/api/v1/disputes/admin/{dispute_id}/resolve'],
+  ['POST', '/api/v1/disputes/admin/{dispute_id}/status'],
+  ['GET', '/api/v1/moderation/admin/actions'],
+  ['GET', '/api/v1/moderation/admin/queue'],
+  ['GET', '/api/v1/moderation/admin/queue/stats'],
+  ['POST', '/api/v1/moderation/admin/comments/{comment_id}/moderate'],
+  ['POST', '/api/v1/moderation/admin/reports/bulk-action'],
+  ['GET', '/api/v1/moderation/admin/reports/{report_id}'],
+  ['POST', '/api/v1/moderation/admin/reports/{report_id}/resolve'],
+  ['GET', '/api/v1/moderation/admin/users/{user_id}/moderation-status'],
+  ['POST', '/api/v1/moderation/admin/users/{user_id}/restrict-comments'],
+  ['POST', '/api/v1/rewards/admin'],
+  ['GET', '/api/v1/rewards/admin/distributions'],
+  ['PUT', '/api/v1/rewards/admin/{reward_id}'],
+  ['DELETE', '/api/v1/rewards/admin/{reward_id}'],
+  ['GET', '/api/v1/geo/lookup/{ip_address}'],
+  ['GET', '/api/v1/geo/stats'],
+  ['POST', '/api/v1/parlays/seed-demo'],
+  ['POST', '/api/v1/intelligence/seed-demo'],
+];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+function operations(doc: Obj): { method: string; path: string; op: Obj }[] {
+  const out: { method: string; path: string; op: Obj }[] = [];
+  for (const [path, item] of Object.entries(doc.paths as Obj)) {
+    for (const m of METHODS) if (item[m] !== undefined) out.push({ method: m, path, op: item[m] });
+  }
+  return out;
+}
+
+function resolve(doc: Obj, node: Obj): Obj {
+  if (typeof node.$ref !== 'string') return node;
+  const parts = (node.$ref as string).replace(/^#\//, '').split('/');
+  return resolve(
+    doc,
+    parts.reduce((n: Obj, p) => n[p], doc),
+  );
+}
+
+/** Templated path -> a concrete one (the {id} parameters become plausible values). */
+const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'x1234567890');
+
+interface LintResult {
+  code: number;
+  report: { totals: { errors: number; warnings: number }; problems: Obj[] };
+  stderr: string;
+}
+
+function redoclyLint(file: string): Promise<LintResult> {
+  const bin = join(ROOT, 'node_modules', '.bin', 'redocly');
+  const args = ['lint', file, '--format=json', `--config=${join(ROOT, '.redocly.yaml')}`];
+  return new Promise((res) => {
+    execFile(
+      bin,
+      args,
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          REDOCLY_TELEMETRY: 'off',
+          REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+          NO_COLOR: '1',
+        },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+        let report: LintResult['report'];
+        try {
+          report = JSON.parse(stdout) as LintResult['report'];
+        } catch {
+          throw new Error(`redocly printed no JSON report (exit ${code}):\n${stdout}\n${stderr}`);
+        }
+        res({ code, report, stderr });
+      },
+    );
+  });
+}
+
+describe('OpenAPI 3.1 contract', () => {
+  let svc: Running;
+  let doc: Obj;
+  let etag: string;
+  beforeAll(async () => {
+    svc = await startApp();
+    const res = await http(`${svc.api}/openapi/v1.json`);
+    expect(res.status).toBe(200);
+    doc = res.body;
+    etag = res.headers.get('etag') ?? '';
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('is served, identical, at /api/v1/openapi/v1.json and /api/v1/openapi.json', async () => {
+    const pinned = await http(`${svc.api}/openapi/v1.json`);
+    const versioned = await http(`${svc.api}/openapi.json`);
+    expect(pinned.status).toBe(200);
+    expect(versioned.status).toBe(200);
+    expect(pinned.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(versioned.text).toBe(pinned.text);
+    expect(versioned.headers.get('etag')).toBe(pinned.headers.get('etag'));
+    expect(pinned.headers.get('svc-api-version')).toBe('v1');
+    expect(pinned.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('is OpenAPI 3.1.0 with exactly the 18 tags of CONTRACT.md and one staging server', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toMatchObject({ title: expect.any(String), version: 'v1' });
+    expect(doc.tags.map((t: Obj) => t.name)).toEqual(TAGS);
+    for (const t of doc.tags) expect(t.description.length).toBeGreaterThan(0);
+    expect(doc.servers).toEqual([
+      { url: 'https://sandbox.staging.svc.example', description: expect.any(String) },
+    ]);
+    expect(JSON.stringify(doc.servers)).not.toMatch(/prod/i);
+  });
+
+  it('declares the X-API-Key and Bearer security schemes', () => {
+    expect(doc.components.securitySchemes).toEqual({
+      ApiKeyAuth: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
+      BearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+  });
+
+  it('gives every operation one known tag, a lifecycle, its scopes, security and error schema', () => {
+    const ops = operations(doc);
+    expect(ops.length).toBeGreaterThanOrEqual(10);
+    const ids = new Set<string>();
+    const errorSchema = resolve(doc, doc.components.schemas.ErrorResponseDto);
+    expect(errorSchema.required).toEqual(['error']);
+    const detail = resolve(doc, errorSchema.properties.error);
+    expect([...detail.required].sort()).toEqual([
+      'code',
+      'details',
+      'message',
+      'request_id',
+      'status',
+    ]);
+
+    for (const { method, path, op } of ops) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect([where, op.tags?.length]).toEqual([where, 1]);
+      expect([where, TAGS.includes(op.tags[0])]).toEqual([where, true]);
+      expect([where, ['STABLE', 'BETA', 'DEPRECATED'].includes(op['x-lifecycle'])]).toEqual([
+        where,
+        true,
+      ]);
+      expect([where, op.deprecated === true]).toEqual([where, op['x-lifecycle'] === 'DEPRECATED']);
+      const scopes = op['x-required-scopes'];
+      expect([where, Array.isArray(scopes)]).toEqual([where, true]);
+      for (const s of scopes) expect([where, ALL_SCOPES.includes(s)]).toEqual([where, true]);
+      expect([where, Array.isArray(op.security)]).toEqual([where, true]);
+      // The security requirements carry the same scopes, on known schemes only.
+      for (const req of op.security as Obj[]) {
+        for (const [scheme, reqScopes] of Object.entries(req)) {
+          expect([where, scheme in doc.components.securitySchemes]).toEqual([where, true]);
+          expect([where, reqScopes]).toEqual([where, scopes]);
+        }
+      }
+      if (op['x-auth'] === 'public') expect([where, op.security]).toEqual([where, []]);
+      else expect([where, op.security.length]).not.toEqual([where, 0]);
+
+      expect([where, typeof op.operationId]).toEqual([where, 'string']);
+      expect([where, ids.has(op.operationId)]).toEqual([where, false]);
+      ids.add(op.operationId);
+
+      const statuses = Object.keys(op.responses);
+      expect([where, statuses.some((s) => /^[23]\d\d$/.test(s))]).toEqual([where, true]);
+      for (const status of statuses.filter((s) => Number(s) >= 400)) {
+        const schema = op.responses[status].content?.['application/json']?.schema;
+        expect([where, status, schema]).toEqual([
+          where,
+          status,
+          { $ref: '#/components/schemas/ErrorResponseDto' },
+        ]);
+      }
+    }
+  });
+
+  it('documents the legacy /openapi.json as deprecated with its successor and sunset', () => {
+    const legacy = doc.paths['/openapi.json'].get;
+    expect(legacy).toMatchObject({
+      deprecated: true,
+      'x-lifecycle': 'DEPRECATED',
+      'x-deprecation': {
+        deprecated_on: '2026-05-08',
+        sunset_on: '2026-08-08',
+        successor: '/api/v1/openapi.json',
+      },
+      tags: ['Meta'],
+    });
+    expect(Object.keys(legacy.responses).sort()).toEqual(['308', '410']);
+  });
+
+  it('matches what the service really answers: an error body has exactly the documented fields', async () => {
+    const err = expectContractError(await http(`${svc.api}/nope`), 404, 'NOT_FOUND');
+    const detail = resolve(doc, doc.components.schemas.ErrorDetailDto);
+    expect(Object.keys(err).sort()).toEqual(Object.keys(detail.properties).sort());
+  });
+
+  it('passes an independent OpenAPI 3.1 validator (redocly lint) with zero errors', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(doc, null, 2));
+      const { code, report, stderr } = await redoclyLint(file);
+      const errors = report.problems.filter((p) => p.severity === 'error');
+      expect([code, errors, stderr.includes('validated')]).toEqual([0, [], true]);
+      expect(report.totals.errors).toBe(0);
+      // The only tolerated warning: the legacy redirect has no 2xx response, by design.
+      const warnings = report.problems
+        .filter((p) => p.severity === 'warn')
+        .map((p) => `${p.ruleId} ${p.location?.[0]?.pointer ?? ''}`);
+      expect(warnings).toEqual(['operation-2xx-response #/paths/~1openapi.json/get/responses']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the validator is not a rubber stamp: a broken copy of the document fails it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-openapi-'));
+    try {
+      const broken = JSON.parse(JSON.stringify(doc)) as Obj;
+      broken.paths['/api/v1/markets'].get.responses = { '200': { content: {} } }; // no description
+      broken.paths['/api/v1/markets'].get.tags = ['NotATag'];
+      const file = join(dir, 'broken.json');
+      writeFileSync(file, JSON.stringify(broken));
+      const { code, report } = await redoclyLint(file);
+      expect(code).not.toBe(0);
+      expect(report.totals.errors).toBeGreaterThan(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves out the 25 removed admin-gated operations, and each answers 404 NOT_FOUND', async () => {
+    expect(REMOVED).toHaveLength(25);
+    const documented = new Set(
+      operations(doc).map(({ method, path }) => `${method.toUpperCase()} ${path}`),
+    );
+    const prefixes = [
+      '/api/v1/disputes/admin',
+      '/api/v1/moderation/admin',
+      '/api/v1/rewards/admin',
+      '/api/v1/geo',
+      '/api/v1/parlays/seed-demo',
+      '/api/v1/intelligence/seed-demo',
+    ];
+    for (const path of Object.keys(doc.paths)) {
+      expect([path, prefixes.some((p) => path.startsWith(p))]).toEqual([path, false]);
+    }
+    for (const [method, path] of REMOVED) {
+      expect(documented.has(`${method} ${path}`)).toBe(false);
+      const res = await http(`${svc.baseUrl}${concrete(path)}`, {
+        method,
+        ...(method === 'GET' || method === 'DELETE' ? {} : { json: {} }),
+      });
+      expect([method, path, res.status]).toEqual([method, path, 404]);
+      expectContractError(res, 404, 'NOT_FOUND');
+    }
+  });
+
+  describe('ETag caching', () => {
+    const url = () => `${svc.api}/openapi/v1.json`;
+
+    it('sends a strong ETag, stable across requests and shared by both URLs', async () => {
+      expect(etag).toMatch(/^"[^"]+"$/);
+      expect(etag.startsWith('W/')).toBe(false);
+      expect((await http(url())).headers.get('etag')).toBe(etag);
+      expect((await http(`${svc.api}/openapi.json`)).headers.get('etag')).toBe(etag);
+    });
+
+    it('answers 304 with no body and the ETag when If-None-Match matches', async () => {
+      for (const target of [url(), `${svc.api}/openapi.json`]) {
+        for (const inm of [etag, '*', `"other", ${etag}`, `W/${etag}`]) {
+          const res = await http(target, { headers: { 'if-none-match': inm } });
+          expect([inm, res.status]).toEqual([inm, 304]);
+          expect(res.text).toBe('');
+          expect(res.headers.get('etag')).toBe(etag);
+          expect(res.headers.get('svc-api-version')).toBe('v1');
+          expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+        }
+      }
+    });
+
+    it('answers 200 with the document when If-None-Match does not match', async () => {
+      for (const inm of ['"something-else"', 'W/"something-else"', etag.slice(0, -2) + '"']) {
+        const res = await http(url(), { headers: { 'if-none-match': inm } });
+        expect([inm, res.status]).toEqual([inm, 200]);
+        expect(res.body.openapi).toBe('3.1.0');
+        expect(res.headers.get('etag')).toBe(etag);
+      }
+    });
+  });
+});

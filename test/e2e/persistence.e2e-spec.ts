@@ -1,0 +1,118 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { http, startApp } from '../support/harness.js';
+
+const SEEDED_MARKETS = (
+  JSON.parse(
+    readFileSync(new URL('../../seeds/markets.json', import.meta.url), 'utf8'),
+  ) as unknown[]
+).length;
+const SEEDED_ACCOUNTS = [
+  'admin@sandbox.test',
+  'responder@sandbox.test',
+  'trader@sandbox.test',
+  'unverified@sandbox.test',
+];
+
+/** Reads a database file directly, read-only, outside the app. */
+function query<T>(file: string, sql: string): T[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+async function listAll(api: string): Promise<{ id: string; slug: string }[]> {
+  const res = await http(`${api}/markets?limit=200`);
+  expect(res.status).toBe(200);
+  expect(res.body.next_cursor).toBeNull();
+  return res.body.data;
+}
+
+describe('persistence across restarts', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-persist-'));
+  afterAll(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps all data, does not duplicate seeds, and builds the schema by migrations', async () => {
+    expect(SEEDED_MARKETS).toBeGreaterThanOrEqual(24);
+
+    const first = await startApp({ dataDir });
+    const before = await listAll(first.api);
+    expect(before).toHaveLength(SEEDED_MARKETS);
+    const oneId = before[0].id;
+    await first.close({ keepData: true });
+
+    // Three separate SQLite files, each with its own migrations table.
+    const platform = join(dataDir, 'platform.sqlite');
+    const live = join(dataDir, 'live.sqlite');
+    const paper = join(dataDir, 'paper.sqlite');
+    const usersBefore = query<{ id: string; email: string }>(
+      platform,
+      'SELECT id, email FROM users',
+    );
+    expect(usersBefore.map((u) => u.email).sort()).toEqual(SEEDED_ACCOUNTS);
+    const migrationsBefore = {
+      platform: query<{ name: string }>(platform, 'SELECT name FROM migrations ORDER BY id'),
+      live: query<{ name: string }>(live, 'SELECT name FROM migrations ORDER BY id'),
+      paper: query<{ name: string }>(paper, 'SELECT name FROM migrations ORDER BY id'),
+    };
+    expect(migrationsBefore.platform.map((m) => m.name)).toContain('PlatformInit1763769600000');
+    expect(migrationsBefore.live.map((m) => m.name)).toContain('EngineInit1763769600001');
+    expect(migrationsBefore.paper.map((m) => m.name)).toContain('EngineInit1763769600001');
+    for (const file of [platform, live, paper]) {
+      expect(query<{ journal_mode: string }>(file, 'PRAGMA journal_mode')[0].journal_mode).toBe(
+        'wal',
+      );
+    }
+
+    // Second start on the same directory.
+    const second = await startApp({ dataDir });
+    try {
+      const after = await listAll(second.api);
+      expect(after).toEqual(before);
+      const one = await http(`${second.api}/markets/${oneId}`);
+      expect(one.status).toBe(200);
+      expect(one.body.id).toBe(oneId);
+    } finally {
+      await second.close({ keepData: true });
+    }
+
+    // Nothing was seeded twice, nothing re-created, no migration ran again.
+    expect(query<{ n: number }>(platform, 'SELECT COUNT(*) AS n FROM users')[0].n).toBe(4);
+    expect(query<{ id: string; email: string }>(platform, 'SELECT id, email FROM users')).toEqual(
+      usersBefore,
+    );
+    expect(query<{ n: number }>(live, 'SELECT COUNT(*) AS n FROM markets')[0].n).toBe(
+      SEEDED_MARKETS,
+    );
+    expect(query<{ n: number }>(paper, 'SELECT COUNT(*) AS n FROM markets')[0].n).toBe(
+      SEEDED_MARKETS,
+    );
+    expect({
+      platform: query<{ name: string }>(platform, 'SELECT name FROM migrations ORDER BY id'),
+      live: query<{ name: string }>(live, 'SELECT name FROM migrations ORDER BY id'),
+      paper: query<{ name: string }>(paper, 'SELECT name FROM migrations ORDER BY id'),
+    }).toEqual(migrationsBefore);
+  });
+
+  it('the live and paper worlds are separate databases: changing one leaves the other alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-persist-'));
+    const svc = await startApp({ dataDir: dir });
+    try {
+      const db = new Database(join(dir, 'paper.sqlite'));
+      db.prepare('DELETE FROM markets').run();
+      db.close();
+      // The anonymous list reads the live engine, which still has every market.
+      expect(await listAll(svc.api)).toHaveLength(SEEDED_MARKETS);
+    } finally {
+      await svc.close();
+    }
+  });
+});
