@@ -5,6 +5,14 @@ import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
 import { ENGINE_DB } from '../../database/databases.js';
+import type { MarketSummary } from '../../engine/index.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import {
+  DEFAULT_BOOK_DEPTH,
+  type MarketTradeDto,
+  type MarketTradesQueryDto,
+  type OrderBookDto,
+} from './dto/book.dto.js';
 import type { ListMarketsQueryDto, MarketDto } from './dto/market.dto.js';
 import { MarketEntity } from './entities/market.entity.js';
 
@@ -15,7 +23,13 @@ export class MarketsService {
   constructor(
     @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
     @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
+    private readonly engines: EngineRegistry,
   ) {}
+
+  /** Book top, last price and volume of a market in the environment's engine. */
+  private summary(env: Environment, id: string): MarketSummary | undefined {
+    return this.engines.get(env).engine.marketSummary(id);
+  }
 
   private repo(env: Environment) {
     return (env === 'live' ? this.live : this.paper).getRepository(MarketEntity);
@@ -42,7 +56,7 @@ export class MarketsService {
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      data: page.map((m) => toDto(m, env)),
+      data: page.map((m) => toDto(m, env, this.summary(env, m.id))),
       next_cursor: rows.length > limit ? encodeCursor([last.closeTime, last.id]) : null,
     };
   }
@@ -50,11 +64,46 @@ export class MarketsService {
   async get(env: Environment, id: string): Promise<MarketDto> {
     const m = MARKET_ID.test(id) ? await this.repo(env).findOneBy({ id }) : null;
     if (m === null) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
-    return toDto(m, env);
+    return toDto(m, env, this.summary(env, id));
+  }
+
+  /** The environment engine's aggregated book, YES cents, best levels first. */
+  orderbook(env: Environment, id: string, depth = DEFAULT_BOOK_DEPTH): OrderBookDto {
+    const d = MARKET_ID.test(id) ? this.engines.get(env).engine.depth(id, depth) : undefined;
+    if (d === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
+    return {
+      market_id: id,
+      environment: env,
+      bids: d.bids.map((l) => ({ price: l.price, quantity: l.quantity })),
+      asks: d.asks.map((l) => ({ price: l.price, quantity: l.quantity })),
+    };
+  }
+
+  /** The environment's trades of a market, newest first, keyset on the trade id. */
+  trades(env: Environment, id: string, q: MarketTradesQueryDto): Page<MarketTradeDto> {
+    if (!MARKET_ID.test(id) || this.summary(env, id) === undefined) {
+      throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
+    }
+    const limit = q.limit ?? 50;
+    const beforeId = q.cursor === undefined ? null : String(decodeCursor(q.cursor, 1)[0]);
+    const rows = this.engines.get(env).repo.tradesOfMarket(id, beforeId, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map((t) => ({
+        id: t.id,
+        market_id: t.market_id,
+        price: t.price,
+        no_price: 100 - t.price,
+        quantity: t.quantity,
+        taker_side: t.taker_book_side === 'BID' ? 'YES' : 'NO',
+        created_at: t.created_at,
+      })),
+      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+    };
   }
 }
 
-function toDto(m: MarketEntity, env: Environment): MarketDto {
+function toDto(m: MarketEntity, env: Environment, s: MarketSummary | undefined): MarketDto {
   return {
     id: m.id,
     slug: m.slug,
@@ -64,11 +113,11 @@ function toDto(m: MarketEntity, env: Environment): MarketDto {
     status: m.status,
     outcome: m.outcome,
     close_time: m.closeTime,
-    // No book exists until the engine serves this environment; then these come from it.
-    best_bid: null,
-    best_ask: null,
-    last_price: m.lastPrice,
-    volume: m.volume,
+    // Prices from the engine of the caller's environment (the stored row as a fallback).
+    best_bid: s?.bestBid ?? null,
+    best_ask: s?.bestAsk ?? null,
+    last_price: s === undefined ? m.lastPrice : s.lastPrice,
+    volume: s?.volume ?? m.volume,
     environment: env,
   };
 }

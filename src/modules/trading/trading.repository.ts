@@ -220,7 +220,9 @@ export class TradingRepository {
           break;
         case 'balance.changed':
           this.s.upsertAccount.run(e.accountId, e.balance, iso(e.timestamp), iso(e.timestamp));
-          if (e.accountId !== this.skipOrdersOf) {
+          // A reset's RESET row is written by 'account.reset' (which clears the ledger first), so
+          // the balance.changed that follows it must not add a second one.
+          if (e.accountId !== this.skipOrdersOf && e.reason !== 'RESET') {
             const type =
               e.reason === 'DEPOSIT' && this.environment === 'test' ? 'FUNDING' : e.reason;
             this.s.insertLedger.run(
@@ -332,6 +334,62 @@ export class TradingRepository {
       positions: this.s.positions.all() as PositionRow[],
       openOrders: this.s.openOrders.all() as OrderRow[],
     };
+  }
+
+  // Wallet, positions and market reads (GET /transactions/cursor, /positions/cursor, ...). Each
+  // filter combination is one prepared statement, prepared on first use and kept; every query
+  // is a range scan of an index: ledger (user_id, id), positions (user_id, market_id).
+  private readonly readCache = new Map<string, Statement>();
+
+  private read(key: string, sql: () => string): Statement {
+    let stmt = this.readCache.get(key);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql());
+      this.readCache.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  /** A user's ledger, newest first, keyset on id (ids sort by creation), optional type filter. */
+  ledgerPage(
+    userId: string,
+    f: { beforeId?: string; type?: LedgerRow['type']; limit: number },
+  ): LedgerRow[] {
+    const key = `ledger:${f.beforeId !== undefined}${f.type !== undefined}`;
+    const stmt = this.read(key, () => {
+      const where = ['user_id = @userId'];
+      if (f.beforeId !== undefined) where.push('id < @beforeId');
+      if (f.type !== undefined) where.push('type = @type');
+      return `SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`;
+    });
+    return stmt.all({ userId, ...f }) as LedgerRow[];
+  }
+
+  /** The user's newest ledger row (the one a deposit or withdrawal just wrote). */
+  latestLedger(userId: string): LedgerRow | undefined {
+    return this.read(
+      'ledger:latest',
+      () => 'SELECT * FROM ledger WHERE user_id = ? ORDER BY id DESC LIMIT 1',
+    ).get(userId) as LedgerRow | undefined;
+  }
+
+  /** A user's positions by market id after `afterMarketId`; flat ones only when asked. */
+  positionsPage(
+    userId: string,
+    f: { afterMarketId?: string; includeFlat: boolean; limit: number },
+  ): PositionRow[] {
+    const key = `positions:${f.afterMarketId !== undefined}${f.includeFlat}`;
+    const stmt = this.read(key, () => {
+      const where = ['user_id = @userId'];
+      if (f.afterMarketId !== undefined) where.push('market_id > @afterMarketId');
+      if (!f.includeFlat) where.push('(yes_qty > 0 OR no_qty > 0)');
+      return `SELECT * FROM positions WHERE ${where.join(' AND ')} ORDER BY market_id LIMIT @limit`;
+    });
+    return stmt.all({
+      userId,
+      afterMarketId: f.afterMarketId,
+      limit: f.limit,
+    }) as PositionRow[];
   }
 }
 

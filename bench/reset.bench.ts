@@ -1,0 +1,223 @@
+/**
+ * bench:reset — POST /sandbox/reset for a paper account with 10,000 open orders. Boots the real
+ * app over a temporary DATA_DIR (file-backed SQLite in WAL mode, as in production), rests 10,000
+ * orders for one account across 10 markets (committed as POST /orders would), then times:
+ * - service: SandboxControlsService.reset, the whole service path (engine resetAccount, the one
+ *   SQLite transaction that mirrors it, the open-order index, the event bus);
+ * - split: the same path with the engine command and the SQL commit timed apart;
+ * - http: the full request over HTTP with a real test key (pipeline, auth, scopes, JSON).
+ * Before each timed run the setup's garbage is collected and the WAL checkpointed, so neither
+ * lands in the figure (an automatic checkpoint can still fall on any commit in production).
+ * Prints the figures and writes bench/results/reset.json. Target: under 50 ms.
+ */
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createApp } from '../src/app.factory.js';
+import { AdjustableClock } from '../src/common/clock/clock.js';
+import type { Credential } from '../src/common/http/request-context.js';
+import { loadConfig } from '../src/config/app-config.js';
+import type { EngineEvent } from '../src/engine/index.js';
+import { SandboxControlsService } from '../src/modules/sandbox/sandbox-controls.service.js';
+import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
+import type { EngineRuntime } from '../src/modules/trading/engine-runtime.js';
+
+const ORDERS = 10_000;
+const MARKETS = 10;
+const RUNS = 15;
+const WARMUP = 2;
+const TARGET_MS = 50;
+
+/** Rests `n` BUY YES orders (prices 1..10, 1 contract) for the account, committed in one batch. */
+function restOrders(rt: EngineRuntime, userId: string, tag: string, markets: string[]): void {
+  const events: EngineEvent[] = [];
+  for (let i = 0; i < ORDERS; i++) {
+    const r = rt.engine.placeOrder({
+      accountId: userId,
+      marketId: markets[i % markets.length],
+      action: 'BUY',
+      side: 'YES',
+      type: 'LIMIT',
+      price: 1 + (i % 10),
+      quantity: 1,
+      tag,
+    });
+    if (!r.ok) throw new Error(`placeOrder: ${r.code} ${r.message}`);
+    for (const e of r.events) events.push(e);
+  }
+  rt.commit(events);
+  const stored = rt.repo.countOrders(userId);
+  if (stored !== ORDERS) throw new Error(`expected ${ORDERS} stored orders, found ${stored}`);
+  settle(rt);
+}
+
+// The setup's garbage (10,000 orders and their events) and its WAL pages are not the reset's
+// cost: collect the one and checkpoint the other before each timed run.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+function settle(rt: EngineRuntime): void {
+  rt.repo.db.pragma('wal_checkpoint(TRUNCATE)');
+  gc();
+}
+
+function stats(ms: number[]): {
+  min: number;
+  p50: number;
+  p90: number;
+  max: number;
+  mean: number;
+} {
+  const s = [...ms].sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    min: r(s[0]),
+    p50: r(s[Math.floor(s.length / 2)]),
+    p90: r(s[Math.min(s.length - 1, Math.floor(s.length * 0.9))]),
+    max: r(s[s.length - 1]),
+    mean: r(s.reduce((a, b) => a + b, 0) / s.length),
+  };
+}
+
+async function main(): Promise<void> {
+  // The seeder reads seeds/ two levels above its compiled module: dist-bench/seeds here.
+  cpSync(new URL('../../seeds', import.meta.url), new URL('../seeds', import.meta.url), {
+    recursive: true,
+  });
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-reset-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    SANDBOX_FEED_INTERVAL_MS: '0',
+    RATE_LIMITS_ENABLED: 'false',
+  });
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  const { app } = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
+  try {
+    const rt = app.get(EngineRegistry).get('test');
+    const service = app.get(SandboxControlsService);
+    const markets = rt.engine.marketIds().slice(0, MARKETS);
+    const start = config.sandboxStartingBalanceCents;
+
+    // 1. The service path, as the controller calls it.
+    const cred: Credential = {
+      type: 'API_KEY',
+      userId: 'usr_bench_reset',
+      keyId: 'key_bench_reset',
+      environment: 'test',
+      scopes: ['orders:write', 'wallet:write'],
+      tier: 'FREE',
+    };
+    rt.ensureAccount(cred.userId, start);
+    const service_ms: number[] = [];
+    for (let run = 0; run < WARMUP + RUNS; run++) {
+      restOrders(rt, cred.userId, cred.keyId!, markets);
+      const t0 = performance.now();
+      const res = service.reset(cred);
+      const ms = performance.now() - t0;
+      if (res.cancelled_orders !== ORDERS || rt.repo.countOrders(cred.userId) !== 0) {
+        throw new Error(`reset did not clear: ${JSON.stringify(res)}`);
+      }
+      if (run >= WARMUP) service_ms.push(ms);
+    }
+
+    // 2. The same path split into the engine command and the SQL commit.
+    const engine_ms: number[] = [];
+    const sql_ms: number[] = [];
+    for (let run = 0; run < WARMUP + RUNS; run++) {
+      restOrders(rt, cred.userId, cred.keyId!, markets);
+      const t0 = performance.now();
+      const r = rt.engine.resetAccount(cred.userId, start);
+      const t1 = performance.now();
+      if (!r.ok) throw new Error(r.code);
+      rt.commit(r.events);
+      const t2 = performance.now();
+      if (run >= WARMUP) {
+        engine_ms.push(t1 - t0);
+        sql_ms.push(t2 - t1);
+      }
+    }
+
+    // 3. Over HTTP with a real test key of the seeded trader.
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.getHttpServer().address() as { port: number };
+    const api = `http://127.0.0.1:${address.port}/api/v1`;
+    const json = async (path: string, init: RequestInit & { json?: unknown } = {}) => {
+      const headers = new Headers(init.headers);
+      if (init.json !== undefined) headers.set('content-type', 'application/json');
+      const res = await fetch(`${api}${path}`, {
+        ...init,
+        headers,
+        body: init.json === undefined ? init.body : JSON.stringify(init.json),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const login = await json('/auth/login', {
+      method: 'POST',
+      json: { email: 'trader@sandbox.test', password: 'sandbox-password' },
+    });
+    const key = await json('/api-keys', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${String(login.body.token)}` },
+      json: {
+        name: 'bench',
+        environment: 'test',
+        scopes: ['orders:write', 'wallet:write'],
+        acknowledge_write_scopes: true,
+      },
+    });
+    if (key.status !== 201)
+      throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
+    const apiKey = String(key.body.key);
+    const me = await json('/auth/me', { headers: { 'x-api-key': apiKey } });
+    const userId = (me.body.user as { id: string }).id;
+    rt.ensureAccount(userId, start);
+    const http_ms: number[] = [];
+    for (let run = 0; run < WARMUP + RUNS; run++) {
+      restOrders(rt, userId, String(key.body.id), markets);
+      const t0 = performance.now();
+      const res = await json('/sandbox/reset', {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey },
+      });
+      const ms = performance.now() - t0;
+      if (res.status !== 200 || res.body.cancelled_orders !== ORDERS) {
+        throw new Error(`POST /sandbox/reset: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+      if (run >= WARMUP) http_ms.push(ms);
+    }
+
+    const serviceStats = stats(service_ms);
+    const figures = {
+      benchmark: 'reset',
+      open_orders: ORDERS,
+      markets: MARKETS,
+      runs: RUNS,
+      target_ms: TARGET_MS,
+      service_ms: serviceStats,
+      engine_ms: stats(engine_ms),
+      sql_commit_ms: stats(sql_ms),
+      http_ms: stats(http_ms),
+      meets_target: serviceStats.p90 < TARGET_MS,
+      storage: 'better-sqlite3, file-backed, WAL, synchronous=NORMAL',
+      node: process.version,
+      cpus: cpus().length,
+      load_average_1m: Math.round(loadavg()[0] * 100) / 100,
+      at: new Date().toISOString(),
+    };
+    console.log(JSON.stringify(figures, null, 2));
+    console.log(
+      `reset of ${ORDERS} open orders: service path p50 ${serviceStats.p50} ms, p90 ${serviceStats.p90} ms (max ${serviceStats.max} ms), target < ${TARGET_MS} ms`,
+    );
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/reset.json', JSON.stringify(figures, null, 2) + '\n');
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+void main();

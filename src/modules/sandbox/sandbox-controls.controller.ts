@@ -1,0 +1,94 @@
+import { Body, Controller, Param, Post, Req } from '@nestjs/common';
+import { ApiBody, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import { Cred } from '../../common/http/credential.decorator.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { WalletMovementDto } from '../wallet/dto/wallet.dto.js';
+import { AmountDto, MAX_AMOUNT_CENTS } from '../wallet/money.js';
+import {
+  PriceResultDto,
+  ResetResultDto,
+  ResolveDto,
+  ResolveResultDto,
+  SetPriceDto,
+} from './dto/sandbox.dto.js';
+import { SandboxControlsService } from './sandbox-controls.service.js';
+
+const SANDBOX_ONLY =
+  'Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED).';
+const SHARED_WORLD =
+  'Paper markets are shared by every test key: this changes the market for all sandbox users.';
+
+@ApiTags('Sandbox')
+@Controller('sandbox')
+export class SandboxControlsController {
+  constructor(private readonly sandbox: SandboxControlsService) {}
+
+  @Post('reset')
+  @Endpoint({
+    summary: 'Reset your paper account to the starting balance',
+    description: `${SANDBOX_ONLY} Your paper account goes back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the books, and your paper orders, positions and ledger are deleted; the ledger restarts with one RESET row. Your API keys and everything outside the paper engine are kept. Takes milliseconds even with 10,000 open orders. Scopes: orders:write and wallet:write (it cancels orders and rewrites the wallet).`,
+    auth: 'key',
+    scopes: ['orders:write', 'wallet:write'],
+    environment: 'sandbox-only',
+    type: ResetResultDto,
+  })
+  reset(@Cred() c: Credential): ResetResultDto {
+    return this.sandbox.reset(c);
+  }
+
+  @Post('wallet/fund')
+  @ApiBody({ type: AmountDto })
+  @Endpoint({
+    summary: 'Add paper money to your paper account',
+    description: `${SANDBOX_ONLY} Adds amount_cents (integer 1..${MAX_AMOUNT_CENTS}) as a FUNDING ledger row (reference_id: the request id). Scope wallet:write.`,
+    auth: 'key',
+    scopes: ['wallet:write'],
+    environment: 'sandbox-only',
+    status: 201,
+    type: WalletMovementDto,
+    errors: [400],
+  })
+  fund(
+    @Cred() c: Credential,
+    @Body() body: AmountDto,
+    @Req() req: FastifyRequest,
+  ): WalletMovementDto {
+    return this.sandbox.fund(c, body.amount_cents, String(req.id));
+  }
+
+  @Post('markets/:id/price')
+  @ApiBody({ type: SetPriceDto })
+  @Endpoint({
+    summary: "Move a paper market's reference price",
+    description: `${SANDBOX_ONLY} ${SHARED_WORLD} Sets the reference (YES cents 1..99) and re-quotes the house ladder at once through the normal matching: when the new ladder crosses resting orders they fill at their limit prices, in time priority. The feed keeps walking from the new price. Answers the reference and the book top after the re-quote. 404 NOT_FOUND for an unknown market, 422 MARKET_NOT_OPEN unless OPEN. Scope orders:write.`,
+    auth: 'key',
+    scopes: ['orders:write'],
+    environment: 'sandbox-only',
+    type: PriceResultDto,
+    errors: [400, 404, 422],
+  })
+  setPrice(@Param('id') id: string, @Body() body: SetPriceDto): PriceResultDto {
+    return this.sandbox.setPrice(id, body.price);
+  }
+
+  @Post('markets/:id/resolve')
+  @ApiBody({ type: ResolveDto })
+  @Endpoint({
+    summary: 'Resolve a paper market YES or NO',
+    description: `${SANDBOX_ONLY} ${SHARED_WORLD} Withdraws the house quotes, cancels every resting order (cancel_reason MARKET_RESOLVED), pays 100 cents per winning contract to each holder (a SETTLEMENT ledger row) and closes the market for good: new orders get 422 MARKET_NOT_OPEN, a second resolve 409 MARKET_ALREADY_RESOLVED. 404 NOT_FOUND for an unknown market. Scope orders:write.`,
+    auth: 'key',
+    scopes: ['orders:write'],
+    environment: 'sandbox-only',
+    type: ResolveResultDto,
+    errors: [400, 404, 409],
+  })
+  resolve(
+    @Cred() c: Credential,
+    @Param('id') id: string,
+    @Body() body: ResolveDto,
+  ): ResolveResultDto {
+    return this.sandbox.resolve(c, id, body.outcome);
+  }
+}

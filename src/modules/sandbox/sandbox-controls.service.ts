@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import type { Outcome } from '../../engine/index.js';
+import { Clock } from '../../common/clock/clock.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { ConfigService } from '../../config/config.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import type { EngineRuntime } from '../trading/engine-runtime.js';
+import type { WalletMovementDto } from '../wallet/dto/wallet.dto.js';
+import { movement, walletDto, walletError } from '../wallet/wallet.service.js';
+import type { PriceResultDto, ResetResultDto, ResolveResultDto } from './dto/sandbox.dto.js';
+
+const MARKET_ID = /^mkt_[a-z0-9]{1,36}$/;
+
+/**
+ * Sandbox controls of the paper engine (CONTRACT.md): reset, fund, set the reference price,
+ * resolve. The routes are sandbox-only, so the credential is always a paper one; every change
+ * goes through EngineRuntime, committed before the answer.
+ */
+@Injectable()
+export class SandboxControlsService {
+  constructor(
+    private readonly engines: EngineRegistry,
+    private readonly config: ConfigService,
+    private readonly clock: Clock,
+  ) {}
+
+  private paper(): EngineRuntime {
+    return this.engines.get('test');
+  }
+
+  /**
+   * The caller's paper account back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the
+   * books, orders, positions and ledger rows are deleted (one RESET row restarts the ledger).
+   * One engine command and a few set-based statements, whatever the number of orders. API keys
+   * are not touched.
+   */
+  reset(c: Credential): ResetResultDto {
+    const rt = this.paper();
+    const start = this.config.values.sandboxStartingBalanceCents;
+    rt.ensureAccount(c.userId, start);
+    const r = rt.run((e) => e.resetAccount(c.userId, start));
+    if (!r.ok) throw walletError(r, start, rt, c.userId);
+    let cancelled = 0;
+    for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
+    return {
+      wallet: walletDto(r.account, 'test'),
+      cancelled_orders: cancelled,
+      reset_at: this.clock.nowDate().toISOString(),
+    };
+  }
+
+  /** Adds paper money: a FUNDING ledger row (reference_id: the request id). */
+  fund(c: Credential, amount: number, requestId: string): WalletMovementDto {
+    const rt = this.paper();
+    rt.ensureAccount(c.userId, this.config.values.sandboxStartingBalanceCents);
+    const r = rt.run((e) => e.deposit(c.userId, amount, requestId));
+    if (!r.ok) throw walletError(r, amount, rt, c.userId);
+    return movement(rt, c, r.account);
+  }
+
+  /**
+   * Moves a paper market's reference price; the house re-quotes at once through the matching
+   * path, so the new ladder trades with resting orders it crosses at their limit prices.
+   */
+  setPrice(marketId: string, price: number): PriceResultDto {
+    const rt = this.paper();
+    this.openMarket(rt, marketId);
+    if (!rt.setReference(marketId, price)) throw notOpen(marketId, 'not quoted by the feed');
+    const s = rt.engine.marketSummary(marketId)!;
+    return {
+      market_id: marketId,
+      reference_price: rt.reference(marketId) ?? price,
+      best_bid: s.bestBid,
+      best_ask: s.bestAsk,
+      last_price: s.lastPrice,
+    };
+  }
+
+  /**
+   * Resolves a paper market: the house quotes are withdrawn, every resting order is cancelled
+   * (MARKET_RESOLVED), each holder is paid 100 cents per winning contract and the market is
+   * RESOLVED for good. A second resolve is 409 MARKET_ALREADY_RESOLVED.
+   */
+  resolve(c: Credential, marketId: string, outcome: Outcome): ResolveResultDto {
+    const rt = this.paper();
+    const row = this.market(rt, marketId);
+    const summary = rt.engine.marketSummary(marketId)!;
+    // The stored status is the record: after a restart the engine holds a resolved market CLOSED.
+    if (row.status === 'RESOLVED' || summary.status === 'RESOLVED') {
+      throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {
+        market_id: marketId,
+        outcome: row.outcome ?? summary.outcome,
+      });
+    }
+    rt.withdrawHouse(marketId);
+    const r = rt.run((e) => e.resolveMarket(marketId, outcome));
+    if (!r.ok) {
+      if (r.code === 'MARKET_ALREADY_RESOLVED') {
+        throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {
+          market_id: marketId,
+        });
+      }
+      throw new DomainError('INTERNAL', 'Internal error');
+    }
+    let cancelled = 0;
+    let settled = 0;
+    let payout = 0;
+    let yours = 0;
+    for (const e of r.events) {
+      if (e.type === 'order.cancelled') cancelled++;
+      else if (e.type === 'position.settled') {
+        settled++;
+        payout += e.payout;
+        if (e.accountId === c.userId) yours += e.payout;
+      }
+    }
+    return {
+      market_id: marketId,
+      status: 'RESOLVED',
+      outcome,
+      cancelled_orders: cancelled,
+      settled_positions: settled,
+      payout_cents: payout,
+      your_payout_cents: yours,
+    };
+  }
+
+  /** The stored market row; 404 NOT_FOUND for a malformed or unknown id. */
+  private market(rt: EngineRuntime, marketId: string) {
+    const row = MARKET_ID.test(marketId) ? rt.repo.market(marketId) : undefined;
+    if (row === undefined || rt.engine.marketSummary(marketId) === undefined) {
+      throw new DomainError('NOT_FOUND', `No market ${marketId}`, { market_id: marketId });
+    }
+    return row;
+  }
+
+  private openMarket(rt: EngineRuntime, marketId: string): void {
+    const row = this.market(rt, marketId);
+    const status = rt.engine.marketSummary(marketId)!.status;
+    if (row.status !== 'OPEN' || status !== 'OPEN') throw notOpen(marketId, row.status);
+  }
+}
+
+function notOpen(marketId: string, why: string): DomainError {
+  return new DomainError('MARKET_NOT_OPEN', `The market is not open (${why})`, {
+    market_id: marketId,
+  });
+}
