@@ -75,11 +75,19 @@ export const AMEND_SCHEMA = {
   },
 } as const;
 
+/** The cancel-all body as documented: optional; `{}` or no body cancels every open order. */
 export const CANCEL_ALL_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: { market_id: { type: 'string', pattern: MARKET_ID_PATTERN } },
 } as const;
+
+/**
+ * The cancel-all body as validated. Fastify validates a missing body as `null`, which a plain
+ * `type: 'object'` refuses (400 for a bodyless POST /orders/cancel-all), so the rule also takes
+ * null (ajv's `nullable`): no body, `null` or `{}` cancel everything; anything else must match.
+ */
+export const CANCEL_ALL_BODY_RULE = { ...CANCEL_ALL_SCHEMA, nullable: true } as const;
 
 export const CANCEL_BATCH_SCHEMA = {
   type: 'object',

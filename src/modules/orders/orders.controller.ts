@@ -17,6 +17,7 @@ import { OrderExportService } from './order-export.service.js';
 import {
   AMEND_SCHEMA,
   BATCH_SCHEMA,
+  CANCEL_ALL_BODY_RULE,
   CANCEL_ALL_SCHEMA,
   CANCEL_BATCH_SCHEMA,
   PLACE_ORDER_SCHEMA,
@@ -93,7 +94,7 @@ export class OrdersController {
   }
 
   @Post('cancel-all')
-  @RouteSchema({ body: CANCEL_ALL_SCHEMA })
+  @RouteSchema({ body: CANCEL_ALL_BODY_RULE })
   @ApiBody({ schema: CANCEL_ALL_SCHEMA as unknown as Record<string, unknown>, required: false })
   @Endpoint({
     summary: 'Cancel all your open orders (optionally in one market)',

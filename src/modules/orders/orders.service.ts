@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { OrderSnapshot, TradeEvent, EngineEvent } from '../../engine/index.js';
+import type { EngineEvent, Failure, OrderSnapshot, TradeEvent } from '../../engine/index.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
@@ -20,6 +20,7 @@ import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
 import { mapError } from '../../common/errors/error-mapper.js';
 
 const ORDER_ID = /^ord_[a-z0-9]{1,40}$/;
+const OPEN_STATUSES = new Set(['OPEN', 'PARTIALLY_FILLED']);
 
 /** The engine's reason for a by-key cancel is the cancel-on-disconnect of CONTRACT.md. */
 function cancelReason(r: string | null): string | null {
@@ -119,7 +120,12 @@ export class OrdersService {
     const r = rt.run((e) =>
       e.amendOrder(orderId, { price: body.price, quantity: body.quantity }, c.userId),
     );
-    if (!r.ok) throw fromEngine(r, { orderId });
+    // The schema has checked price and quantity ranges, so the engine's only remaining shape
+    // rule is about the quantity: the new total must exceed what has already filled.
+    if (!r.ok && r.code === 'INVALID_ORDER') {
+      throw validationFailed([{ field: 'quantity', message: r.message }]);
+    }
+    if (!r.ok) throw this.orderFailure(rt, c, orderId, r);
     return this.withStoredFills(rt, r.order, c.environment);
   }
 
@@ -127,7 +133,7 @@ export class OrdersService {
     const rt = this.runtimeFor(c);
     this.assertOrderId(orderId);
     const r = rt.run((e) => e.cancelOrder(orderId, c.userId));
-    if (!r.ok) throw fromEngine(r, { orderId });
+    if (!r.ok) throw this.orderFailure(rt, c, orderId, r);
     return this.withStoredFills(rt, r.order, c.environment);
   }
 
@@ -233,6 +239,23 @@ export class OrdersService {
 
   private assertOrderId(id: string): void {
     if (!ORDER_ID.test(id)) throw new DomainError('NOT_FOUND', `No order ${id}`, { order_id: id });
+  }
+
+  /**
+   * An engine failure on an existing order id. The engine holds the open orders and only the
+   * most recent closed ones (none from before a restart), so an id it does not know may still be
+   * one of the caller's closed orders: the stored record tells 409 ORDER_NOT_OPEN from 404.
+   */
+  private orderFailure(rt: EngineRuntime, c: Credential, orderId: string, f: Failure): DomainError {
+    if (f.code === 'UNKNOWN_ORDER') {
+      const row = rt.repo.orderById(orderId);
+      if (row !== undefined && row.user_id === c.userId && !OPEN_STATUSES.has(row.status)) {
+        return new DomainError('ORDER_NOT_OPEN', `The order is no longer open (${row.status})`, {
+          order_id: orderId,
+        });
+      }
+    }
+    return fromEngine(f, { orderId });
   }
 
   private withStoredFills(rt: EngineRuntime, o: OrderSnapshot, env: Environment): OrderDto {
