@@ -38,21 +38,35 @@ export function isBlockedAddress(address: string): boolean {
   const kind = isIP(ip);
   if (kind === 4) return V4_BLOCKED.some((r) => inV4(ip, r));
   if (kind !== 6) return true;
-  if (ip === '::' || ip === '::1') return true;
-  const mapped = /^::(ffff:)?(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  if (mapped !== null) return isBlockedAddress(mapped[2]);
-  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(ip);
-  if (hexMapped !== null) {
-    const hi = parseInt(hexMapped[1], 16);
-    const lo = parseInt(hexMapped[2], 16);
-    return isBlockedAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-  }
-  const first = parseInt(ip.split(':')[0] || '0', 16);
-  if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
-  if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-  if ((first & 0xff00) === 0xff00) return true; // multicast
-  if (ip.startsWith('64:ff9b:')) return true; // NAT64 can reach IPv4 private space
+  const g = v6Groups(ip);
+  const v4 = `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  // ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96 (IPv4-mapped), whatever the
+  // spelling (compressed or not, dotted or hex): judged by the embedded IPv4 address.
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return isBlockedAddress(v4);
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return isBlockedAddress(v4); // IPv4-translated
+  if (g[0] === 0x64 && g[1] === 0xff9b) return true; // NAT64 can reach IPv4 private space
+  if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
+  if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
+  if ((g[0] & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
+  if ((g[0] & 0xff00) === 0xff00) return true; // multicast
   return false;
+}
+
+/** The eight 16-bit groups of an address `isIP` accepted as IPv6 (`::` expanded, dotted tail converted). */
+function v6Groups(ip: string): number[] {
+  let s = ip;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (dotted !== null) {
+    const n = v4ToInt(dotted[1]);
+    s = `${s.slice(0, -dotted[1].length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+  }
+  const gap = s.indexOf('::');
+  const part = (x: string) => (x === '' ? [] : x.split(':'));
+  const head = part(gap < 0 ? s : s.slice(0, gap));
+  const tail = gap < 0 ? [] : part(s.slice(gap + 2));
+  const fill = Array<string>(8 - head.length - tail.length).fill('0');
+  return [...head, ...fill, ...tail].map((x) => parseInt(x, 16));
 }
 
 export interface UrlPolicy {

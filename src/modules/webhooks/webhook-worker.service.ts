@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import {
   Injectable,
   Logger,
@@ -7,7 +8,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '../../config/config.service.js';
-import { guardedLookup } from './url-safety.js';
+import { guardedLookup, isBlockedAddress } from './url-safety.js';
 import { signatureHeader } from './webhook-signer.js';
 import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
@@ -153,23 +154,29 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       const honoured = r.retryAfterSeconds === null ? 0 : r.retryAfterSeconds * 1000;
       next = new Date(now + Math.max(base + jitter, honoured)).toISOString();
     }
-    const recorded = this.core.repo.attempted(d.id, {
-      status,
-      attempts,
-      nextAttemptAt: next,
-      at,
-      completedAt: completed,
-      responseStatus: r.status,
-      error: r.error,
+    // The outcome and the endpoint's health fields in one transaction: a crash between them
+    // must not leave a success that the failure streak does not see (or the reverse).
+    const recorded = this.core.repo.transaction(() => {
+      const changed = this.core.repo.attempted(d.id, {
+        status,
+        attempts,
+        nextAttemptAt: next,
+        at,
+        completedAt: completed,
+        responseStatus: r.status,
+        error: r.error,
+      });
+      if (!changed) return false; // cancelled or held meanwhile
+      if (r.ok) endpoint.last_success_at = at;
+      else {
+        endpoint.last_failure_at = at;
+        endpoint.last_error = r.error;
+      }
+      endpoint.updated_at = at;
+      this.core.repo.saveEndpoint(endpoint);
+      return true;
     });
-    if (!recorded) return; // cancelled or held meanwhile
-    if (r.ok) endpoint.last_success_at = at;
-    else {
-      endpoint.last_failure_at = at;
-      endpoint.last_error = r.error;
-    }
-    endpoint.updated_at = at;
-    this.core.repo.saveEndpoint(endpoint);
+    if (!recorded) return;
     this.core.invalidate();
     if (
       status === 'DEAD_LETTERED' &&
@@ -194,6 +201,17 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
         url = new URL(rawUrl);
       } catch {
         resolve({ ok: false, status: null, error: 'invalid url', retryAfterSeconds: null });
+        return;
+      }
+      // An IP-literal host never goes through `lookup` (net.connect skips it), so check it here.
+      const literal = url.hostname.replace(/^\[|\]$/g, '');
+      if (!allowPrivate && isIP(literal) !== 0 && isBlockedAddress(literal)) {
+        resolve({
+          ok: false,
+          status: null,
+          error: 'target address is not allowed',
+          retryAfterSeconds: null,
+        });
         return;
       }
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -210,7 +210,10 @@ export class WebhooksCore {
       });
     });
     this.invalidate();
-    void this.notifyByMail(e, streak);
+    // Fire and forget, but never an unhandled rejection (that would stop the process).
+    this.notifyByMail(e, streak).catch((err: unknown) =>
+      this.log.error(`suspension email for ${e.id} failed: ${String(err)}`),
+    );
     this.log.warn(`endpoint ${e.id} suspended after ${streak} dead letters`);
     return true;
   }

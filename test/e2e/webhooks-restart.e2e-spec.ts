@@ -1,0 +1,108 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Running } from '../support/harness.js';
+import { limit, NOON, place, TRADABLE } from '../support/orders.js';
+import { Receiver } from '../support/receiver.js';
+import {
+  createEndpoint,
+  deliveries,
+  hookUser,
+  startWebhookApp,
+  until,
+  type Json,
+} from '../support/webhooks.js';
+
+/**
+ * At-least-once across a restart (issue 7): deliveries are stored before they are attempted and
+ * stay PENDING until an outcome is recorded, so stopping the service in the middle of a backlog
+ * loses nothing. One endpoint's receiver is down (connection refused), another's path answers
+ * 500; the app stops while the backlog is queued, and comes back on the same DATA_DIR with both
+ * answering 200.
+ */
+describe('webhooks: at-least-once across a restart', () => {
+  it('every queued delivery arrives at least once after the restart', async () => {
+    const up = await Receiver.start();
+    let down = await Receiver.start();
+    const downPort = down.port;
+    await down.close(); // nothing listens there now
+    up.on('/restart/failing', { status: 500 });
+
+    let svc: Running = await startWebhookApp();
+    try {
+      const t = await hookUser(svc);
+      const refused = await createEndpoint(svc, t, `http://127.0.0.1:${downPort}/restart/down`, [
+        'order.created',
+      ]);
+      const failing = await createEndpoint(svc, t, up.url('/restart/failing'), ['order.created']);
+
+      const m = TRADABLE[0];
+      const orders: Json[] = [];
+      for (let i = 0; i < 25; i++) {
+        orders.push(await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, i + 1)));
+      }
+      // Every event has a stored delivery per endpoint the moment the order call returns.
+      const before = {
+        refused: await deliveries(svc, t, refused.id),
+        failing: await deliveries(svc, t, failing.id),
+      };
+      expect(before.refused).toHaveLength(25);
+      expect(before.failing).toHaveLength(25);
+      const queued = before.refused.concat(before.failing);
+      expect(queued.every((d: Json) => d.status === 'PENDING')).toBe(true);
+      const eventIds = new Set(before.refused.map((d: Json) => d.event_id));
+      expect(new Set(before.failing.map((d: Json) => d.event_id))).toEqual(eventIds);
+
+      // Stop in the middle of the backlog (first attempts failing or not yet made).
+      await svc.close({ keepData: true });
+      const attemptedBeforeStop = up.at('/restart/failing').length;
+      expect(attemptedBeforeStop).toBeLessThanOrEqual(25);
+
+      // Both receivers answer 200 now; the service comes back a minute later on the same data.
+      up.on('/restart/failing', { status: 200 });
+      down = await Receiver.start(downPort);
+      svc = await startWebhookApp({
+        dataDir: svc.dataDir,
+        now: new Date(Date.parse(NOON) + 60_000).toISOString(),
+      });
+
+      const gotDown = await down.waitFor('/restart/down', 25, 10_000);
+      await until(
+        () =>
+          new Set(
+            up
+              .at('/restart/failing')
+              .slice(attemptedBeforeStop)
+              .map((r) => r.json.id),
+          ),
+        (s) => s.size === 25,
+        'every event at the failing path after the restart',
+        10_000,
+      );
+      expect(new Set(gotDown.map((r) => r.json.id))).toEqual(eventIds);
+      const atFailing = new Set(up.at('/restart/failing').map((r) => r.json.id));
+      expect(atFailing).toEqual(eventIds);
+      // The orders are the ones placed, each once per endpoint (at least once: no loss).
+      expect(new Set(gotDown.map((r) => r.json.data.order.id))).toEqual(
+        new Set(orders.map((o) => o.id)),
+      );
+
+      // And the log agrees: every delivery SUCCEEDED, with the ids it had before the restart.
+      for (const [ep, was] of [
+        [refused, before.refused],
+        [failing, before.failing],
+      ] as const) {
+        const after = await until(
+          () => deliveries(svc, t, ep.id),
+          (ds) => ds.every((d: Json) => d.status === 'SUCCEEDED'),
+          `every delivery of ${ep.id} SUCCEEDED`,
+        );
+        expect(after.map((d: Json) => d.id).sort()).toEqual(was.map((d: Json) => d.id).sort());
+      }
+      const ids = new Set(gotDown.map((r) => r.headers['svc-webhook-id']));
+      expect(ids).toEqual(new Set(before.refused.map((d: Json) => d.id)));
+    } finally {
+      await svc.close();
+      await up.close();
+      await down.close();
+    }
+  });
+});
