@@ -50,7 +50,7 @@ export class OrdersController {
     type: OrderDto,
     errors: ORDER_ERRORS,
   })
-  place(@Cred() c: Credential, @Body() body: PlaceOrderBody): OrderDto {
+  place(@Cred() c: Credential, @Body() body: PlaceOrderBody): Promise<OrderDto> {
     return this.orders.place(c, body);
   }
 
@@ -73,8 +73,8 @@ export class OrdersController {
     @Cred() c: Credential,
     @Body() body: { orders: PlaceOrderBody[] },
     @Req() req: FastifyRequest,
-  ): BatchResultDto {
-    return { results: this.orders.batch(c, body.orders, String(req.id)) };
+  ): Promise<BatchResultDto> {
+    return this.orders.batch(c, body.orders, String(req.id)).then((results) => ({ results }));
   }
 
   @Post('quote')

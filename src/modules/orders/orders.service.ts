@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { EngineEvent, Failure, OrderSnapshot, TradeEvent } from '../../engine/index.js';
+import type {
+  EngineEvent,
+  Failure,
+  OrderSnapshot,
+  Success,
+  TradeEvent,
+} from '../../engine/index.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
@@ -45,10 +51,56 @@ export class OrdersService {
     return rt;
   }
 
-  place(c: Credential, body: PlaceOrderBody): OrderDto {
+  /** Places an order; answers once its events are committed (group commit, see runBatched). */
+  async place(c: Credential, body: PlaceOrderBody): Promise<OrderDto> {
+    const r = await this.submit(c, body);
+    if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
+    return toDto(r.order, c.environment, fillsFromEvents(r.order, r.events));
+  }
+
+  /**
+   * Legs run in order, at once (each sees the book the previous ones left), and commit
+   * together; one leg's business failure does not undo the others.
+   */
+  async batch(
+    c: Credential,
+    legs: PlaceOrderBody[],
+    requestId: string,
+  ): Promise<BatchLegResultDto[]> {
+    const submitted = legs.map((leg) => {
+      try {
+        return this.submit(c, leg);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    });
+    const settled = await Promise.allSettled(submitted);
+    return settled.map((s, index) => {
+      if (s.status === 'fulfilled' && s.value.ok) {
+        const o = s.value.order;
+        return {
+          index,
+          status: 201,
+          order: toDto(o, c.environment, fillsFromEvents(o, s.value.events)),
+        };
+      }
+      const err =
+        s.status === 'rejected'
+          ? s.reason
+          : fromEngine(s.value as Failure, { marketId: legs[index].market_id });
+      const mapped = mapError(err, requestId);
+      return { index, status: mapped.status, error: mapped.body.error };
+    });
+  }
+
+  /** Checks, then runs the engine command now; the promise settles after the commit. */
+  private submit(
+    c: Credential,
+    body: PlaceOrderBody,
+  ): Promise<Success<{ order: OrderSnapshot }> | Failure> {
     const rt = this.runtimeFor(c);
     this.check(rt, c, body);
-    const r = rt.run((e) =>
+    return rt.runBatched((e) =>
       e.placeOrder({
         accountId: c.userId,
         marketId: body.market_id,
@@ -63,20 +115,6 @@ export class OrdersService {
         clientOrderId: body.client_order_id ?? null,
       }),
     );
-    if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
-    return toDto(r.order, c.environment, fillsFromEvents(r.order, r.events));
-  }
-
-  /** Legs run in order; one leg's business failure does not undo the others. */
-  batch(c: Credential, legs: PlaceOrderBody[], requestId: string): BatchLegResultDto[] {
-    return legs.map((leg, index) => {
-      try {
-        return { index, status: 201, order: this.place(c, leg) };
-      } catch (err) {
-        const mapped = mapError(err, requestId);
-        return { index, status: mapped.status, error: mapped.body.error };
-      }
-    });
   }
 
   quote(c: Credential, body: PlaceOrderBody): QuoteDto {

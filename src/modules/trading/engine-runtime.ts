@@ -36,6 +36,9 @@ export class EngineRuntime {
   engine: MatchingEngine;
   /** Open orders by API key (client_order_id uniqueness, per-key cap). */
   index = new OpenOrderIndex();
+  private pendingEvents: EngineEvent[] = [];
+  private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushScheduled = false;
   private feed: PriceFeed | null = null;
   private house: HouseMarketMaker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -63,9 +66,58 @@ export class EngineRuntime {
     return result;
   }
 
-  /** Commits and publishes events produced outside `run` (several commands in one unit). */
+  /**
+   * Group commit for the order hot path: runs the command now (so commands keep their arrival
+   * order and see each other at once), but commits its events together with every other command
+   * of the same event-loop turn in one SQLite transaction. The promise settles only after that
+   * commit, so an answer is never sent for something a crash could take back. If the commit
+   * fails, every command of the batch is refused and the engine is rebuilt from the database.
+   */
+  runBatched<T extends object>(
+    command: (engine: MatchingEngine) => Result<T>,
+  ): Promise<Success<T> | Failure> {
+    const result = command(this.engine);
+    if (!result.ok || result.events.length === 0) return Promise.resolve(result);
+    this.index.apply(result.events);
+    for (const e of result.events) this.pendingEvents.push(e);
+    return new Promise((resolve, reject) => {
+      this.pendingWaiters.push({ resolve: () => resolve(result), reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flushPending);
+      }
+    });
+  }
+
+  /** Commits the batched events; settles every waiting command. */
+  private readonly flushPending = (): void => {
+    this.flushScheduled = false;
+    if (this.pendingEvents.length === 0) return;
+    const events = this.pendingEvents;
+    const waiters = this.pendingWaiters;
+    this.pendingEvents = [];
+    this.pendingWaiters = [];
+    try {
+      this.write(events);
+    } catch (err) {
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    for (const w of waiters) w.resolve();
+  };
+
+  /**
+   * Commits and publishes events produced outside `runBatched` (several commands in one unit).
+   * Batched events still waiting are committed first, so the database keeps the engine's order.
+   */
   commit(events: readonly EngineEvent[]): void {
+    if (this.pendingEvents.length > 0) this.flushPending();
     if (events.length === 0) return;
+    this.index.apply(events);
+    this.write(events);
+  }
+
+  private write(events: readonly EngineEvent[]): void {
     const now = this.clock.now();
     try {
       this.repo.transaction(() => this.repo.apply(events, now));
@@ -73,10 +125,10 @@ export class EngineRuntime {
       this.log.error(
         `commit failed in the ${this.environment} engine, rebuilding from the database`,
       );
+      this.pendingEvents = [];
       this.engine = this.restore();
       throw err;
     }
-    this.index.apply(events);
     this.bus.publish({ environment: this.environment, events, committedAt: now });
   }
 

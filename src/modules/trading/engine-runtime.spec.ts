@@ -1,0 +1,128 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Logger } from '@nestjs/common';
+import type { EngineEvent } from '../../engine/index.js';
+import { ManualClock } from '../../common/clock/clock.js';
+import { EngineRuntime } from './engine-runtime.js';
+import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
+import type { TradingRepository } from './trading.repository.js';
+
+/** A repository double: records each transaction's events; can be told to fail. */
+class FakeRepo {
+  commits: EngineEvent[][] = [];
+  fail = false;
+  restores = 0;
+  transaction<T>(fn: () => T): T {
+    if (this.fail) throw new Error('disk full');
+    return fn();
+  }
+  apply(events: readonly EngineEvent[]): void {
+    this.commits.push([...events]);
+  }
+  loadForRestore() {
+    this.restores++;
+    return {
+      markets: [
+        {
+          id: 'mkt_a',
+          status: 'OPEN',
+          outcome: null,
+          reference_price: 50,
+          last_price: null,
+          volume: 0,
+        },
+      ],
+      accounts: [{ user_id: 'u1', balance_cents: 1_000_000 }],
+      positions: [],
+      openOrders: [],
+    };
+  }
+}
+
+const log = {
+  log: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+} as unknown as Logger;
+let seq = 0;
+const ids = { next: (p: string) => `${p}${++seq}` };
+
+function runtime() {
+  const repo = new FakeRepo();
+  const bus = new InProcessEventBus();
+  const published: CommittedEvents[] = [];
+  bus.stream.subscribe((b) => published.push(b));
+  const rt = new EngineRuntime(
+    'test',
+    repo as unknown as TradingRepository,
+    new ManualClock(0),
+    ids,
+    bus,
+    log,
+    null,
+  );
+  return { rt, repo, published };
+}
+
+const order = (clientOrderId: string) => (e: import('../../engine/index.js').MatchingEngine) =>
+  e.placeOrder({
+    accountId: 'u1',
+    marketId: 'mkt_a',
+    action: 'BUY',
+    side: 'YES',
+    type: 'LIMIT',
+    price: 10,
+    quantity: 1,
+    tag: 'key_1',
+    clientOrderId,
+  });
+
+describe('EngineRuntime group commit', () => {
+  it('commits the commands of one turn in one transaction, and settles only after it', async () => {
+    const { rt, repo, published } = runtime();
+    let settled = 0;
+    const a = rt.runBatched(order('a')).then(() => settled++);
+    const b = rt.runBatched(order('b')).then(() => settled++);
+    // Both ran at once (the engine sees them), nothing is committed or answered yet.
+    expect(rt.engine.openOrders('u1').length).toBe(2);
+    expect(repo.commits.length).toBe(0);
+    expect(published.length).toBe(0);
+    await Promise.resolve();
+    expect(settled).toBe(0);
+    await Promise.all([a, b]);
+    expect(repo.commits.length).toBe(1);
+    expect(repo.commits[0].filter((e) => e.type === 'order.accepted').length).toBe(2);
+    expect(published.length).toBe(1);
+  });
+
+  it('the open-order index sees a batched order at once (client_order_id stays unique)', async () => {
+    const { rt } = runtime();
+    const first = rt.runBatched(order('dup'));
+    expect(rt.index.orderForClientId('key_1', 'dup')).toBeDefined();
+    await first;
+  });
+
+  it('a synchronous commit writes the waiting batch first, keeping the engine order', async () => {
+    const { rt, repo } = runtime();
+    const p = rt.runBatched(order('x'));
+    rt.run((e) => e.deposit('u1', 5));
+    expect(repo.commits.length).toBe(2);
+    expect(repo.commits[0][0].type).toBe('order.accepted');
+    expect(repo.commits[1].some((e) => e.type === 'balance.changed')).toBe(true);
+    await p;
+  });
+
+  it('a failed commit refuses every command of the batch and rebuilds the engine from the database', async () => {
+    const { rt, repo, published } = runtime();
+    repo.fail = true;
+    const restoresBefore = repo.restores;
+    const results = await Promise.allSettled([
+      rt.runBatched(order('p')),
+      rt.runBatched(order('q')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(repo.restores).toBe(restoresBefore + 1);
+    expect(rt.engine.openOrders('u1').length).toBe(0); // memory never runs ahead of the database
+    expect(rt.index.orderForClientId('key_1', 'p')).toBeUndefined();
+    expect(published.length).toBe(0);
+  });
+});
