@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
@@ -46,9 +46,17 @@ function encodeCounter(n: number): string {
   return out;
 }
 
+// One CSPRNG refill per 512 ids instead of a system call per id (ids are minted on the hot path).
+const POOL = Buffer.alloc(4096);
+let poolAt = POOL.length;
+
 function randomPart(len: number): string {
-  const bytes = randomBytes(len);
+  if (poolAt + len > POOL.length) {
+    randomFillSync(POOL);
+    poolAt = 0;
+  }
   let out = '';
-  for (let i = 0; i < len; i++) out += ALPHABET[bytes[i] % 32];
+  for (let i = 0; i < len; i++) out += ALPHABET[POOL[poolAt + i] & 31];
+  poolAt += len;
   return out;
 }
