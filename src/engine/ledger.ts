@@ -37,6 +37,13 @@ export class PositionState {
   orderCount = 0;
   /** Command epoch in which the reserve was last marked stale (dedupes recomputation). */
   dirtyEpoch = -1;
+  /**
+   * Resting quantity per YES price, kept only while the position has many resting orders
+   * (more than {@link LEVELS_THRESHOLD}), so the reserve walk stays O(price range) instead of
+   * O(orders) without costing memory for the many positions with a few orders.
+   */
+  bidLevels: Float64Array | null = null;
+  askLevels: Float64Array | null = null;
   constructor(
     readonly account: AccountState,
     readonly marketId: string,
@@ -57,6 +64,10 @@ export class PositionState {
     order.ownerPrev = null;
     order.ownerNext = null;
     this.orderCount--;
+    if (this.orderCount === 0) {
+      this.bidLevels = null;
+      this.askLevels = null;
+    }
   }
 
   /** Adds (or with a negative qty removes) resting quantity at a YES price. */
@@ -64,9 +75,11 @@ export class PositionState {
     if (side === 'BID') {
       this.bidTotal += qty;
       this.bidNotional += price * qty;
+      if (this.bidLevels !== null) this.bidLevels[price] += qty;
     } else {
       this.askTotal += qty;
       this.askNotional += (100 - price) * qty;
+      if (this.askLevels !== null) this.askLevels[price] += qty;
     }
   }
 
@@ -75,6 +88,20 @@ export class PositionState {
     this.bidNotional = 0;
     this.askTotal = 0;
     this.askNotional = 0;
+    this.bidLevels = null;
+    this.askLevels = null;
+  }
+
+  /** Builds the per-price arrays from the order list (once, when the list grows long). */
+  buildLevels(): void {
+    const bids = new Float64Array(101);
+    const asks = new Float64Array(101);
+    for (let o = this.ordersHead; o !== null; o = o.ownerNext) {
+      const levels = o.bookSide === 'BID' ? bids : asks;
+      levels[o.bookPrice] += o.quantity - o.filledQuantity;
+    }
+    this.bidLevels = bids;
+    this.askLevels = asks;
   }
 
   snapshot(): PositionSnapshot {
@@ -97,6 +124,36 @@ export class PositionState {
 /** Scratch per-price quantities for {@link walkReserve}; always left zeroed. */
 const scratch = new Float64Array(101);
 
+/** Above this many resting orders a position keeps per-price arrays (see PositionState). */
+export const LEVELS_THRESHOLD = 32;
+
+/** The reserve walk over per-price arrays: the skipped order's totals are already removed. */
+function walkLevels(
+  levels: Float64Array,
+  side: BookSide,
+  k: number,
+  extraPrice: number,
+  extraQty: number,
+): number {
+  let sum = 0;
+  if (side === 'BID') {
+    for (let p = 99; p >= 1 && k > 0; p--) {
+      const q = levels[p] + (p === extraPrice ? extraQty : 0);
+      const t = q < k ? q : k;
+      sum += p * t;
+      k -= t;
+    }
+  } else {
+    for (let p = 1; p <= 99 && k > 0; p++) {
+      const q = levels[p] + (p === extraPrice ? extraQty : 0);
+      const t = q < k ? q : k;
+      sum += (100 - p) * t;
+      k -= t;
+    }
+  }
+  return sum;
+}
+
 /**
  * Sum of the worst-case cost of the `k` most expensive resting contracts of one side (bids: the
  * highest prices, cost = price; asks: the lowest prices, cost = 100 - price), from the position's
@@ -110,6 +167,23 @@ function walkReserve(
   extraQty: number,
   skip: BookOrder | null,
 ): number {
+  if (ps.orderCount > LEVELS_THRESHOLD) {
+    if (ps.bidLevels === null || ps.askLevels === null) {
+      // Built from the list, which still holds `skip` at its full remainder: take it out again.
+      ps.buildLevels();
+      if (skip !== null) {
+        const levels = skip.bookSide === 'BID' ? ps.bidLevels! : ps.askLevels!;
+        levels[skip.bookPrice] -= skip.quantity - skip.filledQuantity;
+      }
+    }
+    return walkLevels(
+      side === 'BID' ? ps.bidLevels! : ps.askLevels!,
+      side,
+      k,
+      extraPrice,
+      extraQty,
+    );
+  }
   let lo = 100;
   let hi = 0;
   if (extraQty > 0) {
