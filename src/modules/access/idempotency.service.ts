@@ -4,7 +4,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DataSource, Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
+import { SecretBox } from '../../common/crypto/secret-box.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 
@@ -24,16 +26,21 @@ declare module 'fastify' {
  * the same key and request replays the stored status and body with Idempotent-Replayed: true;
  * the same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first is still
  * running, 409 IDEMPOTENCY_KEY_IN_USE. 5xx answers are not stored, so a retry runs again.
+ * Stored bodies are sealed (AES-256-GCM under the service key): a replayed POST /api-keys or
+ * rotate answer holds a full key, which must never sit on disk in clear.
  */
 @Injectable()
 export class IdempotencyService implements OnApplicationBootstrap {
   private readonly repo: Repository<IdempotencyRecordEntity>;
+  private readonly box: SecretBox;
 
   constructor(
     @InjectDataSource(PLATFORM_DB) db: DataSource,
     private readonly clock: Clock,
+    config: ConfigService,
   ) {
     this.repo = db.getRepository(IdempotencyRecordEntity);
+    this.box = new SecretBox(config.secrets.encryptionKey);
   }
 
   /**
@@ -87,7 +94,7 @@ export class IdempotencyService implements OnApplicationBootstrap {
         .code(existing.responseStatus ?? 200)
         .header('Idempotent-Replayed', 'true')
         .type(existing.responseType ?? 'application/json; charset=utf-8')
-        .send(existing.responseBody ?? '');
+        .send(this.storedBody(existing.responseBody));
       return true;
     }
     if (existing !== null) await this.repo.delete({ ownerId, idemKey: key });
@@ -117,6 +124,12 @@ export class IdempotencyService implements OnApplicationBootstrap {
     return false;
   }
 
+  /** The stored answer, unsealed (rows written before bodies were sealed are plain JSON). */
+  private storedBody(stored: string | null): string {
+    if (stored === null) return '';
+    return stored.startsWith('v1.') ? this.box.open(stored) : stored;
+  }
+
   /** Stores the answer (onSend); drops the record for 5xx so a retry runs again. */
   async finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
     const idem = req.idempotency;
@@ -138,7 +151,7 @@ export class IdempotencyService implements OnApplicationBootstrap {
       {
         state: 'DONE',
         responseStatus: reply.statusCode,
-        responseBody: body,
+        responseBody: this.box.seal(body),
         responseType: typeof type === 'string' ? type : null,
       },
     );

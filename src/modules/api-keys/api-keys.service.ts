@@ -49,13 +49,15 @@ export class ApiKeysService {
   async create(userId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     const user = await this.users.byId(userId);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
-    if (dto.environment === 'test' && !this.config.values.sandboxEnabled) {
+    const requested: Scope[] = dto.scopes ?? [...DEFAULT_KEY_SCOPES];
+    // env:paper makes any key paper-only (CONTRACT.md), so it is a test key for this rule.
+    const paperOnly = dto.environment === 'test' || requested.includes('env:paper');
+    if (paperOnly && !this.config.values.sandboxEnabled) {
       throw new DomainError(
         'SANDBOX_DISABLED',
-        'The developer sandbox is disabled: test keys cannot be minted',
+        'The developer sandbox is disabled: test keys (and env:paper keys) cannot be minted',
       );
     }
-    const requested: Scope[] = dto.scopes ?? [...DEFAULT_KEY_SCOPES];
     const admin = requested.filter((s) => (ADMIN_SCOPES as readonly string[]).includes(s));
     if (admin.length > 0) {
       throw new DomainError(
