@@ -225,16 +225,23 @@ export class ApiKeysService {
         `Tier request ${requestId} is already ${req.status}`,
       );
     }
+    const key = await this.keys.repo.findOneBy({ id: req.keyId });
+    if (approve && (key === null || key.revokedAt !== null)) {
+      throw new DomainError(
+        'API_KEY_NOT_ACTIVE',
+        'The key was revoked since the request; deny it instead',
+        {
+          key_id: req.keyId,
+        },
+      );
+    }
     req.status = approve ? 'APPROVED' : 'DENIED';
     req.decidedAt = this.clock.nowDate().toISOString();
     req.decidedBy = c.userId;
     await repo.save(req);
-    if (approve) {
-      const key = await this.keys.repo.findOneBy({ id: req.keyId });
-      if (key !== null) {
-        key.tier = req.tier;
-        await this.keys.update(key);
-      }
+    if (approve && key !== null) {
+      key.tier = req.tier;
+      await this.keys.update(key);
     }
     return toTierDto(req);
   }

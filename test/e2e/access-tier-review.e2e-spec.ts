@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { expectError, http, startApp, type Running } from '../support/harness.js';
+import { createKey, sessionFor } from '../support/keys.js';
+
+describe('tier requests: admin review', () => {
+  let svc: Running | undefined;
+  afterEach(async () => {
+    await svc?.close();
+    svc = undefined;
+  });
+
+  it('approval changes the tier; a key revoked since the request cannot be approved, only denied', async () => {
+    svc = await startApp();
+    const token = await sessionFor(svc.api);
+    const admin = await sessionFor(svc.api, 'admin@sandbox.test');
+    const asUser = { authorization: `Bearer ${token}` };
+    const asAdmin = { authorization: `Bearer ${admin}` };
+
+    const kept = await createKey(svc.api, token);
+    const req1 = await http(`${svc.api}/api-keys/${kept.id}/tier-request`, {
+      method: 'POST',
+      headers: asUser,
+      json: { tier: 'PRO', reason: 'more traffic' },
+    });
+    expect(req1.status).toBe(202);
+    expect(req1.body).toMatchObject({ key_id: kept.id, tier: 'PRO', status: 'PENDING' });
+    const pending = await http(`${svc.api}/admin/tier-requests?status=PENDING`, {
+      headers: asAdmin,
+    });
+    expect(pending.body.data.map((r: { id: string }) => r.id)).toContain(req1.body.id);
+    const approved = await http(`${svc.api}/admin/tier-requests/${req1.body.id}/approve`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    expect(approved.body.status).toBe('APPROVED');
+    expect(
+      (await http(`${svc.api}/auth/me`, { headers: { 'x-api-key': kept.key } })).body.credential
+        .tier,
+    ).toBe('PRO');
+    expectError(
+      await http(`${svc.api}/admin/tier-requests/${req1.body.id}/deny`, {
+        method: 'POST',
+        headers: asAdmin,
+      }),
+      409,
+      'TIER_REQUEST_NOT_PENDING',
+    );
+
+    const gone = await createKey(svc.api, token);
+    const req2 = await http(`${svc.api}/api-keys/${gone.id}/tier-request`, {
+      method: 'POST',
+      headers: asUser,
+      json: { tier: 'ENTERPRISE' },
+    });
+    await http(`${svc.api}/api-keys/${gone.id}/revoke`, { method: 'POST', headers: asUser });
+    expectError(
+      await http(`${svc.api}/admin/tier-requests/${req2.body.id}/approve`, {
+        method: 'POST',
+        headers: asAdmin,
+      }),
+      409,
+      'API_KEY_NOT_ACTIVE',
+    );
+    const denied = await http(`${svc.api}/admin/tier-requests/${req2.body.id}/deny`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    expect(denied.body.status).toBe('DENIED');
+    const list = await http(`${svc.api}/api-keys`, { headers: asUser });
+    expect(list.body.data.find((k: { id: string }) => k.id === gone.id).tier).toBe('FREE');
+  });
+});
