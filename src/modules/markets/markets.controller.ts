@@ -46,7 +46,7 @@ export class MarketsController {
   @Endpoint({
     summary: 'Order book of a market (aggregated levels, YES cents)',
     description:
-      "Readable without a key. With a test key the paper engine's book (house liquidity included); without a key or with a live key, the live engine's. One book per market in YES terms: bids are BUY YES at p and SELL NO at 100-p, asks SELL YES at p and BUY NO at 100-p; best first. depth: levels per side, 1..50 (default 10).",
+      "Readable without a key. With a test key the paper engine's book (house liquidity included); without a key or with a live key, the live engine's. One book per market in YES terms: bids are BUY YES at p and SELL NO at 100-p, asks SELL YES at p and BUY NO at 100-p; best first. depth: levels per side, 1..99 (default 10): 99 is the whole book.",
     auth: 'optional',
     scopes: ['markets:read'],
     type: OrderBookDto,

@@ -15,6 +15,8 @@ import { CancelOnDisconnectEntity } from './cancel-on-disconnect.entity.js';
 
 /** How often armed keys are checked against the service clock. */
 const SWEEP_MS = 100;
+/** Real-time pause before retrying a cancel whose commit failed. */
+const RETRY_MS = 1000;
 export const COD_DEFAULT_GRACE_SECONDS = 5;
 export const COD_MAX_GRACE_SECONDS = 300;
 
@@ -41,6 +43,8 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
   private readonly settings = new Map<string, CancelOnDisconnectEntity>();
   private readonly live = new Map<string, number>();
   private readonly armed = new Map<string, number>();
+  /** Keys whose last cancel failed to commit: not retried before this real time (ms). */
+  private readonly retryAt = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -86,6 +90,7 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     await this.repo.delete({ keyId });
     this.settings.delete(keyId);
     this.armed.delete(keyId);
+    this.retryAt.delete(keyId);
     return this.status(c);
   }
 
@@ -106,6 +111,7 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     if (c.keyId === null) return;
     this.live.set(c.keyId, (this.live.get(c.keyId) ?? 0) + 1);
     this.armed.delete(c.keyId);
+    this.retryAt.delete(c.keyId);
   }
 
   disconnected(c: Credential): void {
@@ -124,8 +130,9 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
   sweep(): void {
     const now = this.clock.now();
     for (const [keyId, deadline] of this.armed) {
-      if (deadline > now) continue;
+      if (deadline > now || (this.retryAt.get(keyId) ?? 0) > Date.now()) continue;
       this.armed.delete(keyId);
+      this.retryAt.delete(keyId);
       const s = this.settings.get(keyId);
       if (s === undefined) continue;
       try {
@@ -133,8 +140,11 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
         if (r.ok && r.cancelled > 0)
           this.log.log(`key ${keyId}: cancelled ${r.cancelled} open orders on disconnect`);
       } catch (err) {
+        // Nothing was committed: keep the key armed and retry, rather than leave orders open.
+        this.armed.set(keyId, deadline);
+        this.retryAt.set(keyId, Date.now() + RETRY_MS);
         this.log.error(
-          `cancel-on-disconnect for ${keyId} failed: ${err instanceof Error ? err.message : String(err)}`,
+          `cancel-on-disconnect for ${keyId} failed, retrying in ${RETRY_MS} ms: ${err instanceof Error ? err.message : String(err)}`,
         );
       }
     }

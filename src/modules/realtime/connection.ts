@@ -12,6 +12,8 @@ export class Connection {
   alive = true;
   authTimer: NodeJS.Timeout | null = null;
   closed = false;
+  /** Incoming messages are handled in order, one at a time (auth is asynchronous). */
+  inbox: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,

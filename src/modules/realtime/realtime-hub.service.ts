@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
+import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Environment } from '../../common/environment.js';
 import { ConfigService } from '../../config/config.service.js';
@@ -38,6 +39,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly bus: EventBus,
     private readonly config: ConfigService,
     private readonly cod: CancelOnDisconnectService,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -83,7 +85,13 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         conn.close(WS_CLOSE.UNAUTHENTICATED, 'auth timeout');
       }
     }, v.wsAuthTimeoutMs);
-    socket.on('message', (data: RawData) => void this.onMessage(conn, data));
+    // One message at a time per connection: auth is asynchronous, and a client may send
+    // `subscribe` right behind `auth` without waiting for auth_ok.
+    socket.on('message', (data: RawData) => {
+      conn.inbox = conn.inbox
+        .then(() => (conn.closed ? undefined : this.onMessage(conn, data)))
+        .catch(() => undefined);
+    });
     socket.on('pong', () => {
       conn.alive = true;
     });
@@ -130,6 +138,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           );
       }
     } catch (err) {
+      // After auth, errors are messages: the connection stays open.
       this.fail(conn, err, false);
     }
   }
@@ -225,13 +234,30 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     conn.sendJson({ type: 'subscribed', channels: list });
     for (const [name, p] of parsed) {
       if (p.kind !== 'orderbook') continue;
-      const depth = this.engines.get(env).engine.depth(p.marketId, 99);
-      const [head, tail] = eventParts(name, Date.now(), {
-        kind: 'snapshot',
-        bids: depth?.bids ?? [],
-        asks: depth?.asks ?? [],
-      });
+      const [head, tail] = this.snapshotParts(env, name, p.marketId);
       conn.sendEvent(name, head, tail);
+    }
+  }
+
+  private snapshotParts(env: Environment, channel: string, marketId: string): [string, string] {
+    const depth = this.engines.get(env).engine.depth(marketId, 99);
+    return eventParts(channel, this.clock.now(), {
+      kind: 'snapshot',
+      bids: depth?.bids ?? [],
+      asks: depth?.asks ?? [],
+    });
+  }
+
+  /**
+   * After an engine rebuild no event describes how the book changed, so every orderbook
+   * subscriber of that environment gets a fresh snapshot (seq keeps rising).
+   */
+  private resnapshot(env: Environment): void {
+    for (const [key, subs] of this.publicSubs) {
+      const channel = key.slice(env.length + 1);
+      if (!key.startsWith(`${env}|orderbook:`) || subs.size === 0) continue;
+      const [head, tail] = this.snapshotParts(env, channel, channel.slice('orderbook:'.length));
+      for (const c of subs) c.sendEvent(channel, head, tail);
     }
   }
 
@@ -261,6 +287,10 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     if (this.connections.size === 0) return;
     const env = batch.environment;
     const engine = this.engines.get(env).engine;
+    if (batch.rebuilt === true) {
+      this.resnapshot(env);
+      return;
+    }
     for (const out of route(batch.events, engine)) {
       if (out.scope === 'public') {
         const subs = this.publicSubs.get(`${env}|${out.channel}`);
@@ -280,14 +310,18 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private fail(conn: Connection, err: unknown, closeAlways: boolean): void {
+  /**
+   * Sends the error message. Before auth (`authPhase`) it also closes: 4403 for a forbidden
+   * credential, else 4401. After auth an error never closes the connection.
+   */
+  private fail(conn: Connection, err: unknown, authPhase: boolean): void {
     const { message, close, unexpected } = toWsError(err, conn.id);
     if (unexpected)
       this.log.error(
         `realtime error on ${conn.id}: ${err instanceof Error ? err.stack : String(err)}`,
       );
     conn.sendJson(message);
-    if (close !== null || closeAlways) conn.close(close ?? WS_CLOSE.UNAUTHENTICATED, message.code);
+    if (authPhase) conn.close(close ?? WS_CLOSE.UNAUTHENTICATED, message.code);
   }
 
   private drop(conn: Connection): void {

@@ -127,6 +127,12 @@ export class EngineRuntime {
       );
       this.pendingEvents = [];
       this.engine = this.restore();
+      this.bus.publish({
+        environment: this.environment,
+        events: [],
+        committedAt: now,
+        rebuilt: true,
+      });
       throw err;
     }
     this.bus.publish({ environment: this.environment, events, committedAt: now });

@@ -7,6 +7,11 @@ export interface CommittedEvents {
   environment: Environment;
   events: readonly EngineEvent[];
   committedAt: number;
+  /**
+   * The engine was rebuilt from the database (a commit failed): state held by consumers (books
+   * built from deltas) must be refreshed from the engine, as no event describes the difference.
+   */
+  rebuilt?: boolean;
 }
 
 /**

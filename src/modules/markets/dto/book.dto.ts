@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 
-export const MAX_BOOK_DEPTH = 50;
+export const MAX_BOOK_DEPTH = 99;
 export const DEFAULT_BOOK_DEPTH = 10;
 
 export class BookLevelDto {

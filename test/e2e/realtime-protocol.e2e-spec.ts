@@ -1,0 +1,405 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Running } from '../support/harness.js';
+import {
+  cancel,
+  limit,
+  ORDER_SCOPES,
+  as,
+  place,
+  startOrdersApp,
+  trader,
+  TRADABLE,
+  type Trader,
+} from '../support/orders.js';
+import { sleep, WsClient, type WsMessage } from '../support/ws.js';
+
+const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
+const m = TRADABLE[0];
+const ALL = [
+  `orderbook:${m.id}`,
+  `trades:${m.id}`,
+  'ticker',
+  'orders',
+  'fills',
+  'positions',
+  'wallet',
+];
+
+/** seq of each event channel, in arrival order. */
+function seqs(c: WsClient, from = 0): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const msg of c.messages.slice(from)) {
+    if (msg.type !== 'event') continue;
+    const list = out.get(msg.channel) ?? [];
+    list.push(msg.seq);
+    out.set(msg.channel, list);
+  }
+  return out;
+}
+
+describe('realtime: subscriptions, messages and sequence numbers', () => {
+  let svc: Running;
+  let a: Trader;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({
+      env: { WS_MAX_SUBSCRIPTIONS: '8', WS_HEARTBEAT_MS: '200', WS_MAX_CONNECTIONS_PER_IP: '50' },
+    });
+    a = await trader(svc, undefined, { scopes: WS_SCOPES });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('auth and subscribe sent back to back (without waiting for auth_ok) both succeed', async () => {
+    const c = await WsClient.connect(svc.baseUrl);
+    c.send({ type: 'auth', api_key: a.key });
+    c.send({ type: 'subscribe', channels: ['ticker'] });
+    c.send({ type: 'ping' });
+    await c.waitFor((x) => x.type === 'pong');
+    expect(c.messages.map((x) => x.type)).toEqual(['auth_ok', 'subscribed', 'pong']);
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
+  it('subscribe acknowledges, sends the orderbook snapshot; unsubscribe acknowledges', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const from = c.mark();
+    c.send({ type: 'subscribe', channels: [`orderbook:${m.id}`, 'ticker'] });
+    const snap = await c.waitFor((x) => x.type === 'event', 3000, from);
+    expect(c.messages.slice(from)).toEqual([
+      { type: 'subscribed', channels: [`orderbook:${m.id}`, 'ticker'] },
+      snap,
+    ]);
+    // The house quotes 5 levels of 100 each side, 1 cent from the reference (feed stopped).
+    expect(snap).toEqual({
+      type: 'event',
+      channel: `orderbook:${m.id}`,
+      seq: 1,
+      ts: svc.clock.now(),
+      data: {
+        kind: 'snapshot',
+        bids: [1, 2, 3, 4, 5].map((i) => ({ price: m.reference - i, quantity: 100 })),
+        asks: [1, 2, 3, 4, 5].map((i) => ({ price: m.reference + i, quantity: 100 })),
+      },
+    });
+    const u = c.mark();
+    c.send({ type: 'unsubscribe', channels: ['ticker', `orderbook:${m.id}`] });
+    const ack = await c.waitFor((x) => x.type === 'unsubscribed', 3000, u);
+    expect(ack).toEqual({ type: 'unsubscribed', channels: ['ticker', `orderbook:${m.id}`] });
+    // Nothing arrives on them any more.
+    const after = c.mark();
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 10, 1));
+    await c.sync();
+    expect(c.messages.slice(after)).toEqual([{ type: 'pong' }]);
+    await c.close();
+  });
+
+  it('an unknown channel or market: UNKNOWN_CHANNEL, nothing subscribed, the connection stays open', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    for (const [channels, channel] of [
+      [['nope'], 'nope'],
+      [['ticker', 'orderbook:mkt_doesnotexist'], 'orderbook:mkt_doesnotexist'],
+      [['trades:not-an-id'], 'trades:not-an-id'],
+    ] as const) {
+      const err = await c.subscribe([...channels]);
+      expect(err).toMatchObject({
+        type: 'error',
+        code: 'UNKNOWN_CHANNEL',
+        message: expect.any(String),
+        details: { channel },
+      });
+    }
+    // The valid channel of a failed request was not subscribed either.
+    const from = c.mark();
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 10, 1));
+    await c.sync();
+    expect(c.messages.slice(from)).toEqual([{ type: 'pong' }]);
+    expect(c.closed).toBeNull();
+    expect(await c.subscribe(['ticker'])).toEqual({ type: 'subscribed', channels: ['ticker'] });
+    await c.close();
+  });
+
+  it('malformed subscribe and unknown message types are error messages, not closes', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    for (const bad of [
+      { type: 'subscribe' },
+      { type: 'subscribe', channels: [] },
+      { type: 'subscribe', channels: [1] },
+      { type: 'unsubscribe', channels: 'ticker' },
+      { type: 'hello' },
+    ]) {
+      const from = c.mark();
+      c.send(bad);
+      const err = await c.waitFor((x) => x.type === 'error', 3000, from);
+      expect(err.code).toBe('BAD_MESSAGE');
+    }
+    const from = c.mark();
+    c.sendRaw('{not json');
+    expect((await c.waitFor((x) => x.type === 'error', 3000, from)).code).toBe('BAD_MESSAGE');
+    await c.sync();
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
+  it('a private channel without its scope: INSUFFICIENT_SCOPE error; the connection stays open', async () => {
+    const ro = await trader(svc, undefined, { scopes: ['websocket', 'markets:read'] });
+    const c = await WsClient.authed(svc.baseUrl, { api_key: ro.key });
+    for (const [channel, scope] of [
+      ['orders', 'orders:read'],
+      ['fills', 'orders:read'],
+      ['positions', 'wallet:read'],
+      ['wallet', 'wallet:read'],
+    ]) {
+      const err = await c.subscribe([channel]);
+      expect(err).toEqual({
+        type: 'error',
+        code: 'INSUFFICIENT_SCOPE',
+        message: expect.any(String),
+        details: { required_scopes: [scope] },
+      });
+    }
+    // Public channels need only websocket.
+    expect(await c.subscribe(['ticker', `trades:${m.id}`])).toEqual({
+      type: 'subscribed',
+      channels: ['ticker', `trades:${m.id}`],
+    });
+    await c.sync();
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
+  it('subscription limit: SUBSCRIPTION_LIMIT, nothing of the request subscribed, open', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const markets = TRADABLE.slice(0, 5).map((x) => `trades:${x.id}`);
+    expect((await c.subscribe([...markets, 'ticker'])).type).toBe('subscribed'); // 6 of 8
+    // Re-subscribing what is already held does not count again.
+    expect((await c.subscribe(['ticker', markets[0]])).type).toBe('subscribed');
+    const err = await c.subscribe(['orders', 'fills', 'wallet']); // 9 > 8
+    expect(err).toEqual({
+      type: 'error',
+      code: 'SUBSCRIPTION_LIMIT',
+      message: expect.any(String),
+      details: { limit: 8 },
+    });
+    // None of the three was subscribed: an order gives no `orders` event.
+    const from = c.mark();
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 10, 1));
+    await c.sync();
+    expect(c.events('orders', from)).toEqual([]);
+    // Unsubscribing frees room.
+    c.send({ type: 'unsubscribe', channels: [markets[0]] });
+    expect((await c.subscribe(['orders', 'fills'])).type).toBe('subscribed'); // 7
+    expect((await c.subscribe(['wallet'])).type).toBe('subscribed'); // 8
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
+  it('ping -> pong', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const from = c.mark();
+    c.send({ type: 'ping' });
+    await c.waitFor((x) => x.type === 'pong', 3000, from);
+    expect(c.messages.slice(from)).toEqual([{ type: 'pong' }]);
+    await c.close();
+  });
+
+  it('seq rises by exactly 1 per channel per connection; events carry the commit time', async () => {
+    const b = await trader(svc, 'responder@sandbox.test', { scopes: WS_SCOPES });
+    const c1 = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const c2 = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    expect((await c1.subscribe(ALL)).type).toBe('subscribed');
+    await c1.waitFor((x) => x.type === 'event' && x.data?.kind === 'snapshot');
+    // c2 subscribes later and to fewer channels: its seq counts start at 1 on its own.
+    const r = m.reference;
+    // a's bid at r is the best bid (the house bids r-1..r-5).
+    const resting = await place(svc, a, limit(m, 'BUY', 'YES', r, 4));
+    expect((await c2.subscribe([`orderbook:${m.id}`, 'orders'])).type).toBe('subscribed');
+    const more = await Promise.all(
+      [r - 7, r - 6, r - 5].map((p) => place(svc, a, limit(m, 'BUY', 'YES', p, 2))),
+    );
+    await place(svc, a, limit(m, 'BUY', 'YES', r + 2, 150)); // takes 100 @r+1 and 50 @r+2
+    await place(svc, b, limit(m, 'SELL', 'YES', r, 2)); // b takes 2 of a's bid at r
+    expect((await cancel(svc, a, resting.id)).status).toBe(200);
+    const amend = await as(a, `${svc.api}/orders/${more[0].id}`, {
+      method: 'PATCH',
+      json: { quantity: 1 },
+    });
+    expect(amend.status).toBe(200);
+    await c1.sync();
+    await c2.sync();
+    for (const c of [c1, c2]) {
+      const s = seqs(c);
+      for (const [channel, list] of s) {
+        expect({ channel, list }).toEqual({
+          channel,
+          list: Array.from({ length: list.length }, (_, i) => i + 1),
+        });
+      }
+    }
+    const s1 = seqs(c1);
+    for (const ch of ALL) expect((s1.get(ch) ?? []).length).toBeGreaterThan(0);
+    expect(seqs(c2).get('orders')!.length).toBeLessThan(s1.get('orders')!.length);
+    // Every event carries the commit time on the service clock (epoch ms).
+    for (const e of c1.messages.filter((x) => x.type === 'event')) {
+      expect(e.ts).toBe(svc.clock.now());
+      expect(Object.keys(e)).toEqual(['type', 'channel', 'seq', 'ts', 'data']);
+    }
+    // Exact shapes of one message per channel kind.
+    const delta = c1.events(`orderbook:${m.id}`).find((e) => e.data.kind === 'delta')!;
+    expect(delta).toEqual({
+      type: 'event',
+      channel: `orderbook:${m.id}`,
+      seq: 2,
+      ts: svc.clock.now(),
+      data: { kind: 'delta', side: 'bids', price: r, quantity: 4 },
+    });
+    const trade = c1.events(`trades:${m.id}`)[0];
+    expect(trade.data).toEqual({
+      id: expect.stringMatching(/^fil_/),
+      market_id: m.id,
+      price: r + 1,
+      quantity: 100,
+      taker_side: 'BUY_YES',
+      created_at: new Date(svc.clock.now()).toISOString(),
+    });
+    const tick = c1.events('ticker').at(-1)!;
+    expect(tick.data).toEqual({
+      market_id: m.id,
+      status: 'OPEN',
+      best_bid: expect.any(Number),
+      best_ask: expect.any(Number),
+      last_price: r,
+      volume: expect.any(Number),
+    });
+    const accepted = c1.events('orders').find((e) => e.data.order_id === resting.id)!;
+    expect(accepted.data).toEqual({
+      event: 'order.accepted',
+      order_id: resting.id,
+      client_order_id: null,
+      market_id: m.id,
+      action: 'BUY',
+      side: 'YES',
+      type: 'LIMIT',
+      price: r,
+      quantity: 4,
+      status: 'OPEN',
+    });
+    const cancelled = c1.events('orders').find((e) => e.data.event === 'order.cancelled')!;
+    expect(cancelled.data).toEqual({
+      event: 'order.cancelled',
+      order_id: resting.id,
+      status: 'CANCELLED',
+      cancel_reason: expect.any(String),
+      filled_quantity: 2,
+    });
+    const wallet = c1.events('wallet')[0];
+    expect(wallet.data).toEqual({
+      balance_cents: expect.any(Number),
+      delta_cents: expect.any(Number),
+      reason: expect.any(String),
+      reserved_cents: expect.any(Number),
+      available_cents: expect.any(Number),
+    });
+    const amended = c1.events('orders').find((e) => e.data.event === 'order.amended')!;
+    expect(amended.data).toEqual({
+      event: 'order.amended',
+      order_id: more[0].id,
+      price: r - 7,
+      quantity: 1,
+      remaining_quantity: 1,
+      requeued: false,
+    });
+    const pos = c1.events('positions')[0];
+    expect(pos.data).toMatchObject({ market_id: m.id, yes: expect.any(Number) });
+    await c1.close();
+    await c2.close();
+  });
+
+  it('resubscribing gives a fresh snapshot with seq 1, then deltas from 2', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const ch = `orderbook:${m.id}`;
+    expect((await c.subscribe([ch])).type).toBe('subscribed');
+    await c.waitFor((x) => x.type === 'event');
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 12, 1));
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 13, 1));
+    await c.sync();
+    expect(c.events(ch).map((e) => [e.seq, e.data.kind])).toEqual([
+      [1, 'snapshot'],
+      [2, 'delta'],
+      [3, 'delta'],
+    ]);
+    const from = c.mark();
+    expect((await c.subscribe([ch])).type).toBe('subscribed');
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 14, 1));
+    await c.sync();
+    const again = c.events(ch, from);
+    expect(again.map((e) => [e.seq, e.data.kind])).toEqual([
+      [1, 'snapshot'],
+      [2, 'delta'],
+    ]);
+    const bids = (again[0].data.bids as { price: number }[]).map((l) => l.price);
+    expect(bids).toEqual(expect.arrayContaining([m.reference - 12, m.reference - 13]));
+    expect(bids).not.toContain(m.reference - 14);
+    expect(again[1].data).toEqual({
+      kind: 'delta',
+      side: 'bids',
+      price: m.reference - 14,
+      quantity: 1,
+    });
+    await c.close();
+  });
+
+  it('heartbeat: a client that does not answer pings is closed with 4000; others stay', async () => {
+    const dead = await WsClient.authed(svc.baseUrl, { api_key: a.key }, { autoPong: false });
+    const alive = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const idle = await WsClient.connect(svc.baseUrl, { autoPong: false }); // not even authed
+    let pings = 0;
+    dead.ws.on('ping', () => pings++);
+    const closed = await dead.waitClose(3000);
+    expect(closed.code).toBe(4000);
+    expect(pings).toBeGreaterThanOrEqual(1);
+    await sleep(800); // four more heartbeats
+    await alive.sync();
+    expect(alive.closed).toBeNull();
+    expect((await idle.waitClose(3000)).code).toBe(4000);
+    await alive.close();
+  });
+});
+
+describe('realtime: per-IP connection limit', () => {
+  let svc: Running;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({ env: { WS_MAX_CONNECTIONS_PER_IP: '3' } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('the connection over the limit gets CONNECTION_LIMIT and close 4429; a slot frees on close', async () => {
+    const t = await trader(svc, undefined, { scopes: WS_SCOPES });
+    const open = [
+      await WsClient.authed(svc.baseUrl, { api_key: t.key }),
+      await WsClient.authed(svc.baseUrl, { api_key: t.key }),
+      await WsClient.connect(svc.baseUrl), // unauthenticated connections count too
+    ];
+    const over = await WsClient.connect(svc.baseUrl);
+    expect((await over.waitClose()).code).toBe(4429);
+    expect(over.messages).toEqual([
+      { type: 'error', code: 'CONNECTION_LIMIT', message: expect.any(String) },
+    ]);
+    for (const c of open) expect(c.closed).toBeNull();
+    await open[2].close();
+    await sleep(50);
+    const next = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    await next.sync();
+    expect(next.closed).toBeNull();
+    const over2 = await WsClient.connect(svc.baseUrl);
+    expect((await over2.waitClose()).code).toBe(4429);
+    for (const c of [open[0], open[1], next]) await c.close();
+  });
+});
+
+/** A message-shape helper kept here for readability of the assertions above. */
+export type { WsMessage };
