@@ -84,7 +84,8 @@ describe('reserve with many resting orders in one market (per-price arrays)', ()
             rig.engine.placeOrder({
               accountId: 'other',
               marketId: 'm',
-              action: 'SELL',
+              // The counterparty the opening order crosses: it sells YES, or buys YES (= sells NO).
+              action: startYes ? 'SELL' : 'BUY',
               side: 'YES',
               type: 'LIMIT',
               price: 50,
