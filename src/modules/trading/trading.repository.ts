@@ -83,6 +83,8 @@ export class TradingRepository {
   private readonly s: Record<string, Statement>;
   /** The house account's orders are not persisted: the house re-quotes after a restart. */
   private readonly skipOrdersOf: string;
+  /** Open house orders, so their updates skip the database (they have no rows). */
+  private readonly houseOrders = new Set<string>();
   private readonly ledgerId: () => string;
 
   constructor(
@@ -162,8 +164,13 @@ export class TradingRepository {
       switch (e.type) {
         case 'order.accepted':
           if (e.order.accountId !== this.skipOrdersOf) this.s.insertOrder.run(orderParams(e.order));
+          else this.houseOrders.add(e.order.id);
           break;
         case 'order.updated':
+          if (this.houseOrders.has(e.orderId)) {
+            if (e.status === 'FILLED') this.houseOrders.delete(e.orderId);
+            break;
+          }
           this.s.updateFill.run(
             e.filledQuantity,
             e.fillCost,
@@ -173,9 +180,11 @@ export class TradingRepository {
           );
           break;
         case 'order.cancelled':
+          if (this.houseOrders.delete(e.orderId)) break;
           this.s.updateFinal.run('CANCELLED', e.reason, iso(e.updatedAt), e.orderId);
           break;
         case 'order.expired':
+          if (this.houseOrders.delete(e.orderId)) break;
           this.s.updateFinal.run('EXPIRED', null, iso(e.updatedAt), e.orderId);
           break;
         case 'order.amended':
@@ -328,6 +337,8 @@ export class TradingRepository {
     positions: PositionRow[];
     openOrders: OrderRow[];
   } {
+    // The rebuilt engine re-quotes the house from scratch: its old order ids are gone.
+    this.houseOrders.clear();
     return {
       markets: this.s.markets.all() as MarketRow[],
       accounts: this.s.accounts.all() as { user_id: string; balance_cents: number }[],
