@@ -6,6 +6,7 @@ import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { OrderRow } from '../trading/trading.repository.js';
+import { apiCancelReason } from '../trading/cancel-reason.js';
 
 const CHUNK = 1000;
 const COLUMNS = [
@@ -47,7 +48,7 @@ function csvRow(r: OrderRow): string {
       r.filled_quantity,
       r.fill_cost,
       r.status,
-      r.cancel_reason === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : r.cancel_reason,
+      apiCancelReason(r.cancel_reason),
       r.time_in_force,
       r.post_only === 1 ? 'true' : 'false',
       r.created_at,

@@ -24,14 +24,10 @@ import type {
 import { fromEngine } from './engine-errors.js';
 import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
 import { mapError } from '../../common/errors/error-mapper.js';
+import { apiCancelReason } from '../trading/cancel-reason.js';
 
 const ORDER_ID = /^ord_[a-z0-9]{1,40}$/;
 const OPEN_STATUSES = new Set(['OPEN', 'PARTIALLY_FILLED']);
-
-/** The engine's reason for a by-key cancel is the cancel-on-disconnect of CONTRACT.md. */
-function cancelReason(r: string | null): string | null {
-  return r === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : r;
-}
 
 /**
  * Order use cases: each validates, runs one engine command through the environment's runtime
@@ -355,7 +351,7 @@ export function toDto(o: OrderSnapshot, env: Environment, fills: FillDto[]): Ord
     average_fill_price: o.averageFillPrice,
     filled_cost_cents: o.fillCost,
     status: o.status,
-    cancel_reason: cancelReason(o.cancelReason),
+    cancel_reason: apiCancelReason(o.cancelReason),
     time_in_force: o.timeInForce,
     post_only: o.postOnly,
     environment: env,
@@ -381,7 +377,7 @@ export function rowToDto(r: OrderRow, env: Environment, trades: TradeRow[]): Ord
     average_fill_price: r.filled_quantity > 0 ? r.fill_cost / r.filled_quantity : null,
     filled_cost_cents: r.fill_cost,
     status: r.status,
-    cancel_reason: cancelReason(r.cancel_reason),
+    cancel_reason: apiCancelReason(r.cancel_reason),
     time_in_force: r.time_in_force,
     post_only: r.post_only === 1,
     environment: env,

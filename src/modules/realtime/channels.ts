@@ -1,5 +1,6 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
+import { apiCancelReason } from '../trading/cancel-reason.js';
 
 export const PUBLIC_FIXED = ['ticker'] as const;
 export const PRIVATE_CHANNELS = ['orders', 'fills', 'positions', 'wallet'] as const;
@@ -124,7 +125,7 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
           event: 'order.cancelled',
           order_id: e.orderId,
           status: 'CANCELLED',
-          cancel_reason: e.reason === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : e.reason,
+          cancel_reason: apiCancelReason(e.reason),
           filled_quantity: e.filledQuantity,
         });
         break;

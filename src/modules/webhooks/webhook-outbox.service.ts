@@ -7,6 +7,7 @@ import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { WebhooksCore } from './webhooks.core.js';
 import type { EndpointRow } from './webhooks.repository.js';
+import { apiCancelReason } from '../trading/cancel-reason.js';
 
 /** Event types a webhook endpoint can subscribe to. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -123,7 +124,7 @@ function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine)
         push('order.cancelled', owner(e.orderId), {
           order_id: e.orderId,
           status: 'CANCELLED',
-          cancel_reason: e.reason === 'CANCEL_BY_TAG' ? 'CANCEL_ON_DISCONNECT' : e.reason,
+          cancel_reason: apiCancelReason(e.reason),
           filled_quantity: e.filledQuantity,
         });
         break;
