@@ -27,10 +27,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './support/free-port.js';
 
 /** The repository root (this file runs from dist-bench/bench/). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,18 +46,6 @@ const PASSWORD = 'bench-password-123';
 const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = addr !== null && typeof addr === 'object' ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function json(
   url: string,

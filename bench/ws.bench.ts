@@ -14,12 +14,12 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { freePort } from './support/free-port.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -184,18 +184,6 @@ async function runClients(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Driver
 // ---------------------------------------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = addr !== null && typeof addr === 'object' ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** utime + stime of a process, in ms (Linux /proc). */
 function cpuMs(pid: number): number {
