@@ -172,6 +172,16 @@ describe('loadConfig', () => {
     ['SECRETS_ENCRYPTION_KEY', 'zz'.repeat(32)],
     ['BODY_LIMIT_BYTES', '10'],
     ['BODY_LIMIT_BYTES', String(17 * 1_048_576)],
+    ['STAGING_BASE_URL', 'staging.example'],
+    ['STAGING_BASE_URL', 'ftp://staging.example'],
+    ['STAGING_BASE_URL', 'https://staging.example/?x=1'],
+    ['TRUSTED_PROXIES', 'proxy.example'],
+    ['WEBHOOK_RETRY_SCHEDULE', '0,1,x'],
+    ['WEBHOOK_RETRY_SCHEDULE', '-1'],
+    ['RATE_LIMITS_ENABLED', 'nah'],
+    ['SANDBOX_FEED_INTERVAL_MS', '-5'],
+    ['ORDER_MAX_QUANTITY', '0'],
+    ['WS_AUTH_TIMEOUT_MS', '10'],
   ])('refuses %s=%j with a ConfigError naming the variable', (variable, value) => {
     const err = expectRefused({ [variable]: value }, variable);
     expect(err.message).toMatch(/^Invalid configuration: /);

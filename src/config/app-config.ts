@@ -135,6 +135,27 @@ function origins(env: Env, name: string): string[] {
     });
 }
 
+function baseUrl(env: Env, name: string, fallback: string): string {
+  const v = str(env, name, fallback);
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL, got "${v}"`);
+  }
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
+    throw new ConfigError(
+      name,
+      `must be an http(s) base URL without query or fragment, got "${v}"`,
+    );
+  }
+  return v.replace(/\/+$/, '');
+}
+
 function schedule(env: Env, name: string, fallback: number[]): number[] {
   const v = present(env, name);
   if (v === undefined) return fallback;
@@ -228,7 +249,7 @@ export function loadConfig(env: Env): AppConfig {
     firstPartyOrigins: origins(env, 'FIRST_PARTY_ORIGINS'),
     smtpUrl,
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
-    stagingBaseUrl: str(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),
+    stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),
     jwtSecret,
     secretsEncryptionKey: encKey,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
