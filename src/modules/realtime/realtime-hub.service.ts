@@ -43,7 +43,17 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.busSub = this.bus.stream.subscribe((batch) => this.fanOut(batch));
+    // A failure while fanning out must not escape into the event bus (RxJS would rethrow it
+    // asynchronously and stop the process): the commit already happened; log and go on.
+    this.busSub = this.bus.stream.subscribe((batch) => {
+      try {
+        this.fanOut(batch);
+      } catch (err) {
+        this.log.error(
+          `realtime fan-out failed: ${err instanceof Error ? err.stack : String(err)}`,
+        );
+      }
+    });
     this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
     this.heartbeat.unref();
   }

@@ -58,9 +58,9 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
   }
 
   private onBatch(batch: CommittedEvents): void {
-    const endpoints = this.core.endpointsFor(batch.environment);
-    if (endpoints.length === 0) return;
     try {
+      const endpoints = this.core.endpointsFor(batch.environment);
+      if (endpoints.length === 0) return;
       const engine = this.engines.get(batch.environment).engine;
       for (const out of toWebhookEvents(batch.events, engine)) {
         const targets = endpoints.filter(
