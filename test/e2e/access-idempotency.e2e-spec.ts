@@ -138,7 +138,8 @@ describe('Idempotency-Key on mutations', () => {
       `INSERT INTO idempotency_records (owner_id, idem_key, fingerprint, state, created_at, expires_at)
        VALUES (?, ?, ?, 'RUNNING', ?, ?)`,
     ).run(
-      me.body.user.id,
+      // Records are scoped per environment and owner; a session works on the live engine.
+      `live:${me.body.user.id}`,
       'in-flight',
       fingerprint,
       new Date(now).toISOString(),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { expectContractError, http, startApp, type Running } from '../support/harness.js';
+import { createKey, sessionFor } from '../support/keys.js';
 
 describe('health', () => {
   let svc: Running;
@@ -24,7 +25,7 @@ describe('health', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'ready',
-      checks: { platform: 'ok', live: 'ok', paper: 'ok' },
+      checks: { platform: 'ok', live: 'ok', paper: 'ok', live_engine: 'ok', paper_engine: 'ok' },
     });
   });
 
@@ -41,11 +42,38 @@ describe('health', () => {
   });
 
   // Last: it takes the paper database down for good.
-  it('readiness answers 503 SERVICE_UNAVAILABLE naming the database that is down', async () => {
+  it('readiness answers 503 SERVICE_UNAVAILABLE naming the database, then the engine, that is down', async () => {
+    const key = await createKey(svc.api, await sessionFor(svc.api), {
+      scopes: ['orders:write', 'markets:read'],
+      acknowledge_write_scopes: true,
+    });
+    const market = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
     await svc.app.get<DataSource>(getDataSourceToken('paper'), { strict: false }).destroy();
     const res = await http(`${svc.api}/health/ready`);
     const err = expectContractError(res, 503, 'SERVICE_UNAVAILABLE');
-    expect(err.details).toEqual({ checks: { platform: 'ok', live: 'ok', paper: 'unavailable' } });
+    expect(err.details).toEqual({
+      checks: {
+        platform: 'ok',
+        live: 'ok',
+        paper: 'unavailable',
+        live_engine: 'ok',
+        paper_engine: 'ok',
+      },
+    });
+    // A paper order cannot commit, and the engine cannot be rebuilt from a database that is gone:
+    // the order is refused with 500 and the paper engine reports itself unavailable.
+    const order = await http(`${svc.api}/orders`, {
+      method: 'POST',
+      headers: { 'x-api-key': key.key },
+      json: { market_id: market, action: 'BUY', side: 'YES', type: 'LIMIT', price: 5, quantity: 1 },
+    });
+    expectContractError(order, 500, 'INTERNAL');
+    const after = await http(`${svc.api}/health/ready`);
+    expect(expectContractError(after, 503, 'SERVICE_UNAVAILABLE').details.checks).toMatchObject({
+      paper: 'unavailable',
+      paper_engine: 'unavailable',
+      live_engine: 'ok',
+    });
     // Liveness is about the process, not its dependencies.
     expect((await http(`${svc.api}/health`)).status).toBe(200);
   });

@@ -91,6 +91,35 @@ describe('limits', () => {
     expect(err.details).toMatchObject({ limit_scope: 'ip', limit: 60, category: 'auth' });
   });
 
+  it('percent-encoding the path does not escape its per-IP category', async () => {
+    svc = await startApp({ now: NOON });
+    // The router decodes %61 to "a": /api/v1/%61uth/login is the login route, and counts as auth.
+    for (let i = 0; i < 60; i++) {
+      const path = i % 2 === 0 ? '/api/v1/auth/login' : '/api/v1/%61uth/login';
+      const res = await http(`${svc.baseUrl}${path}`, {
+        method: 'POST',
+        json: { email: 'trader@sandbox.test', password: 'wrong-password' },
+      });
+      expect(res.status).toBe(401);
+    }
+    const refused = await http(`${svc.baseUrl}/api/v1/%61uth/login`, {
+      method: 'POST',
+      json: { email: 'trader@sandbox.test', password: 'wrong-password' },
+    });
+    expect(expectError(refused, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'ip',
+      category: 'auth',
+      limit: 60,
+    });
+    // Unmatched paths are categorised after decoding too: referrals allows 10.
+    for (let i = 0; i < 10; i++) await http(`${svc.api}/%72eferrals`);
+    expect(
+      expectError(await http(`${svc.api}/referrals`), 429, 'RATE_LIMITED').details,
+    ).toMatchObject({
+      category: 'referrals',
+    });
+  });
+
   it('each per-IP category stops at its SPEC number', async () => {
     svc = await startApp({ now: NOON });
     const table: [string, string, number][] = [

@@ -65,8 +65,10 @@ export class IdempotencyService implements OnApplicationBootstrap {
         },
       );
     }
-    const ownerId = req.svc.userId;
-    if (ownerId === null) return false; // only authenticated mutations are scoped to an owner
+    const userId = req.svc.userId;
+    if (userId === null) return false; // only authenticated mutations are scoped to an owner
+    // Scoped per owner and per environment: a paper request never replays a live answer.
+    const ownerId = `${req.svc.environment}:${userId}`;
     const fingerprint = createHash('sha256')
       .update(`${req.method} ${req.url}\n`)
       .update(req.rawBody ?? Buffer.alloc(0))

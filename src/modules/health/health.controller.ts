@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
 
 const STATUS_SCHEMA = {
   type: 'object',
@@ -21,6 +22,7 @@ export class HealthController {
     @InjectDataSource(PLATFORM_DB) private readonly platform: DataSource,
     @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
     @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
+    private readonly engines: EngineRegistry,
   ) {}
 
   @Get()
@@ -52,7 +54,17 @@ export class HealthController {
         ok = false;
       }
     }
-    if (!ok) throw new DomainError('SERVICE_UNAVAILABLE', 'A database is unavailable', { checks });
+    for (const env of ['live', 'test'] as const) {
+      // An engine that could not be rebuilt from its database refuses commands until restart.
+      const healthy = this.engines.get(env).healthy;
+      checks[`${env === 'live' ? 'live' : 'paper'}_engine`] = healthy ? 'ok' : 'unavailable';
+      ok &&= healthy;
+    }
+    if (!ok) {
+      throw new DomainError('SERVICE_UNAVAILABLE', 'A database or engine is unavailable', {
+        checks,
+      });
+    }
     return { status: 'ready', checks };
   }
 }

@@ -53,7 +53,7 @@ export class LimitsService {
   /** Per-IP ceiling for the request's path category (onRequest, before authentication). */
   async checkIp(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge === 'legs') return;
-    await this.chargeIp(req.ip, ipCategoryOf(req.url), 1);
+    await this.chargeIp(req.ip, categoryOf(req), 1);
   }
 
   /**
@@ -64,7 +64,7 @@ export class LimitsService {
     if (!this.enabled) return;
     const body = req.body as { orders?: unknown } | undefined;
     const legs = Array.isArray(body?.orders) ? Math.max(1, body.orders.length) : 1;
-    await this.chargeIp(req.ip, ipCategoryOf(req.url), legs);
+    await this.chargeIp(req.ip, categoryOf(req), legs);
   }
 
   private async chargeIp(
@@ -258,6 +258,26 @@ export class LimitsService {
     });
     return Promise.race([value, timeout]).finally(() => clearTimeout(timer));
   }
+}
+
+/**
+ * The per-IP category of a request: from the route that matched (its pattern, as the router
+ * decoded the path), else from the percent-decoded path, so `/api/v1/%61uth/login` counts as
+ * auth like `/api/v1/auth/login` does.
+ */
+export function categoryOf(
+  req: Pick<FastifyRequest, 'url' | 'routeOptions'>,
+): ReturnType<typeof ipCategoryOf> {
+  const route = req.routeOptions?.url;
+  if (route !== undefined) return ipCategoryOf(route);
+  const path = req.url.split('?')[0];
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // malformed escapes: categorise the path as sent
+  }
+  return ipCategoryOf(decoded.replace(/\/{2,}/g, '/'));
 }
 
 /** Whole seconds until the window ends, never earlier than the moment a retry can succeed. */

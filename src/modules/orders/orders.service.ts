@@ -71,6 +71,12 @@ export class OrdersService {
       }
     });
     const settled = await Promise.allSettled(submitted);
+    // The legs commit together: if that commit failed, the whole request failed (500), so that an
+    // idempotent retry runs again instead of replaying the failure.
+    const failedCommit = settled.find(
+      (s) => s.status === 'rejected' && !(s.reason instanceof DomainError),
+    );
+    if (failedCommit !== undefined) throw (failedCommit as PromiseRejectedResult).reason;
     return settled.map((s, index) => {
       if (s.status === 'fulfilled' && s.value.ok) {
         const o = s.value.order;

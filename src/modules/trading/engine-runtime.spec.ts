@@ -10,9 +10,15 @@ import type { TradingRepository } from './trading.repository.js';
 class FakeRepo {
   commits: EngineEvent[][] = [];
   fail = false;
+  failOnce = false;
+  failRestore = false;
   restores = 0;
   transaction<T>(fn: () => T): T {
     if (this.fail) throw new Error('disk full');
+    if (this.failOnce) {
+      this.failOnce = false;
+      throw new Error('disk full');
+    }
     return fn();
   }
   apply(events: readonly EngineEvent[]): void {
@@ -20,6 +26,7 @@ class FakeRepo {
   }
   loadForRestore() {
     this.restores++;
+    if (this.failRestore) throw new Error('database gone');
     return {
       markets: [
         {
@@ -125,5 +132,40 @@ describe('EngineRuntime group commit', () => {
     expect(rt.index.orderForClientId('key_1', 'p')).toBeUndefined();
     // Nothing of the refused batch is published; consumers are told the engine was rebuilt.
     expect(published).toEqual([{ environment: 'test', events: [], committedAt: 0, rebuilt: true }]);
+  });
+
+  it('after a failed flush, a synchronous command runs on the rebuilt engine and writes nothing from the discarded one', async () => {
+    const { rt, repo } = runtime();
+    const x = rt.run(order('x'));
+    if (!x.ok) throw new Error('setup');
+    const before = repo.commits.length;
+    repo.failOnce = true;
+    const pending = rt.runBatched(order('y'));
+    // Same turn: the cancel settles the batch first; that commit fails and the engine is rebuilt
+    // from the database (which, in this double, holds no orders), so x is unknown there.
+    const cancel = rt.run((e) => e.cancelOrder(x.order.id, 'u1'));
+    expect(cancel.ok).toBe(false);
+    await expect(pending).rejects.toThrow('disk full');
+    expect(repo.commits.length).toBe(before); // neither y nor a cancel of x was written
+    expect(rt.engine.getOrder(x.order.id)).toBeUndefined();
+  });
+
+  it('commit() refuses events produced while a batch is still waiting', async () => {
+    const { rt } = runtime();
+    const p = rt.runBatched(order('w'));
+    expect(() =>
+      rt.commit([{ type: 'market.status', marketId: 'mkt_a', status: 'HALTED' }]),
+    ).toThrow(/settle/);
+    await p;
+  });
+
+  it('if even the rebuild fails, the runtime refuses every command until restart', async () => {
+    const { rt, repo } = runtime();
+    repo.fail = true;
+    repo.failRestore = true;
+    await expect(rt.runBatched(order('z'))).rejects.toThrow('disk full');
+    expect(rt.healthy).toBe(false);
+    expect(() => rt.runBatched(order('z2'))).toThrow(/unavailable/);
+    expect(() => rt.run((e) => e.deposit('u1', 1))).toThrow(/unavailable/);
   });
 });

@@ -39,6 +39,7 @@ export class EngineRuntime {
   private pendingEvents: EngineEvent[] = [];
   private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushScheduled = false;
+  private broken = false;
   private feed: PriceFeed | null = null;
   private house: HouseMarketMaker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -60,6 +61,9 @@ export class EngineRuntime {
    * published; on a business failure nothing changed and nothing is written.
    */
   run<T extends object>(command: (engine: MatchingEngine) => Result<T>): Success<T> | Failure {
+    // Settle the waiting batch first: a synchronous command must run on committed state, never
+    // on top of a batch that may still fail (its engine would then be discarded).
+    this.settle();
     const result = command(this.engine);
     if (!result.ok) return result;
     this.commit(result.events);
@@ -76,6 +80,7 @@ export class EngineRuntime {
   runBatched<T extends object>(
     command: (engine: MatchingEngine) => Result<T>,
   ): Promise<Success<T> | Failure> {
+    this.assertUsable();
     const result = command(this.engine);
     if (!result.ok || result.events.length === 0) return Promise.resolve(result);
     this.index.apply(result.events);
@@ -84,13 +89,17 @@ export class EngineRuntime {
       this.pendingWaiters.push({ resolve: () => resolve(result), reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(this.flushPending);
+        setImmediate(this.settle);
       }
     });
   }
 
-  /** Commits the batched events; settles every waiting command. */
-  private readonly flushPending = (): void => {
+  /**
+   * Commits the waiting batch now and settles its commands. If that commit fails they are all
+   * refused and the engine is rebuilt from the database; either way, afterwards nothing is
+   * pending and `this.engine` holds only committed state.
+   */
+  private readonly settle = (): void => {
     this.flushScheduled = false;
     if (this.pendingEvents.length === 0) return;
     const events = this.pendingEvents;
@@ -107,17 +116,21 @@ export class EngineRuntime {
   };
 
   /**
-   * Commits and publishes events produced outside `runBatched` (several commands in one unit).
-   * Batched events still waiting are committed first, so the database keeps the engine's order.
+   * Commits and publishes events a caller produced on committed state (it settled first, as
+   * every synchronous path here does). Events produced on top of a waiting batch could come
+   * from an engine that a failed flush discards, so they are refused.
    */
   commit(events: readonly EngineEvent[]): void {
-    if (this.pendingEvents.length > 0) this.flushPending();
+    if (this.pendingEvents.length > 0) {
+      throw new Error('commit() with a batch still waiting: settle() before running commands');
+    }
     if (events.length === 0) return;
     this.index.apply(events);
     this.write(events);
   }
 
   private write(events: readonly EngineEvent[]): void {
+    this.assertUsable();
     const now = this.clock.now();
     try {
       this.repo.transaction(() => this.repo.apply(events, now));
@@ -126,7 +139,7 @@ export class EngineRuntime {
         `commit failed in the ${this.environment} engine, rebuilding from the database`,
       );
       this.pendingEvents = [];
-      this.engine = this.restore();
+      this.rebuild();
       this.bus.publish({
         environment: this.environment,
         events: [],
@@ -138,8 +151,36 @@ export class EngineRuntime {
     this.bus.publish({ environment: this.environment, events, committedAt: now });
   }
 
+  /**
+   * Replaces the engine with one rebuilt from the database. If even that fails, the runtime
+   * refuses every command (503-class via INTERNAL) rather than trade on state the database does
+   * not hold; a restart rebuilds it.
+   */
+  private rebuild(): void {
+    try {
+      this.engine = this.restore();
+    } catch (err) {
+      this.broken = true;
+      this.log.error(
+        `the ${this.environment} engine could not be rebuilt and refuses commands until restart: ${
+          err instanceof Error ? err.message : String(err)
+        }`,
+      );
+    }
+  }
+
+  /** False once a rebuild failed: the engine no longer matches the database. */
+  get healthy(): boolean {
+    return !this.broken;
+  }
+
+  private assertUsable(): void {
+    if (this.broken) throw new Error(`the ${this.environment} engine is unavailable until restart`);
+  }
+
   /** Opens a trading account on first use (paper accounts start funded). */
   ensureAccount(userId: string, startingBalance: number): void {
+    this.settle();
     if (this.engine.getAccount(userId) !== undefined) return;
     const created = this.engine.createAccount(userId);
     if (!created.ok) return;
@@ -166,13 +207,15 @@ export class EngineRuntime {
 
   /** One feed step: references move, the house re-quotes every open market. */
   tick(): void {
-    if (this.feed === null || this.house === null) return;
+    this.settle();
+    if (this.feed === null || this.house === null || this.broken) return;
     const refs = this.feed.tick();
     this.commit(this.house.tick(refs).events);
   }
 
   /** Sandbox control: moves a market's reference and re-quotes it at once. */
   setReference(marketId: string, price: number): boolean {
+    this.settle();
     if (this.feed === null || this.house === null || !this.feed.setReference(marketId, price))
       return false;
     this.commit(this.house.requote(marketId, price).events);
@@ -185,14 +228,16 @@ export class EngineRuntime {
 
   /** Withdraws the house's quotes of a market (before it resolves or halts). */
   withdrawHouse(marketId: string): void {
+    this.settle();
     if (this.house !== null) this.commit(this.house.withdraw(marketId));
   }
 
   /** Builds an engine from the database: markets, accounts, positions, resting orders. */
   private restore(): MatchingEngine {
+    // Built aside and installed only when complete, so a failure leaves the old parts together.
     const engine = new MatchingEngine({ clock: this.clock, ids: this.ids });
     const state = this.repo.loadForRestore();
-    this.index = new OpenOrderIndex();
+    const index = new OpenOrderIndex();
     for (const m of state.markets) {
       // A resolved market is kept CLOSED in the engine: orders on it answer MARKET_NOT_OPEN.
       const status = m.status === 'RESOLVED' ? 'CLOSED' : m.status;
@@ -228,7 +273,7 @@ export class EngineRuntime {
       });
       if (!r.ok) this.log.error(`order ${o.id} could not be restored: ${r.code} ${r.message}`);
       else
-        this.index.add({
+        index.add({
           id: o.id,
           accountId: o.user_id,
           tag: o.key_id,
@@ -241,25 +286,35 @@ export class EngineRuntime {
         `restored accounts below their reservations: ${done.underfundedAccounts.join(', ')}`,
       );
     }
-    if (this.feedSettings !== null) this.startHouse(engine, state.markets);
+    const quoting = this.feedSettings === null ? null : this.startHouse(engine, state.markets);
+    this.index = index;
+    if (quoting !== null) {
+      this.feed = quoting.feed;
+      this.house = quoting.house;
+    }
     this.log.log(
       `${this.environment} engine restored: ${state.markets.length} markets, ${state.accounts.length} accounts, ${state.openOrders.length} resting orders`,
     );
     return engine;
   }
 
+  /**
+   * The house for a (re)built engine: its account, a price feed (keeping the references of the
+   * feed it replaces, so sandbox price moves survive a rebuild) and an immediate quote.
+   */
   private startHouse(
     engine: MatchingEngine,
     markets: { id: string; status: string; reference_price: number; last_price: number | null }[],
-  ): void {
+  ): { feed: PriceFeed; house: HouseMarketMaker } {
     const s = this.feedSettings!;
+    const previous = this.feed;
     if (engine.getAccount(HOUSE_ACCOUNT) === undefined) {
       const created = engine.createAccount(HOUSE_ACCOUNT, HOUSE_BALANCE);
       if (created.ok)
         this.repo.transaction(() => this.repo.apply(created.events, this.clock.now()));
     }
-    this.feed = new PriceFeed({ seed: s.seed });
-    this.house = new HouseMarketMaker(engine, {
+    const feed = new PriceFeed({ seed: s.seed });
+    const house = new HouseMarketMaker(engine, {
       accountId: HOUSE_ACCOUNT,
       levels: s.levels,
       size: s.size,
@@ -269,13 +324,14 @@ export class EngineRuntime {
     const refs = new Map<string, number>();
     for (const m of markets) {
       if (m.status !== 'OPEN') continue;
-      const start = m.last_price ?? m.reference_price;
-      this.feed.addMarket(m.id, start);
+      const start = previous?.reference(m.id) ?? m.last_price ?? m.reference_price;
+      feed.addMarket(m.id, start);
       refs.set(m.id, start);
     }
     // Quote at once, so a fresh start has liquidity before the first tick.
     const events: EngineEvent[] = [];
-    for (const [id, price] of refs) events.push(...this.house.requote(id, price).events);
+    for (const [id, price] of refs) events.push(...house.requote(id, price).events);
     if (events.length > 0) this.repo.transaction(() => this.repo.apply(events, this.clock.now()));
+    return { feed, house };
   }
 }
