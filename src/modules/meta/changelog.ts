@@ -9,6 +9,22 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-trading-and-realtime',
+    date: '2026-11-22',
+    title: 'Orders, wallet, positions, sandbox controls, the realtime feed and developer webhooks',
+    kind: 'ADDED',
+    description:
+      'Orders on the live and paper engines (place, batch, quote, amend, cancel, cancel-all, cancel-batch, list, CSV export, cancel-on-disconnect); wallet, ledger and positions with cursor pagination (the offset lists /wallet/positions, /wallet/transactions and /notifications are deprecated in favour of the cursor variants); paper-world controls (reset, fund, price, resolve); the WebSocket feed at /api/v1/ws (described by /api/v1/asyncapi.json); developer webhooks with signed deliveries, replay, health and automatic suspension.',
+  },
+  {
+    id: '2026-11-22-developer-platform',
+    date: '2026-11-22',
+    title: 'Accounts, API keys with scopes and tiers, request signing, limits and quotas',
+    kind: 'ADDED',
+    description:
+      'Accounts and sessions, API keys (live and test) with scopes, rate tiers and optional HMAC request signing, MFA step-up, developer terms, Idempotency-Key on mutations, per-IP, per-key and per-route limits and metered quotas (GET /api/v1/usage).',
+  },
+  {
     id: '2026-11-22-sandbox-foundation',
     date: '2026-11-22',
     title: 'Sandbox exchange: public markets, OpenAPI 3.1 contract, changelog',
