@@ -31,6 +31,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './support/free-port.js';
+import { SERVER_NODE_ARGS } from './support/server-args.js';
 
 /** The repository root (this file runs from dist-bench/bench/). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -68,7 +69,7 @@ async function json(
 async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
   // BENCH_SERVER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server.
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const proc = spawn(process.execPath, [...nodeArgs, MAIN], {
+  const proc = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, MAIN], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

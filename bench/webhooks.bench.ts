@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { freePort } from './support/free-port.js';
+import { SERVER_NODE_ARGS } from './support/server-args.js';
 
 const LOAD_MS = 15_000;
 const CLIENTS = 8;
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
 
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-webhooks-'));
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, 'dist/main.js'], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOST: '127.0.0.1',

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { freePort } from './support/free-port.js';
+import { SERVER_NODE_ARGS } from './support/server-args.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -243,7 +244,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-ws-'));
   const base = `http://127.0.0.1:${port}`;
   const api = `${base}/api/v1`;
-  const server = spawn(process.execPath, [mainJs], {
+  const server = spawn(process.execPath, [...SERVER_NODE_ARGS, mainJs], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
