@@ -14,6 +14,8 @@ export interface Credential {
   environment: Environment;
   scopes: Scope[];
   tier: Tier;
+  /** When the API key expires (epoch ms); null without expiry or for a session. */
+  expiresAt?: number | null;
 }
 
 /** What the request pipeline learned about the caller; handlers read it, never the headers. */

@@ -169,6 +169,7 @@ export class AccessPipeline {
       environment: paper ? 'test' : 'live',
       scopes: resolved.scopes,
       tier: key.tier,
+      expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
     };
   }
 

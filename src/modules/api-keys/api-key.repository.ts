@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Subject } from 'rxjs';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
 import type { Scope } from '../../common/api/scopes.js';
@@ -28,6 +29,8 @@ export class ApiKeyRepository {
   readonly repo: Repository<ApiKeyEntity>;
   readonly box: SecretBox;
   private readonly cache = new Map<string, ResolvedKey>();
+  /** Ids of keys just revoked or rotated: long-lived sessions made with them (WebSockets) end. */
+  readonly withdrawn = new Subject<string>();
 
   constructor(@InjectDataSource(PLATFORM_DB) db: DataSource, config: ConfigService) {
     this.repo = db.getRepository(ApiKeyEntity);

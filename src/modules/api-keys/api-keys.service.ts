@@ -151,6 +151,7 @@ export class ApiKeysService {
     entity.prefix = secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE);
     entity.rotatedAt = this.clock.nowDate().toISOString();
     await this.keys.update(entity, previousHash);
+    this.keys.withdrawn.next(entity.id);
     const user = await this.users.byId(userId);
     await this.securityMail(user!.email, 'API_KEY_ROTATED', 'rotated', entity);
     return { ...toKeyDto(entity), key: secret };
@@ -161,6 +162,7 @@ export class ApiKeysService {
     if (entity.revokedAt === null) {
       entity.revokedAt = this.clock.nowDate().toISOString();
       await this.keys.update(entity);
+      this.keys.withdrawn.next(entity.id);
       const user = await this.users.byId(userId);
       await this.securityMail(user!.email, 'API_KEY_REVOKED', 'revoked', entity);
     }

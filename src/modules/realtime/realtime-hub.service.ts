@@ -6,8 +6,10 @@ import type { RawData, WebSocket } from 'ws';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Environment } from '../../common/environment.js';
+import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { AccessPipeline } from '../access/access.pipeline.js';
+import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
@@ -31,6 +33,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   /** `${env}|${userId}` -> that user's authenticated connections. */
   private readonly byUser = new Map<string, Set<Connection>>();
   private busSub: Subscription | null = null;
+  private keySub: Subscription | null = null;
+  private expiry: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
@@ -39,6 +43,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly bus: EventBus,
     private readonly config: ConfigService,
     private readonly cod: CancelOnDisconnectService,
+    private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -56,11 +61,44 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     });
     this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
     this.heartbeat.unref();
+    // A revoked or rotated key ends its sessions at once, like its HTTP requests.
+    this.keySub = this.keys.withdrawn.subscribe((keyId) =>
+      this.endKeySessions(
+        (c) => c.keyId === keyId,
+        'API_KEY_REVOKED',
+        'The API key was revoked or rotated',
+      ),
+    );
+    // Keys that expire while connected are cut within a second (service clock).
+    this.expiry = setInterval(() => {
+      const now = this.clock.now();
+      this.endKeySessions(
+        (c) => c.expiresAt != null && c.expiresAt <= now,
+        'API_KEY_EXPIRED',
+        'The API key expired',
+      );
+    }, 1000);
+    this.expiry.unref();
+  }
+
+  private endKeySessions(
+    match: (c: Credential) => boolean,
+    code: 'API_KEY_REVOKED' | 'API_KEY_EXPIRED',
+    message: string,
+  ): void {
+    for (const conn of this.connections) {
+      if (conn.credential === null || !match(conn.credential)) continue;
+      conn.sendJson({ type: 'error', code, message });
+      conn.close(WS_CLOSE.UNAUTHENTICATED, code);
+      this.drop(conn);
+    }
   }
 
   onModuleDestroy(): void {
     this.busSub?.unsubscribe();
+    this.keySub?.unsubscribe();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    if (this.expiry !== null) clearInterval(this.expiry);
     for (const c of this.connections) c.close(1001, 'server shutting down');
   }
 

@@ -216,7 +216,13 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       }
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
       let settled = false;
+      // The whole attempt, connection to status line, must fit the timeout: the socket's idle
+      // timeout alone resets on every byte, so a receiver dripping bytes could outlast it.
+      const deadline = setTimeout(() => {
+        req.destroy(new Error(`no response within ${timeoutMs} ms`));
+      }, timeoutMs);
       const done = (r: AttemptResult): void => {
+        clearTimeout(deadline);
         if (settled) return;
         settled = true;
         resolve(r);
@@ -231,7 +237,9 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
         },
         (res) => {
           const status = res.statusCode ?? 0;
-          res.resume();
+          // Only the status (and Retry-After) matter: the body is never read, and the socket is
+          // closed at once so a receiver cannot hold it open with an endless body.
+          res.destroy();
           const ok = status >= 200 && status < 300;
           const retryAfter =
             status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : null;

@@ -97,6 +97,8 @@ export class WebhooksController {
   @Endpoint({
     summary:
       'Rotate the signing secret (new secret returned once; the old one co-signs during the grace window)',
+    description:
+      'The retired secret keeps co-signing (a second v1= candidate) for grace_hours, at most WEBHOOK_SECRET_GRACE_HOURS (default 24, never more than 72). Rotating again during a grace window ends the earlier one: only the most recently retired secret co-signs.',
     auth: 'key',
     scopes: ['webhooks:write'],
     status: 200,

@@ -186,7 +186,8 @@ export class WebhooksCore {
     const streak = this.streak(e);
     if (streak < SUSPEND_AFTER_DEAD_LETTERS) return false;
     const dayAgo = new Date(this.clock.now() - DAY_MS).toISOString();
-    if (e.last_success_at !== null && e.last_success_at > dayAgo) return false;
+    // Same boundary as the health windows (completed_at >= now - 24 h): such a success counts.
+    if (e.last_success_at !== null && e.last_success_at >= dayAgo) return false;
     const now = this.nowIso();
     e.status = 'SUSPENDED';
     e.suspended_at = now;

@@ -77,7 +77,7 @@ export class WebhooksRepository {
         suspended_at = @suspended_at, suspension_reason = @suspension_reason, updated_at = @updated_at WHERE id = @id`),
       endpoint: p(`SELECT * FROM webhook_endpoints WHERE id = ?`),
       endpointsOfUser: p(
-        `SELECT * FROM webhook_endpoints WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`,
+        `SELECT * FROM webhook_endpoints WHERE user_id = ? AND environment = ? AND id > ? ORDER BY id LIMIT ?`,
       ),
       liveEndpoints: p(`SELECT * FROM webhook_endpoints WHERE status != 'DISABLED'`),
       countCapped: p(
@@ -135,8 +135,13 @@ export class WebhooksRepository {
     return this.s.endpoint.get(id) as EndpointRow | undefined;
   }
 
-  endpointsOfUser(userId: string, afterId: string, limit: number): EndpointRow[] {
-    return this.s.endpointsOfUser.all(userId, afterId, limit) as EndpointRow[];
+  endpointsOfUser(
+    userId: string,
+    environment: string,
+    afterId: string,
+    limit: number,
+  ): EndpointRow[] {
+    return this.s.endpointsOfUser.all(userId, environment, afterId, limit) as EndpointRow[];
   }
 
   liveEndpoints(): EndpointRow[] {

@@ -98,7 +98,7 @@ export class WebhooksService {
   list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
     const limit = q.limit ?? 50;
     const after = q.cursor === undefined ? '' : String(decodeCursor(q.cursor, 1)[0]);
-    const rows = this.core.repo.endpointsOfUser(c.userId, after, limit + 1);
+    const rows = this.core.repo.endpointsOfUser(c.userId, c.environment, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       data: page.map((r) => this.view(r)),
@@ -115,12 +115,13 @@ export class WebhooksService {
     id: string,
     body: { url?: string; events?: string[]; description?: string },
   ): Promise<EndpointView> {
+    if (this.owned(c, id).status === 'DISABLED') throw disabled(id);
+    if (body.url !== undefined) await assertSafeWebhookUrl(body.url, this.policy());
+    // Re-read after the (asynchronous) URL check and write in the same synchronous step, so a
+    // DELETE, a suspension or a delivery outcome recorded meanwhile is never overwritten.
     const e = this.owned(c, id);
     if (e.status === 'DISABLED') throw disabled(id);
-    if (body.url !== undefined) {
-      await assertSafeWebhookUrl(body.url, this.policy());
-      e.url = body.url;
-    }
+    if (body.url !== undefined) e.url = body.url;
     if (body.events !== undefined) e.events = body.events.join(',');
     if (body.description !== undefined) e.description = body.description;
     e.updated_at = this.core.nowIso();
@@ -263,9 +264,14 @@ export class WebhooksService {
     return deliveryView(rows.find((r) => r.event_id === eventId)!);
   }
 
+  /**
+   * The caller's endpoint in the caller's environment: an endpoint belongs to the environment of
+   * the key that created it, so a test key never sees or controls a live endpoint (nor the
+   * reverse). Sessions work on the live environment.
+   */
   private owned(c: Credential, id: string): EndpointRow {
     const e = ENDPOINT_ID.test(id) ? this.core.repo.endpoint(id) : undefined;
-    if (e === undefined || e.user_id !== c.userId)
+    if (e === undefined || e.user_id !== c.userId || e.environment !== c.environment)
       throw new DomainError('NOT_FOUND', `No webhook endpoint ${id}`);
     return e;
   }
