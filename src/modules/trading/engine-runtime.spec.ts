@@ -168,4 +168,23 @@ describe('EngineRuntime group commit', () => {
     expect(() => rt.runBatched(order('z2'))).toThrow(/unavailable/);
     expect(() => rt.run((e) => e.deposit('u1', 1))).toThrow(/unavailable/);
   });
+
+  it('ensureAccount for an existing account leaves the waiting batch alone (group commit holds)', async () => {
+    const { rt, repo } = runtime();
+    const p = rt.runBatched(order('g1'));
+    rt.ensureAccount('u1', 1_000); // every order request calls this first
+    const q = rt.runBatched(order('g2'));
+    expect(repo.commits.length).toBe(0);
+    await Promise.all([p, q]);
+    expect(repo.commits.length).toBe(1);
+  });
+
+  it('ensureAccount for a new account settles the waiting batch first, then opens it', async () => {
+    const { rt, repo } = runtime();
+    const p = rt.runBatched(order('n1'));
+    rt.ensureAccount('u2', 500);
+    expect(repo.commits.length).toBe(2);
+    expect(rt.engine.getAccount('u2')?.balance).toBe(500);
+    await p;
+  });
 });

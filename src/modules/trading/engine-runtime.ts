@@ -180,6 +180,9 @@ export class EngineRuntime {
 
   /** Opens a trading account on first use (paper accounts start funded). */
   ensureAccount(userId: string, startingBalance: number): void {
+    // The common case, an existing account, must not force the waiting batch out (that would
+    // undo group commit); only opening one settles first, like every synchronous command.
+    if (this.engine.getAccount(userId) !== undefined) return;
     this.settle();
     if (this.engine.getAccount(userId) !== undefined) return;
     const created = this.engine.createAccount(userId);
