@@ -206,7 +206,7 @@ async function main(): Promise<void> {
       const drainDeadline = Date.now() + DRAIN_TIMEOUT_MS;
       while (first.size < expected && Date.now() < drainDeadline) await sleep(20);
       const arrivals = [...first.values()];
-      const lastArrival = Math.max(...arrivals.map((a) => a.at));
+      const lastArrival = arrivals.reduce((m, a) => (a.at > m ? a.at : m), -Infinity);
       const delays = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
       const inLoad = arrivals.filter((a) => a.at <= loadEnd).length;
       if (first.size < expected) {

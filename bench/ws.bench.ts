@@ -517,7 +517,7 @@ async function main(): Promise<void> {
         note: 'per update: last minus first receipt across all subscribers of a process',
         p50: Math.round(sortedPct(spanBySeq, 50) * 100) / 100,
         p99: Math.round(sortedPct(spanBySeq, 99) * 100) / 100,
-        max: Math.round(Math.max(...spanBySeq) * 100) / 100,
+        max: Math.round(spanBySeq.reduce((m, v) => (v > m ? v : m), 0) * 100) / 100,
       },
       cpu_percent_of_one_core: {
         server: cpuPct(cpu0.server, cpu1.server),
