@@ -37,6 +37,8 @@ export class WsClient {
   /** Raw texts that were not JSON (should never happen). */
   readonly unparsed: string[] = [];
   closed: WsClose | null = null;
+  /** Server pings received since the socket was created (so none is missed by a late listener). */
+  pings = 0;
   private readonly waiters = new Set<() => void>();
   private readonly listeners = new Set<(m: WsMessage) => void>();
 
@@ -57,6 +59,9 @@ export class WsClient {
     ws.on('close', (code: number, reason: Buffer) => {
       this.closed = { code, reason: reason.toString() };
       this.wake();
+    });
+    ws.on('ping', () => {
+      this.pings++;
     });
     ws.on('error', () => undefined);
   }
