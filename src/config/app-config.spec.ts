@@ -39,6 +39,21 @@ describe('loadConfig', () => {
       jwtSecret: null,
       secretsEncryptionKey: null,
       bodyLimitBytes: 1_048_576,
+      trustedProxies: [],
+      rateLimitsEnabled: true,
+      sandboxFeedIntervalMs: 1000,
+      sandboxStartingBalanceCents: 1_000_000,
+      orderMaxQuantity: 100_000,
+      maxOpenOrdersPerKey: 10_000,
+      exportMaxRows: 1_000_000,
+      // CONTRACT.md: no auth within 10 s closes the socket; a webhook answer counts within 10 s.
+      wsAuthTimeoutMs: 10_000,
+      wsHeartbeatMs: 30_000,
+      wsMaxSubscriptions: 100,
+      wsMaxConnectionsPerIp: 50,
+      webhookTimeoutMs: 10_000,
+      webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],
+      webhookAllowPrivateTargets: true,
     });
   });
 

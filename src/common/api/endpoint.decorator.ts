@@ -1,4 +1,4 @@
-import { applyDecorators, HttpCode, SetMetadata, type Type } from '@nestjs/common';
+import { applyDecorators, HttpCode, type Type } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExtension, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { ErrorResponseDto } from './error-response.dto.js';
@@ -30,8 +30,6 @@ export interface EndpointOptions {
   /** Extra non-error responses, e.g. 304 or 308. */
   otherResponses?: { status: number; description: string }[];
 }
-
-export const ROUTE_META = 'svc:route-meta';
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)',
@@ -71,7 +69,6 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   if (lifecycle.state === 'DEPRECATED' && lifecycle.sunsetOn !== undefined) errorStatuses.add(410);
 
   const decorators: (MethodDecorator | ClassDecorator)[] = [
-    SetMetadata(ROUTE_META, meta),
     RouteConfig({ [ROUTE_META_KEY]: meta }),
     HttpCode(status),
     ApiOperation({

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { DomainError } from './domain-error.js';
-import type { ErrorCode } from './error-codes.js';
+import { statusOf, type ErrorCode } from './error-codes.js';
 
 /** The contract's error body. */
 export interface ErrorBody {
@@ -123,7 +123,7 @@ export function mapError(err: unknown, requestId: string): MappedError {
   }
   if (typeof fe.code === 'string' && Object.hasOwn(FASTIFY_CODES, fe.code)) {
     const [code, message] = FASTIFY_CODES[fe.code];
-    const status = statusFor(code);
+    const status = statusOf(code);
     return {
       status,
       body: body(code, message, status, requestId, {}),
@@ -144,7 +144,7 @@ export function mapError(err: unknown, requestId: string): MappedError {
     // A client error without a code of its own is BAD_REQUEST, with that code's status (400), so
     // a code always comes with the status the registry gives it.
     const code = GENERIC_BY_STATUS[fe.statusCode] ?? 'BAD_REQUEST';
-    const status = statusFor(code);
+    const status = statusOf(code);
     return {
       status,
       body: body(code, safeMessage(String(fe.message ?? ''), status), status, requestId, {}),
@@ -198,10 +198,6 @@ function schemaFields(errors: AjvError[]): { field: string; message: string }[] 
     }
     return { field: path === '' ? 'body' : path, message };
   });
-}
-
-function statusFor(code: ErrorCode): number {
-  return new DomainError(code, '').status;
 }
 
 /** Client-error messages from libraries are short and safe; anything odd gets a generic text. */

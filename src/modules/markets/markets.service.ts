@@ -15,8 +15,7 @@ import {
 } from './dto/book.dto.js';
 import type { ListMarketsQueryDto, MarketDto } from './dto/market.dto.js';
 import { MarketEntity } from './entities/market.entity.js';
-
-const MARKET_ID = /^mkt_[a-z0-9]{1,36}$/;
+import { MARKET_ID } from '../../common/ids/id-patterns.js';
 
 @Injectable()
 export class MarketsService {

@@ -1,11 +1,12 @@
+import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
+
 /**
  * JSON schemas of the order request bodies. Fastify compiles them once and validates on the hot
  * path (class-validator costs too much per order here); the same objects document the bodies in
  * the OpenAPI contract. Cross-field rules (LIMIT needs a price, MARKET has none) are checked in the
  * service so their messages stay clear.
  */
-export const ORDER_ID_PATTERN = '^ord_[a-z0-9]{1,40}$';
-export const MARKET_ID_PATTERN = '^mkt_[a-z0-9]{1,36}$';
+const MARKET_ID_PATTERN = MARKET_ID_SOURCE;
 
 export const PLACE_ORDER_SCHEMA = {
   type: 'object',

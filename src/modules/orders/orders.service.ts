@@ -25,8 +25,8 @@ import { fromEngine } from './engine-errors.js';
 import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
 import { mapError } from '../../common/errors/error-mapper.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
+import { ORDER_ID } from '../../common/ids/id-patterns.js';
 
-const ORDER_ID = /^ord_[a-z0-9]{1,40}$/;
 const OPEN_STATUSES = new Set(['OPEN', 'PARTIALLY_FILLED']);
 
 /**

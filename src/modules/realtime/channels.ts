@@ -1,8 +1,8 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
+import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
 
-export const PUBLIC_FIXED = ['ticker'] as const;
 export const PRIVATE_CHANNELS = ['orders', 'fills', 'positions', 'wallet'] as const;
 export type PrivateChannel = (typeof PRIVATE_CHANNELS)[number];
 
@@ -14,7 +14,7 @@ export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
   wallet: 'wallet:read',
 };
 
-const MARKET_CHANNEL = /^(orderbook|trades):(mkt_[a-z0-9]{1,36})$/;
+const MARKET_CHANNEL = new RegExp(`^(orderbook|trades):(${MARKET_ID_SOURCE.slice(1, -1)})$`);
 
 export type ParsedChannel =
   | { kind: 'ticker' }

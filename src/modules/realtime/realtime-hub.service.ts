@@ -407,13 +407,6 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       }
     }
   }
-
-  /** For tests and diagnostics. */
-  stats(): { connections: number; authenticated: number } {
-    let authenticated = 0;
-    for (const c of this.connections) if (c.credential !== null) authenticated++;
-    return { connections: this.connections.size, authenticated };
-  }
 }
 
 function userKey(env: Environment, userId: string): string {

@@ -9,8 +9,7 @@ import type { EngineRuntime } from '../trading/engine-runtime.js';
 import type { WalletMovementDto } from '../wallet/dto/wallet.dto.js';
 import { movement, walletDto, walletError } from '../wallet/wallet.service.js';
 import type { PriceResultDto, ResetResultDto, ResolveResultDto } from './dto/sandbox.dto.js';
-
-const MARKET_ID = /^mkt_[a-z0-9]{1,36}$/;
+import { MARKET_ID } from '../../common/ids/id-patterns.js';
 
 /**
  * Sandbox controls of the paper engine (CONTRACT.md): reset, fund, set the reference price,

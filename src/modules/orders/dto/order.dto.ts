@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+import { MARKET_ID } from '../../../common/ids/id-patterns.js';
 
 export class FillDto {
   @ApiProperty({ example: 'fil_01jd3x0000000000abcd' })
@@ -116,7 +117,7 @@ export class ListOrdersQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({ description: 'Market id (mkt_...)' })
   @IsOptional()
-  @Matches(/^mkt_[a-z0-9]{1,36}$/, { message: 'market_id must be a market id (mkt_...)' })
+  @Matches(MARKET_ID, { message: 'market_id must be a market id (mkt_...)' })
   market_id?: string;
 }
 

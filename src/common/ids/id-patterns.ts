@@ -1,0 +1,9 @@
+/**
+ * Shapes of the ids the API accepts in paths and bodies (see IdGenerator and the seed's market
+ * ids). Anything else is answered as unknown (404) or invalid (400) without touching storage.
+ */
+export const MARKET_ID_SOURCE = '^mkt_[a-z0-9]{1,36}$';
+export const ORDER_ID_SOURCE = '^ord_[a-z0-9]{1,40}$';
+
+export const MARKET_ID = new RegExp(MARKET_ID_SOURCE);
+export const ORDER_ID = new RegExp(ORDER_ID_SOURCE);
