@@ -9,17 +9,20 @@
  *
  * The subscribers live in a child process of their own (BENCH_WS_CLIENT_PROCS, default 1), so the
  * driver's pacing is not held up by their message handling; server, subscribers and driver still
- * share the machine's cores.
+ * share the machine's cores. Subscribers are lean raw-socket WebSocket clients
+ * (support/raw-ws-client.ts) that still check every message's seq: the `ws` client cost several
+ * times more per message, CPU taken from the server being measured.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import WebSocket from 'ws';
 import { freePort } from './support/free-port.js';
+import { RawWsClient } from './support/raw-ws-client.js';
 import { SERVER_NODE_ARGS } from './support/server-args.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,12 +72,12 @@ interface ClientReport {
   loopDelayMaxMs: number;
 }
 
-/** Reads an unsigned integer that follows `key` in the buffer; -1 if absent. */
-function intAfter(buf: Buffer, key: Buffer, start = 0): number {
+/** Reads the unsigned integer that follows `key` within buf[start, end); -1 if absent. */
+function intAfter(buf: Buffer, key: Buffer, start: number, end: number): number {
   const i = buf.indexOf(key, start);
-  if (i < 0) return -1;
+  if (i < 0 || i >= end) return -1;
   let n = 0;
-  for (let j = i + key.length; j < buf.length; j++) {
+  for (let j = i + key.length; j < end; j++) {
     const c = buf[j];
     if (c < 48 || c > 57) break;
     n = n * 10 + (c - 48);
@@ -100,49 +103,52 @@ async function runClients(): Promise<void> {
   const origin = performance.timeOrigin;
   const loop = monitorEventLoopDelay({ resolution: 10 });
 
-  const sockets: WebSocket[] = [];
-  const connectOne = (): Promise<WebSocket> =>
+  const sockets: RawWsClient[] = [];
+  const connectOne = (): Promise<RawWsClient> =>
     new Promise((resolve, reject) => {
-      const ws = new WebSocket(cfg.url, { skipUTF8Validation: true, perMessageDeflate: false });
       let last = 0;
       let subscribed = false;
-      ws.on('error', reject);
-      ws.on('close', () => {
-        if (!stopping) closedEarly++;
-      });
-      ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', api_key: cfg.key })));
-      ws.on('message', (data: Buffer) => {
-        if (!subscribed) {
-          const text = data.toString();
-          if (text.includes('"auth_ok"')) {
-            ws.send(JSON.stringify({ type: 'subscribe', channels: [cfg.channel] }));
-          } else if (text.includes('"snapshot"')) {
-            subscribed = true;
-            last = 1;
-            resolve(ws);
-          } else if (text.includes('"error"')) {
-            reject(new Error(text));
+      let client: RawWsClient | null = null;
+      RawWsClient.open(cfg.url, {
+        onClose: () => {
+          if (!stopping) closedEarly++;
+        },
+        onText: (buf, start, end) => {
+          if (!subscribed) {
+            const text = buf.toString('utf8', start, end);
+            if (text.includes('"auth_ok"')) {
+              client!.sendText(JSON.stringify({ type: 'subscribe', channels: [cfg.channel] }));
+            } else if (text.includes('"snapshot"')) {
+              subscribed = true;
+              last = 1;
+              resolve(client!);
+            } else if (text.includes('"error"')) {
+              reject(new Error(text));
+            }
+            return;
           }
-          return;
-        }
-        const fine = origin + performance.now();
-        const now = Date.now();
-        const seq = intAfter(data, SEQ);
-        const ts = intAfter(data, TS);
-        if (seq !== last + 1) seqGaps++;
-        last = seq;
-        if (ts < win.from || ts >= win.to) return;
-        delivered++;
-        msHist[Math.min(60_000, Math.max(0, now - ts))]++;
-        fineHist[Math.min(BUCKETS, Math.max(0, Math.round((fine - ts) * 10)))]++;
-        const s = spans.get(seq);
-        if (s === undefined) spans.set(seq, [fine, fine, 1]);
-        else {
-          if (fine < s[0]) s[0] = fine;
-          if (fine > s[1]) s[1] = fine;
-          s[2]++;
-        }
-      });
+          const fine = origin + performance.now();
+          const now = Date.now();
+          const seq = intAfter(buf, SEQ, start, end);
+          const ts = intAfter(buf, TS, start, end);
+          if (seq !== last + 1) seqGaps++;
+          last = seq;
+          if (ts < win.from || ts >= win.to) return;
+          delivered++;
+          msHist[Math.min(60_000, Math.max(0, now - ts))]++;
+          fineHist[Math.min(BUCKETS, Math.max(0, Math.round((fine - ts) * 10)))]++;
+          const s = spans.get(seq);
+          if (s === undefined) spans.set(seq, [fine, fine, 1]);
+          else {
+            if (fine < s[0]) s[0] = fine;
+            if (fine > s[1]) s[1] = fine;
+            s[2]++;
+          }
+        },
+      }).then((c) => {
+        client = c;
+        c.sendText(JSON.stringify({ type: 'auth', api_key: cfg.key }));
+      }, reject);
     });
 
   for (let i = 0; i < cfg.count; i += 50) {
@@ -220,19 +226,38 @@ function sortedPct(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
-async function json(
+/** Keep-alive connections for the driver: a fresh connection per order would cost the server. */
+const agent = new Agent({ keepAlive: true, maxSockets: MAX_IN_FLIGHT });
+
+/** A JSON request over node:http (lighter than fetch: the driver shares the cores it measures). */
+function json(
   url: string,
-  init: RequestInit & { body?: string } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(url, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        agent,
+        method: init.method ?? 'GET',
+        headers: { 'content-type': 'application/json', ...init.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(init.body);
   });
-  const text = await res.text();
-  return {
-    status: res.status,
-    body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
-  };
 }
 
 async function main(): Promise<void> {
@@ -441,7 +466,9 @@ async function main(): Promise<void> {
         pending.add(p);
         void p.then(() => pending.delete(p));
       }
-      await sleep(1);
+      // Wake when the next order is due (or soon after a free slot), not on every millisecond.
+      const nextDue = start + ((sent + 1) * 1000) / RATE;
+      await sleep(Math.max(1, Math.min(10, Math.ceil(nextDue - Date.now()))));
     }
     await Promise.all(pending);
     const cpu1 = {

@@ -2,5 +2,9 @@
  * The Node flags `npm start` runs the service with, so benchmarks measure what production runs:
  * a larger young generation, because the engine and the request path allocate many short-lived
  * objects (events, snapshots) and the default 16 MB semi-space makes scavenges frequent.
+ * BENCH_PROF=<dir> also writes the server's CPU profile there (read it with Chrome DevTools).
  */
-export const SERVER_NODE_ARGS = ['--max-semi-space-size=32'];
+export const SERVER_NODE_ARGS = [
+  '--max-semi-space-size=32',
+  ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []),
+];

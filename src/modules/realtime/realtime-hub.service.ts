@@ -14,7 +14,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
 import { parseChannel, PRIVATE_SCOPE, route, type PrivateChannel } from './channels.js';
-import { Connection, eventParts } from './connection.js';
+import { Connection, corkBatch, EventMessage, uncorkAll } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
 /**
@@ -282,14 +282,13 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     conn.sendJson({ type: 'subscribed', channels: list });
     for (const [name, p] of parsed) {
       if (p.kind !== 'orderbook') continue;
-      const [head, tail] = this.snapshotParts(env, name, p.marketId);
-      conn.sendEvent(name, head, tail);
+      conn.sendEvent(name, this.snapshotMessage(env, name, p.marketId));
     }
   }
 
-  private snapshotParts(env: Environment, channel: string, marketId: string): [string, string] {
+  private snapshotMessage(env: Environment, channel: string, marketId: string): EventMessage {
     const depth = this.engines.get(env).engine.depth(marketId, 99);
-    return eventParts(channel, this.clock.now(), {
+    return new EventMessage(channel, this.clock.now(), {
       kind: 'snapshot',
       bids: depth?.bids ?? [],
       asks: depth?.asks ?? [],
@@ -304,8 +303,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     for (const [key, subs] of this.publicSubs) {
       const channel = key.slice(env.length + 1);
       if (!key.startsWith(`${env}|orderbook:`) || subs.size === 0) continue;
-      const [head, tail] = this.snapshotParts(env, channel, channel.slice('orderbook:'.length));
-      for (const c of subs) c.sendEvent(channel, head, tail);
+      const message = this.snapshotMessage(env, channel, channel.slice('orderbook:'.length));
+      for (const c of subs) c.sendEvent(channel, message);
     }
   }
 
@@ -339,22 +338,29 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       this.resnapshot(env);
       return;
     }
-    for (const out of route(batch.events, engine)) {
-      if (out.scope === 'public') {
-        const subs = this.publicSubs.get(`${env}|${out.channel}`);
-        if (subs === undefined || subs.size === 0) continue;
-        const [head, tail] = eventParts(out.channel, batch.committedAt, out.data);
-        for (const c of subs) c.sendEvent(out.channel, head, tail);
-      } else {
-        const conns = this.byUser.get(userKey(env, out.userId));
-        if (conns === undefined) continue;
-        let parts: [string, string] | null = null;
-        for (const c of conns) {
-          if (!c.subscriptions.has(out.channel as PrivateChannel)) continue;
-          parts ??= eventParts(out.channel, batch.committedAt, out.data);
-          c.sendEvent(out.channel, parts[0], parts[1]);
+    const outs = route(batch.events, engine);
+    // One message per connection needs no corking; more go out in one write per connection.
+    const corked = outs.length > 1 ? corkBatch() : null;
+    try {
+      for (const out of outs) {
+        if (out.scope === 'public') {
+          const subs = this.publicSubs.get(`${env}|${out.channel}`);
+          if (subs === undefined || subs.size === 0) continue;
+          const message = new EventMessage(out.channel, batch.committedAt, out.data);
+          for (const c of subs) c.sendEvent(out.channel, message, corked);
+        } else {
+          const conns = this.byUser.get(userKey(env, out.userId));
+          if (conns === undefined) continue;
+          let message: EventMessage | null = null;
+          for (const c of conns) {
+            if (!c.subscriptions.has(out.channel as PrivateChannel)) continue;
+            message ??= new EventMessage(out.channel, batch.committedAt, out.data);
+            c.sendEvent(out.channel, message, corked);
+          }
         }
       }
+    } finally {
+      if (corked !== null) uncorkAll(corked);
     }
   }
 

@@ -1,0 +1,167 @@
+import { describe, expect, it, jest } from '@jest/globals';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { Connection, corkBatch, EventMessage, textFrame, uncorkAll } from './connection.js';
+
+/** A real server/client pair: the server side wrapped in a Connection, the client collecting. */
+async function pair(maxBuffered = 1 << 20): Promise<{
+  conn: Connection;
+  server: WebSocket;
+  received: string[];
+  next: (n: number) => Promise<string[]>;
+  close: () => Promise<void>;
+}> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await once(wss, 'listening');
+  const port = (wss.address() as AddressInfo).port;
+  const accepted = once(wss, 'connection') as Promise<[WebSocket]>;
+  const client = new WebSocket(`ws://127.0.0.1:${port}`);
+  const received: string[] = [];
+  const waiters: { n: number; resolve: (v: string[]) => void }[] = [];
+  client.on('message', (data: Buffer) => {
+    received.push(data.toString());
+    for (const w of waiters.splice(0)) {
+      if (received.length >= w.n) w.resolve(received.slice(0, w.n));
+      else waiters.push(w);
+    }
+  });
+  await once(client, 'open');
+  const [server] = await accepted;
+  const conn = new Connection('c1', server, '127.0.0.1', maxBuffered);
+  return {
+    conn,
+    server,
+    received,
+    next: (n) =>
+      received.length >= n
+        ? Promise.resolve(received.slice(0, n))
+        : new Promise((resolve) => waiters.push({ n, resolve })),
+    close: async () => {
+      client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+describe('EventMessage frames', () => {
+  it('frames text with the 2-, 4- and 10-byte header forms of RFC 6455', () => {
+    for (const [size, header] of [
+      [125, 2],
+      [126, 4],
+      [65_535, 4],
+      [65_536, 10],
+    ] as const) {
+      const frame = textFrame(Buffer.alloc(size - 1, 'a'), Buffer.from('b'));
+      expect(frame.length).toBe(header + size);
+      expect(frame[0]).toBe(0x81);
+      const len =
+        header === 2 ? frame[1] : header === 4 ? frame.readUInt16BE(2) : frame.readBigUInt64BE(2);
+      expect(Number(len)).toBe(size);
+      expect(frame[1] & 0x80).toBe(0); // server frames are never masked
+      expect(frame.subarray(header).toString()).toBe('a'.repeat(size - 1) + 'b');
+    }
+  });
+
+  it('builds one frame per distinct seq and the same text as the JSON it stands for', () => {
+    const m = new EventMessage('orderbook:mkt_1', 1700000000000, { kind: 'delta', price: 40 });
+    expect(m.frame(3)).toBe(m.frame(3));
+    expect(m.frame(4)).not.toBe(m.frame(3));
+    expect(JSON.parse(m.text(7))).toEqual({
+      type: 'event',
+      channel: 'orderbook:mkt_1',
+      seq: 7,
+      ts: 1700000000000,
+      data: { kind: 'delta', price: 40 },
+    });
+    expect(m.frame(7).subarray(2).toString()).toBe(m.text(7));
+  });
+});
+
+describe('Connection.sendEvent over a real socket', () => {
+  it('writes pre-built frames that a ws client reads, in order with ws-sent messages', async () => {
+    const p = await pair();
+    try {
+      const a = new EventMessage('trades:m', 1, { n: 1 });
+      const b = new EventMessage('trades:m', 2, { n: 2 });
+      p.conn.sendJson({ type: 'subscribed' });
+      p.conn.sendEvent('trades:m', a);
+      p.conn.sendJson({ type: 'pong' });
+      p.conn.sendEvent('trades:m', b);
+      const got = (await p.next(4)).map((t) => JSON.parse(t) as Record<string, unknown>);
+      expect(got.map((m) => m.type)).toEqual(['subscribed', 'event', 'pong', 'event']);
+      expect(got.filter((m) => m.type === 'event').map((m) => [m.seq, m.data])).toEqual([
+        [1, { n: 1 }],
+        [2, { n: 2 }],
+      ]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('takes the direct-write path with the installed ws (no per-connection ws.send)', async () => {
+    const p = await pair();
+    try {
+      const send = jest.spyOn(p.server, 'send');
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 1, {}));
+      await p.next(1);
+      expect(send).not.toHaveBeenCalled();
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a corked batch leaves in one write per connection, every message intact', async () => {
+    const p = await pair();
+    try {
+      const raw = (p.server as unknown as { _socket: { write: (b: Buffer) => boolean } })._socket;
+      const writev = jest.spyOn(raw as unknown as { _writev: () => void }, '_writev');
+      const write = jest.spyOn(raw as unknown as { _write: () => void }, '_write');
+      const corked = corkBatch();
+      for (let i = 1; i <= 5; i++) {
+        p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', i, { i }), corked);
+      }
+      expect(corked.sockets).toHaveLength(1); // corked once, however many messages
+      expect(writev).not.toHaveBeenCalled();
+      uncorkAll(corked);
+      expect(writev).toHaveBeenCalledTimes(1);
+      expect(write).not.toHaveBeenCalled();
+      const got = (await p.next(5)).map((t) => JSON.parse(t) as { seq: number; data: unknown });
+      expect(got.map((m) => [m.seq, m.data])).toEqual([1, 2, 3, 4, 5].map((i) => [i, { i }]));
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('judges the send buffer once per corked batch: a batch bigger than the bound is no slow consumer', async () => {
+    const p = await pair(256);
+    try {
+      const corked = corkBatch();
+      const data = { pad: 'x'.repeat(100) };
+      for (let i = 1; i <= 10; i++) {
+        p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', i, data), corked);
+      }
+      expect(p.conn.closed).toBe(false);
+      uncorkAll(corked);
+      expect((await p.next(10)).map((t) => (JSON.parse(t) as { seq: number }).seq)).toEqual([
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+      ]);
+      expect(p.conn.closed).toBe(false);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('stops writing once the socket is closing', async () => {
+    const p = await pair();
+    try {
+      p.conn.close(4008, 'slow consumer');
+      const raw = (p.server as unknown as { _socket: { write: () => boolean } })._socket;
+      const write = jest.spyOn(raw, 'write');
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 1, {}));
+      expect(write).not.toHaveBeenCalled();
+    } finally {
+      await p.close();
+    }
+  });
+});
