@@ -15,7 +15,8 @@
  *      overallRate lets each connection send its quota for a second as fast as it can at the
  *      start of that second, so phase 3 is half of saturation on average but bursts at full
  *      speed; phase 4 sends one request every 1/rate seconds and measures each latency from the
- *      moment the request was due (no coordinated omission).
+ *      moment the request was due (no coordinated omission), over lean raw-socket keep-alive
+ *      connections (support/raw-http-client.ts) so the generator's own cost and lag stay small.
  * Also the server's CPU time per request (from /proc, Linux) for phases 1 and 2, which does not
  * depend on the load generator sharing the machine.
  * Prints the figures and writes bench/results/orders.json. Targets (issue 4): orders at least
@@ -26,11 +27,11 @@ import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './support/free-port.js';
+import { postRequest, RawHttpConnection } from './support/raw-http-client.js';
 import { SERVER_NODE_ARGS } from './support/server-args.js';
 
 /** The repository root (this file runs from dist-bench/bench/). */
@@ -85,10 +86,13 @@ async function startServer(dataDir: string, port: number): Promise<ChildProcess>
       SANDBOX_STARTING_BALANCE_CENTS: '1000000000000',
       MAX_OPEN_ORDERS_PER_KEY: '1000000',
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', process.env.BENCH_ECHO ? 'inherit' : 'ignore', 'pipe'],
   });
   let stderr = '';
-  proc.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  proc.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+    if (process.env.BENCH_ECHO) process.stderr.write(c);
+  });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`server exited: ${stderr}`);
@@ -294,7 +298,14 @@ async function paced(
   seconds: number,
   next: () => { key: string; body: string },
 ): Promise<Figures> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  // Lean raw-socket connections (support/raw-http-client.ts), opened up front; a request that
+  // finds none idle waits in a queue, its latency still counted from when it was due.
+  const POOL = 64;
+  const idle: RawHttpConnection[] = await Promise.all(
+    Array.from({ length: POOL }, () => RawHttpConnection.open(host, port)),
+  );
+  const all = [...idle];
+  const queue: { dueAt: number; request: Buffer }[] = [];
   const latencies: number[] = [];
   let non2xx = 0;
   let errors = 0;
@@ -303,8 +314,30 @@ async function paced(
   const start = performance.now();
   let sent = 0;
   await new Promise<void>((resolve) => {
-    const done = (): void => {
+    const finished = (): void => {
       if (sent === total && outstanding === 0) resolve();
+    };
+    const dispatch = (): void => {
+      while (queue.length > 0 && idle.length > 0) {
+        const { dueAt, request } = queue.shift()!;
+        const conn = idle.pop()!;
+        conn.send(
+          request,
+          (status) => {
+            if (status < 300) latencies.push(performance.now() - dueAt);
+            else non2xx++;
+            outstanding--;
+            idle.push(conn);
+            dispatch();
+            finished();
+          },
+          () => {
+            errors++;
+            outstanding--;
+            finished();
+          },
+        );
+      }
     };
     const tick = (): void => {
       const now = performance.now();
@@ -314,46 +347,19 @@ async function paced(
         const { key, body } = next();
         sent++;
         outstanding++;
-        const req = request(
-          {
-            host,
-            port,
-            method: 'POST',
-            path: '/api/v1/orders',
-            agent,
-            headers: {
-              'content-type': 'application/json',
-              'content-length': Buffer.byteLength(body),
-              'x-api-key': key,
-            },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => {
-              if (res.statusCode !== undefined && res.statusCode < 300) {
-                latencies.push(performance.now() - dueAt);
-              } else {
-                non2xx++;
-              }
-              outstanding--;
-              done();
-            });
-          },
-        );
-        req.on('error', () => {
-          errors++;
-          outstanding--;
-          done();
+        queue.push({
+          dueAt,
+          request: postRequest(host, '/api/v1/orders', { 'x-api-key': key }, body),
         });
-        req.end(body);
       }
+      dispatch();
       if (sent < total) setTimeout(tick, 1);
-      else done();
+      else finished();
     };
     tick();
   });
   const elapsed = (performance.now() - start) / 1000;
-  agent.destroy();
+  for (const c of all) c.close();
   const sorted = latencies.sort((a, b) => a - b);
   return {
     requestsPerSec: Math.round(latencies.length / elapsed),
@@ -452,7 +458,7 @@ async function main(): Promise<void> {
         server:
           'node dist/main.js (child process), RATE_LIMITS_ENABLED=false, SANDBOX_FEED_INTERVAL_MS=0, LOG_LEVEL=warn',
         loadGenerator:
-          'autocannon (programmatic, same machine, sharing its CPUs with the server), 127.0.0.1; phase 4 an evenly paced open-loop node:http client',
+          'autocannon (programmatic, same machine, sharing its CPUs with the server), 127.0.0.1; phase 4 an evenly paced open-loop raw-socket client (64 keep-alive connections)',
         connections: CONNECTIONS,
         phaseSeconds: PHASE_SECONDS,
         warmupSeconds: WARMUP_SECONDS,

@@ -7,4 +7,5 @@
 export const SERVER_NODE_ARGS = [
   '--max-semi-space-size=32',
   ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []),
+  ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
 ];
