@@ -93,6 +93,8 @@ async function runClients(): Promise<void> {
   const win: Window = { from: Number.MAX_SAFE_INTEGER, to: 0 };
   const TS = Buffer.from('"ts":');
   const SEQ = Buffer.from('"seq":');
+  const PREFIX = Buffer.from(`{"type":"event","channel":${JSON.stringify(cfg.channel)},"seq":`);
+  const TS_KEY = Buffer.from(',"ts":');
   const msHist = new Array<number>(60_001).fill(0);
   const fineHist = new Array<number>(BUCKETS + 1).fill(0);
   const spans = new Map<number, [number, number, number]>();
@@ -129,8 +131,21 @@ async function runClients(): Promise<void> {
           }
           const fine = origin + performance.now();
           const now = Date.now();
-          const seq = intAfter(buf, SEQ, start, end);
-          const ts = intAfter(buf, TS, start, end);
+          // Event messages start with a fixed prefix for the channel, so seq and ts are read at
+          // known offsets; anything else falls back to searching for the keys.
+          let seq: number;
+          let ts: number;
+          let at = start + PREFIX.length;
+          if (buf[start + 9] === 0x65 && buf[at - 2] === 0x22 && buf[at - 1] === 0x3a) {
+            seq = 0;
+            for (let c = buf[at]; c >= 48 && c <= 57; c = buf[++at]) seq = seq * 10 + (c - 48);
+            at += TS_KEY.length;
+            ts = 0;
+            for (let c = buf[at]; c >= 48 && c <= 57; c = buf[++at]) ts = ts * 10 + (c - 48);
+          } else {
+            seq = intAfter(buf, SEQ, start, end);
+            ts = intAfter(buf, TS, start, end);
+          }
           if (seq !== last + 1) seqGaps++;
           last = seq;
           if (ts < win.from || ts >= win.to) return;
