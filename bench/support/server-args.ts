@@ -5,7 +5,7 @@
  * BENCH_PROF=<dir> also writes the server's CPU profile there (read it with Chrome DevTools).
  */
 export const SERVER_NODE_ARGS = [
-  '--max-semi-space-size=32',
+  '--max-semi-space-size=64',
   ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []),
   ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
 ];
