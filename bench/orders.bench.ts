@@ -317,10 +317,27 @@ async function paced(
     const finished = (): void => {
       if (sent === total && outstanding === 0) resolve();
     };
+    /** A connection closed: open another in its place (the pool keeps its size). */
+    const replace = (): void => {
+      void RawHttpConnection.open(host, port).then(
+        (fresh) => {
+          all.push(fresh);
+          idle.push(fresh);
+          dispatch();
+        },
+        () => undefined,
+      );
+    };
     const dispatch = (): void => {
       while (queue.length > 0 && idle.length > 0) {
         const { dueAt, request } = queue.shift()!;
         const conn = idle.pop()!;
+        if (conn.dead) {
+          // Closed while idle: replace it and try the next one.
+          queue.unshift({ dueAt, request });
+          replace();
+          continue;
+        }
         conn.send(
           request,
           (status) => {
@@ -332,8 +349,10 @@ async function paced(
             finished();
           },
           () => {
+            // The connection is gone: count the request as failed and replace the connection.
             errors++;
             outstanding--;
+            replace();
             finished();
           },
         );

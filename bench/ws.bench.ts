@@ -136,7 +136,10 @@ async function runClients(): Promise<void> {
           let seq: number;
           let ts: number;
           let at = start + PREFIX.length;
-          if (buf[start + 9] === 0x65 && buf[at - 2] === 0x22 && buf[at - 1] === 0x3a) {
+          if (
+            end - start > PREFIX.length &&
+            buf.compare(PREFIX, 0, PREFIX.length, start, at) === 0
+          ) {
             seq = 0;
             for (let c = buf[at]; c >= 48 && c <= 57; c = buf[++at]) seq = seq * 10 + (c - 48);
             at += TS_KEY.length;

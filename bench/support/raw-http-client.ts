@@ -33,6 +33,8 @@ export class RawHttpConnection {
   private done: Done | null = null;
   private failed: ((err: Error) => void) | null = null;
   busy = false;
+  /** Closed or failed: it takes no more requests (the caller replaces it). */
+  dead = false;
 
   private constructor(private readonly socket: Socket) {
     socket.on('data', (c: Buffer) => this.read(c));
@@ -54,6 +56,10 @@ export class RawHttpConnection {
   /** Sends one complete request; `done` gets the status once the whole response has arrived. */
   send(request: Buffer, done: Done, failed: (err: Error) => void): void {
     if (this.busy) throw new Error('one request at a time per connection');
+    if (this.dead) {
+      queueMicrotask(() => failed(new Error('connection closed')));
+      return;
+    }
     this.busy = true;
     this.done = done;
     this.failed = failed;
@@ -67,6 +73,10 @@ export class RawHttpConnection {
   }
 
   private fail(err: Error): void {
+    if (!this.dead) {
+      this.dead = true;
+      this.socket.destroy();
+    }
     const f = this.failed;
     this.busy = false;
     this.done = null;

@@ -1,7 +1,17 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { WebSocket, WebSocketServer } from 'ws';
+import { createRequire } from 'node:module';
+import { WebSocket, type WebSocketServer as WsServer } from 'ws';
+
+/**
+ * The server side uses the ws copy the app's WsAdapter loads (@nestjs/platform-ws's own), so the
+ * direct-write path is tested against the internals the server really runs on.
+ */
+const serverWs = createRequire(createRequire(import.meta.url).resolve('@nestjs/platform-ws'))(
+  'ws',
+) as { WebSocketServer: typeof WsServer };
+const WebSocketServer = serverWs.WebSocketServer;
 import { Connection, corkBatch, EventMessage, textFrame, uncorkAll } from './connection.js';
 
 /** A real server/client pair: the server side wrapped in a Connection, the client collecting. */
@@ -99,7 +109,7 @@ describe('Connection.sendEvent over a real socket', () => {
     }
   });
 
-  it('takes the direct-write path with the installed ws (no per-connection ws.send)', async () => {
+  it('takes the direct-write path with the ws the server runs (no per-connection ws.send)', async () => {
     const p = await pair();
     try {
       const send = jest.spyOn(p.server, 'send');

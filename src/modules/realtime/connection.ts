@@ -114,12 +114,20 @@ export function uncorkAll(corked: Corked): void {
 function rawSocketOf(ws: WebSocket): Writable | null {
   const internals = ws as unknown as {
     _socket?: Writable;
-    _sender?: { _queue?: unknown[]; _state?: number };
+    _sender?: { _queue?: unknown[]; _state?: number; _firstFragment?: boolean };
   };
   const sender = internals._sender;
   if (internals._socket === undefined || sender === undefined) return null;
-  // ws 8: _state 0 is DEFAULT (not deflating, not reading a Blob), and nothing queued behind it.
-  if (sender._state !== 0 || sender._queue === undefined || sender._queue.length > 0) return null;
+  // ws 8: _state 0 is DEFAULT (not deflating, not reading a Blob), nothing queued behind it, and
+  // not in the middle of a fragmented message.
+  if (
+    sender._state !== 0 ||
+    sender._queue === undefined ||
+    sender._queue.length > 0 ||
+    sender._firstFragment !== true
+  ) {
+    return null;
+  }
   return internals._socket;
 }
 
