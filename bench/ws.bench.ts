@@ -2,8 +2,9 @@
  * bench:ws — realtime fan-out. Spawns the built server (node dist/main.js) with a temporary
  * DATA_DIR, connects N subscribers (BENCH_WS_SUBSCRIBERS, default 1,000) to orderbook:<one market>
  * on 127.0.0.1, and drives book updates over REST at a target rate (BENCH_WS_RATE, default 300/s)
- * for BENCH_WS_SECONDS (default 15) after a 2 s warm-up: small resting limit orders at varying
- * non-crossing prices, each one `book.level` delta. Latency is the message's `ts` (commit time on
+ * for BENCH_WS_SECONDS (default 15) after a 2 s warm-up: small limit orders, nine in ten resting
+ * at varying non-crossing prices and one in ten an IOC that trades 1 contract with the house's
+ * best bid or ask, each one `book.level` delta. Latency is the message's `ts` (commit time on
  * the server's clock, epoch ms) to Date.now() at client receipt (same machine clock). Prints the
  * figures and writes bench/results/ws.json.
  *
@@ -35,6 +36,8 @@ const SECONDS = Number(process.env.BENCH_WS_SECONDS ?? 15);
 const WARMUP_MS = 2000;
 const CLIENT_PROCS = Math.max(1, Number(process.env.BENCH_WS_CLIENT_PROCS ?? 1));
 const MAX_IN_FLIGHT = 32;
+/** Every n-th driver order trades (an IOC against the house); 0: none trade. */
+const TRADE_EVERY = Number(process.env.BENCH_WS_TRADE_EVERY ?? 10);
 /** Latency histogram: 0.1 ms buckets up to 10 s. */
 const BUCKETS = 100_000;
 
@@ -424,13 +427,17 @@ async function main(): Promise<void> {
     let ok = 0;
     let failed = 0;
     let inFlight = 0;
+    let traded = 0;
     let maxLagMs = 0;
     const failures = new Map<string, number>();
     const httpMs: number[] = [];
+    // One order in ten trades: an IOC for 1 contract against the house's best bid or ask (one
+    // level delta each, like a resting order); the others rest below or above the house.
     const placeOne = async (k: number): Promise<void> => {
-      const bid = k % 2 === 0;
+      const marketable = TRADE_EVERY > 0 && k % TRADE_EVERY === TRADE_EVERY - 1;
+      const bid = marketable ? Math.floor(k / TRADE_EVERY) % 2 === 0 : k % 2 === 0;
       const prices = bid ? bidPrices : askPrices;
-      const price = prices[Math.floor(k / 2) % prices.length];
+      const price = marketable ? (bid ? 99 : 1) : prices[Math.floor(k / 2) % prices.length];
       const t = performance.now();
       try {
         const r = await json(`${api}/orders`, {
@@ -443,8 +450,10 @@ async function main(): Promise<void> {
             type: 'LIMIT',
             price,
             quantity: 1,
+            ...(marketable ? { time_in_force: 'IOC' } : {}),
           }),
         });
+        if (r.status === 201 && marketable && r.body.filled_quantity === 1) traded++;
         if (r.status === 201) ok++;
         else {
           failed++;
@@ -529,11 +538,12 @@ async function main(): Promise<void> {
       subscribers: connected,
       client_processes: children.length,
       target_updates_per_s: RATE,
+      trading_order_every: TRADE_EVERY,
       window_s: windowS,
       updates_sent_in_window: sentInWindow,
       updates_delivered_in_window: updates,
       updates_per_s: Math.round((updates / windowS) * 10) / 10,
-      order_requests: { ok, failed, failures: Object.fromEntries(failures) },
+      order_requests: { ok, failed, traded, failures: Object.fromEntries(failures) },
       http_ms: {
         p50: Math.round(sortedPct(httpMs, 50) * 100) / 100,
         p99: Math.round(sortedPct(httpMs, 99) * 100) / 100,
