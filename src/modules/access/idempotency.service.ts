@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { DataSource, Repository } from 'typeorm';
+import { LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { DomainError } from '../../common/errors/domain-error.js';
@@ -99,7 +99,16 @@ export class IdempotencyService implements OnApplicationBootstrap {
         .send(this.storedBody(existing.responseBody));
       return true;
     }
-    if (existing !== null) await this.repo.delete({ ownerId, idemKey: key });
+    if (existing !== null) {
+      // Only the expired record: an identical request that read the same expired row a moment
+      // earlier may have replaced it with its own RUNNING one already, and deleting that would
+      // let both run (the insert below then fails for this one: IDEMPOTENCY_KEY_IN_USE).
+      await this.repo.delete({
+        ownerId,
+        idemKey: key,
+        expiresAt: LessThanOrEqual(new Date(now).toISOString()),
+      });
+    }
     try {
       await this.repo.insert({
         ownerId,
