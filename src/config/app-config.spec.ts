@@ -54,6 +54,7 @@ describe('loadConfig', () => {
       webhookTimeoutMs: 10_000,
       webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],
       webhookAllowPrivateTargets: true,
+      sqliteCheckpointIntervalMs: 25,
     });
   });
 

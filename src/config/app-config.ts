@@ -56,6 +56,11 @@ export interface AppConfig {
   webhookAllowPrivateTargets: boolean;
   /** How often the delivery worker looks for due deliveries, in real milliseconds. */
   webhookPollMs: number;
+  /**
+   * How often a worker thread checkpoints the SQLite write-ahead logs, in real milliseconds;
+   * 0 leaves it to SQLite inside commits (see database/wal-checkpointer.ts).
+   */
+  sqliteCheckpointIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -276,5 +281,6 @@ export function loadConfig(env: Env): AppConfig {
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', appEnv !== 'production'),
     webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
+    sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
   };
 }

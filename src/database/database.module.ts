@@ -10,6 +10,7 @@ import {
   PLATFORM_MIGRATIONS,
   sqliteOptions,
 } from './databases.js';
+import { WalCheckpointService } from './wal-checkpoint.service.js';
 
 const engineDb = (name: string) =>
   TypeOrmModule.forRootAsync({
@@ -34,5 +35,7 @@ const engineDb = (name: string) =>
     engineDb(ENGINE_DB.live),
     engineDb(ENGINE_DB.test),
   ],
+  providers: [WalCheckpointService],
+  exports: [WalCheckpointService],
 })
 export class DatabaseModule {}

@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WalCheckpointer, type WriterConnection } from './wal-checkpointer.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('WalCheckpointer', () => {
+  const dirs: string[] = [];
+  const checkpointers: WalCheckpointer[] = [];
+  const dbs: Database.Database[] = [];
+  afterEach(async () => {
+    for (const c of checkpointers.splice(0)) await c.stop();
+    for (const db of dbs.splice(0)) db.close();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A WAL database and its writer connection, as the app has them. */
+  function writer(): { db: Database.Database; conn: WriterConnection } {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-wal-'));
+    dirs.push(dir);
+    const file = join(dir, 'x.sqlite');
+    const db = new Database(file);
+    dbs.push(db);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+    return { db, conn: { file, pragma: (sql) => db.pragma(sql) } };
+  }
+
+  const fill = (db: Database.Database, rows: number): void => {
+    const ins = db.prepare('INSERT INTO t (v) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < rows; i++) ins.run('x'.repeat(200));
+    })();
+  };
+
+  const autocheckpoint = (db: Database.Database): number =>
+    (db.pragma('wal_autocheckpoint') as { wal_autocheckpoint: number }[])[0].wal_autocheckpoint;
+
+  it('turns the writers’ own checkpoints off and copies every log from its thread', async () => {
+    const a = writer();
+    const b = writer();
+    const c = new WalCheckpointer();
+    checkpointers.push(c);
+    await c.start([a.conn, b.conn], 60_000);
+    expect(c.running).toBe(true);
+    expect(autocheckpoint(a.db)).toBe(0);
+    expect(autocheckpoint(b.db)).toBe(0);
+    fill(a.db, 2000);
+    fill(b.db, 500);
+    const results = await c.checkpointNow();
+    expect(results.map((r) => r.file)).toEqual([a.conn.file, b.conn.file]);
+    for (const r of results) {
+      expect(r.error).toBeUndefined();
+      expect(r.busy).toBe(0);
+      expect(r.log).toBeGreaterThan(0);
+      expect(r.checkpointed).toBe(r.log); // all of it is in the database file now
+    }
+    expect(statSync(a.conn.file).size).toBeGreaterThan(2000 * 200);
+  });
+
+  it('keeps the log short while the writer keeps writing', async () => {
+    const a = writer();
+    const c = new WalCheckpointer();
+    checkpointers.push(c);
+    await c.start([a.conn], 5);
+    let largest = 0;
+    for (let round = 0; round < 40; round++) {
+      fill(a.db, 200);
+      await sleep(10);
+      largest = Math.max(largest, statSync(`${a.conn.file}-wal`).size);
+    }
+    // 40 rounds of ~50 KiB: with no checkpoint at all the log would hold every one (~2 MiB+).
+    expect(largest).toBeLessThan(1_000_000);
+    expect(a.db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 8000 });
+  });
+
+  it('the writer finishes a long, nearly copied log itself, so the next commit restarts it', async () => {
+    const a = writer();
+    const c = new WalCheckpointer();
+    checkpointers.push(c);
+    await c.start([a.conn], 5);
+    fill(a.db, 40_000); // ~2,500+ frames in one go
+    const t0 = Date.now();
+    while (c.finishedByWriter === 0 && Date.now() - t0 < 5000) await sleep(5);
+    expect(c.finishedByWriter).toBeGreaterThan(0);
+    fill(a.db, 1);
+    const [after] = await c.checkpointNow();
+    expect(after.log).toBeLessThan(50); // restarted from the beginning
+  });
+
+  it('gives the writers their automatic checkpoints back when it stops or its worker dies', async () => {
+    const a = writer();
+    const c = new WalCheckpointer();
+    await c.start([a.conn], 1000);
+    await c.stop();
+    expect(c.running).toBe(false);
+    expect(autocheckpoint(a.db)).toBe(1000);
+    expect(await c.checkpointNow()).toEqual([]);
+
+    const d = new WalCheckpointer();
+    checkpointers.push(d);
+    await d.start([a.conn], 1000);
+    expect(autocheckpoint(a.db)).toBe(0);
+    await (d as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await sleep(20);
+    expect(d.running).toBe(false);
+    expect(autocheckpoint(a.db)).toBe(1000);
+  });
+
+  it('refuses a database file that does not exist, and leaves the writer as it was', async () => {
+    const a = writer();
+    const c = new WalCheckpointer();
+    const missing = {
+      file: join(tmpdir(), 'svc-wal-missing', 'nope.sqlite'),
+      pragma: a.conn.pragma,
+    };
+    await expect(c.start([missing], 1000)).rejects.toThrow();
+    expect(c.running).toBe(false);
+    expect(autocheckpoint(a.db)).toBe(1000);
+  });
+});
