@@ -24,19 +24,16 @@
  */
 import autocannon, { type RawRequest, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './support/free-port.js';
 import { postRequest, RawHttpConnection } from './support/raw-http-client.js';
-import { SERVER_NODE_ARGS } from './support/server-args.js';
+import { startBenchServer } from './support/server.js';
 
 /** The repository root (this file runs from dist-bench/bench/). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(ROOT, 'dist', 'main.js');
 const PHASE_SECONDS = Number(process.env.BENCH_PHASE_SECONDS ?? 12);
 const WARMUP_SECONDS = 3;
 const CONNECTIONS = 32;
@@ -46,8 +43,6 @@ const MARKETABLE_SHARE = 0.15;
 const TRADERS = 16;
 const PASSWORD = 'bench-password-123';
 const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function json(
   url: string,
@@ -65,48 +60,6 @@ async function json(
     status: res.status,
     body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
   };
-}
-
-async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
-  // BENCH_SERVER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server.
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const proc = spawn(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, MAIN], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      RATE_LIMITS_ENABLED: 'false',
-      SANDBOX_FEED_INTERVAL_MS: '0',
-      // One log line per request at info would go to a pipe nobody reads; warn keeps the
-      // logger in the path (it is called) without the bench measuring a pipe's back-pressure.
-      LOG_LEVEL: 'warn',
-      // Books grow for the whole run: enough money and open-order room for every resting order.
-      SANDBOX_STARTING_BALANCE_CENTS: '1000000000000',
-      MAX_OPEN_ORDERS_PER_KEY: '1000000',
-    },
-    stdio: ['ignore', process.env.BENCH_ECHO ? 'inherit' : 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr?.on('data', (c: Buffer) => {
-    stderr += c.toString();
-    if (process.env.BENCH_ECHO) process.stderr.write(c);
-  });
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`server exited: ${stderr}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/health/ready`);
-      await res.arrayBuffer();
-      if (res.status === 200) return proc;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`server not ready: ${stderr}`);
 }
 
 /** Registers and verifies a fresh account (the mailed token is read from platform.sqlite). */
@@ -413,12 +366,13 @@ async function paced(
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-orders-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const api = `${base}/api/v1`;
-  const server = await startServer(dataDir, port);
-  const pid = server.pid!;
+  // Books grow for the whole run: enough money and open-order room for every resting order.
+  const server = await startBenchServer('orders', {
+    SANDBOX_STARTING_BALANCE_CENTS: '1000000000000',
+    MAX_OPEN_ORDERS_PER_KEY: '1000000',
+  });
+  const { api, dataDir, port } = server;
+  const pid = server.proc.pid!;
   try {
     const keys = [await testKey(api, 'trader@sandbox.test', 'sandbox-password')];
     for (let i = 1; i < TRADERS; i++) {
@@ -445,7 +399,7 @@ async function main(): Promise<void> {
     };
     const orders = (duration: number, overallRate?: number) => () =>
       autocannon({
-        url: base,
+        url: `http://127.0.0.1:${port}`,
         connections: CONNECTIONS,
         duration,
         overallRate,
@@ -531,9 +485,7 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, 'orders.json'), JSON.stringify(result, null, 2) + '\n');
     console.log(`wrote ${join(outDir, 'orders.json')}`);
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

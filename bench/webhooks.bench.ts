@@ -10,15 +10,11 @@
  * clients can go (saturated: throughput, and the backlog latency it builds). The server and the
  * load generator share the machine. Prints the figures and writes bench/results/webhooks.json.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { freePort } from './support/free-port.js';
-import { SERVER_NODE_ARGS } from './support/server-args.js';
+import { startBenchServer } from './support/server.js';
 
 const LOAD_MS = 15_000;
 const CLIENTS = 8;
@@ -83,38 +79,10 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   const rxPort = (receiver.address() as AddressInfo).port;
 
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-webhooks-'));
-  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, 'dist/main.js'], {
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      RATE_LIMITS_ENABLED: 'false',
-      SANDBOX_FEED_INTERVAL_MS: '0',
-      WEBHOOK_POLL_MS: '20',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  const api = `http://127.0.0.1:${port}/api/v1`;
+  const server = await startBenchServer('webhooks', { WEBHOOK_POLL_MS: '20' });
+  const { api } = server;
 
   try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${api}/health/ready`)).status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`server not ready:\n${stderr}`);
-      await sleep(100);
-    }
-
     const login = await json(`${api}/auth/login`, {
       method: 'POST',
       body: { email: 'trader@sandbox.test', password: 'sandbox-password' },
@@ -253,11 +221,9 @@ async function main(): Promise<void> {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/webhooks.json', JSON.stringify(figures, null, 2) + '\n');
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('close', r)));
+    await server.stop();
     receiver.closeAllConnections();
     receiver.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

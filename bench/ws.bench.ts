@@ -14,17 +14,16 @@
  * (support/raw-ws-client.ts) that still check every message's seq: the `ws` client cost several
  * times more per message, CPU taken from the server being measured.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { freePort } from './support/free-port.js';
 import { RawWsClient } from './support/raw-ws-client.js';
-import { SERVER_NODE_ARGS } from './support/server-args.js';
+import { startBenchServer } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -284,63 +283,15 @@ function json(
 async function main(): Promise<void> {
   // Other work on the machine skews every figure: recorded with them.
   const loadAtStart = Math.round(loadavg()[0] * 100) / 100;
-  const mainJs = join(ROOT, 'dist', 'main.js');
-  if (!existsSync(mainJs)) throw new Error('dist/main.js missing: run npm run build');
-  const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-ws-'));
-  const base = `http://127.0.0.1:${port}`;
-  const api = `${base}/api/v1`;
-  const server = spawn(process.execPath, [...SERVER_NODE_ARGS, mainJs], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      RATE_LIMITS_ENABLED: 'false',
-      SANDBOX_FEED_INTERVAL_MS: '0',
-      WS_MAX_CONNECTIONS_PER_IP: '100000',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let serverErr = '';
-  server.stderr?.on('data', (c: Buffer) => (serverErr += c.toString()));
+  const server = await startBenchServer('ws', { WS_MAX_CONNECTIONS_PER_IP: '100000' });
+  const { api, port } = server;
   const children: ChildProcess[] = [];
   const cleanup = async (): Promise<void> => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    if (server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => {
-        const t = setTimeout(() => {
-          server.kill('SIGKILL');
-          r(undefined);
-        }, 10_000);
-        server.once('close', () => {
-          clearTimeout(t);
-          r(undefined);
-        });
-      });
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.stop();
   };
 
   try {
-    // Ready?
-    const t0 = Date.now();
-    for (;;) {
-      if (server.exitCode !== null) throw new Error(`server exited: ${serverErr}`);
-      try {
-        const r = await fetch(`${api}/health/ready`);
-        await r.arrayBuffer();
-        if (r.status === 200) break;
-      } catch {
-        // not yet listening
-      }
-      if (Date.now() - t0 > 30_000) throw new Error(`server not ready: ${serverErr}`);
-      await sleep(100);
-    }
-
     // A key for the subscribers (websocket) and one for the driver (orders:write).
     const login = await json(`${api}/auth/login`, {
       method: 'POST',
@@ -479,7 +430,7 @@ async function main(): Promise<void> {
       if (!measuring && now >= window.from) {
         measuring = true;
         cpu0 = {
-          server: cpuMs(server.pid!),
+          server: cpuMs(server.proc.pid!),
           clients: children.map((c) => cpuMs(c.pid!)),
           driver: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
         };
@@ -499,7 +450,7 @@ async function main(): Promise<void> {
     }
     await Promise.all(pending);
     const cpu1 = {
-      server: cpuMs(server.pid!),
+      server: cpuMs(server.proc.pid!),
       clients: children.map((c) => cpuMs(c.pid!)),
       driver: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
     };

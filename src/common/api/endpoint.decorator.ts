@@ -64,8 +64,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   };
   const status = opts.status ?? 200;
   const errorStatuses = new Set<number>([429, 500, ...(opts.errors ?? [])]);
-  if (opts.auth !== 'public') errorStatuses.add(401);
-  if (opts.auth !== 'public') errorStatuses.add(403);
+  if (opts.auth !== 'public') errorStatuses.add(401).add(403);
   if (lifecycle.state === 'DEPRECATED' && lifecycle.sunsetOn !== undefined) errorStatuses.add(410);
 
   const decorators: (MethodDecorator | ClassDecorator)[] = [

@@ -147,7 +147,8 @@ export class AccessPipeline {
         key_id: key.id,
       });
     }
-    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) {
+    const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
+    if (expiresAt !== null && expiresAt <= now) {
       throw new DomainError(
         'API_KEY_EXPIRED',
         `API key ${key.prefix}... expired at ${key.expiresAt}`,
@@ -160,7 +161,7 @@ export class AccessPipeline {
     if (key.signingRequired) {
       verifyRequestSignature(signed, resolved.signingSecret ?? '', Math.floor(now / 1000));
     }
-    this.touch(key.id, key.lastUsedAt, now, resolved);
+    this.touch(key, now);
     const paper = key.environment === 'test' || resolved.scopes.includes('env:paper');
     return {
       type: 'API_KEY',
@@ -169,7 +170,7 @@ export class AccessPipeline {
       environment: paper ? 'test' : 'live',
       scopes: resolved.scopes,
       tier: key.tier,
-      expiresAt: key.expiresAt === null ? null : Date.parse(key.expiresAt),
+      expiresAt,
     };
   }
 
@@ -219,16 +220,12 @@ export class AccessPipeline {
   }
 
   /** last_used_at, written at most once a minute per key and never on the request's path. */
-  private touch(
-    id: string,
-    last: string | null,
-    now: number,
-    resolved: { entity: { lastUsedAt: string | null } },
-  ): void {
+  private touch(key: { id: string; lastUsedAt: string | null }, now: number): void {
+    const last = key.lastUsedAt;
     if (last !== null && now - Date.parse(last) < LAST_USED_EVERY_MS) return;
-    const iso = new Date(now).toISOString();
-    resolved.entity.lastUsedAt = iso;
-    void this.keys.repo.update({ id }, { lastUsedAt: iso }).catch(() => undefined);
+    const at = new Date(now).toISOString();
+    key.lastUsedAt = at; // the cached entity: the next request sees it without a read
+    void this.keys.repo.update({ id: key.id }, { lastUsedAt: at }).catch(() => undefined);
   }
 }
 

@@ -26,6 +26,7 @@ import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
 import { mapError } from '../../common/errors/error-mapper.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
 import { ORDER_ID } from '../../common/ids/id-patterns.js';
+import { iso } from '../../common/clock/iso.js';
 
 const OPEN_STATUSES = new Set(['OPEN', 'PARTIALLY_FILLED']);
 
@@ -327,7 +328,7 @@ function tradeEventToFill(t: TradeEvent, o: OrderSnapshot): FillDto {
     yes_price: t.price,
     quantity: t.quantity,
     liquidity: t.makerOrderId === o.id ? 'MAKER' : 'TAKER',
-    created_at: new Date(t.timestamp).toISOString(),
+    created_at: iso(t.timestamp),
   };
 }
 
@@ -361,8 +362,8 @@ export function toDto(o: OrderSnapshot, env: Environment, fills: FillDto[]): Ord
     time_in_force: o.timeInForce,
     post_only: o.postOnly,
     environment: env,
-    created_at: new Date(o.createdAt).toISOString(),
-    updated_at: new Date(o.updatedAt).toISOString(),
+    created_at: iso(o.createdAt),
+    updated_at: iso(o.updatedAt),
     fills,
   };
 }

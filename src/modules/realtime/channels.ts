@@ -1,7 +1,12 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
-import { apiCancelReason } from '../trading/cancel-reason.js';
 import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
+import { iso } from '../../common/clock/iso.js';
+import {
+  orderCancelledPayload,
+  orderExpiredPayload,
+  orderProgressPayload,
+} from '../trading/order-payloads.js';
 
 export const PRIVATE_CHANNELS = ['orders', 'fills', 'positions', 'wallet'] as const;
 export type PrivateChannel = (typeof PRIVATE_CHANNELS)[number];
@@ -43,7 +48,7 @@ export type Outgoing =
 export function route(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
   const out: Outgoing[] = [];
   const touched = new Set<string>();
-  const ownerOf = (orderId: string): string | undefined => engine.getOrder(orderId)?.accountId;
+  const ownerOf = (orderId: string): string | undefined => engine.orderOwner(orderId)?.accountId;
   const priv = (userId: string | undefined, channel: PrivateChannel, data: unknown): void => {
     if (userId !== undefined && userId !== HOUSE_ACCOUNT)
       out.push({ scope: 'private', userId, channel, data });
@@ -73,7 +78,7 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
             price: e.price,
             quantity: e.quantity,
             taker_side: e.takerBookSide === 'BID' ? 'BUY_YES' : 'SELL_YES',
-            created_at: new Date(e.timestamp).toISOString(),
+            created_at: iso(e.timestamp),
           },
         });
         touched.add(e.marketId);
@@ -81,7 +86,7 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
           [e.makerOrderId, e.makerAccountId, 'MAKER'],
           [e.takerOrderId, e.takerAccountId, 'TAKER'],
         ] as const) {
-          const side = engine.getOrder(orderId)?.side ?? 'YES';
+          const side = engine.orderOwner(orderId)?.side ?? 'YES';
           priv(userId, 'fills', {
             id: e.id,
             order_id: orderId,
@@ -91,7 +96,7 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
             yes_price: e.price,
             quantity: e.quantity,
             liquidity,
-            created_at: new Date(e.timestamp).toISOString(),
+            created_at: iso(e.timestamp),
           });
         }
         break;
@@ -113,29 +118,17 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
       case 'order.updated':
         priv(ownerOf(e.orderId), 'orders', {
           event: 'order.updated',
-          order_id: e.orderId,
-          status: e.status,
-          filled_quantity: e.filledQuantity,
-          remaining_quantity: e.remainingQuantity,
-          average_fill_price: e.averageFillPrice,
+          ...orderProgressPayload(e),
         });
         break;
       case 'order.cancelled':
         priv(ownerOf(e.orderId), 'orders', {
           event: 'order.cancelled',
-          order_id: e.orderId,
-          status: 'CANCELLED',
-          cancel_reason: apiCancelReason(e.reason),
-          filled_quantity: e.filledQuantity,
+          ...orderCancelledPayload(e),
         });
         break;
       case 'order.expired':
-        priv(ownerOf(e.orderId), 'orders', {
-          event: 'order.expired',
-          order_id: e.orderId,
-          status: 'EXPIRED',
-          filled_quantity: e.filledQuantity,
-        });
+        priv(ownerOf(e.orderId), 'orders', { event: 'order.expired', ...orderExpiredPayload(e) });
         break;
       case 'order.amended':
         priv(ownerOf(e.orderId), 'orders', {

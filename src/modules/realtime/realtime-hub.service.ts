@@ -13,7 +13,7 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
-import { parseChannel, PRIVATE_SCOPE, route, type PrivateChannel } from './channels.js';
+import { parseChannel, PRIVATE_SCOPE, route } from './channels.js';
 import { Connection, corkBatch, EventMessage, uncorkAll } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
@@ -353,7 +353,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           if (conns === undefined) continue;
           let message: EventMessage | null = null;
           for (const c of conns) {
-            if (!c.subscriptions.has(out.channel as PrivateChannel)) continue;
+            if (!c.subscriptions.has(out.channel)) continue;
             message ??= new EventMessage(out.channel, batch.committedAt, out.data);
             c.sendEvent(out.channel, message, corked);
           }

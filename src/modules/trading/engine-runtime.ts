@@ -138,7 +138,6 @@ export class EngineRuntime {
       this.log.error(
         `commit failed in the ${this.environment} engine, rebuilding from the database`,
       );
-      this.pendingEvents = [];
       this.rebuild();
       this.bus.publish({
         environment: this.environment,
@@ -182,9 +181,9 @@ export class EngineRuntime {
   ensureAccount(userId: string, startingBalance: number): void {
     // The common case, an existing account, must not force the waiting batch out (that would
     // undo group commit); only opening one settles first, like every synchronous command.
-    if (this.engine.getAccount(userId) !== undefined) return;
+    if (this.engine.balance(userId) !== undefined) return;
     this.settle();
-    if (this.engine.getAccount(userId) !== undefined) return;
+    if (this.engine.balance(userId) !== undefined) return;
     const created = this.engine.createAccount(userId);
     if (!created.ok) return;
     const events = [...created.events];

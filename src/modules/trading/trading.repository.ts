@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { EngineEvent, OrderSnapshot } from '../../engine/index.js';
+import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 
 /** Row shapes as stored. */
@@ -71,20 +72,6 @@ export interface MarketRow {
 }
 
 const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
-let isoMs = NaN;
-let isoText = '';
-/**
- * ISO-8601 text of an epoch-ms time. The events of one batch mostly share a millisecond, so the
- * last conversion is kept (toISOString was a visible share of the order path's CPU).
- */
-const iso = (ms: number): string => {
-  if (ms !== isoMs) {
-    isoText = new Date(ms).toISOString();
-    isoMs = ms;
-  }
-  return isoText;
-};
-
 /**
  * All SQL of the trading hot path, as prepared better-sqlite3 statements on one engine database:
  * mirroring engine events (inside the caller's transaction), the reads of the trading API, and

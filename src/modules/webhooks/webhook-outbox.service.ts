@@ -1,13 +1,16 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
-import type { Environment } from '../../common/environment.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { WebhooksCore } from './webhooks.core.js';
 import type { EndpointRow } from './webhooks.repository.js';
-import { apiCancelReason } from '../trading/cancel-reason.js';
+import {
+  orderCancelledPayload,
+  orderExpiredPayload,
+  orderProgressPayload,
+} from '../trading/order-payloads.js';
 
 /** Event types a webhook endpoint can subscribe to. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -66,7 +69,7 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
         const targets = endpoints.filter(
           (e) => (out.userId === null || e.user_id === out.userId) && subscribed(e, out.type),
         );
-        this.core.enqueue(batch.environment as Environment, out.type, out.data, targets);
+        this.core.enqueue(batch.environment, out.type, out.data, targets);
       }
     } catch (err) {
       this.log.error(
@@ -79,7 +82,7 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
 function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
   const out: Outgoing[] = [];
   const owner = (orderId: string): string | null => {
-    const a = engine.getOrder(orderId)?.accountId;
+    const a = engine.orderOwner(orderId)?.accountId;
     return a === undefined || a === HOUSE_ACCOUNT ? null : a;
   };
   const push = (type: string, userId: string | null, data: unknown, userScoped = true): void => {
@@ -110,30 +113,15 @@ function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine)
           push(
             e.status === 'FILLED' ? 'order.filled' : 'order.partially_filled',
             owner(e.orderId),
-            {
-              order_id: e.orderId,
-              status: e.status,
-              filled_quantity: e.filledQuantity,
-              remaining_quantity: e.remainingQuantity,
-              average_fill_price: e.averageFillPrice,
-            },
+            orderProgressPayload(e),
           );
         }
         break;
       case 'order.cancelled':
-        push('order.cancelled', owner(e.orderId), {
-          order_id: e.orderId,
-          status: 'CANCELLED',
-          cancel_reason: apiCancelReason(e.reason),
-          filled_quantity: e.filledQuantity,
-        });
+        push('order.cancelled', owner(e.orderId), orderCancelledPayload(e));
         break;
       case 'order.expired':
-        push('order.expired', owner(e.orderId), {
-          order_id: e.orderId,
-          status: 'EXPIRED',
-          filled_quantity: e.filledQuantity,
-        });
+        push('order.expired', owner(e.orderId), orderExpiredPayload(e));
         break;
       case 'market.resolved':
         push('market.resolved', null, { market_id: e.marketId, outcome: e.outcome }, false);
