@@ -207,6 +207,18 @@ describe('orders: per-route limits (SPEC.md numbers)', () => {
     expect((await getOrder(svc, t, o.body.id)).status).toBe('CANCELLED');
   });
 
+  it('POST and DELETE /orders/cancel-on-disconnect: 60 a minute each', async () => {
+    const t = await proTrader();
+    nextMinute(30);
+    const on = () => send(t, 'POST', '/orders/cancel-on-disconnect', { grace_seconds: 5 });
+    const off = () => send(t, 'DELETE', '/orders/cancel-on-disconnect');
+    const refusedOn = await exactly(60, on, 30);
+    // The other method has a bucket of its own.
+    const refusedOff = await exactly(60, off, 30);
+    await honestRetryAfter(refusedOn, on);
+    expect(refusedOff.headers.get('retry-after')).toBe('30');
+  });
+
   it('GET /orders/export: 6 a minute', async () => {
     const t = await proTrader();
     nextMinute(1);

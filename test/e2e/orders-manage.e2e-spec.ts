@@ -470,6 +470,30 @@ describe('orders: amend, cancel, batch, reads', () => {
     expectContractError(await as(c, `${svc.api}/orders/nope`), 404, 'NOT_FOUND');
     expect(await allOrders(svc, a, `market_id=${m2.id}`)).toEqual([]);
   });
+
+  it('GET /orders pages 50 by default (CONTRACT: limit 1..200, default 50); limit=200 is accepted', async () => {
+    const c = await trader(svc, 'pager@orders.test');
+    const m = TRADABLE[12];
+    for (const n of [20, 20, 11]) {
+      const legs = Array.from({ length: n }, () => limit(m, 'BUY', 'YES', 2, 1));
+      const res = await as(c, `${svc.api}/orders/batch`, {
+        method: 'POST',
+        json: { orders: legs },
+      });
+      expect(res.status).toBe(200);
+    }
+    const first = await as(c, `${svc.api}/orders`);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(50);
+    expect(first.body.next_cursor).not.toBeNull();
+    const rest = await as(c, `${svc.api}/orders?cursor=${first.body.next_cursor}`);
+    expect(rest.body.data).toHaveLength(1);
+    expect(rest.body.next_cursor).toBeNull();
+    const all = await as(c, `${svc.api}/orders?limit=200`);
+    expect(all.status).toBe(200);
+    expect(all.body.data).toHaveLength(51);
+    expect(all.body.next_cursor).toBeNull();
+  });
 });
 
 describe('orders: money is conserved', () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { expectContractError, http, type Running } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import {
@@ -705,5 +707,39 @@ describe('orders: resource caps (ORDER_MAX_QUANTITY, MAX_OPEN_ORDERS_PER_KEY, EX
       'EXPORT_TOO_LARGE',
     );
     expect(err.details).toEqual({ rows: 7, max_rows: 6 });
+  });
+});
+
+describe('orders: a market that is not OPEN', () => {
+  it('HALTED and CLOSED markets take no orders: 422 MARKET_NOT_OPEN, nothing placed', async () => {
+    const [halted, closed] = [TRADABLE[0], TRADABLE[1]];
+    let svc = await startOrdersApp();
+    const dataDir = svc.dataDir;
+    await svc.close({ keepData: true });
+    // No API halts or closes a market yet: the engine database says so, and a restart reads it.
+    const db = new Database(join(dataDir, 'paper.sqlite'));
+    db.prepare(`UPDATE markets SET status = 'HALTED' WHERE id = ?`).run(halted.id);
+    db.prepare(`UPDATE markets SET status = 'CLOSED' WHERE id = ?`).run(closed.id);
+    db.close();
+    svc = await startOrdersApp({ dataDir });
+    try {
+      const t = await trader(svc);
+      for (const [m, status] of [
+        [halted, 'HALTED'],
+        [closed, 'CLOSED'],
+      ] as const) {
+        const res = await placeRaw(svc, t, limit(m, 'BUY', 'YES', 2, 1));
+        expectContractError(res, 422, 'MARKET_NOT_OPEN');
+        expect((await as(t, `${svc.api}/markets/${m.id}`)).body.status).toBe(status);
+        const quote = await as(t, `${svc.api}/orders/quote`, {
+          method: 'POST',
+          json: limit(m, 'BUY', 'YES', 2, 1),
+        });
+        expectContractError(quote, 422, 'MARKET_NOT_OPEN');
+      }
+      expect(await allOrders(svc, t)).toEqual([]);
+    } finally {
+      await svc.close();
+    }
   });
 });

@@ -73,6 +73,29 @@ describe('realtime: authentication', () => {
     await c.close();
   });
 
+  it('a live key with env:paper is paper-only on the stream too: environment test, the paper book', async () => {
+    const market = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
+    const channel = `orderbook:${market}`;
+    const snapshotWith = async (scopes: string[]) => {
+      const k = await createKey(svc.api, token, { scopes, environment: 'live' });
+      const c = await WsClient.connect(svc.baseUrl);
+      c.send({ type: 'auth', api_key: k.key });
+      const ok = await c.waitFor(() => true);
+      expect((await c.subscribe([channel])).type).toBe('subscribed');
+      const snap = await c.waitFor((m) => m.type === 'event' && m.data?.kind === 'snapshot');
+      await c.close();
+      return { ok, data: snap.data };
+    };
+    const paper = await snapshotWith(['websocket', 'env:paper']);
+    expect(paper.ok).toMatchObject({ type: 'auth_ok', environment: 'test' });
+    expect(paper.ok.scopes).toContain('env:paper');
+    // The paper engine's house quotes the book; the live engine has no house liquidity.
+    expect(paper.data.bids.length).toBeGreaterThan(0);
+    const live = await snapshotWith(['websocket']);
+    expect(live.ok).toMatchObject({ type: 'auth_ok', environment: 'live' });
+    expect(live.data).toMatchObject({ kind: 'snapshot', bids: [], asks: [] });
+  });
+
   it('authenticates a session token from POST /auth/login (first-party, live engine)', async () => {
     const c = await WsClient.connect(svc.baseUrl);
     c.send({ type: 'auth', token });

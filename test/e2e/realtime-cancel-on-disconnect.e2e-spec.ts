@@ -5,6 +5,7 @@ import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type Running } from '../support/harness.js';
 import {
   as,
+  expectValidation,
   getOrder,
   keyFor,
   limit,
@@ -87,8 +88,15 @@ describe('realtime: cancel-on-disconnect', () => {
       cancels_at: null,
     });
     for (const grace_seconds of [-1, 301, 1.5, 'x']) {
-      expectContractError(await cod(svc, k1, 'POST', { grace_seconds }), 400, 'VALIDATION_FAILED');
+      expectValidation(await cod(svc, k1, 'POST', { grace_seconds }), 'grace_seconds');
     }
+    // Both ends of 0..300 are accepted.
+    for (const grace_seconds of [0, 300]) {
+      const edge = await cod(svc, k1, 'POST', { grace_seconds });
+      expect(edge.status).toBe(200);
+      expect(edge.body).toMatchObject({ enabled: true, grace_seconds });
+    }
+    expect((await cod(svc, k1, 'DELETE')).body).toMatchObject({ enabled: false });
     for (const method of ['GET', 'POST', 'DELETE'] as const) {
       const res = await http(`${svc.api}/orders/cancel-on-disconnect`, {
         method,
@@ -99,11 +107,21 @@ describe('realtime: cancel-on-disconnect', () => {
     }
     // A key without orders:write cannot enable it.
     const ro = await keyFor(svc, k1.email, k1.token, { scopes: ['orders:read', 'websocket'] });
-    expectContractError(
-      await cod(svc, ro, 'POST', { grace_seconds: 5 }),
-      403,
-      'INSUFFICIENT_SCOPE',
-    );
+    for (const method of ['POST', 'DELETE'] as const) {
+      const denied = expectContractError(
+        await cod(svc, ro, method, method === 'POST' ? { grace_seconds: 5 } : undefined),
+        403,
+        'INSUFFICIENT_SCOPE',
+      );
+      expect(denied.details.required_scopes).toEqual(['orders:write']);
+    }
+    // Reading the status needs orders:read.
+    const wo = await keyFor(svc, k1.email, k1.token, {
+      scopes: ['orders:write', 'websocket'],
+      acknowledge_write_scopes: true,
+    });
+    const noRead = expectContractError(await cod(svc, wo, 'GET'), 403, 'INSUFFICIENT_SCOPE');
+    expect(noRead.details.required_scopes).toEqual(['orders:read']);
     // Omitted grace: the default (5 s); then disabled again.
     const d = await cod(svc, k1, 'POST', {});
     expect(d.status).toBe(200);
