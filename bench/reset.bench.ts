@@ -111,7 +111,7 @@ async function main(): Promise<void> {
       scopes: ['orders:write', 'wallet:write'],
       tier: 'FREE',
     };
-    rt.ensureAccount(cred.userId, start);
+    rt.ensureAccount(cred.userId);
     const service_ms: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
       restOrders(rt, cred.userId, cred.keyId!, markets);
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     const apiKey = String(key.body.key);
     const me = await json('/auth/me', { headers: { 'x-api-key': apiKey } });
     const userId = (me.body.user as { id: string }).id;
-    rt.ensureAccount(userId, start);
+    rt.ensureAccount(userId);
     const http_ms: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
       restOrders(rt, userId, String(key.body.id), markets);

@@ -3,6 +3,7 @@ import type {
   EngineEvent,
   Failure,
   OrderSnapshot,
+  QuoteRequest,
   Success,
   TradeEvent,
 } from '../../engine/index.js';
@@ -42,10 +43,7 @@ export class OrdersService {
   ) {}
 
   runtimeFor(c: Credential): EngineRuntime {
-    const rt = this.engines.get(c.environment);
-    const start = c.environment === 'test' ? this.config.values.sandboxStartingBalanceCents : 0;
-    rt.ensureAccount(c.userId, start);
-    return rt;
+    return this.engines.forCredential(c);
   }
 
   /** Places an order; answers once its events are committed (group commit, see runBatched). */
@@ -64,14 +62,9 @@ export class OrdersService {
     legs: PlaceOrderBody[],
     requestId: string,
   ): Promise<BatchLegResultDto[]> {
-    const submitted = legs.map((leg) => {
-      try {
-        return this.submit(c, leg);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    });
-    const settled = await Promise.allSettled(submitted);
+    // submit is async, so a leg refused by the checks is a rejection like any other; each leg's
+    // command still runs at once, in order.
+    const settled = await Promise.allSettled(legs.map((leg) => this.submit(c, leg)));
     // The legs commit together: if that commit failed, the whole request failed (500), so that an
     // idempotent retry runs again instead of replaying the failure.
     const failedCommit = settled.find(
@@ -91,49 +84,29 @@ export class OrdersService {
         s.status === 'rejected'
           ? s.reason
           : fromEngine(s.value as Failure, { marketId: legs[index].market_id });
-      const mapped = mapError(err, requestId);
-      return { index, status: mapped.status, error: mapped.body.error };
+      return legError(index, err, requestId);
     });
   }
 
   /** Checks, then runs the engine command now; the promise settles after the commit. */
-  private submit(
+  private async submit(
     c: Credential,
     body: PlaceOrderBody,
   ): Promise<Success<{ order: OrderSnapshot }> | Failure> {
     const rt = this.runtimeFor(c);
     this.check(rt, c, body);
-    return rt.runBatched((e) =>
-      e.placeOrder({
-        accountId: c.userId,
-        marketId: body.market_id,
-        action: body.action,
-        side: body.side,
-        type: body.type,
-        price: body.price ?? null,
-        quantity: body.quantity,
-        timeInForce: body.time_in_force,
-        postOnly: body.post_only,
-        tag: c.keyId,
-        clientOrderId: body.client_order_id ?? null,
-      }),
-    );
+    const req = {
+      ...engineOrder(c, body),
+      tag: c.keyId,
+      clientOrderId: body.client_order_id ?? null,
+    };
+    return rt.runBatched((e) => e.placeOrder(req));
   }
 
   quote(c: Credential, body: PlaceOrderBody): QuoteDto {
     const rt = this.runtimeFor(c);
     this.shape(body);
-    const r = rt.engine.quote({
-      accountId: c.userId,
-      marketId: body.market_id,
-      action: body.action,
-      side: body.side,
-      type: body.type,
-      price: body.price ?? null,
-      quantity: body.quantity,
-      timeInForce: body.time_in_force,
-      postOnly: body.post_only,
-    });
+    const r = rt.engine.quote(engineOrder(c, body));
     if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
     const q = r.quote;
     return {
@@ -191,8 +164,7 @@ export class OrdersService {
       try {
         return { index, status: 200, order: this.cancel(c, id) };
       } catch (err) {
-        const mapped = mapError(err, requestId);
-        return { index, status: mapped.status, error: mapped.body.error };
+        return legError(index, err, requestId);
       }
     });
   }
@@ -343,6 +315,27 @@ function tradeToFill(t: TradeRow, orderId: string, side: 'YES' | 'NO'): FillDto 
   };
 }
 
+/** The engine's form of an order body (what a quote needs; placing adds tag and client id). */
+function engineOrder(c: Credential, body: PlaceOrderBody): QuoteRequest & { accountId: string } {
+  return {
+    accountId: c.userId,
+    marketId: body.market_id,
+    action: body.action,
+    side: body.side,
+    type: body.type,
+    price: body.price ?? null,
+    quantity: body.quantity,
+    timeInForce: body.time_in_force,
+    postOnly: body.post_only,
+  };
+}
+
+/** A batch leg's failure, in the error body a single request would have answered. */
+function legError(index: number, err: unknown, requestId: string): BatchLegResultDto {
+  const mapped = mapError(err, requestId);
+  return { index, status: mapped.status, error: mapped.body.error };
+}
+
 export function toDto(o: OrderSnapshot, env: Environment, fills: FillDto[]): OrderDto {
   return {
     id: o.id,
@@ -369,7 +362,7 @@ export function toDto(o: OrderSnapshot, env: Environment, fills: FillDto[]): Ord
 }
 
 export function rowToDto(r: OrderRow, env: Environment, trades: TradeRow[]): OrderDto {
-  const open = r.status === 'OPEN' || r.status === 'PARTIALLY_FILLED';
+  const open = OPEN_STATUSES.has(r.status);
   return {
     id: r.id,
     client_order_id: r.client_order_id,

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Credential } from '../../common/http/request-context.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
-import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
-import { runtimeWithAccount } from '../wallet/account-runtime.js';
 import type { ListPositionsQueryDto, PositionDto } from './dto/position.dto.js';
 import { markPrice, positionDto } from './position-mapper.js';
 
@@ -13,13 +11,10 @@ import { markPrice, positionDto } from './position-mapper.js';
  */
 @Injectable()
 export class PositionsService {
-  constructor(
-    private readonly engines: EngineRegistry,
-    private readonly config: ConfigService,
-  ) {}
+  constructor(private readonly engines: EngineRegistry) {}
 
   list(c: Credential, q: ListPositionsQueryDto): Page<PositionDto> {
-    const rt = runtimeWithAccount(this.engines, this.config, c);
+    const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
     const afterMarketId = q.cursor === undefined ? undefined : String(decodeCursor(q.cursor, 1)[0]);
     const rows = rt.repo.positionsPage(c.userId, {

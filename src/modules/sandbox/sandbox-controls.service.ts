@@ -36,8 +36,8 @@ export class SandboxControlsService {
    */
   reset(c: Credential): ResetResultDto {
     const rt = this.paper();
-    const start = this.config.values.sandboxStartingBalanceCents;
-    rt.ensureAccount(c.userId, start);
+    const start = rt.startingBalance;
+    rt.ensureAccount(c.userId);
     const r = rt.run((e) => e.resetAccount(c.userId, start));
     if (!r.ok) throw walletError(r, start, rt, c.userId);
     let cancelled = 0;
@@ -52,7 +52,7 @@ export class SandboxControlsService {
   /** Adds paper money: a FUNDING ledger row (reference_id: the request id). */
   fund(c: Credential, amount: number, requestId: string): WalletMovementDto {
     const rt = this.paper();
-    rt.ensureAccount(c.userId, this.config.values.sandboxStartingBalanceCents);
+    rt.ensureAccount(c.userId);
     const r = rt.run((e) => e.deposit(c.userId, amount, requestId));
     if (!r.ok) throw walletError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);

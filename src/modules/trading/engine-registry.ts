@@ -9,6 +9,7 @@ import type { Database } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
+import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ENGINE_DB } from '../../database/databases.js';
@@ -57,6 +58,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
         this.bus,
         new Logger(`Engine:${env}`),
         feed,
+        env === 'test' ? c.sandboxStartingBalanceCents : 0,
       );
       this.runtimes.set(env, runtime);
     }
@@ -67,6 +69,16 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     const r = this.runtimes.get(env);
     if (r === undefined) throw new Error(`engine ${env} not started`);
     return r;
+  }
+
+  /**
+   * The credential's engine, with the caller's trading account opened on first use: a paper
+   * account starts with SANDBOX_STARTING_BALANCE_CENTS (one FUNDING row), a live one with 0.
+   */
+  forCredential(c: Credential): EngineRuntime {
+    const rt = this.get(c.environment);
+    rt.ensureAccount(c.userId);
+    return rt;
   }
 
   /** Stops the feed before the databases close (graceful shutdown). */

@@ -66,6 +66,7 @@ function runtime() {
     bus,
     log,
     null,
+    500,
   );
   return { rt, repo, published };
 }
@@ -172,7 +173,7 @@ describe('EngineRuntime group commit', () => {
   it('ensureAccount for an existing account leaves the waiting batch alone (group commit holds)', async () => {
     const { rt, repo } = runtime();
     const p = rt.runBatched(order('g1'));
-    rt.ensureAccount('u1', 1_000); // every order request calls this first
+    rt.ensureAccount('u1'); // every order request calls this first
     const q = rt.runBatched(order('g2'));
     expect(repo.commits.length).toBe(0);
     await Promise.all([p, q]);
@@ -182,7 +183,7 @@ describe('EngineRuntime group commit', () => {
   it('ensureAccount for a new account settles the waiting batch first, then opens it', async () => {
     const { rt, repo } = runtime();
     const p = rt.runBatched(order('n1'));
-    rt.ensureAccount('u2', 500);
+    rt.ensureAccount('u2');
     expect(repo.commits.length).toBe(2);
     expect(rt.engine.getAccount('u2')?.balance).toBe(500);
     await p;

@@ -52,6 +52,8 @@ export class EngineRuntime {
     private readonly bus: EventBus,
     private readonly log: Logger,
     private readonly feedSettings: FeedSettings | null,
+    /** What a new account of this environment opens with (paper accounts start funded). */
+    readonly startingBalance: number,
   ) {
     this.engine = this.restore();
   }
@@ -177,8 +179,8 @@ export class EngineRuntime {
     if (this.broken) throw new Error(`the ${this.environment} engine is unavailable until restart`);
   }
 
-  /** Opens a trading account on first use (paper accounts start funded). */
-  ensureAccount(userId: string, startingBalance: number): void {
+  /** Opens a trading account on first use, with {@link startingBalance}. */
+  ensureAccount(userId: string): void {
     // The common case, an existing account, must not force the waiting batch out (that would
     // undo group commit); only opening one settles first, like every synchronous command.
     if (this.engine.balance(userId) !== undefined) return;
@@ -187,8 +189,8 @@ export class EngineRuntime {
     const created = this.engine.createAccount(userId);
     if (!created.ok) return;
     const events = [...created.events];
-    if (startingBalance > 0) {
-      const funded = this.engine.deposit(userId, startingBalance, 'starting-balance');
+    if (this.startingBalance > 0) {
+      const funded = this.engine.deposit(userId, this.startingBalance, 'starting-balance');
       if (funded.ok) events.push(...funded.events);
     }
     this.commit(events);

@@ -9,7 +9,6 @@ import { MfaService } from '../security/mfa.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
 import type { LedgerRow } from '../trading/trading.repository.js';
-import { runtimeWithAccount } from './account-runtime.js';
 import type {
   ListTransactionsQueryDto,
   TransactionDto,
@@ -31,13 +30,13 @@ export class WalletService {
   ) {}
 
   wallet(c: Credential): WalletDto {
-    const rt = runtimeWithAccount(this.engines, this.config, c);
+    const rt = this.engines.forCredential(c);
     return walletDto(rt.engine.getAccount(c.userId)!, c.environment);
   }
 
   /** The ledger, newest first, keyset-paginated on id: rows added while paging never shift it. */
   transactions(c: Credential, q: ListTransactionsQueryDto): Page<TransactionDto> {
-    const rt = runtimeWithAccount(this.engines, this.config, c);
+    const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
     const beforeId = q.cursor === undefined ? undefined : String(decodeCursor(q.cursor, 1)[0]);
     const rows = rt.repo.ledgerPage(c.userId, { beforeId, type: q.type, limit: limit + 1 });
@@ -50,7 +49,7 @@ export class WalletService {
 
   /** Real-money deposit (the route refuses test and env:paper keys before this runs). */
   deposit(c: Credential, amount: number, requestId: string): WalletMovementDto {
-    const rt = runtimeWithAccount(this.engines, this.config, c);
+    const rt = this.engines.forCredential(c);
     const r = rt.run((e) => e.deposit(c.userId, amount, requestId));
     if (!r.ok) throw walletError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
