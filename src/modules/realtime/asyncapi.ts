@@ -2,6 +2,8 @@
  * AsyncAPI 3.0 description of the realtime feed, so SDKs can generate stream clients too.
  * Served at /api/v1/asyncapi.json and linked from the OpenAPI document.
  */
+import { CHANNEL_PATTERNS } from './channels.js';
+
 const ref = (name: string) => ({ $ref: `#/components/messages/${name}` });
 const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
   type: 'object',
@@ -127,8 +129,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
               channels: {
                 type: 'array',
                 items: str,
-                description:
-                  'ticker, orderbook:<market_id>, trades:<market_id>, orders, fills, positions, wallet',
+                description: CHANNEL_PATTERNS.join(', '),
               },
             },
             ['type', 'channels'],

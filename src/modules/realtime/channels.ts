@@ -11,6 +11,14 @@ import {
 export const PRIVATE_CHANNELS = ['orders', 'fills', 'positions', 'wallet'] as const;
 export type PrivateChannel = (typeof PRIVATE_CHANNELS)[number];
 
+/** Every channel a client can subscribe to, as the protocol names them. */
+export const CHANNEL_PATTERNS = [
+  'ticker',
+  'orderbook:<market_id>',
+  'trades:<market_id>',
+  ...PRIVATE_CHANNELS,
+] as const;
+
 /** Scope a credential needs for each private channel. */
 export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
   orders: 'orders:read',

@@ -13,7 +13,7 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
-import { parseChannel, PRIVATE_SCOPE, route } from './channels.js';
+import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route } from './channels.js';
 import { Connection, corkBatch, EventMessage, uncorkAll } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
@@ -231,15 +231,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       if (p === null) {
         throw new DomainError('UNKNOWN_CHANNEL', `Unknown channel ${JSON.stringify(name)}`, {
           channel: name,
-          channels: [
-            'ticker',
-            'orderbook:<market_id>',
-            'trades:<market_id>',
-            'orders',
-            'fills',
-            'positions',
-            'wallet',
-          ],
+          channels: CHANNEL_PATTERNS,
         });
       }
       if (p.kind === 'private' && !c.scopes.includes(PRIVATE_SCOPE[p.name] as never)) {

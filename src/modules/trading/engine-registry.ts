@@ -35,7 +35,9 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     const c = this.config.values;
     // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
-    const engineIds = { next: (prefix: string) => this.ids.next(prefix.replace(/_$/, '')) };
+    const engineIds = {
+      next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
+    };
     for (const env of ['live', 'test'] as const) {
       const ds = env === 'live' ? this.live : this.paper;
       const db = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;

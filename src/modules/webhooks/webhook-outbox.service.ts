@@ -81,19 +81,18 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
 
 function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
   const out: Outgoing[] = [];
-  const owner = (orderId: string): string | null => {
-    const a = engine.orderOwner(orderId)?.accountId;
-    return a === undefined || a === HOUSE_ACCOUNT ? null : a;
-  };
-  const push = (type: string, userId: string | null, data: unknown, userScoped = true): void => {
-    if (userScoped && userId === null) return;
-    out.push({ type, userId, data });
+  /** The user an account's events go to: none for the house (or an order no longer known). */
+  const userOf = (accountId: string | undefined): string | null =>
+    accountId === undefined || accountId === HOUSE_ACCOUNT ? null : accountId;
+  const owner = (orderId: string): string | null => userOf(engine.orderOwner(orderId)?.accountId);
+  /** A user's event; dropped when there is no user to send it to. */
+  const push = (type: string, userId: string | null, data: unknown): void => {
+    if (userId !== null) out.push({ type, userId, data });
   };
   for (const e of events) {
     switch (e.type) {
       case 'order.accepted':
-        if (e.order.accountId === HOUSE_ACCOUNT) break;
-        push('order.created', e.order.accountId, {
+        push('order.created', userOf(e.order.accountId), {
           order: {
             id: e.order.id,
             client_order_id: e.order.clientOrderId,
@@ -124,11 +123,15 @@ function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine)
         push('order.expired', owner(e.orderId), orderExpiredPayload(e));
         break;
       case 'market.resolved':
-        push('market.resolved', null, { market_id: e.marketId, outcome: e.outcome }, false);
+        // Market-wide: every endpoint subscribed to it.
+        out.push({
+          type: 'market.resolved',
+          userId: null,
+          data: { market_id: e.marketId, outcome: e.outcome },
+        });
         break;
       case 'position.settled':
-        if (e.accountId === HOUSE_ACCOUNT) break;
-        push('position.settled', e.accountId, {
+        push('position.settled', userOf(e.accountId), {
           market_id: e.marketId,
           outcome: e.outcome,
           yes: e.yes,
