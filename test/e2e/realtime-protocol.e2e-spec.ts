@@ -11,6 +11,7 @@ import {
   TRADABLE,
   type Trader,
 } from '../support/orders.js';
+import { RealtimeHub } from '../../src/modules/realtime/realtime-hub.service.js';
 import { sleep, WsClient, type WsMessage } from '../support/ws.js';
 
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
@@ -93,6 +94,29 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     await c.sync();
     expect(c.messages.slice(after)).toEqual([{ type: 'pong' }]);
     await c.close();
+  });
+
+  it('a public channel nobody follows any more is forgotten (unsubscribe and close)', async () => {
+    // A market no other test here subscribes to, so the count starts without its channels.
+    const q = TRADABLE[TRADABLE.length - 1];
+    const hub = svc.app.get(RealtimeHub);
+    const before = hub.followedChannels;
+    const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    const d = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+    c.send({ type: 'subscribe', channels: [`trades:${q.id}`, `orderbook:${q.id}`, 'orders'] });
+    d.send({ type: 'subscribe', channels: [`trades:${q.id}`] });
+    await c.waitFor((x) => x.type === 'subscribed');
+    await d.waitFor((x) => x.type === 'subscribed');
+    expect(hub.followedChannels).toBe(before + 2); // private channels are not public sets
+    c.send({ type: 'unsubscribe', channels: [`orderbook:${q.id}`] });
+    await c.waitFor((x) => x.type === 'unsubscribed');
+    expect(hub.followedChannels).toBe(before + 1);
+    await d.close();
+    await sleep(50);
+    expect(hub.followedChannels).toBe(before + 1); // c still follows trades
+    await c.close();
+    await sleep(50);
+    expect(hub.followedChannels).toBe(before);
   });
 
   it('an unknown channel or market: UNKNOWN_CHANNEL, nothing subscribed, the connection stays open', async () => {

@@ -12,7 +12,14 @@ const serverWs = createRequire(createRequire(import.meta.url).resolve('@nestjs/p
   'ws',
 ) as { WebSocketServer: typeof WsServer };
 const WebSocketServer = serverWs.WebSocketServer;
-import { Connection, corkBatch, EventMessage, textFrame, uncorkAll } from './connection.js';
+import {
+  Connection,
+  EventMessage,
+  flushBatch,
+  frameText,
+  startBatch,
+  textFrame,
+} from './connection.js';
 
 /** A real server/client pair: the server side wrapped in a Connection, the client collecting. */
 async function pair(maxBuffered = 1 << 20): Promise<{
@@ -121,21 +128,22 @@ describe('Connection.sendEvent over a real socket', () => {
     }
   });
 
-  it('a corked batch leaves in one write per connection, every message intact', async () => {
+  it('a batch leaves in one plain write per connection, every message intact', async () => {
     const p = await pair();
     try {
       const raw = (p.server as unknown as { _socket: { write: (b: Buffer) => boolean } })._socket;
       const writev = jest.spyOn(raw as unknown as { _writev: () => void }, '_writev');
-      const write = jest.spyOn(raw as unknown as { _write: () => void }, '_write');
-      const corked = corkBatch();
+      const write = jest.spyOn(raw, 'write');
+      const batch = startBatch();
       for (let i = 1; i <= 5; i++) {
-        p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', i, { i }), corked);
+        p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', i, { i }), batch);
       }
-      expect(corked.sockets).toHaveLength(1); // corked once, however many messages
-      expect(writev).not.toHaveBeenCalled();
-      uncorkAll(corked);
-      expect(writev).toHaveBeenCalledTimes(1);
+      expect(batch.connections).toHaveLength(1); // joined once, however many messages
       expect(write).not.toHaveBeenCalled();
+      flushBatch(batch);
+      expect(write).toHaveBeenCalledTimes(1);
+      expect(writev).not.toHaveBeenCalled();
+      expect(batch.connections).toHaveLength(0);
       const got = (await p.next(5)).map((t) => JSON.parse(t) as { seq: number; data: unknown });
       expect(got.map((m) => [m.seq, m.data])).toEqual([1, 2, 3, 4, 5].map((i) => [i, { i }]));
     } finally {
@@ -143,22 +151,83 @@ describe('Connection.sendEvent over a real socket', () => {
     }
   });
 
-  it('judges the send buffer once per corked batch: a batch bigger than the bound is no slow consumer', async () => {
+  it('a connection with one message in a batch gets that frame itself, no copy', async () => {
+    const p = await pair();
+    try {
+      const raw = (p.server as unknown as { _socket: { write: (b: Buffer) => boolean } })._socket;
+      const write = jest.spyOn(raw, 'write');
+      const message = new EventMessage('orderbook:m', 1, { one: true });
+      const batch = startBatch();
+      p.conn.sendEvent('orderbook:m', message, batch);
+      flushBatch(batch);
+      expect(write).toHaveBeenCalledTimes(1);
+      expect(write.mock.calls[0][0]).toBe(message.frame(1));
+      expect(JSON.parse((await p.next(1))[0])).toMatchObject({ seq: 1, data: { one: true } });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('keeps the order when ws starts holding frames back in the middle of a batch', async () => {
+    const p = await pair();
+    try {
+      const sender = (p.server as unknown as { _sender: { _state: number; dequeue: () => void } })
+        ._sender;
+      const batch = startBatch();
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 1, { n: 1 }), batch);
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 2, { n: 2 }), batch);
+      sender._state = 2; // ws 8: GET_BLOB_DATA, its sends queue up behind it
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 3, { n: 3 }), batch);
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 4, { n: 4 }), batch);
+      flushBatch(batch);
+      sender._state = 0;
+      sender.dequeue();
+      const got = (await p.next(4)).map((t) => JSON.parse(t) as { seq: number; data: unknown });
+      expect(got.map((m) => [m.seq, m.data])).toEqual([1, 2, 3, 4].map((n) => [n, { n }]));
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('judges the send buffer once per batch: a batch bigger than the bound is no slow consumer', async () => {
     const p = await pair(256);
     try {
-      const corked = corkBatch();
+      const batch = startBatch();
       const data = { pad: 'x'.repeat(100) };
       for (let i = 1; i <= 10; i++) {
-        p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', i, data), corked);
+        p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', i, data), batch);
       }
       expect(p.conn.closed).toBe(false);
-      uncorkAll(corked);
+      flushBatch(batch);
       expect((await p.next(10)).map((t) => (JSON.parse(t) as { seq: number }).seq)).toEqual([
         1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
       ]);
       expect(p.conn.closed).toBe(false);
     } finally {
       await p.close();
+    }
+  });
+
+  it('closes a connection already past the bound at its first message of a batch, with 4008', async () => {
+    const p = await pair(64);
+    try {
+      const raw = (p.server as unknown as { _socket: { cork: () => void } })._socket;
+      raw.cork(); // what ws has written stays in the socket's buffer: bufferedAmount grows
+      p.conn.sendJson({ pad: 'y'.repeat(200) });
+      expect(p.server.bufferedAmount).toBeGreaterThan(64);
+      const batch = startBatch();
+      p.conn.sendEvent('orderbook:m', new EventMessage('orderbook:m', 1, {}), batch);
+      expect(p.conn.closed).toBe(true);
+      expect(batch.connections).toHaveLength(0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('frameText gives back the text of every header form', () => {
+    for (const size of [5, 126, 70_000]) {
+      const text = 'z'.repeat(size);
+      expect(frameText(textFrame(Buffer.from(text)))).toBe(text);
     }
   });
 

@@ -15,8 +15,10 @@ export class Connection {
   closed = false;
   /** Incoming messages are handled in order, one at a time (auth is asynchronous). */
   inbox: Promise<void> = Promise.resolve();
-  /** Id of the {@link Corked} batch this socket was last corked in. */
-  private corkedIn = -1;
+  /** Id of the {@link Batch} this connection last joined, and the frames it holds for it. */
+  private batchId = -1;
+  private held: Buffer | null = null;
+  private heldMore: Buffer[] | null = null;
 
   constructor(
     readonly id: string,
@@ -45,30 +47,62 @@ export class Connection {
   /**
    * Sends one event on `channel` with this connection's next seq. The frame comes from `message`,
    * which builds it once per distinct seq, so a fan-out to subscribers that joined together costs
-   * one socket write each and no per-connection serialisation.
+   * no per-connection serialisation. Within a {@link Batch} the frames are held and leave in one
+   * socket write per connection when the batch is flushed.
    */
-  sendEvent(channel: string, message: EventMessage, corked: Corked | null = null): void {
+  sendEvent(channel: string, message: EventMessage, batch: Batch | null = null): void {
     const seq = (this.subscriptions.get(channel) ?? 0) + 1;
     this.subscriptions.set(channel, seq);
     if (this.closed || this.socket.readyState !== OPEN) return;
-    // In a corked batch the buffer is judged once, at the batch's first message: what the batch
-    // itself adds is held back on purpose, not a client falling behind.
-    const first = corked === null || this.corkedIn !== corked.id;
+    // In a batch the buffer is judged once, at the batch's first message: what the batch itself
+    // adds is held back on purpose, not a client falling behind.
+    const first = batch === null || this.batchId !== batch.id;
     if (first && this.socket.bufferedAmount > this.maxBuffered) {
       this.close(WS_CLOSE.SLOW_CONSUMER, 'slow consumer: send buffer full');
       return;
     }
     const raw = rawSocketOf(this.socket);
     if (raw === null) {
+      // ws holds frames back (it never does on this server, which negotiates no compression):
+      // whatever this batch holds goes first, so the order stays.
+      if (!first) this.flush();
       this.socket.send(message.text(seq));
       return;
     }
-    if (corked !== null && first) {
-      this.corkedIn = corked.id;
-      raw.cork();
-      corked.sockets.push(raw);
+    const frame = message.frame(seq);
+    if (batch === null) {
+      raw.write(frame);
+    } else if (first) {
+      this.batchId = batch.id;
+      this.held = frame;
+      this.heldMore = null;
+      batch.connections.push(this);
+    } else if (this.held === null) {
+      this.held = frame;
+    } else {
+      (this.heldMore ??= []).push(frame);
     }
-    raw.write(message.frame(seq));
+  }
+
+  /**
+   * Writes the frames held for the current batch: one buffer as it is, several joined into one
+   * (small frames: copying them is cheaper than a gathered write).
+   */
+  flush(): void {
+    const held = this.held;
+    if (held === null) return;
+    const more = this.heldMore;
+    this.held = null;
+    this.heldMore = null;
+    if (this.closed || this.socket.readyState !== OPEN) return;
+    const raw = rawSocketOf(this.socket);
+    if (raw !== null) {
+      raw.write(more === null ? held : Buffer.concat([held, ...more]));
+      return;
+    }
+    // Only reachable if ws started holding frames back mid-batch: send the texts through it.
+    this.socket.send(frameText(held));
+    if (more !== null) for (const f of more) this.socket.send(frameText(f));
   }
 
   close(code: number, reason: string): void {
@@ -83,26 +117,27 @@ export class Connection {
   }
 }
 
-let corkIds = 0;
+let batchIds = 0;
 
 /**
- * Sockets corked during one fan-out batch: every message a connection gets from the batch leaves
- * in one write (one system call) when the batch is {@link uncorkAll}ed. A batch carries several
- * messages when the server is busy (group commit gathers the orders of one event-loop turn), so
- * the busier the server, the fewer writes per message, with no timer and no added delay.
+ * One fan-out batch: every message a connection gets from it leaves in one socket write (one
+ * system call) when the batch is {@link flushBatch}ed. A batch carries several messages when the
+ * server is busy (group commit gathers the orders of one event-loop turn), so the busier the
+ * server, the fewer writes per message, with no timer and no added delay. A connection that gets
+ * one message gets a plain write of that message's frame.
  */
-export interface Corked {
+export interface Batch {
   readonly id: number;
-  readonly sockets: Writable[];
+  readonly connections: Connection[];
 }
 
-export function corkBatch(): Corked {
-  return { id: corkIds++, sockets: [] };
+export function startBatch(): Batch {
+  return { id: batchIds++, connections: [] };
 }
 
-export function uncorkAll(corked: Corked): void {
-  for (const s of corked.sockets) s.uncork();
-  corked.sockets.length = 0;
+export function flushBatch(batch: Batch): void {
+  for (const c of batch.connections) c.flush();
+  batch.connections.length = 0;
 }
 
 /**
@@ -164,6 +199,12 @@ export class EventMessage {
     }
     return frame;
   }
+}
+
+/** The text payload of a frame built by {@link textFrame}. */
+export function frameText(frame: Buffer): string {
+  const len = frame[1] & 0x7f;
+  return frame.subarray(len < 126 ? 2 : len === 126 ? 4 : 10).toString();
 }
 
 /** RFC 6455 section 5.2 framing of one unfragmented, unmasked text message from its parts. */

@@ -14,7 +14,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
 import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route } from './channels.js';
-import { Connection, corkBatch, EventMessage, uncorkAll } from './connection.js';
+import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
 /**
@@ -305,7 +305,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const env = conn.credential!.environment;
     for (const name of list) {
       conn.subscriptions.delete(name);
-      this.publicSubs.get(`${env}|${name}`)?.delete(conn);
+      this.leave(env, name, conn);
     }
     conn.sendJson({ type: 'unsubscribed', channels: list });
   }
@@ -331,15 +331,15 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       return;
     }
     const outs = route(batch.events, engine);
-    // One message per connection needs no corking; more go out in one write per connection.
-    const corked = outs.length > 1 ? corkBatch() : null;
+    // Every connection's messages of this batch leave in one write.
+    const writes = outs.length > 1 ? startBatch() : null;
     try {
       for (const out of outs) {
         if (out.scope === 'public') {
           const subs = this.publicSubs.get(`${env}|${out.channel}`);
           if (subs === undefined || subs.size === 0) continue;
           const message = new EventMessage(out.channel, batch.committedAt, out.data);
-          for (const c of subs) c.sendEvent(out.channel, message, corked);
+          for (const c of subs) c.sendEvent(out.channel, message, writes);
         } else {
           const conns = this.byUser.get(userKey(env, out.userId));
           if (conns === undefined) continue;
@@ -347,12 +347,12 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           for (const c of conns) {
             if (!c.subscriptions.has(out.channel)) continue;
             message ??= new EventMessage(out.channel, batch.committedAt, out.data);
-            c.sendEvent(out.channel, message, corked);
+            c.sendEvent(out.channel, message, writes);
           }
         }
       }
     } finally {
-      if (corked !== null) uncorkAll(corked);
+      if (writes !== null) flushBatch(writes);
     }
   }
 
@@ -370,6 +370,20 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     if (authPhase) conn.close(close ?? WS_CLOSE.UNAUTHENTICATED, message.code);
   }
 
+  /** Takes `conn` off a public channel's subscribers; a channel nobody follows is forgotten. */
+  private leave(env: Environment, channel: string, conn: Connection): void {
+    const key = `${env}|${channel}`;
+    const subs = this.publicSubs.get(key);
+    if (subs === undefined) return;
+    subs.delete(conn);
+    if (subs.size === 0) this.publicSubs.delete(key);
+  }
+
+  /** How many public channels have subscribers (for tests and diagnostics). */
+  get followedChannels(): number {
+    return this.publicSubs.size;
+  }
+
   private drop(conn: Connection): void {
     if (!this.connections.delete(conn)) return;
     conn.closed = true;
@@ -379,8 +393,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     else this.perIp.set(conn.ip, n);
     const c = conn.credential;
     if (c === null) return;
-    for (const name of conn.subscriptions.keys())
-      this.publicSubs.get(`${c.environment}|${name}`)?.delete(conn);
+    for (const name of conn.subscriptions.keys()) this.leave(c.environment, name, conn);
     const key = userKey(c.environment, c.userId);
     const set = this.byUser.get(key);
     set?.delete(conn);
