@@ -1,11 +1,17 @@
+import { fileURLToPath } from 'node:url';
+
 /**
  * The Node flags `npm start` runs the service with, so benchmarks measure what production runs:
  * a larger young generation, because the engine and the request path allocate many short-lived
  * objects (events, snapshots) and the default 16 MB semi-space makes scavenges frequent.
- * BENCH_PROF=<dir> also writes the server's CPU profile there (read it with Chrome DevTools).
+ * BENCH_PROF=<dir> also writes the server's CPU profile there (read it with Chrome DevTools);
+ * BENCH_STALLS=<ms> loads the stall monitor (support/stall-monitor.ts) into the server.
  */
+const STALL_MONITOR = fileURLToPath(new URL('./stall-monitor.js', import.meta.url));
+
 export const SERVER_NODE_ARGS = [
   '--max-semi-space-size=64',
   ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []),
+  ...(process.env.BENCH_STALLS ? ['--import=' + STALL_MONITOR] : []),
   ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ') : []),
 ];

@@ -48,6 +48,7 @@ export async function startBenchServer(
       LOG_LEVEL: 'warn',
       RATE_LIMITS_ENABLED: 'false',
       SANDBOX_FEED_INTERVAL_MS: '0',
+      ...(process.env.BENCH_STALLS ? { BENCH_STALLS: process.env.BENCH_STALLS } : {}),
       ...env,
     },
     stdio: ['ignore', echo ? 'inherit' : 'ignore', 'pipe'],

@@ -161,6 +161,40 @@ describe('orders: amend, cancel, batch, reads', () => {
     expectContractError(await amend(a, o.id, { quantity: 8 }), 409, 'ORDER_NOT_OPEN');
   });
 
+  it('amend that needs more money than is available is 422 INSUFFICIENT_FUNDS and changes nothing', async () => {
+    const m = TRADABLE[9];
+    const R = m.reference;
+    const fresh = await trader(svc, 'amend-funds@orders.test');
+    const o = await place(svc, fresh, limit(m, 'BUY', 'YES', R - 10, 1));
+    const before = await wallet(svc, fresh);
+    const available = before.api!.available_cents as number;
+    const levelBefore = levelAt((await book(svc, fresh, m.id)).bids, R - 10);
+    // Raising the size reserves (quantity - 1) x price more than now: one contract too many.
+    const quantity = Math.floor(available / (R - 10)) + 2;
+    const err = expectContractError(
+      await amend(fresh, o.id, { quantity }),
+      422,
+      'INSUFFICIENT_FUNDS',
+    );
+    expect(err.message).toMatch(/available balance/);
+    const after = await getOrder(svc, fresh, o.id);
+    expect([after.status, after.quantity, after.price]).toEqual(['OPEN', 1, R - 10]);
+    expect(levelAt((await book(svc, fresh, m.id)).bids, R - 10)).toBe(levelBefore);
+    expect((await wallet(svc, fresh)).api).toEqual(before.api);
+    // A price change that needs more money is refused the same way, and one that fits is not.
+    const p1 = R - 10;
+    const q = Math.min(100_000, Math.floor(available / (p1 + 3)));
+    const big = await place(svc, fresh, limit(m, 'BUY', 'YES', p1, q));
+    const left = (await wallet(svc, fresh)).api!.available_cents as number;
+    const p2 = p1 + Math.ceil((left + 1) / q); // below the house's best ask at R + 1
+    expect(p2).toBeLessThanOrEqual(R);
+    expectContractError(await amend(fresh, big.id, { price: p2 }), 422, 'INSUFFICIENT_FUNDS');
+    expect((await getOrder(svc, fresh, big.id)).price).toBe(p1);
+    expect((await wallet(svc, fresh)).api!.available_cents).toBe(left);
+    expect((await amend(fresh, o.id, { quantity: 2 })).status).toBe(200);
+    await as(fresh, `${svc.api}/orders/cancel-all`, { method: 'POST', json: {} });
+  });
+
   it('cancel: 200 CANCELLED, again 409 ORDER_NOT_OPEN; filled orders 409; others 404', async () => {
     const m = TRADABLE[4];
     const R = m.reference;
@@ -258,6 +292,16 @@ describe('orders: amend, cancel, batch, reads', () => {
       await as(a, `${svc.api}/orders/cancel-batch`, { method: 'POST', json: {} }),
       'order_ids',
     );
+    // At most 100 ids: 101 distinct ids (among them a real open order) are 400 and cancel nothing.
+    const tooMany = [o1.id, ...Array.from({ length: 100 }, (_, i) => `ord_${'0'.repeat(20)}${i}`)];
+    expectValidation(
+      await as(a, `${svc.api}/orders/cancel-batch`, {
+        method: 'POST',
+        json: { order_ids: tooMany },
+      }),
+      'order_ids',
+    );
+    expect((await getOrder(svc, a, o1.id)).status).toBe('OPEN');
     expect((await getOrder(svc, a, o1.id)).status).toBe('OPEN');
     expect((await getOrder(svc, a, o3.id)).status).toBe('OPEN');
 

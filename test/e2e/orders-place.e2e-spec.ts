@@ -8,6 +8,7 @@ import {
   as,
   book,
   getOrder,
+  keyFor,
   levelAt,
   limit,
   market,
@@ -690,6 +691,95 @@ describe('orders: resource caps (ORDER_MAX_QUANTITY, MAX_OPEN_ORDERS_PER_KEY, EX
     );
     await as(a, `${svc.api}/orders/cancel-all`, { method: 'POST', json: {} });
     await as({ key: other.key }, `${svc.api}/orders/cancel-all`, { method: 'POST', json: {} });
+  });
+
+  it('ORDER_MAX_QUANTITY applies to quotes too: above it 422 ORDER_QUANTITY_LIMIT, at it a quote', async () => {
+    const m = TRADABLE[0];
+    const err = expectContractError(
+      await as(a, `${svc.api}/orders/quote`, { method: 'POST', json: market(m, 'BUY', 'YES', 51) }),
+      422,
+      'ORDER_QUANTITY_LIMIT',
+    );
+    expect(err.details).toEqual({ max_quantity: 50 });
+    const ok = await as(a, `${svc.api}/orders/quote`, {
+      method: 'POST',
+      json: market(m, 'BUY', 'YES', 50),
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.filled_quantity).toBe(50);
+  });
+
+  it('MAX_OPEN_ORDERS_PER_KEY counts orders that can rest: at the cap MARKET, IOC and FOK still trade', async () => {
+    const m = TRADABLE[3];
+    const R = m.reference;
+    const fresh = await trader(svc, 'cap-takers@orders.test');
+    for (let i = 0; i < 3; i++) await place(svc, fresh, limit(m, 'BUY', 'YES', R - 10 - i, 1));
+    expectContractError(
+      await placeRaw(svc, fresh, limit(m, 'BUY', 'YES', R - 15, 1)),
+      422,
+      'OPEN_ORDERS_LIMIT',
+    );
+    for (const body of [
+      market(m, 'BUY', 'YES', 1),
+      limit(m, 'BUY', 'YES', R + 5, 1, { time_in_force: 'IOC' }),
+      market(m, 'SELL', 'YES', 1, { time_in_force: 'FOK' }),
+    ]) {
+      const res = await placeRaw(svc, fresh, body);
+      expect(res.status).toBe(201);
+      expect(res.body.status).toBe('FILLED');
+    }
+    // An IOC that finds nothing expires; it never counted.
+    const none = await placeRaw(svc, fresh, limit(m, 'BUY', 'YES', 1, 1, { time_in_force: 'IOC' }));
+    expect(none.status).toBe(201);
+    expect(none.body.status).toBe('EXPIRED');
+    expect(await allOrders(svc, fresh, 'status=OPEN')).toHaveLength(3);
+    await as(fresh, `${svc.api}/orders/cancel-all`, { method: 'POST', json: {} });
+  });
+
+  it('orders placed with a session token are held to the same caps, counted per user', async () => {
+    const m = TRADABLE[4];
+    const owner = await trader(svc, 'cap-session@orders.test');
+    // Sessions trade on the live engine: fund the live wallet with a live key first.
+    const live = await keyFor(svc, owner.email, owner.token, {
+      environment: 'live',
+      scopes: ['wallet:read', 'wallet:write', 'orders:read', 'orders:write'],
+    });
+    const dep = await as(live, `${svc.api}/wallet/deposits`, {
+      method: 'POST',
+      json: { amount_cents: 100_000 },
+    });
+    expect(dep.status).toBe(201);
+    const session = (body: unknown) =>
+      http(`${svc.api}/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}` },
+        json: body,
+      });
+    const first = await session(limit(m, 'BUY', 'YES', 10, 1, { client_order_id: 'same' }));
+    expect(first.status).toBe(201);
+    expect(first.body.environment).toBe('live');
+    const dup = expectContractError(
+      await session(limit(m, 'BUY', 'YES', 11, 1, { client_order_id: 'same' })),
+      409,
+      'DUPLICATE_CLIENT_ORDER_ID',
+    );
+    expect(dup.details).toEqual({ client_order_id: 'same', order_id: first.body.id });
+    for (const p of [11, 12])
+      expect((await session(limit(m, 'BUY', 'YES', p, 1))).status).toBe(201);
+    const capped = expectContractError(
+      await session(limit(m, 'BUY', 'YES', 13, 1)),
+      422,
+      'OPEN_ORDERS_LIMIT',
+    );
+    expect(capped.details).toEqual({ limit: 3 });
+    // The user's API key has its own count, and its own client_order_id space.
+    const viaKey = await as(live, `${svc.api}/orders`, {
+      method: 'POST',
+      json: limit(m, 'BUY', 'YES', 13, 1, { client_order_id: 'same' }),
+    });
+    expect(viaKey.status).toBe(201);
+    expect(viaKey.body.environment).toBe('live');
+    await as(live, `${svc.api}/orders/cancel-all`, { method: 'POST', json: {} });
   });
 
   it('EXPORT_MAX_ROWS: an export above it is 422 EXPORT_TOO_LARGE; at it streams', async () => {

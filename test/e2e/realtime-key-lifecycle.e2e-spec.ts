@@ -9,7 +9,7 @@ const SCOPES = {
   acknowledge_write_scopes: true,
 };
 
-describe('realtime sessions end with their key', () => {
+describe('realtime sessions end with their key or session token', () => {
   let svc: Running | undefined;
   afterEach(async () => {
     await svc?.close();
@@ -67,5 +67,27 @@ describe('realtime sessions end with their key', () => {
     (svc.clock as ManualClock).advance(86_400_000);
     expect(await wa.waitClose(3000)).toMatchObject({ code: 4401 });
     expect(wa.messages.some((m) => m.type === 'error' && m.code === 'API_KEY_EXPIRED')).toBe(true);
+  });
+
+  it('a session token that expires while connected is cut within a second (4401 UNAUTHENTICATED)', async () => {
+    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
+    const token = await sessionFor(svc.api);
+    const ws = await WsClient.authed(svc.baseUrl, { token });
+    const clock = svc.clock as ManualClock;
+    // Just before the 12-hour expiry it stays open.
+    clock.advance(12 * 3600 * 1000 - 5000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(ws.closed).toBeNull();
+    await ws.sync(); // ping answered: the connection is alive
+    clock.advance(5000);
+    expect(await ws.waitClose(3000)).toMatchObject({ code: 4401 });
+    expect(ws.messages).toContainEqual({
+      type: 'error',
+      code: 'UNAUTHENTICATED',
+      message: 'The session token expired',
+    });
+    // The same token is refused over HTTP too.
+    const me = await http(`${svc.api}/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(401);
   });
 });

@@ -424,5 +424,52 @@ describe('realtime: per-IP connection limit', () => {
   });
 });
 
+describe('realtime: per-IP connection limit behind a trusted proxy (TRUSTED_PROXIES)', () => {
+  let svc: Running;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({
+      env: { WS_MAX_CONNECTIONS_PER_IP: '2', TRUSTED_PROXIES: '127.0.0.1' },
+    });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('counts the client named by X-Forwarded-For, as the HTTP per-IP limits do', async () => {
+    const t = await trader(svc, undefined, { scopes: WS_SCOPES });
+    const from = (ip?: string) =>
+      WsClient.authed(
+        svc.baseUrl,
+        { api_key: t.key },
+        { headers: ip === undefined ? {} : { 'x-forwarded-for': ip } },
+      );
+    // Five clients behind the same proxy address: each has its own allowance of 2.
+    const open = [
+      await from('203.0.113.1'),
+      await from('203.0.113.1'),
+      await from('203.0.113.2'),
+      await from('203.0.113.2'),
+      await from('203.0.113.3'),
+    ];
+    const over = await WsClient.connect(svc.baseUrl, {
+      headers: { 'x-forwarded-for': '203.0.113.1' },
+    });
+    expect((await over.waitClose()).code).toBe(4429);
+    expect(over.messages).toEqual([
+      { type: 'error', code: 'CONNECTION_LIMIT', message: expect.any(String) },
+    ]);
+    // The proxy's own connections (no header) are counted as the proxy.
+    const direct = [await from(), await from()];
+    const directOver = await WsClient.connect(svc.baseUrl);
+    expect((await directOver.waitClose()).code).toBe(4429);
+    for (const c of [...open, ...direct]) {
+      await c.sync();
+      expect(c.closed).toBeNull();
+    }
+    for (const c of [...open, ...direct]) await c.close();
+  });
+});
+
 /** A message-shape helper kept here for readability of the assertions above. */
 export type { WsMessage };

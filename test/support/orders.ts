@@ -216,6 +216,7 @@ export interface Level {
 /**
  * The whole book of a market in YES terms, read through the read-only quote operation: a MARKET
  * BUY YES walks every ask, a MARKET SELL YES every bid, and the quote lists each level it took.
+ * The quote asks for ORDER_MAX_QUANTITY's default (100,000), far more than any test book holds.
  */
 export async function book(
   svc: Svc,
@@ -225,7 +226,7 @@ export async function book(
   const q = async (action: 'BUY' | 'SELL'): Promise<Level[]> => {
     const res = await as(t, `${svc.api}/orders/quote`, {
       method: 'POST',
-      json: { market_id: marketId, action, side: 'YES', type: 'MARKET', quantity: 100_000_000 },
+      json: { market_id: marketId, action, side: 'YES', type: 'MARKET', quantity: 100_000 },
     });
     if (res.status !== 200) throw new Error(`quote: ${res.status} ${res.text}`);
     return res.body.levels as Level[];

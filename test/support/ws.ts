@@ -20,6 +20,8 @@ export interface WsConnectOptions {
   autoPong?: boolean;
   /** Times out the connect (ms). */
   timeoutMs?: number;
+  /** Extra headers of the upgrade request (e.g. X-Forwarded-For). */
+  headers?: Record<string, string>;
 }
 
 /** The realtime URL of a running app (`http://host:port` or `.../api/v1`). */
@@ -68,7 +70,10 @@ export class WsClient {
 
   /** Opens a socket and resolves once it is open. */
   static connect(baseUrl: string, opts: WsConnectOptions = {}): Promise<WsClient> {
-    const ws = new WebSocket(wsUrl(baseUrl), { autoPong: opts.autoPong ?? true });
+    const ws = new WebSocket(wsUrl(baseUrl), {
+      autoPong: opts.autoPong ?? true,
+      headers: opts.headers,
+    });
     const client = new WsClient(ws);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => {

@@ -14,7 +14,7 @@ export interface Credential {
   environment: Environment;
   scopes: Scope[];
   tier: Tier;
-  /** When the API key expires (epoch ms); null without expiry or for a session. */
+  /** When the credential expires (epoch ms): the API key's expiry or the session token's `exp`; null for a key without expiry. */
   expiresAt?: number | null;
 }
 

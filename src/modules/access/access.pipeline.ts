@@ -189,6 +189,7 @@ export class AccessPipeline {
       environment: 'live',
       scopes: isAdmin(user) ? [...SESSION_SCOPES, ...ADMIN_SCOPES] : SESSION_SCOPES,
       tier: highestTier(keys, this.clock.nowDate().toISOString()),
+      expiresAt: claims.exp * 1000,
     };
   }
 

@@ -42,7 +42,8 @@ export const PLACE_ORDER_SCHEMA = {
     client_order_id: {
       type: 'string',
       pattern: '^[A-Za-z0-9._:-]{1,64}$',
-      description: 'Your reference; unique per API key among open orders',
+      description:
+        'Your reference; unique among the open orders of the API key (of the user, for orders placed with a session token)',
     },
   },
 } as const;

@@ -14,6 +14,7 @@ import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/c
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
+import { OpenOrderIndex } from '../trading/open-order-index.js';
 import type { OrderRow, TradeRow } from '../trading/trading.repository.js';
 import type {
   BatchLegResultDto,
@@ -106,6 +107,7 @@ export class OrdersService {
   quote(c: Credential, body: PlaceOrderBody): QuoteDto {
     const rt = this.runtimeFor(c);
     this.shape(body);
+    if (body.quantity > this.config.values.orderMaxQuantity) throw this.quantityLimit();
     const r = rt.engine.quote(engineOrder(c, body));
     if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
     const q = r.quote;
@@ -196,21 +198,27 @@ export class OrdersService {
     };
   }
 
-  /** Cross-field rules and the service's caps, before the engine sees the order. */
+  /**
+   * Cross-field rules and the service's caps, before the engine sees the order. The open-order
+   * cap counts orders that can rest: an order that cannot (MARKET, IOC, FOK) is never refused by
+   * it, so a credential at the cap can still trade out of a position. Orders placed with a session
+   * token are counted per user, as one credential.
+   */
   private check(rt: EngineRuntime, c: Credential, body: PlaceOrderBody): void {
     this.shape(body);
     if (body.quantity > this.config.values.orderMaxQuantity) throw this.quantityLimit();
-    if (c.keyId !== null) {
-      if (rt.index.openCount(c.keyId) >= this.config.values.maxOpenOrdersPerKey) {
-        throw new DomainError(
-          'OPEN_ORDERS_LIMIT',
-          `This key has ${this.config.values.maxOpenOrdersPerKey} open orders, the most allowed; cancel some first`,
-          { limit: this.config.values.maxOpenOrdersPerKey },
-        );
-      }
+    const owner = OpenOrderIndex.ownerOf(c.keyId, c.userId);
+    const mayRest = body.type === 'LIMIT' && (body.time_in_force ?? 'GTC') === 'GTC';
+    const max = this.config.values.maxOpenOrdersPerKey;
+    if (mayRest && rt.index.openCount(owner) >= max) {
+      throw new DomainError(
+        'OPEN_ORDERS_LIMIT',
+        `${c.keyId === null ? 'Your session orders number' : 'This key has'} ${max} open orders, the most allowed; cancel some first`,
+        { limit: max },
+      );
     }
-    if (body.client_order_id !== undefined && c.keyId !== null) {
-      const existing = rt.index.orderForClientId(c.keyId, body.client_order_id);
+    if (body.client_order_id !== undefined) {
+      const existing = rt.index.orderForClientId(owner, body.client_order_id);
       if (existing !== undefined) {
         throw new DomainError(
           'DUPLICATE_CLIENT_ORDER_ID',

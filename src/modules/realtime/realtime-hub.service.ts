@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import proxyaddr from '@fastify/proxy-addr';
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
@@ -36,6 +37,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private keySub: Subscription | null = null;
   private expiry: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** Which peers may name the client in X-Forwarded-For: TRUSTED_PROXIES, as for HTTP. */
+  private trustProxy: ((addr: string, i: number) => boolean) | null = null;
 
   constructor(
     private readonly access: AccessPipeline,
@@ -48,6 +51,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
+    const proxies = this.config.values.trustedProxies;
+    this.trustProxy = proxies.length > 0 ? proxyaddr.compile(proxies) : null;
     // A failure while fanning out must not escape into the event bus (RxJS would rethrow it
     // asynchronously and stop the process): the commit already happened; log and go on.
     this.busSub = this.bus.stream.subscribe((batch) => {
@@ -69,13 +74,20 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         'The API key was revoked or rotated',
       ),
     );
-    // Keys that expire while connected are cut within a second (service clock).
+    // Keys and session tokens that expire while connected are cut within a second (service
+    // clock), as their next HTTP request would be refused.
     this.expiry = setInterval(() => {
       const now = this.clock.now();
+      const expired = (c: Credential) => c.expiresAt != null && c.expiresAt <= now;
       this.endKeySessions(
-        (c) => c.expiresAt != null && c.expiresAt <= now,
+        (c) => c.type === 'API_KEY' && expired(c),
         'API_KEY_EXPIRED',
         'The API key expired',
+      );
+      this.endKeySessions(
+        (c) => c.type === 'SESSION' && expired(c),
+        'UNAUTHENTICATED',
+        'The session token expired',
       );
     }, 1000);
     this.expiry.unref();
@@ -83,7 +95,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
 
   private endKeySessions(
     match: (c: Credential) => boolean,
-    code: 'API_KEY_REVOKED' | 'API_KEY_EXPIRED',
+    code: 'API_KEY_REVOKED' | 'API_KEY_EXPIRED' | 'UNAUTHENTICATED',
     message: string,
   ): void {
     for (const conn of this.connections) {
@@ -104,7 +116,12 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
 
   accept(socket: WebSocket, req: IncomingMessage): void {
     const v = this.config.values;
-    const ip = req.socket.remoteAddress ?? 'unknown';
+    // The client's address as the HTTP routes see it (Fastify's trustProxy uses the same rule),
+    // so a trusted proxy's clients each get their own per-IP connection allowance.
+    const ip =
+      this.trustProxy === null
+        ? (req.socket.remoteAddress ?? 'unknown')
+        : proxyaddr(req, this.trustProxy);
     const conn = new Connection(
       `ws_${randomBytes(9).toString('base64url')}`,
       socket,

@@ -2,38 +2,46 @@ import type { EngineEvent, OrderSnapshot } from '../../engine/index.js';
 
 interface Entry {
   accountId: string;
-  tag: string | null;
+  owner: string;
   clientKey: string | null;
 }
 
 /**
- * Open orders by API key, for the service's own rules: client_order_id is unique per key among
- * open orders, and each key has a cap on open orders. Kept in step with committed events.
+ * Open orders by the credential that placed them, for the service's own rules: client_order_id
+ * is unique per credential among open orders, and each credential has a cap on open orders. The
+ * credential is the API key (the order's tag); orders placed with a session token (no tag) share
+ * one bucket per user, so a session is held to the same rules as a key. Kept in step with
+ * committed events.
  */
 export class OpenOrderIndex {
   private readonly byId = new Map<string, Entry>();
   private readonly byClientKey = new Map<string, string>();
-  private readonly countByTag = new Map<string, number>();
+  private readonly countByOwner = new Map<string, number>();
 
-  static clientKey(tag: string | null, clientOrderId: string | null): string | null {
-    return tag === null || clientOrderId === null ? null : `${tag}\u0000${clientOrderId}`;
+  /** The bucket of an order placed with key `tag`, or with a session of `accountId` (tag null). */
+  static ownerOf(tag: string | null, accountId: string): string {
+    return tag ?? `session:${accountId}`;
   }
 
-  orderForClientId(tag: string | null, clientOrderId: string): string | undefined {
-    const k = OpenOrderIndex.clientKey(tag, clientOrderId);
-    return k === null ? undefined : this.byClientKey.get(k);
+  private static clientKey(owner: string, clientOrderId: string | null): string | null {
+    return clientOrderId === null ? null : `${owner}\u0000${clientOrderId}`;
   }
 
-  openCount(tag: string): number {
-    return this.countByTag.get(tag) ?? 0;
+  orderForClientId(owner: string, clientOrderId: string): string | undefined {
+    return this.byClientKey.get(OpenOrderIndex.clientKey(owner, clientOrderId)!);
+  }
+
+  openCount(owner: string): number {
+    return this.countByOwner.get(owner) ?? 0;
   }
 
   add(o: Pick<OrderSnapshot, 'id' | 'accountId' | 'tag' | 'clientOrderId'>): void {
     if (this.byId.has(o.id)) return;
-    const clientKey = OpenOrderIndex.clientKey(o.tag, o.clientOrderId);
-    this.byId.set(o.id, { accountId: o.accountId, tag: o.tag, clientKey });
+    const owner = OpenOrderIndex.ownerOf(o.tag, o.accountId);
+    const clientKey = OpenOrderIndex.clientKey(owner, o.clientOrderId);
+    this.byId.set(o.id, { accountId: o.accountId, owner, clientKey });
     if (clientKey !== null) this.byClientKey.set(clientKey, o.id);
-    if (o.tag !== null) this.countByTag.set(o.tag, (this.countByTag.get(o.tag) ?? 0) + 1);
+    this.countByOwner.set(owner, (this.countByOwner.get(owner) ?? 0) + 1);
   }
 
   remove(orderId: string): void {
@@ -42,11 +50,9 @@ export class OpenOrderIndex {
     this.byId.delete(orderId);
     if (e.clientKey !== null && this.byClientKey.get(e.clientKey) === orderId)
       this.byClientKey.delete(e.clientKey);
-    if (e.tag !== null) {
-      const n = (this.countByTag.get(e.tag) ?? 1) - 1;
-      if (n <= 0) this.countByTag.delete(e.tag);
-      else this.countByTag.set(e.tag, n);
-    }
+    const n = (this.countByOwner.get(e.owner) ?? 1) - 1;
+    if (n <= 0) this.countByOwner.delete(e.owner);
+    else this.countByOwner.set(e.owner, n);
   }
 
   apply(events: readonly EngineEvent[]): void {
