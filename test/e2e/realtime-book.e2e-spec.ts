@@ -45,16 +45,12 @@ describe('realtime: orderbook snapshot + deltas = the REST book', () => {
 
   /**
    * GET /markets/{id}/orderbook at its largest depth (the route caps depth at 50 levels a side;
-   * the checkpoints assert the client's book is shallower, so this is the whole book); null while
-   * the route does not exist.
+   * the checkpoints assert the client's book is shallower, so this is the whole book).
    */
-  async function restBook(): Promise<{ bids: BookLevel[]; asks: BookLevel[] } | null> {
+  async function restBook(): Promise<{ bids: BookLevel[]; asks: BookLevel[] }> {
     const res = await http(`${svc.api}/markets/${m.id}/orderbook?depth=${REST_DEPTH}`, {
       headers: { 'x-api-key': users[0].key },
     });
-    if (res.status === 404 && res.body?.error?.code === 'NOT_FOUND' && !('bids' in res.body)) {
-      return null;
-    }
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       market_id: m.id,
@@ -79,7 +75,6 @@ describe('realtime: orderbook snapshot + deltas = the REST book', () => {
     const rnd = prng(SEED);
     const int = (lo: number, hi: number): number => lo + Math.floor(rnd() * (hi - lo + 1));
     const open: { user: number; id: string }[] = [];
-    let controls = true;
     const counts: Record<string, number> = {};
     const r = m.reference;
     const price = (): number => Math.max(1, Math.min(99, r + int(-12, 12)));
@@ -90,18 +85,14 @@ describe('realtime: orderbook snapshot + deltas = the REST book', () => {
       const t = users[u];
       const roll = rnd();
       let kind: string;
-      if (roll >= 0.96 && controls) {
+      if (roll >= 0.96) {
         // The sandbox moves the reference: the house re-quotes its whole ladder in one batch,
         // taking resting orders the new ladder crosses.
         const res = await as(t, `${svc.api}/sandbox/markets/${m.id}/price`, {
           method: 'POST',
           json: { price: r + int(-4, 4) },
         });
-        if (res.status === 404 && res.body?.error?.details?.market_id === undefined) {
-          controls = false; // the sandbox controls are not in this build
-        } else {
-          expect(res.status).toBe(200);
-        }
+        expect(res.status).toBe(200);
         kind = 'price-move';
       } else if (roll < 0.6 || open.length === 0) {
         // A limit in one of the four forms; a price across the book trades first.
@@ -181,7 +172,7 @@ describe('realtime: orderbook snapshot + deltas = the REST book', () => {
 
     let restChecked = 0;
     for (let i = 14; i < OPS; i++) {
-      if (i === 120 && controls) {
+      if (i === 120) {
         // One user resets their paper account: all their orders go at once.
         const res = await as(users[1], `${svc.api}/sandbox/reset`, { method: 'POST' });
         expect(res.status).toBe(200);
@@ -196,11 +187,8 @@ describe('realtime: orderbook snapshot + deltas = the REST book', () => {
         expect(mine.asks.length).toBeLessThan(REST_DEPTH);
         expect(mine).toEqual(await freshSnapshot());
         expect(mine).toEqual(await book(svc, users[0], m.id));
-        const rest = await restBook();
-        if (rest !== null) {
-          expect(mine).toEqual(rest);
-          restChecked++;
-        }
+        expect(mine).toEqual(await restBook());
+        restChecked++;
       }
     }
     expect(client.snapshots).toBe(1);
@@ -208,7 +196,8 @@ describe('realtime: orderbook snapshot + deltas = the REST book', () => {
     // The stream did what it claims: every kind of operation happened.
     for (const k of ['limit-resting', 'limit-crossing', 'market', 'cancel', 'amend', 'price-move'])
       expect(counts[k] ?? 0).toBeGreaterThan(0);
-    // Which comparisons ran (the REST orderbook route may not exist yet in this tree).
+    expect(counts.reset).toBe(1);
+    expect(restChecked).toBe(4); // after ops 49, 99, 149 and 199
     console.log(
       `realtime-book: ${client.deltas} deltas, ops ${JSON.stringify(counts)}, REST orderbook checkpoints: ${restChecked}`,
     );

@@ -294,6 +294,71 @@ describe('realtime: cancel-on-disconnect', () => {
   });
 });
 
+describe('realtime: cancel-on-disconnect when the server ends the connection', () => {
+  let svc: Running;
+  let clock: ManualClock;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({ env: { WS_HEARTBEAT_MS: '200' } });
+    clock = svc.clock as ManualClock;
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('a dead client cut by the heartbeat (4000) arms it: its orders go after the grace', async () => {
+    const t = await trader(svc, 'cod-heartbeat@orders.test', { scopes: WS_SCOPES });
+    expect((await cod(svc, t, 'POST', { grace_seconds: 2 })).status).toBe(200);
+    const dead = await WsClient.authed(svc.baseUrl, { api_key: t.key }, { autoPong: false });
+    const ids = await rest(svc, t, 2, 3);
+    expect((await cod(svc, t, 'GET')).body).toMatchObject({ connections: 1, cancels_at: null });
+    expect((await dead.waitClose(3000)).code).toBe(4000);
+    await connectionsAre(svc, t, 0);
+    const armed = (await cod(svc, t, 'GET')).body.cancels_at as string;
+    expect(Date.parse(armed)).toBe(clock.now() + 2000);
+    clock.advance(1500);
+    await sleep(SWEEP_WAIT_MS);
+    expect(await statuses(svc, t, ids)).toEqual([
+      ['OPEN', null],
+      ['OPEN', null],
+    ]);
+    // Changing the grace while armed counts the new grace from now.
+    expect((await cod(svc, t, 'POST', { grace_seconds: 3 })).body.cancels_at).toBe(
+      new Date(clock.now() + 3000).toISOString(),
+    );
+    clock.advance(2000);
+    await sleep(SWEEP_WAIT_MS);
+    expect(await statuses(svc, t, ids)).toEqual([
+      ['OPEN', null],
+      ['OPEN', null],
+    ]);
+    clock.advance(1001);
+    await sleep(SWEEP_WAIT_MS);
+    expect(await statuses(svc, t, ids)).toEqual(
+      ids.map(() => ['CANCELLED', 'CANCEL_ON_DISCONNECT']),
+    );
+  });
+
+  it('revoking the key closes its connection (4401) and arms it: the orders go after the grace', async () => {
+    const t = await trader(svc, 'cod-revoke@orders.test', { scopes: WS_SCOPES });
+    const reader = await keyFor(svc, t.email, t.token, { scopes: ORDER_SCOPES });
+    expect((await cod(svc, t, 'POST', { grace_seconds: 1 })).status).toBe(200);
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    const ids = await rest(svc, t, 1, 6);
+    const revoked = await http(`${svc.api}/api-keys/${t.keyId}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.token}` },
+    });
+    expect(revoked.status).toBe(200);
+    expect((await c.waitClose()).code).toBe(4401);
+    await sleep(SWEEP_WAIT_MS);
+    expect(await statuses(svc, reader, ids)).toEqual([['OPEN', null]]);
+    clock.advance(1001);
+    await sleep(SWEEP_WAIT_MS);
+    expect(await statuses(svc, reader, ids)).toEqual([['CANCELLED', 'CANCEL_ON_DISCONNECT']]);
+  });
+});
+
 describe('realtime: cancel-on-disconnect across a restart (the safe direction)', () => {
   it('after a restart every enabled key is armed: cancelled unless a connection authenticates in time', async () => {
     let svc = await startOrdersApp();

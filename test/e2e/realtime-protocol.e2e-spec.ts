@@ -119,6 +119,49 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     expect(hub.followedChannels).toBe(before);
   });
 
+  it('a sandbox reset tells the private channels: orders account.reset, flat positions, one wallet RESET', async () => {
+    // Markets no other test here touches: the IOC takes house liquidity.
+    const q = TRADABLE[2];
+    const p = TRADABLE[3];
+    const t = await trader(svc, 'reset-stream@orders.test', {
+      scopes: [...WS_SCOPES, 'wallet:write'],
+    });
+    const resting = await place(svc, t, limit(q, 'BUY', 'YES', q.reference - 10, 2));
+    await place(svc, t, limit(p, 'BUY', 'YES', p.reference + 5, 1, { time_in_force: 'IOC' }));
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    expect((await c.subscribe(['orders', 'positions', 'wallet'])).type).toBe('subscribed');
+    const from = c.mark();
+    const res = await as(t, `${svc.api}/sandbox/reset`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    await c.waitFor((x) => x.type === 'event' && x.channel === 'wallet', 3000, from);
+    await c.sync();
+    const got = c.messages.slice(from).filter((x) => x.type === 'event');
+    const on = (channel: string) => got.filter((x) => x.channel === channel).map((x) => x.data);
+    expect(on('orders')).toEqual([{ event: 'account.reset', cancelled_orders: 1 }]);
+    const flat = (marketId: string) => ({
+      market_id: marketId,
+      yes: 0,
+      no: 0,
+      yes_cost_cents: 0,
+      no_cost_cents: 0,
+      realized_pnl_cents: 0,
+    });
+    expect(on('positions')).toEqual(expect.arrayContaining([flat(q.id), flat(p.id)]));
+    expect(on('positions')).toHaveLength(2);
+    const wallet = on('wallet');
+    expect(wallet).toHaveLength(1);
+    expect(wallet[0]).toMatchObject({
+      reason: 'RESET',
+      balance_cents: 1_000_000,
+      reserved_cents: 0,
+      available_cents: 1_000_000,
+    });
+    const stillOpen = await as(t, `${svc.api}/orders?status=OPEN`);
+    expect(stillOpen.body.data.map((o: { id: string }) => o.id)).not.toContain(resting.id);
+    expect(stillOpen.body.data).toEqual([]);
+    await c.close();
+  });
+
   it('an unknown channel or market: UNKNOWN_CHANNEL, nothing subscribed, the connection stays open', async () => {
     const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
     for (const [channels, channel] of [

@@ -205,10 +205,14 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
                 'order.cancelled',
                 'order.expired',
                 'order.amended',
+                'account.reset',
               ],
+              description:
+                'account.reset: a sandbox reset cancelled every open order at once (cancelled_orders says how many; no event per order follows)',
             },
             order_id: str,
             status: str,
+            cancelled_orders: int,
           }),
         ),
         fills: event(

@@ -179,12 +179,23 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
         break;
       }
       case 'account.reset':
-        priv(e.accountId, 'wallet', {
-          balance_cents: e.balance,
-          reason: 'RESET',
-          reserved_cents: 0,
-          available_cents: e.balance,
+        // A sandbox reset drops every open order and position at once, with no event per order:
+        // one orders message says so, and each market the account was in gets a flat position.
+        // The wallet hears of it through the reset's own balance.changed (reason RESET).
+        priv(e.accountId, 'orders', {
+          event: 'account.reset',
+          cancelled_orders: e.cancelledOrders,
         });
+        for (const marketId of e.marketIds) {
+          priv(e.accountId, 'positions', {
+            market_id: marketId,
+            yes: 0,
+            no: 0,
+            yes_cost_cents: 0,
+            no_cost_cents: 0,
+            realized_pnl_cents: 0,
+          });
+        }
         break;
       case 'market.status':
       case 'market.resolved':
