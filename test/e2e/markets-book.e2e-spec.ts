@@ -231,3 +231,44 @@ describe('market reads per engine', () => {
     expect(depth.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 99, default: 10 });
   });
 });
+
+/**
+ * The paper feed running inside the service (SANDBOX_FEED_INTERVAL_MS): the house re-quotes
+ * around a reference that moves by itself, on the paper engine only.
+ */
+describe('the paper price feed moves the paper books by itself', () => {
+  let svc: Running;
+  let paper: Trader;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({ env: { SANDBOX_FEED_INTERVAL_MS: '20' } });
+    paper = await trader(svc, 'feed@markets.test');
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  const bestBids = async (key: Trader | null): Promise<(number | null)[]> =>
+    Promise.all(
+      TRADABLE.map(async (m) => {
+        const url = `${svc.api}/markets/${m.id}/orderbook?depth=1`;
+        const res = key === null ? await http(url) : await as(key, url);
+        expect(res.status).toBe(200);
+        return (res.body.bids[0]?.price as number | undefined) ?? null;
+      }),
+    );
+
+  it('paper best bids leave the seeded ladder within seconds; the live books stay empty', async () => {
+    const seeded = TRADABLE.map((m) => m.reference - 1);
+    let moved = 0;
+    const t0 = Date.now();
+    while (Date.now() - t0 < 5000) {
+      const now = await bestBids(paper);
+      moved = now.filter((b, i) => b !== null && b !== seeded[i]).length;
+      if (moved >= 3) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(moved).toBeGreaterThanOrEqual(3);
+    expect(await bestBids(null)).toEqual(TRADABLE.map(() => null));
+  });
+});

@@ -12,7 +12,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { RealtimeHub } from '../../src/modules/realtime/realtime-hub.service.js';
-import { sleep, WsClient, type WsMessage } from '../support/ws.js';
+import { ClientBook, sleep, WsClient, type WsMessage } from '../support/ws.js';
 
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
 const m = TRADABLE[0];
@@ -159,6 +159,61 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     const stillOpen = await as(t, `${svc.api}/orders?status=OPEN`);
     expect(stillOpen.body.data.map((o: { id: string }) => o.id)).not.toContain(resting.id);
     expect(stillOpen.body.data).toEqual([]);
+    await c.close();
+  });
+
+  it('a resolution on the stream: cancelled orders, settled position, payout, RESOLVED ticker, empty book', async () => {
+    const x = TRADABLE[4]; // resolved here: no other test in this file uses it
+    const t = await trader(svc, 'resolve-stream@orders.test', { scopes: WS_SCOPES });
+    const resting = await place(svc, t, limit(x, 'BUY', 'YES', x.reference - 10, 2));
+    const bought = await place(
+      svc,
+      t,
+      limit(x, 'BUY', 'YES', x.reference + 5, 1, { time_in_force: 'IOC' }),
+    );
+    expect(bought.status).toBe('FILLED');
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    const channels = ['orders', 'positions', 'wallet', 'ticker', `orderbook:${x.id}`];
+    const from = c.mark();
+    expect((await c.subscribe(channels)).type).toBe('subscribed');
+    await c.waitFor((m) => m.type === 'event' && m.channel === `orderbook:${x.id}`, 3000, from);
+    const res = await as(t, `${svc.api}/sandbox/markets/${x.id}/resolve`, {
+      method: 'POST',
+      json: { outcome: 'YES' },
+    });
+    expect(res.status).toBe(200);
+    await c.waitFor((m) => m.type === 'event' && m.channel === 'ticker', 3000, from);
+    await c.sync();
+    const on = (ch: string) => c.events(ch, from).map((m) => m.data as Record<string, unknown>);
+    expect(on('orders')).toEqual([
+      expect.objectContaining({
+        event: 'order.cancelled',
+        order_id: resting.id,
+        cancel_reason: 'MARKET_RESOLVED',
+      }),
+    ]);
+    expect(on('positions')).toEqual([
+      {
+        market_id: x.id,
+        yes: 0,
+        no: 0,
+        yes_cost_cents: 0,
+        no_cost_cents: 0,
+        settled: { outcome: 'YES', payout_cents: 100 },
+        realized_pnl_cents: 100 - (bought.average_fill_price as number),
+      },
+    ]);
+    expect(on('wallet')).toContainEqual(
+      expect.objectContaining({ reason: 'SETTLEMENT', delta_cents: 100, reserved_cents: 0 }),
+    );
+    expect(on('ticker')).toContainEqual(
+      expect.objectContaining({ market_id: x.id, status: 'RESOLVED' }),
+    );
+    const book = new ClientBook();
+    for (const m of c.events(`orderbook:${x.id}`, from)) book.apply(m);
+    expect(book.levels()).toEqual({ bids: [], asks: [] });
+    const rest = await as(t, `${svc.api}/markets/${x.id}/orderbook`);
+    expect([rest.body.bids, rest.body.asks]).toEqual([[], []]);
     await c.close();
   });
 

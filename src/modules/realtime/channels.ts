@@ -163,6 +163,8 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
           market_id: e.marketId,
           yes: 0,
           no: 0,
+          yes_cost_cents: 0,
+          no_cost_cents: 0,
           settled: { outcome: e.outcome, payout_cents: e.payout },
           realized_pnl_cents: e.realizedPnl,
         });

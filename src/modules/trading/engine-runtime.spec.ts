@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Logger } from '@nestjs/common';
 import type { EngineEvent } from '../../engine/index.js';
 import { ManualClock } from '../../common/clock/clock.js';
-import { EngineRuntime } from './engine-runtime.js';
+import { EngineRuntime, type FeedSettings } from './engine-runtime.js';
 import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
 import type { TradingRepository } from './trading.repository.js';
 
@@ -53,7 +53,7 @@ const log = {
 let seq = 0;
 const ids = { next: (p: string) => `${p}${++seq}` };
 
-function runtime() {
+function runtime(feed: FeedSettings | null = null) {
   const repo = new FakeRepo();
   const bus = new InProcessEventBus();
   const published: CommittedEvents[] = [];
@@ -65,7 +65,7 @@ function runtime() {
     ids,
     bus,
     log,
-    null,
+    feed,
     500,
   );
   return { rt, repo, published };
@@ -187,5 +187,58 @@ describe('EngineRuntime group commit', () => {
     expect(repo.commits.length).toBe(2);
     expect(rt.engine.getAccount('u2')?.balance).toBe(500);
     await p;
+  });
+});
+
+describe('EngineRuntime: the paper price feed', () => {
+  const feed = (seed: number): FeedSettings => ({
+    seed,
+    intervalMs: 0,
+    levels: 5,
+    size: 100,
+    refill: 25,
+  });
+  /** The house book after each of n ticks: best bid and ask of the one market. */
+  const path = (rt: EngineRuntime, n: number): [number, number][] => {
+    const out: [number, number][] = [];
+    for (let i = 0; i < n; i++) {
+      rt.tick();
+      const d = rt.engine.depth('mkt_a', 1)!;
+      out.push([d.bids[0]?.price ?? 0, d.asks[0]?.price ?? 100]);
+    }
+    return out;
+  };
+
+  it('moves the house quotes by itself, reproducibly: same seed, same path; another seed, another', () => {
+    const a = path(runtime(feed(7)).rt, 60);
+    const b = path(runtime(feed(7)).rt, 60);
+    const c = path(runtime(feed(8)).rt, 60);
+    expect(a).toEqual(b);
+    expect(c).not.toEqual(a);
+    // It moves: more than one best bid along the way, and the house never crosses itself.
+    expect(new Set(a.map(([bid]) => bid)).size).toBeGreaterThan(1);
+    for (const [bid, ask] of a) expect(bid).toBeLessThan(ask);
+  });
+
+  it('every tick is committed and published; a reference set by hand is where the walk goes on from', () => {
+    const { rt, repo, published } = runtime(feed(7));
+    const before = repo.commits.length;
+    rt.tick();
+    expect(repo.commits.length).toBe(before + 1);
+    expect(published.at(-1)!.events.some((e) => e.type === 'book.level')).toBe(true);
+    expect(rt.setReference('mkt_a', 80)).toBe(true);
+    const d = rt.engine.depth('mkt_a', 1)!;
+    expect([d.bids[0].price, d.asks[0].price]).toEqual([79, 81]);
+    const next = path(rt, 3);
+    for (const [bid] of next) expect(Math.abs(bid - 79)).toBeLessThanOrEqual(6);
+    expect(rt.setReference('mkt_nope', 50)).toBe(false);
+  });
+
+  it('the live runtime (no feed) never ticks the book', () => {
+    const { rt, repo } = runtime(null);
+    const before = repo.commits.length;
+    rt.tick();
+    expect(repo.commits.length).toBe(before);
+    expect(rt.engine.depth('mkt_a', 5)).toEqual({ marketId: 'mkt_a', bids: [], asks: [] });
   });
 });
