@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { WS_CLOSE } from '../../src/modules/realtime/ws-errors.js';
 import { http, type Running } from '../support/harness.js';
 import {
   as,
@@ -145,6 +146,23 @@ describe('realtime: AsyncAPI document', () => {
     expect(byAction('send')).toEqual(
       expect.arrayContaining(['authOk', 'error', 'orderbook', 'fills', 'wallet', 'pong']),
     );
+  });
+
+  it('names every close code the server uses and the error codes of the stream', () => {
+    const text = (doc.info as Json).description as string;
+    for (const code of Object.values(WS_CLOSE)) expect(text).toContain(String(code));
+    for (const code of [
+      'UNAUTHENTICATED',
+      'INSUFFICIENT_SCOPE',
+      'API_KEY_REVOKED',
+      'API_KEY_EXPIRED',
+      'SANDBOX_DISABLED',
+      'BAD_MESSAGE',
+      'UNKNOWN_CHANNEL',
+      'SUBSCRIPTION_LIMIT',
+      'CONNECTION_LIMIT',
+    ])
+      expect(text).toContain(code);
   });
 
   it('the OpenAPI document links it (externalDocs)', async () => {

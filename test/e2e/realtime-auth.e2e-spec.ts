@@ -150,6 +150,17 @@ describe('realtime: authentication', () => {
     expect(error.code).toBe('UNAUTHENTICATED');
   });
 
+  it('an auth message with both api_key and token: UNAUTHENTICATED and close 4401, as HTTP with both', async () => {
+    const k = await createKey(svc.api, token, { scopes: ['websocket'], environment: 'test' });
+    const { error, code } = await rejected({ type: 'auth', api_key: k.key, token });
+    expect(code).toBe(4401);
+    expect(error).toEqual({
+      type: 'error',
+      code: 'UNAUTHENTICATED',
+      message: 'Send one credential: api_key or token, not both',
+    });
+  });
+
   it('a revoked key: API_KEY_REVOKED and close 4401', async () => {
     const k = await createKey(svc.api, token, { scopes: ['websocket'], environment: 'test' });
     const rev = await http(`${svc.api}/api-keys/${k.id}/revoke`, {

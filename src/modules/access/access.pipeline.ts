@@ -109,6 +109,9 @@ export class AccessPipeline {
     signature?: unknown;
   }): Promise<Credential> {
     let credential: Credential;
+    if (msg.api_key !== undefined && msg.token !== undefined) {
+      throw new DomainError('UNAUTHENTICATED', 'Send one credential: api_key or token, not both');
+    }
     if (typeof msg.api_key === 'string') {
       credential = await this.fromKey(msg.api_key, {
         method: 'GET',

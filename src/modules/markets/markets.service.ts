@@ -68,7 +68,9 @@ export class MarketsService {
 
   /** The environment engine's aggregated book, YES cents, best levels first. */
   orderbook(env: Environment, id: string, depth = DEFAULT_BOOK_DEPTH): OrderBookDto {
-    const d = MARKET_ID.test(id) ? this.engines.get(env).engine.depth(id, depth) : undefined;
+    const d = MARKET_ID.test(id)
+      ? this.engines.get(env).committedEngine().depth(id, depth)
+      : undefined;
     if (d === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     return {
       market_id: id,

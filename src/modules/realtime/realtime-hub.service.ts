@@ -278,6 +278,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         },
       );
     }
+    // A snapshot shows committed state only: orders of this event-loop turn still waiting for
+    // their group commit are committed (and fanned out, before this connection joins) first.
+    if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.get(env).committedEngine();
     for (const [name, p] of parsed) {
       // Re-subscribing restarts the channel: a fresh snapshot with seq 1.
       conn.subscriptions.set(name, 0);
@@ -375,7 +378,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Sends the error message. Before auth (`authPhase`) it also closes: 4403 for a forbidden
-   * credential, else 4401. After auth an error never closes the connection.
+   * credential, 1011 for an unexpected server error (the client may retry), else 4401. After
+   * auth an error never closes the connection.
    */
   private fail(conn: Connection, err: unknown, authPhase: boolean): void {
     const { message, close, unexpected } = toWsError(err, conn.id);

@@ -10,6 +10,8 @@ export const WS_CLOSE = {
   CONNECTION_LIMIT: 4429,
   /** Missed heartbeats. */
   DEAD: 4000,
+  /** RFC 6455: the server met an unexpected condition (a 5xx-class error while authenticating). */
+  INTERNAL_ERROR: 1011,
 } as const;
 
 export interface WsError {
@@ -34,7 +36,9 @@ export function toWsError(
       ? WS_CLOSE.UNAUTHENTICATED
       : mapped.status === 403
         ? WS_CLOSE.FORBIDDEN
-        : null;
+        : mapped.status >= 500
+          ? WS_CLOSE.INTERNAL_ERROR
+          : null;
   return {
     message: {
       type: 'error',

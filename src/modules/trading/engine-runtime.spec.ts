@@ -190,6 +190,28 @@ describe('EngineRuntime group commit', () => {
   });
 });
 
+describe('EngineRuntime: committed reads', () => {
+  it('committedEngine commits the waiting batch first (and publishes it)', async () => {
+    const { rt, repo, published } = runtime();
+    const p = rt.runBatched(order('c1'));
+    expect(repo.commits.length).toBe(0);
+    const engine = rt.committedEngine();
+    expect(repo.commits.length).toBe(1);
+    expect(published.length).toBe(1);
+    expect(engine.depth('mkt_a', 5)!.bids).toEqual([{ price: 10, quantity: 1 }]);
+    await p;
+  });
+
+  it('a waiting batch whose commit fails is not in the engine committedEngine returns', async () => {
+    const { rt, repo } = runtime();
+    const p = rt.runBatched(order('c2'));
+    expect(rt.engine.depth('mkt_a', 5)!.bids).toHaveLength(1); // applied, not yet durable
+    repo.failOnce = true;
+    expect(rt.committedEngine().depth('mkt_a', 5)!.bids).toEqual([]);
+    await expect(p).rejects.toThrow('disk full');
+  });
+});
+
 describe('EngineRuntime: the paper price feed', () => {
   const feed = (seed: number): FeedSettings => ({
     seed,

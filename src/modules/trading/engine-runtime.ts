@@ -170,6 +170,16 @@ export class EngineRuntime {
     }
   }
 
+  /**
+   * The engine holding only committed state: a waiting batch is committed (and published) first,
+   * or, if that commit fails, refused and the engine rebuilt. For reads that must never show what
+   * a failed commit could take back, such as the order book a snapshot or the REST route serves.
+   */
+  committedEngine(): MatchingEngine {
+    this.settle();
+    return this.engine;
+  }
+
   /** False once a rebuild failed: the engine no longer matches the database. */
   get healthy(): boolean {
     return !this.broken;
