@@ -177,7 +177,9 @@ describe('realtime: AsyncAPI document', () => {
 
   it('describes the messages on the wire: every real message matches its payload schema', async () => {
     const m = TRADABLE[4];
-    const a = await trader(svc, undefined, { scopes: [...ORDER_SCOPES, 'websocket'] });
+    const a = await trader(svc, undefined, {
+      scopes: [...ORDER_SCOPES, 'websocket', 'wallet:write'],
+    });
     const b = await trader(svc, 'responder@sandbox.test', {
       scopes: [...ORDER_SCOPES, 'websocket'],
     });
@@ -211,9 +213,21 @@ describe('realtime: AsyncAPI document', () => {
     await place(svc, a, market(m, 'BUY', 'YES', 2));
     await place(svc, a, limit(m, 'BUY', 'YES', 1, 2, { time_in_force: 'IOC' }));
     expect((await cancel(svc, a, o.id)).status).toBe(200);
+    // A sandbox reset (account.reset, flat positions, wallet RESET), then a settled position.
+    await place(svc, a, limit(m, 'BUY', 'YES', m.reference - 10, 1));
+    expect((await as(a, `${svc.api}/sandbox/reset`, { method: 'POST' })).status).toBe(200);
+    await place(svc, a, market(m, 'BUY', 'YES', 1));
+    const resolved = await as(a, `${svc.api}/sandbox/markets/${m.id}/resolve`, {
+      method: 'POST',
+      json: { outcome: 'NO' },
+    });
+    expect(resolved.status).toBe(200);
+    await c.sync();
+    expect(c.events('positions').some((x) => x.data.settled !== undefined)).toBe(true);
+    const last = c.mark();
     send({ type: 'unsubscribe', channels: ['ticker'] });
     send({ type: 'ping' });
-    await c.waitFor((x) => x.type === 'pong');
+    await c.waitFor((x) => x.type === 'pong', 3000, last);
 
     const components = (doc.components as Json).messages as Record<string, Json>;
     // The checker does catch a mismatch.
@@ -227,6 +241,10 @@ describe('realtime: AsyncAPI document', () => {
     ).toEqual([
       '$.ts: required',
       '$.seq: number is not integer',
+      ...['id', 'order_id', 'market_id', 'side', 'price', 'yes_price', 'quantity'].map(
+        (f) => `$.data.${f}: required`,
+      ),
+      '$.data.created_at: required',
       '$.data.liquidity: "BOTH" not in enum',
     ]);
     for (const msg of sent) {
@@ -264,6 +282,7 @@ describe('realtime: AsyncAPI document', () => {
         'order.cancelled',
         'order.expired',
         'order.amended',
+        'account.reset',
       ].sort(),
     );
     await c.close();

@@ -160,87 +160,141 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
         },
         ticker: event(
           'ticker',
-          obj({
-            market_id: str,
-            status: str,
-            best_bid: { type: ['integer', 'null'] },
-            best_ask: { type: ['integer', 'null'] },
-            last_price: { type: ['integer', 'null'] },
-            volume: int,
-          }),
+          obj(
+            {
+              market_id: str,
+              status: str,
+              best_bid: { type: ['integer', 'null'] },
+              best_ask: { type: ['integer', 'null'] },
+              last_price: { type: ['integer', 'null'] },
+              volume: int,
+            },
+            ['market_id', 'status', 'best_bid', 'best_ask', 'last_price', 'volume'],
+          ),
         ),
         orderbook: event('orderbook:<market_id>', {
           oneOf: [
-            obj({
-              kind: { const: 'snapshot' },
-              bids: { type: 'array', items: level },
-              asks: { type: 'array', items: level },
-            }),
-            obj({
-              kind: { const: 'delta' },
-              side: { enum: ['bids', 'asks'] },
-              price: int,
-              quantity: { type: 'integer', description: 'New total at the level; 0 removes it' },
-            }),
+            obj(
+              {
+                kind: { const: 'snapshot' },
+                bids: { type: 'array', items: level },
+                asks: { type: 'array', items: level },
+              },
+              ['kind', 'bids', 'asks'],
+            ),
+            obj(
+              {
+                kind: { const: 'delta' },
+                side: { enum: ['bids', 'asks'] },
+                price: int,
+                quantity: { type: 'integer', description: 'New total at the level; 0 removes it' },
+              },
+              ['kind', 'side', 'price', 'quantity'],
+            ),
           ],
         }),
         trades: event(
           'trades:<market_id>',
-          obj({
-            id: str,
-            market_id: str,
-            price: int,
-            quantity: int,
-            taker_side: { enum: ['BUY_YES', 'SELL_YES'] },
-            created_at: str,
-          }),
-        ),
-        orders: event(
-          'orders',
-          obj({
-            event: {
-              enum: [
-                'order.accepted',
-                'order.updated',
-                'order.cancelled',
-                'order.expired',
-                'order.amended',
-                'account.reset',
-              ],
-              description:
-                'account.reset: a sandbox reset cancelled every open order at once (cancelled_orders says how many; no event per order follows)',
+          obj(
+            {
+              id: str,
+              market_id: str,
+              price: int,
+              quantity: int,
+              taker_side: { enum: ['BUY_YES', 'SELL_YES'] },
+              created_at: str,
             },
-            order_id: str,
-            status: str,
-            cancelled_orders: int,
-          }),
+            ['id', 'market_id', 'price', 'quantity', 'taker_side', 'created_at'],
+          ),
         ),
+        orders: event('orders', {
+          oneOf: [
+            obj(
+              {
+                event: {
+                  enum: [
+                    'order.accepted',
+                    'order.updated',
+                    'order.cancelled',
+                    'order.expired',
+                    'order.amended',
+                  ],
+                },
+                order_id: str,
+                status: str,
+              },
+              ['event', 'order_id'],
+            ),
+            obj(
+              {
+                event: {
+                  const: 'account.reset',
+                  description:
+                    'a sandbox reset cancelled every open order at once (cancelled_orders says how many; no event per order follows)',
+                },
+                cancelled_orders: int,
+              },
+              ['event', 'cancelled_orders'],
+            ),
+          ],
+        }),
         fills: event(
           'fills',
-          obj({
-            id: str,
-            order_id: str,
-            market_id: str,
-            side: str,
-            price: int,
-            yes_price: int,
-            quantity: int,
-            liquidity: { enum: ['MAKER', 'TAKER'] },
-          }),
+          obj(
+            {
+              id: str,
+              order_id: str,
+              market_id: str,
+              side: str,
+              price: int,
+              yes_price: int,
+              quantity: int,
+              liquidity: { enum: ['MAKER', 'TAKER'] },
+              created_at: str,
+            },
+            [
+              'id',
+              'order_id',
+              'market_id',
+              'side',
+              'price',
+              'yes_price',
+              'quantity',
+              'liquidity',
+              'created_at',
+            ],
+          ),
         ),
         positions: event(
           'positions',
-          obj({ market_id: str, yes: int, no: int, realized_pnl_cents: int }),
+          obj(
+            {
+              market_id: str,
+              yes: int,
+              no: int,
+              yes_cost_cents: int,
+              no_cost_cents: int,
+              realized_pnl_cents: int,
+              settled: obj({ outcome: { enum: ['YES', 'NO'] }, payout_cents: int }, [
+                'outcome',
+                'payout_cents',
+              ]),
+            },
+            ['market_id', 'yes', 'no', 'yes_cost_cents', 'no_cost_cents', 'realized_pnl_cents'],
+          ),
         ),
         wallet: event(
           'wallet',
-          obj({
-            balance_cents: int,
-            delta_cents: int,
-            reason: str,
-            reserved_cents: { type: ['integer', 'null'] },
-            available_cents: { type: ['integer', 'null'] },
-          }),
+          obj(
+            {
+              balance_cents: int,
+              delta_cents: int,
+              reason: str,
+              reserved_cents: { type: ['integer', 'null'] },
+              available_cents: { type: ['integer', 'null'] },
+            },
+            ['balance_cents', 'delta_cents', 'reason', 'reserved_cents', 'available_cents'],
+          ),
         ),
       },
     },
