@@ -247,6 +247,7 @@ describe('realtime: isolation between users and environments; events after commi
 
   it('a trade whose commit fails is never published (nothing a crash could take back)', async () => {
     const resting = await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference, 3));
+    const before = (await as(aTest.t, `${svc.api}/markets/${m.id}`)).body;
     const db = new Database(join(svc.dataDir, 'paper.sqlite'));
     db.pragma('busy_timeout = 5000');
     try {
@@ -260,7 +261,13 @@ describe('realtime: isolation between users and environments; events after commi
         });
         expect(res.status).toBe(500);
       });
-      for (const c of all()) expect(got.get(c)).toEqual([]);
+      for (const c of all()) {
+        // Nothing of the failed trade; the rebuild re-sends tickers of the committed state only.
+        const msgs = got.get(c)!;
+        expect(msgs.filter((x) => x.channel !== 'ticker')).toEqual([]);
+        for (const x of msgs.filter((x) => x.data.market_id === m.id))
+          expect([x.data.last_price, x.data.volume]).toEqual([before.last_price, before.volume]);
+      }
     } finally {
       db.exec('DROP TRIGGER IF EXISTS rt_fail_trades');
       db.close();
@@ -284,12 +291,16 @@ describe('realtime: isolation between users and environments; events after commi
   it('after an engine rebuild the subscribed book still equals the REST book', async () => {
     const watcher = await WsClient.authed(svc.baseUrl, { api_key: bTest.t.key });
     const cb = new ClientBook();
-    watcher.onMessage((x) => cb.apply(x));
-    expect((await watcher.subscribe([`orderbook:${m.id}`])).type).toBe('subscribed');
+    watcher.onMessage((x) => {
+      if (x.channel !== 'ticker') cb.apply(x);
+    });
+    expect((await watcher.subscribe([`orderbook:${m.id}`, 'ticker'])).type).toBe('subscribed');
     // Take some house liquidity, so a re-quote would change the book.
     await place(svc, bTest.t, limit(m, 'SELL', 'YES', m.reference - 1, 2));
     await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference + 1, 2));
     const resting = await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference, 1));
+    await watcher.sync();
+    const afterFail = watcher.mark();
     const db = new Database(join(svc.dataDir, 'paper.sqlite'));
     db.pragma('busy_timeout = 5000');
     try {
@@ -305,6 +316,17 @@ describe('realtime: isolation between users and environments; events after commi
       db.exec('DROP TRIGGER IF EXISTS rt_fail_trades2');
       db.close();
     }
+    // The rebuild also sends every market's ticker: m's equals the rebuilt book's top.
+    const ticker = await watcher.waitFor(
+      (x) => x.channel === 'ticker' && x.data.market_id === m.id,
+      3000,
+      afterFail,
+    );
+    const top = await as(aTest.t, `${svc.api}/markets/${m.id}/orderbook?depth=1`);
+    expect([ticker.data.best_bid, ticker.data.best_ask]).toEqual([
+      top.body.bids[0]?.price ?? null,
+      top.body.asks[0]?.price ?? null,
+    ]);
     expect((await cancel(svc, aTest.t, resting.id)).status).toBe(200);
     await watcher.sync();
     const rest = await as(aTest.t, `${svc.api}/markets/${m.id}/orderbook?depth=99`);

@@ -208,20 +208,22 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
     }
   }
   for (const marketId of touched) {
-    const s = engine.marketSummary(marketId);
-    if (s === undefined) continue;
-    out.push({
-      scope: 'public',
-      channel: 'ticker',
-      data: {
-        market_id: marketId,
-        status: s.status,
-        best_bid: s.bestBid,
-        best_ask: s.bestAsk,
-        last_price: s.lastPrice,
-        volume: s.volume,
-      },
-    });
+    const data = tickerData(engine, marketId);
+    if (data !== undefined) out.push({ scope: 'public', channel: 'ticker', data });
   }
   return out;
+}
+
+/** The ticker message of one market, from the engine's summary; undefined for no such market. */
+export function tickerData(engine: MatchingEngine, marketId: string): object | undefined {
+  const s = engine.marketSummary(marketId);
+  if (s === undefined) return undefined;
+  return {
+    market_id: marketId,
+    status: s.status,
+    best_bid: s.bestBid,
+    best_ask: s.bestAsk,
+    last_price: s.lastPrice,
+    volume: s.volume,
+  };
 }

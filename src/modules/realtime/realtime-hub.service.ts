@@ -14,7 +14,7 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
-import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route } from './channels.js';
+import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
 import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
@@ -308,15 +308,23 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * After an engine rebuild no event describes how the book changed, so every orderbook
-   * subscriber of that environment gets a fresh snapshot (seq keeps rising).
+   * After an engine rebuild no event describes how the books changed, so every orderbook
+   * subscriber of that environment gets a fresh snapshot, and every ticker subscriber each
+   * market's ticker (seq keeps rising).
    */
   private resnapshot(env: Environment): void {
     for (const [key, subs] of this.publicSubs) {
       const channel = key.slice(env.length + 1);
-      if (!key.startsWith(`${env}|orderbook:`) || subs.size === 0) continue;
+      if (!key.startsWith(`${env}|orderbook:`)) continue;
       const message = this.snapshotMessage(env, channel, channel.slice('orderbook:'.length));
       for (const c of subs) c.sendEvent(channel, message);
+    }
+    const tickers = this.publicSubs.get(`${env}|ticker`);
+    if (tickers === undefined) return;
+    const engine = this.engines.get(env).engine;
+    for (const marketId of engine.marketIds()) {
+      const message = new EventMessage('ticker', this.clock.now(), tickerData(engine, marketId));
+      for (const c of tickers) c.sendEvent('ticker', message);
     }
   }
 
