@@ -9,7 +9,7 @@ import { as, limit, place, TRADABLE, trader } from '../support/orders.js';
 const ROWS = 100_000;
 const HEAP_MB = 96;
 const COLUMNS =
-  'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,fill_cost_cents,' +
+  'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,filled_cost_cents,' +
   'status,cancel_reason,time_in_force,post_only,created_at,updated_at';
 
 /** One CSV record (RFC 4180 quoting; the export writes no newline inside a field). */

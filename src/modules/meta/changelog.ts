@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-trading-rules-tightened',
+    date: '2026-11-22',
+    title: 'Order caps for session tokens, CSV column name, realtime reset and close codes',
+    kind: 'CHANGED',
+    description:
+      'Orders placed with a session token are held to MAX_OPEN_ORDERS_PER_KEY and to client_order_id uniqueness, counted per user; the open-order cap refuses only orders that can rest (MARKET, IOC and FOK still trade at the cap); POST /orders/quote honours ORDER_MAX_QUANTITY. The CSV export column fill_cost_cents is now filled_cost_cents, as in the order JSON. Realtime: a sandbox reset sends one orders message {"event":"account.reset"} and a flat position per market (the wallet gets one RESET message instead of two); an auth message with both api_key and token is refused (4401); an unexpected server error while authenticating closes 1011; a connection authenticated with a session token closes 4401 when the token expires; the per-IP connection limit honours X-Forwarded-For from TRUSTED_PROXIES.',
+  },
+  {
     id: '2026-11-22-trading-and-realtime',
     date: '2026-11-22',
     title: 'Orders, wallet, positions, sandbox controls, the realtime feed and developer webhooks',

@@ -19,7 +19,7 @@ const COLUMNS = [
   'price',
   'quantity',
   'filled_quantity',
-  'fill_cost_cents',
+  'filled_cost_cents',
   'status',
   'cancel_reason',
   'time_in_force',

@@ -172,7 +172,7 @@ export class OrdersController {
   @Endpoint({
     summary: 'Export all your orders as CSV (streamed)',
     description:
-      'text/csv, a header row then one order a row, oldest first; streamed in constant memory whatever the count. Refused with EXPORT_TOO_LARGE above EXPORT_MAX_ROWS.',
+      'text/csv, a header row then one order a row, oldest first; streamed in constant memory whatever the count. Columns (named as in the order JSON): id, client_order_id, market_id, action, side, type, price, quantity, filled_quantity, filled_cost_cents, status, cancel_reason, time_in_force, post_only, created_at, updated_at. Refused with EXPORT_TOO_LARGE above EXPORT_MAX_ROWS.',
     auth: 'key',
     scopes: ['orders:read'],
     routeLimitPerMinute: 6,
