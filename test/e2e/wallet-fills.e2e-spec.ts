@@ -175,3 +175,67 @@ describe('wallet and positions follow the fills of a test key', () => {
     expect(paper[0]).toMatchObject({ side: 'NO', quantity: 2 });
   });
 });
+
+/**
+ * CONTRACT.md Access details: a key holding env:paper is paper-only whatever its class. A live key
+ * with it trades on the paper engine, against the user's paper wallet, and may use the paper
+ * world's controls; the user's live wallet never moves.
+ */
+describe('a live key with env:paper trades on the paper engine', () => {
+  let svc: Running;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('its orders are environment test, fill against the house and debit the paper wallet only', async () => {
+    const m = TRADABLE[1];
+    const t = await trader(svc, 'env-paper@wallet.test');
+    const paperLive = await keyFor(svc, t.email, t.token, {
+      environment: 'live',
+      scopes: ['orders:read', 'orders:write', 'wallet:read', 'wallet:write', 'env:paper'],
+    });
+    const live = await keyFor(svc, t.email, t.token, {
+      environment: 'live',
+      scopes: ['wallet:read', 'wallet:write'],
+    });
+    const liveBefore = await walletOf(svc, live);
+    expect(liveBefore.environment).toBe('live');
+    expect(await walletOf(svc, paperLive)).toMatchObject({
+      environment: 'test',
+      balance_cents: STARTING_BALANCE,
+    });
+    // The house quotes only on the paper engine: a market order fills there.
+    const o = await place(svc, paperLive, market(m, 'BUY', 'YES', 3));
+    expect(o).toMatchObject({ environment: 'test', status: 'FILLED', filled_quantity: 3 });
+    const cost = 3 * (m.reference + 1);
+    expect(await walletOf(svc, paperLive)).toMatchObject({
+      environment: 'test',
+      balance_cents: STARTING_BALANCE - cost,
+    });
+    // The same order is the test key's world: a test key of the user sees it, the live one not.
+    expect((await as(t, `${svc.api}/orders/${o.id}`)).status).toBe(200);
+    const viaLive = await as(
+      await keyFor(svc, t.email, t.token, { environment: 'live', scopes: ['orders:read'] }),
+      `${svc.api}/orders/${o.id}`,
+    );
+    expect(viaLive.status).toBe(404);
+    expect(await walletOf(svc, live)).toEqual(liveBefore);
+    // Paper-world controls work with it; real-money endpoints refuse it.
+    const fund = await as(paperLive, `${svc.api}/sandbox/wallet/fund`, {
+      method: 'POST',
+      json: { amount_cents: 500 },
+    });
+    expect(fund.status).toBe(201);
+    expect((await walletOf(svc, paperLive)).balance_cents).toBe(STARTING_BALANCE - cost + 500);
+    const deposit = await as(paperLive, `${svc.api}/wallet/deposits`, {
+      method: 'POST',
+      json: { amount_cents: 500 },
+    });
+    expect(deposit.status).toBe(403);
+    expect(deposit.body.error.code).toBe('TEST_KEY_LIVE_ENDPOINT');
+  });
+});
