@@ -13,6 +13,7 @@ import {
   limit,
   market,
   NOON,
+  paperQuery,
   place,
   placeRaw,
   startOrdersApp,
@@ -356,6 +357,34 @@ describe('orders: placing', () => {
     );
     expectValidation(await quote({ ...market(m, 'BUY', 'YES', 1), price: 5 }), 'price');
     expect(await snapshot()).toEqual(before);
+  });
+
+  it("a refused first order opens no account: the user's paper world starts with the first accepted one", async () => {
+    const fresh = await trader(svc, 'first-order@orders.test');
+    const m = TRADABLE[0];
+    const accounts = () =>
+      paperQuery<{ balance_cents: number }>(
+        svc,
+        'SELECT balance_cents FROM accounts WHERE user_id = ?',
+        fresh.userId,
+      );
+    const noPrice = { market_id: m.id, action: 'BUY', side: 'YES', type: 'LIMIT', quantity: 1 };
+    expectValidation(await placeRaw(svc, fresh, noPrice), 'price');
+    expectContractError(
+      await placeRaw(svc, fresh, limit(m, 'BUY', 'YES', m.reference - 10, 100_001)),
+      422,
+      'ORDER_QUANTITY_LIMIT',
+    );
+    const batch = await as(fresh, `${svc.api}/orders/batch`, {
+      method: 'POST',
+      json: { orders: [noPrice] },
+    });
+    expect(batch.body.results[0].status).toBe(400);
+    expect(accounts()).toEqual([]);
+    expect((await placeRaw(svc, fresh, limit(m, 'BUY', 'YES', m.reference - 10, 1))).status).toBe(
+      201,
+    );
+    expect(accounts()).toEqual([{ balance_cents: 1_000_000 }]);
   });
 
   it('bad input (issue 4): 400 VALIDATION_FAILED naming the field, and nothing changes', async () => {

@@ -94,8 +94,11 @@ export class OrdersService {
     c: Credential,
     body: PlaceOrderBody,
   ): Promise<Success<{ order: OrderSnapshot }> | Failure> {
-    const rt = this.runtimeFor(c);
+    // The service's own checks run before the caller's trading account is opened, so a refused
+    // body leaves nothing behind (a first order opens the account, funded on the paper engine).
+    const rt = this.engines.get(c.environment);
     this.check(rt, c, body);
+    rt.ensureAccount(c.userId);
     const req = {
       ...engineOrder(c, body),
       tag: c.keyId,
