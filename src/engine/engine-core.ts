@@ -202,6 +202,8 @@ export abstract class EngineCore {
       takerOrderId: taker.id,
       makerAccountId: maker.accountId,
       takerAccountId: taker.accountId,
+      makerSide: maker.side,
+      takerSide: taker.side,
       takerBookSide: taker.bookSide,
       timestamp: now,
     });
@@ -287,6 +289,7 @@ export abstract class EngineCore {
       {
         type: 'order.cancelled',
         orderId: order.id,
+        accountId: order.accountId,
         reason,
         filledQuantity: order.filledQuantity,
         cancelledQuantity: dropped,
@@ -311,6 +314,7 @@ export abstract class EngineCore {
     events.push({
       type: 'order.expired',
       orderId: order.id,
+      accountId: order.accountId,
       filledQuantity: order.filledQuantity,
       expiredQuantity: dropped,
       updatedAt: now,

@@ -10,7 +10,6 @@ import type {
   MarketSummary,
   OrderSnapshot,
   PositionSnapshot,
-  Side,
 } from './types.js';
 
 /** Totals of money that entered or left the engine from outside, integer cents. */
@@ -25,15 +24,6 @@ export abstract class EngineQueries extends EngineCore {
   /** An open order, or a final one still within the retention window. */
   getOrder(orderId: string): OrderSnapshot | undefined {
     return this.orders.get(orderId)?.snapshot();
-  }
-
-  /**
-   * Owner and side of an order known to getOrder, without building its snapshot (read for every
-   * committed event by the realtime and webhook fan-out).
-   */
-  orderOwner(orderId: string): { accountId: string; side: Side } | undefined {
-    const o = this.orders.get(orderId);
-    return o === undefined ? undefined : { accountId: o.accountId, side: o.side };
   }
 
   /** The account's resting orders (optionally in one market), newest first per market. */

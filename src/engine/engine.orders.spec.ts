@@ -296,15 +296,3 @@ describe('closed-order retention', () => {
     expect(none.violations()).toEqual([]);
   });
 });
-
-describe('orderOwner', () => {
-  it('answers owner and side for open and retained final orders, as getOrder does', () => {
-    const open = rig.id(rig.limit('bob', 'm1', 'BUY', 'NO', 40, 3));
-    const filled = rig.id(rig.limit('carol', 'm1', 'SELL', 'YES', 45, 2));
-    rig.limit('alice', 'm1', 'BUY', 'YES', 45, 2);
-    expect(rig.engine.orderOwner(open)).toEqual({ accountId: 'bob', side: 'NO' });
-    expect(rig.engine.getOrder(filled)?.status).toBe('FILLED');
-    expect(rig.engine.orderOwner(filled)).toEqual({ accountId: 'carol', side: 'YES' });
-    expect(rig.engine.orderOwner('ord_nope')).toBeUndefined();
-  });
-});

@@ -9,6 +9,7 @@ export function orderUpdated(order: BookOrder): EngineEvent {
   return {
     type: 'order.updated',
     orderId: order.id,
+    accountId: order.accountId,
     filledQuantity: order.filledQuantity,
     remainingQuantity: order.isOpen ? order.remaining : 0,
     status: order.status,

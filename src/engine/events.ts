@@ -11,6 +11,7 @@ import type {
   OrderSnapshot,
   OrderStatus,
   Outcome,
+  Side,
 } from './types.js';
 
 /** A new order passed every check; full snapshot at acceptance (status OPEN, nothing filled). */
@@ -41,6 +42,9 @@ export interface TradeEvent {
   readonly takerOrderId: string;
   readonly makerAccountId: string;
   readonly takerAccountId: string;
+  /** Each order's own side (YES or NO): the fill's own-terms price follows from it. */
+  readonly makerSide: Side;
+  readonly takerSide: Side;
   readonly takerBookSide: BookSide;
   readonly timestamp: number;
 }
@@ -49,6 +53,8 @@ export interface TradeEvent {
 export interface OrderUpdatedEvent {
   readonly type: 'order.updated';
   readonly orderId: string;
+  /** The order's owner, so consumers need not look the order up (it may be forgotten by then). */
+  readonly accountId: string;
   readonly filledQuantity: number;
   readonly remainingQuantity: number;
   readonly status: OrderStatus;
@@ -62,6 +68,7 @@ export interface OrderUpdatedEvent {
 export interface OrderCancelledEvent {
   readonly type: 'order.cancelled';
   readonly orderId: string;
+  readonly accountId: string;
   readonly reason: CancelReason;
   readonly filledQuantity: number;
   readonly cancelledQuantity: number;
@@ -72,6 +79,7 @@ export interface OrderCancelledEvent {
 export interface OrderExpiredEvent {
   readonly type: 'order.expired';
   readonly orderId: string;
+  readonly accountId: string;
   readonly filledQuantity: number;
   readonly expiredQuantity: number;
   readonly updatedAt: number;
@@ -84,6 +92,7 @@ export interface OrderExpiredEvent {
 export interface OrderAmendedEvent {
   readonly type: 'order.amended';
   readonly orderId: string;
+  readonly accountId: string;
   readonly price: number;
   readonly bookPrice: number;
   readonly quantity: number;

@@ -254,6 +254,7 @@ export class MatchingEngine extends EngineRestore {
     return {
       type: 'order.amended',
       orderId: order.id,
+      accountId: order.accountId,
       price: order.price!,
       bookPrice: order.bookPrice,
       quantity: order.quantity,

@@ -56,7 +56,6 @@ export type Outgoing =
 export function route(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
   const out: Outgoing[] = [];
   const touched = new Set<string>();
-  const ownerOf = (orderId: string): string | undefined => engine.orderOwner(orderId)?.accountId;
   const priv = (userId: string | undefined, channel: PrivateChannel, data: unknown): void => {
     if (userId !== undefined && userId !== HOUSE_ACCOUNT)
       out.push({ scope: 'private', userId, channel, data });
@@ -90,11 +89,10 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
           },
         });
         touched.add(e.marketId);
-        for (const [orderId, userId, liquidity] of [
-          [e.makerOrderId, e.makerAccountId, 'MAKER'],
-          [e.takerOrderId, e.takerAccountId, 'TAKER'],
+        for (const [orderId, userId, side, liquidity] of [
+          [e.makerOrderId, e.makerAccountId, e.makerSide, 'MAKER'],
+          [e.takerOrderId, e.takerAccountId, e.takerSide, 'TAKER'],
         ] as const) {
-          const side = engine.orderOwner(orderId)?.side ?? 'YES';
           priv(userId, 'fills', {
             id: e.id,
             order_id: orderId,
@@ -124,22 +122,22 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
         });
         break;
       case 'order.updated':
-        priv(ownerOf(e.orderId), 'orders', {
+        priv(e.accountId, 'orders', {
           event: 'order.updated',
           ...orderProgressPayload(e),
         });
         break;
       case 'order.cancelled':
-        priv(ownerOf(e.orderId), 'orders', {
+        priv(e.accountId, 'orders', {
           event: 'order.cancelled',
           ...orderCancelledPayload(e),
         });
         break;
       case 'order.expired':
-        priv(ownerOf(e.orderId), 'orders', { event: 'order.expired', ...orderExpiredPayload(e) });
+        priv(e.accountId, 'orders', { event: 'order.expired', ...orderExpiredPayload(e) });
         break;
       case 'order.amended':
-        priv(ownerOf(e.orderId), 'orders', {
+        priv(e.accountId, 'orders', {
           event: 'order.amended',
           order_id: e.orderId,
           price: e.price,

@@ -1,7 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
-import { EngineRegistry } from '../trading/engine-registry.js';
+import type { EngineEvent } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { WebhooksCore } from './webhooks.core.js';
@@ -49,7 +48,6 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly bus: EventBus,
     private readonly core: WebhooksCore,
-    private readonly engines: EngineRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -64,8 +62,7 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
     try {
       const endpoints = this.core.endpointsFor(batch.environment);
       if (endpoints.length === 0) return;
-      const engine = this.engines.get(batch.environment).engine;
-      for (const out of toWebhookEvents(batch.events, engine)) {
+      for (const out of toWebhookEvents(batch.events)) {
         const targets = endpoints.filter(
           (e) => (out.userId === null || e.user_id === out.userId) && subscribed(e, out.type),
         );
@@ -79,12 +76,11 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
+export function toWebhookEvents(events: readonly EngineEvent[]): Outgoing[] {
   const out: Outgoing[] = [];
-  /** The user an account's events go to: none for the house (or an order no longer known). */
-  const userOf = (accountId: string | undefined): string | null =>
-    accountId === undefined || accountId === HOUSE_ACCOUNT ? null : accountId;
-  const owner = (orderId: string): string | null => userOf(engine.orderOwner(orderId)?.accountId);
+  /** The user an account's events go to: none for the house. */
+  const userOf = (accountId: string): string | null =>
+    accountId === HOUSE_ACCOUNT ? null : accountId;
   /** A user's event; dropped when there is no user to send it to. */
   const push = (type: string, userId: string | null, data: unknown): void => {
     if (userId !== null) out.push({ type, userId, data });
@@ -111,16 +107,16 @@ function toWebhookEvents(events: readonly EngineEvent[], engine: MatchingEngine)
         if (e.status === 'FILLED' || e.status === 'PARTIALLY_FILLED') {
           push(
             e.status === 'FILLED' ? 'order.filled' : 'order.partially_filled',
-            owner(e.orderId),
+            userOf(e.accountId),
             orderProgressPayload(e),
           );
         }
         break;
       case 'order.cancelled':
-        push('order.cancelled', owner(e.orderId), orderCancelledPayload(e));
+        push('order.cancelled', userOf(e.accountId), orderCancelledPayload(e));
         break;
       case 'order.expired':
-        push('order.expired', owner(e.orderId), orderExpiredPayload(e));
+        push('order.expired', userOf(e.accountId), orderExpiredPayload(e));
         break;
       case 'market.resolved':
         // Market-wide: every endpoint subscribed to it.

@@ -1,0 +1,98 @@
+import { describe, expect, it } from '@jest/globals';
+import { ManualClock, MatchingEngine, SequentialIdGenerator } from '../../engine/index.js';
+import { toWebhookEvents } from '../webhooks/webhook-outbox.service.js';
+import { route } from './channels.js';
+
+/**
+ * Events name their order's owner and side themselves: a consumer reading them after the engine
+ * has forgotten the order (it keeps only the latest final orders) still routes every one.
+ */
+describe('events of orders the engine no longer remembers', () => {
+  function engineWithForgetfulness() {
+    const engine = new MatchingEngine({
+      clock: new ManualClock(1_700_000_000_000),
+      ids: new SequentialIdGenerator(),
+      closedOrderRetention: 2,
+    });
+    engine.addMarket('m1');
+    engine.createAccount('alice', 1_000_000);
+    engine.createAccount('bob', 1_000_000);
+    return engine;
+  }
+
+  it('a cancel-all of more orders than retained: every cancel reaches its owner (stream and webhooks)', () => {
+    const engine = engineWithForgetfulness();
+    for (let i = 0; i < 5; i++) {
+      const r = engine.placeOrder({
+        accountId: 'alice',
+        marketId: 'm1',
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price: 10 + i,
+        quantity: 1,
+      });
+      expect(r.ok).toBe(true);
+    }
+    const r = engine.cancelAll('alice');
+    if (!r.ok) throw new Error(r.code);
+    // Published after the command: by now the engine remembers only 2 of the 5.
+    const ids = ['ord_1', 'ord_2', 'ord_3', 'ord_4', 'ord_5'];
+    expect(ids.filter((id) => engine.getOrder(id) === undefined)).toHaveLength(3);
+    const stream = route(r.events, engine).filter((o) => o.scope === 'private');
+    expect(stream.map((o) => [o.scope === 'private' && o.userId, o.channel])).toEqual(
+      Array.from({ length: 5 }, () => ['alice', 'orders']),
+    );
+    const hooks = toWebhookEvents(r.events);
+    expect(hooks.map((h) => [h.type, h.userId])).toEqual(
+      Array.from({ length: 5 }, () => ['order.cancelled', 'alice']),
+    );
+  });
+
+  it("fills carry each order's own side and price even when both orders are forgotten", () => {
+    const engine = engineWithForgetfulness();
+    engine.placeOrder({
+      accountId: 'bob',
+      marketId: 'm1',
+      action: 'BUY',
+      side: 'NO',
+      type: 'LIMIT',
+      price: 60,
+      quantity: 2,
+    });
+    const taker = engine.placeOrder({
+      accountId: 'alice',
+      marketId: 'm1',
+      action: 'BUY',
+      side: 'YES',
+      type: 'LIMIT',
+      price: 40,
+      quantity: 2,
+    });
+    if (!taker.ok) throw new Error(taker.code);
+    // Push both out of the engine's memory of final orders.
+    for (let i = 0; i < 3; i++) {
+      engine.placeOrder({
+        accountId: 'bob',
+        marketId: 'm1',
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price: 5,
+        quantity: 1,
+        timeInForce: 'IOC',
+      });
+    }
+    expect(engine.getOrder(taker.order.id)).toBeUndefined();
+    const fills = route(taker.events, engine).filter((o) => o.channel === 'fills');
+    expect(fills.map((o) => o.data)).toEqual([
+      expect.objectContaining({ side: 'NO', price: 60, yes_price: 40, liquidity: 'MAKER' }),
+      expect.objectContaining({ side: 'YES', price: 40, yes_price: 40, liquidity: 'TAKER' }),
+    ]);
+    expect(toWebhookEvents(taker.events).map((h) => [h.type, h.userId])).toEqual([
+      ['order.created', 'alice'],
+      ['order.filled', 'bob'],
+      ['order.filled', 'alice'],
+    ]);
+  });
+});
