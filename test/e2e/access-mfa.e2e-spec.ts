@@ -202,6 +202,63 @@ describe('MFA under concurrent requests', () => {
   });
 });
 
+describe('MFA: replacing an enrolled authenticator', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startAccessApp();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('a session alone cannot replace it (403 MFA_STEP_UP_REQUIRED); a fresh step-up can, and ends the step-up', async () => {
+    const session = await login(svc, TRADER);
+    const clock = svc.clock as ManualClock;
+    const enrol = () => asSession(session, `${svc.api}/security/mfa/enroll`, { method: 'POST' });
+    const step = (code: string) =>
+      asSession(session, `${svc.api}/security/mfa/step-up`, { method: 'POST', json: { code } });
+    const first = await enrol();
+    expect(first.status).toBe(201);
+    const oldSecret: string = first.body.secret;
+    const codeOf = (secret: string) => totpAt(secret, Math.floor(svc.clock.nowSeconds() / 30));
+    const refused = expectError(await enrol(), 403, 'MFA_STEP_UP_REQUIRED');
+    expect(refused.message).toContain('/security/mfa/step-up');
+    // The old authenticator still works: nothing was replaced.
+    expect((await step(codeOf(oldSecret))).status).toBe(200);
+    // After the step-up window it is refused again.
+    clock.advance(301_000);
+    expectError(await enrol(), 403, 'MFA_STEP_UP_REQUIRED');
+    expect((await step(codeOf(oldSecret))).status).toBe(200);
+    const second = await enrol();
+    expect(second.status).toBe(201);
+    expect(second.body.secret).not.toBe(oldSecret);
+    // The new seed ends the step-up: replacing it again needs a step-up with the new one.
+    expectError(await enrol(), 403, 'MFA_STEP_UP_REQUIRED');
+    clock.advance(30_000);
+    expectError(await step(codeOf(oldSecret)), 422, 'MFA_CODE_INVALID');
+    expect((await step(codeOf(second.body.secret))).status).toBe(200);
+  });
+
+  it('a locked step-up stays locked: re-enrolment is 429 MFA_LOCKED and lifts nothing', async () => {
+    const session = await login(svc, RESPONDER);
+    const step = (code: string) =>
+      asSession(session, `${svc.api}/security/mfa/step-up`, { method: 'POST', json: { code } });
+    const en = await asSession(session, `${svc.api}/security/mfa/enroll`, { method: 'POST' });
+    const secret: string = en.body.secret;
+    const right = totpAt(secret, Math.floor(svc.clock.nowSeconds() / 30));
+    const wrong = right === '000000' ? '111111' : '000000';
+    for (let i = 0; i < MFA_MAX_FAILED_ATTEMPTS; i++) await step(wrong);
+    expectError(await step(right), 429, 'MFA_LOCKED');
+    const again = expectError(
+      await asSession(session, `${svc.api}/security/mfa/enroll`, { method: 'POST' }),
+      429,
+      'MFA_LOCKED',
+    );
+    expect(again.details.max_failed_attempts).toBe(MFA_MAX_FAILED_ATTEMPTS);
+    expectError(await step(right), 429, 'MFA_LOCKED');
+  });
+});
+
 describe('MFA_STEP_UP_TTL_SECONDS sets the step-up window', () => {
   let svc: Running;
   beforeAll(async () => {

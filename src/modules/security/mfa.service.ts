@@ -22,15 +22,36 @@ export class MfaService {
     this.box = new SecretBox(config.secrets.encryptionKey);
   }
 
-  /** TOTP enrolment (RFC 6238, SHA-1, 6 digits, 30 s); enrolling again replaces the seed. */
+  /**
+   * TOTP enrolment (RFC 6238, SHA-1, 6 digits, 30 s). Replacing an enrolled seed needs a step-up
+   * with the current one within the step-up window, and never lifts a lock: a session token alone
+   * (a stolen one, say) must not swap the authenticator and so defeat the withdrawal step-up.
+   */
   async enroll(userId: string): Promise<{ secret: string; otpauth_url: string }> {
     const user = await this.users.byId(userId);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
+    if (user.mfaSecretEnc !== null) {
+      const now = this.clock.now();
+      if (user.mfaLockedUntil !== null && Date.parse(user.mfaLockedUntil) > now) {
+        const retry = Math.ceil((Date.parse(user.mfaLockedUntil) - now) / 1000);
+        throw new DomainError(
+          'MFA_LOCKED',
+          `Too many wrong codes; step-up and re-enrolment are locked for ${retry} s`,
+          { locked_until: user.mfaLockedUntil, max_failed_attempts: MFA_MAX_FAILED_ATTEMPTS },
+          { 'Retry-After': String(retry) },
+        );
+      }
+      if (user.stepUpUntil === null || Date.parse(user.stepUpUntil) <= now) {
+        throw new DomainError(
+          'MFA_STEP_UP_REQUIRED',
+          'MFA is already enrolled: step up with a code from the current authenticator (POST /api/v1/security/mfa/step-up), then enrol again within the step-up window',
+        );
+      }
+    }
     const secret = newTotpSecret();
     user.mfaSecretEnc = this.box.seal(secret);
     user.mfaLastCounter = 0;
     user.mfaFailedAttempts = 0;
-    user.mfaLockedUntil = null;
     user.stepUpUntil = null;
     await this.users.repo.save(user);
     const label = encodeURIComponent(`Sandbox Exchange:${user.email}`);

@@ -63,7 +63,15 @@ export class SecurityController {
   ) {}
 
   @Post('security/mfa/enroll')
-  @Endpoint({ summary: 'Enrol TOTP MFA (RFC 6238)', auth: 'session', status: 201, type: EnrollDto })
+  @Endpoint({
+    summary: 'Enrol TOTP MFA (RFC 6238)',
+    description:
+      'The first enrolment needs only the session. Replacing an enrolled authenticator needs a step-up with the current one within the step-up window (else 403 MFA_STEP_UP_REQUIRED) and is refused while step-up is locked (429 MFA_LOCKED); the new seed ends the step-up.',
+    auth: 'session',
+    status: 201,
+    type: EnrollDto,
+    errors: [403, 429],
+  })
   enroll(@Cred() c: Credential): Promise<EnrollDto> {
     return this.mfa.enroll(c.userId);
   }
