@@ -225,3 +225,36 @@ describe('webhooks: health record and list summary', () => {
     );
   });
 });
+
+/** CONTRACT.md: WEBHOOK_RETRY_SCHEDULE is the delays in seconds before each attempt, the first too. */
+describe('webhooks: the first entry of WEBHOOK_RETRY_SCHEDULE delays the first attempt', () => {
+  let svc: Running;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    svc = await startWebhookApp({ env: { WEBHOOK_RETRY_SCHEDULE: '5,60' } });
+  });
+  afterAll(async () => {
+    await svc.close();
+    await rx.close();
+  });
+
+  it('schedule 5,60: nothing is sent before 5 s of service time, then the delivery goes', async () => {
+    const t = await hookUser(svc);
+    const ep = await createEndpoint(svc, t, rx.url('/h/later'));
+    rx.on('/h/later', { status: 200 });
+    const d = await sendTest(svc, t, ep.id);
+    const pending = await deliveryIn(svc, t, ep.id, d.id, 'PENDING');
+    expect(pending.attempts).toBe(0);
+    expect(pending.next_attempt_at).toBe(new Date(svc.clock.now() + 5000).toISOString());
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rx.at('/h/later')).toHaveLength(0);
+    advance(svc, 4_000);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rx.at('/h/later')).toHaveLength(0);
+    advance(svc, 1_000);
+    await deliveryIn(svc, t, ep.id, d.id, 'SUCCEEDED');
+    expect(rx.at('/h/later')).toHaveLength(1);
+  });
+});

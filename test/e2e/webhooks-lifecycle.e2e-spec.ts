@@ -300,5 +300,24 @@ describe('webhooks: disable, terminal state, caps and scopes', () => {
       await createEndpointRaw(svc, owner, { url: 'ftp://example.com/x', events: ['*'] }),
       'url',
     );
+    // null is no value: 400 naming the field (it reached the service and failed there, a 500).
+    for (const field of ['events', 'description', 'url']) {
+      expectValidation(
+        await as(owner, `${svc.api}/webhooks/${ep.id}`, {
+          method: 'PATCH',
+          json: { [field]: null },
+        }),
+        field,
+      );
+    }
+    expectValidation(
+      await createEndpointRaw(svc, owner, {
+        url: rx.url('/l/v'),
+        events: ['*'],
+        description: null,
+      }),
+      'description',
+    );
+    expect(await getEndpoint(svc, owner, ep.id)).toMatchObject({ status: 'ACTIVE' });
   });
 });

@@ -1,11 +1,12 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { OptionalField } from '../validation/optional.js';
 
 /** `?limit=` (1..200, default 50) and `?cursor=` of every list. */
 export class PageQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -13,7 +14,7 @@ export class PageQueryDto {
   limit?: number;
 
   @ApiPropertyOptional({ description: 'Opaque cursor from a previous page (next_cursor)' })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(500)
   cursor?: string;

@@ -1,16 +1,17 @@
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TierRequestDto, TierRequestPageDto } from './dto/api-key.dto.js';
+import { OptionalField } from '../../common/validation/optional.js';
 
 export class TierRequestQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['PENDING', 'APPROVED', 'DENIED'] })
-  @IsOptional()
+  @OptionalField()
   @IsIn(['PENDING', 'APPROVED', 'DENIED'])
   status?: 'PENDING' | 'APPROVED' | 'DENIED';
 }

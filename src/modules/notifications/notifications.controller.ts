@@ -1,16 +1,17 @@
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional } from 'class-validator';
+import { IsBoolean } from 'class-validator';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { NotificationsService, type NotificationView } from './notifications.service.js';
+import { OptionalField } from '../../common/validation/optional.js';
 
 class NotificationsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Only unread notifications' })
-  @IsOptional()
+  @OptionalField()
   @Transform(({ value }: { value: unknown }) =>
     value === 'true' ? true : value === 'false' ? false : value,
   )

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Post } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
@@ -10,6 +10,7 @@ import {
   COD_MAX_GRACE_SECONDS,
   type CodStatus,
 } from './cancel-on-disconnect.service.js';
+import { OptionalField } from '../../common/validation/optional.js';
 
 export class EnableCodDto {
   @ApiPropertyOptional({
@@ -18,7 +19,7 @@ export class EnableCodDto {
     maximum: COD_MAX_GRACE_SECONDS,
     default: COD_DEFAULT_GRACE_SECONDS,
   })
-  @IsOptional()
+  @OptionalField()
   @IsInt()
   @Min(0)
   @Max(COD_MAX_GRACE_SECONDS)

@@ -231,7 +231,10 @@ describe('truncatedUrl', () => {
     expect(truncatedUrl('https://hooks.example.com/customers/4711/secret-path?token=abc')).toBe(
       'https://hooks.example.com/custome…',
     );
-    expect(truncatedUrl('http://127.0.0.1:8080/abc')).toBe('http://127.0.0.1:8080/abc');
+    // A short path is cut too: never the whole URL.
+    expect(truncatedUrl('http://127.0.0.1:8080/abc')).toBe('http://127.0.0.1:8080/ab…');
+    expect(truncatedUrl('https://h.example/t0k3n')).toBe('https://h.example/t0k3…');
+    expect(truncatedUrl('https://h.example/x')).toBe('https://h.example/…');
     expect(truncatedUrl('https://example.com')).toBe('https://example.com/');
     expect(truncatedUrl('::')).toBe('(invalid url)');
   });

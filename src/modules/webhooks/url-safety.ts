@@ -159,11 +159,16 @@ function unsafe(host: string): DomainError {
   );
 }
 
-/** scheme://host/ + the path cut short: what a notification may show of an endpoint URL. */
+/**
+ * scheme://host/ + the path cut short (at most its first 8 characters, and always at least its
+ * last one cut): what a notification may show of an endpoint URL, never the whole of a path (paths
+ * often carry a token). Never the query.
+ */
 export function truncatedUrl(raw: string): string {
   try {
     const u = new URL(raw);
-    const path = u.pathname.length > 9 ? `${u.pathname.slice(0, 8)}…` : u.pathname;
+    const p = u.pathname;
+    const path = p === '/' ? '/' : `${p.slice(0, Math.min(8, p.length - 1))}…`;
     return `${u.protocol}//${u.host}${path}`;
   } catch {
     return '(invalid url)';

@@ -62,7 +62,11 @@ export class WebhooksCore {
       (db.driver as unknown as { databaseConnection: Database }).databaseConnection,
     );
     this.box = new SecretBox(config.secrets.encryptionKey);
+    this.firstDelayMs = config.values.webhookRetrySchedule[0] * 1000;
   }
+
+  /** WEBHOOK_RETRY_SCHEDULE's first entry: the delay before an event's first attempt. */
+  private readonly firstDelayMs: number;
 
   nowIso(): string {
     return this.clock.nowDate().toISOString();
@@ -115,6 +119,8 @@ export class WebhooksCore {
   enqueue(env: Environment, type: string, data: unknown, endpoints: EndpointRow[]): string | null {
     if (endpoints.length === 0) return null;
     const now = this.nowIso();
+    const firstAttempt =
+      this.firstDelayMs === 0 ? now : new Date(Date.parse(now) + this.firstDelayMs).toISOString();
     const id = this.ids.next('evt');
     const payload = JSON.stringify({
       id,
@@ -133,7 +139,7 @@ export class WebhooksCore {
           eventId: id,
           eventType: type,
           status: e.status === 'SUSPENDED' ? 'HELD' : 'PENDING',
-          nextAttemptAt: now,
+          nextAttemptAt: firstAttempt,
           replayOf: null,
           createdAt: now,
         });

@@ -6,7 +6,6 @@ import {
   IsArray,
   IsIn,
   IsInt,
-  IsOptional,
   IsString,
   Max,
   MaxLength,
@@ -14,6 +13,7 @@ import {
 } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-outbox.service.js';
+import { OptionalField } from '../../common/validation/optional.js';
 
 const EVENT_CHOICES = ['*', ...WEBHOOK_EVENT_TYPES];
 
@@ -36,7 +36,7 @@ export class CreateWebhookDto {
   events: string[];
 
   @ApiPropertyOptional({ maxLength: 500 })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(500)
   description?: string;
@@ -44,13 +44,13 @@ export class CreateWebhookDto {
 
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2048 })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(2048)
   url?: string;
 
   @ApiPropertyOptional({ type: [String], enum: EVENT_CHOICES })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(20)
@@ -59,7 +59,7 @@ export class UpdateWebhookDto {
   events?: string[];
 
   @ApiPropertyOptional({ maxLength: 500 })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(500)
   description?: string;
@@ -73,7 +73,7 @@ export class RotateSecretDto {
     description:
       'How long the retired secret keeps co-signing; at most WEBHOOK_SECRET_GRACE_HOURS (default 24, cap 72)',
   })
-  @IsOptional()
+  @OptionalField()
   @IsInt()
   @Min(0)
   @Max(72)
@@ -82,7 +82,7 @@ export class RotateSecretDto {
 
 export class DeliveriesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['PENDING', 'HELD', 'SUCCEEDED', 'DEAD_LETTERED', 'CANCELLED'] })
-  @IsOptional()
+  @OptionalField()
   @IsIn(['PENDING', 'HELD', 'SUCCEEDED', 'DEAD_LETTERED', 'CANCELLED'])
   status?: string;
 }

@@ -6,7 +6,6 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
-  IsOptional,
   IsString,
   Length,
   Max,
@@ -15,6 +14,7 @@ import {
 } from 'class-validator';
 import { ALL_SCOPES, type Scope } from '../../../common/api/scopes.js';
 import { TIERS, type Tier } from '../entities/api-key.entity.js';
+import { OptionalField } from '../../../common/validation/optional.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({ maxLength: 100, example: 'ci-bot' })
@@ -32,7 +32,7 @@ export class CreateApiKeyDto {
     description:
       'Default: the read-only scopes. Write scopes need acknowledge_write_scopes and a verified email; admin scopes are never granted.',
   })
-  @IsOptional()
+  @OptionalField()
   @IsArray()
   @ArrayUnique()
   @ArrayMaxSize(40)
@@ -40,7 +40,7 @@ export class CreateApiKeyDto {
   scopes?: Scope[];
 
   @ApiPropertyOptional({ description: 'Must be true when write scopes are requested' })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   acknowledge_write_scopes?: boolean;
 
@@ -50,14 +50,14 @@ export class CreateApiKeyDto {
     maximum: 365,
     description: 'Omitted: no expiry',
   })
-  @IsOptional()
+  @OptionalField()
   @IsInt()
   @Min(1)
   @Max(365)
   expires_in_days?: number;
 
   @ApiPropertyOptional({ description: 'When true every request must be HMAC-signed' })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   signing_required?: boolean;
 }
@@ -125,7 +125,7 @@ export class TierRequestBodyDto {
   tier: Tier;
 
   @ApiPropertyOptional({ maxLength: 1000 })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @MaxLength(1000)
   reason?: string;

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+import { OptionalField } from '../../../common/validation/optional.js';
 
 export const MAX_BOOK_DEPTH = 99;
 export const DEFAULT_BOOK_DEPTH = 10;
@@ -42,7 +43,7 @@ export class OrderBookQueryDto {
     default: DEFAULT_BOOK_DEPTH,
     description: 'Price levels per side',
   })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt()
   @Min(1)

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import type { MarketCategory, MarketStatus, Outcome } from '../entities/market.entity.js';
+import { OptionalField } from '../../../common/validation/optional.js';
 
 export const MARKET_STATUSES: MarketStatus[] = ['OPEN', 'HALTED', 'CLOSED', 'RESOLVED'];
 export const MARKET_CATEGORIES: MarketCategory[] = [
@@ -63,12 +64,12 @@ export class MarketPageDto {
 
 export class ListMarketsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: MARKET_STATUSES })
-  @IsOptional()
+  @OptionalField()
   @IsIn(MARKET_STATUSES)
   status?: MarketStatus;
 
   @ApiPropertyOptional({ enum: MARKET_CATEGORIES })
-  @IsOptional()
+  @OptionalField()
   @IsIn(MARKET_CATEGORIES)
   category?: MarketCategory;
 }

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, Matches } from 'class-validator';
+import { IsIn, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
+import { OptionalField } from '../../../common/validation/optional.js';
 
 export class FillDto {
   @ApiProperty({ example: 'fil_01jd3x0000000000abcd' })
@@ -111,12 +112,12 @@ export class OrderPageDto {
 
 export class ListOrdersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'] })
-  @IsOptional()
+  @OptionalField()
   @IsIn(['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'])
   status?: string;
 
   @ApiPropertyOptional({ description: 'Market id (mkt_...)' })
-  @IsOptional()
+  @OptionalField()
   @Matches(MARKET_ID, { message: 'market_id must be a market id (mkt_...)' })
   market_id?: string;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+import { OptionalField } from '../../../common/validation/optional.js';
 
 export class PositionDto {
   @ApiProperty({ example: 'mkt_3f1c2b9a7d6e5f4a3b2c' })
@@ -70,7 +71,7 @@ export class ListPositionsQueryDto extends PageQueryDto {
     default: 'false',
     description: 'Also list closed (flat) positions of markets you traded, for their realized P&L',
   })
-  @IsOptional()
+  @OptionalField()
   @IsIn(['true', 'false'])
   include_closed?: 'true' | 'false';
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+import { OptionalField } from '../../../common/validation/optional.js';
 
 export const LEDGER_TYPES = [
   'DEPOSIT',
@@ -79,7 +80,7 @@ export class TransactionPageDto {
 
 export class ListTransactionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: LEDGER_TYPES, description: 'Only entries of this type' })
-  @IsOptional()
+  @OptionalField()
   @IsIn(LEDGER_TYPES)
   type?: LedgerType;
 }
