@@ -171,8 +171,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
     const meta = routeMetaOf(req.routeOptions?.config);
-    await pipeline.limits?.checkIp(req, meta);
+    // CORS first: a preflight is answered without charging the per-IP ceiling, and a first-party
+    // origin's 429 carries its allow and expose headers, so the browser can read Retry-After.
     if (applyCors(req, reply, firstParty)) return reply;
+    await pipeline.limits?.checkIp(req, meta);
     if (meta !== undefined && meta.lifecycle.state === 'DEPRECATED') {
       for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle))) reply.header(k, v);
       if (isSunset(meta.lifecycle, clock.now())) {
@@ -188,17 +190,24 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     }
   });
 
+  // The body is parsed, not yet validated: a per-leg route is charged here, so a batch the schema
+  // refuses still counts against the per-IP ceiling.
+  fastify.addHook('preValidation', async (req: FastifyRequest) => {
+    const meta = routeMetaOf(req.routeOptions?.config);
+    if (meta?.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
+  });
+
   fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta === undefined || pipeline.access === null || pipeline.idempotency === null) return;
-    if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
     await pipeline.access.authenticate(req, meta);
     const credential = req.svc.credential;
     if (credential !== null) {
       await pipeline.limits?.checkCredential(
         credential,
         meta,
-        `${req.method} ${req.routeOptions.url}`,
+        // HEAD is GET without the body (Fastify adds it to every GET): one bucket for both.
+        `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`,
         reply,
       );
     }
@@ -213,6 +222,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   });
 
   fastify.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+    await pipeline.limits?.settleLegs(req, routeMetaOf(req.routeOptions?.config));
     log.info(
       {
         req_id: req.id,

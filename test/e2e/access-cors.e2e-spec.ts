@@ -159,3 +159,40 @@ describe('CORS: only FIRST_PARTY_ORIGINS may send credentialed cross-origin requ
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
+
+describe('CORS and the per-IP ceiling', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp({ env: { FIRST_PARTY_ORIGINS: APP } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('preflights are not charged; a first-party 429 carries the allow and expose headers', async () => {
+    const session = await login(svc, TRADER);
+    for (let i = 0; i < 70; i++) {
+      const pre = await http(`${svc.api}/auth/me`, {
+        method: 'OPTIONS',
+        headers: { origin: APP, 'access-control-request-method': 'GET' },
+      });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe(APP);
+    }
+    const me = () =>
+      http(`${svc.api}/auth/me`, { headers: { origin: APP, authorization: `Bearer ${session}` } });
+    let last = await me();
+    let n = 1;
+    while (last.status === 200 && n < 100) {
+      last = await me();
+      n++;
+    }
+    // The login above and these: the auth category's 60 a minute, preflights not counted.
+    expect(n).toBe(60);
+    const err = expectError(last, 429, 'RATE_LIMITED');
+    expect(err.details.limit_scope).toBe('ip');
+    expect(last.headers.get('access-control-allow-origin')).toBe(APP);
+    expect(last.headers.get('access-control-expose-headers')).toContain('Retry-After');
+    expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});

@@ -208,6 +208,12 @@ describe('limits', () => {
     const refused = await http(`${svc.api}/markets?limit=1`, { headers: h });
     const err = expectError(refused, 429, 'QUOTA_EXCEEDED');
     expect(err.details).toMatchObject({ period: 'day', limit: 1000, tier: 'FREE' });
+    // Every limit header is on the quota's 429 too (nothing was charged).
+    expect(refused.headers.get('x-quota-daily-remaining')).toBe('0');
+    expect(refused.headers.get('x-quota-monthly-remaining')).toBe('19000');
+    expect(refused.headers.get('x-quota-daily-limit')).toBe('1000');
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('60');
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('60');
     const wait = Number(refused.headers.get('retry-after'));
     expect(Number.isInteger(wait)).toBe(true);
     const usage = await http(`${svc.api}/usage`, { headers: h });

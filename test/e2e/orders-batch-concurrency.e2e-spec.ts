@@ -200,4 +200,32 @@ describe('orders: the batch rule under concurrency (one client IP)', () => {
     // 120 / 7: at most 17 batches fit; at least one more would have fitted if any charged partly.
     expect(accepted).toBe(17);
   });
+
+  it('bad batches count too: schema-refused and non-JSON ones charge one each, then 429', async () => {
+    nextMinute();
+    const bad = (i: number): Promise<JsonResponse> =>
+      i % 3 === 2
+        ? as(batchKeys[i % 4], `${svc.api}/orders/batch`, {
+            method: 'POST',
+            body: '{not json',
+            headers: { 'content-type': 'application/json' },
+          })
+        : as(batchKeys[i % 4], `${svc.api}/orders/batch`, {
+            method: 'POST',
+            json: i % 3 === 0 ? { orders: [] } : { orders: 'nope' },
+          });
+    const statuses: number[] = [];
+    for (let i = 0; i < IP_ORDERS_PER_MINUTE; i++) statuses.push((await bad(i)).status);
+    expect(statuses.every((s) => s === 400)).toBe(true);
+    // The bucket is full: a schema-refused batch is now 429 (a non-JSON body stays 400: it is
+    // refused before anything can be charged, and charged once after).
+    expect((await bad(0)).status).toBe(429);
+    expect((await bad(1)).status).toBe(429);
+    // A valid single order from the same IP meets the same full bucket.
+    const single = await as(singleKeys[0], `${svc.api}/orders`, {
+      method: 'POST',
+      json: leg('bad-after', 0),
+    });
+    expectContractError(single, 429, 'RATE_LIMITED');
+  });
 });

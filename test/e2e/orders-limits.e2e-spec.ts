@@ -93,6 +93,12 @@ describe('orders: per-route limits (SPEC.md numbers)', () => {
     expect(retry).toMatch(/^\d+$/);
     expect(Number(retry)).toBe(60 - offsetSeconds);
     expect(err.details.retry_after_seconds).toBe(60 - offsetSeconds);
+    // The key's limit headers are on the route's 429 too; its own minute is not used up.
+    expect(refused.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+    expect(refused.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+    const remaining = refused.headers.get('x-ratelimit-remaining');
+    expect(remaining).toMatch(/^\d+$/);
+    expect(Number(remaining)).toBeGreaterThan(0);
     return refused;
   }
 
@@ -224,6 +230,15 @@ describe('orders: per-route limits (SPEC.md numbers)', () => {
     nextMinute(1);
     const refused = await exactly(6, () => send(t, 'GET', '/orders/export'), 1);
     await honestRetryAfter(refused, () => send(t, 'GET', '/orders/export'));
+  });
+
+  it('HEAD /orders/export shares the GET bucket: HEAD does not double the 6 a minute', async () => {
+    const t = await proTrader();
+    nextMinute(1);
+    for (let i = 0; i < 3; i++) expect((await send(t, 'GET', '/orders/export')).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await send(t, 'HEAD', '/orders/export')).status).toBe(200);
+    expect((await send(t, 'HEAD', '/orders/export')).status).toBe(429);
+    expectContractError(await send(t, 'GET', '/orders/export'), 429, 'RATE_LIMITED');
   });
 
   it('each route counts on its own, per key: another key of the same user has its own minute', async () => {

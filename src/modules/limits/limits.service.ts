@@ -25,6 +25,8 @@ import {
 
 /** How long a shared store may take before the check fails open (or falls back). */
 export const STORE_TIMEOUT_MS = 50;
+/** Legs one batch may hold (POST /orders/batch's schema: 1..20). */
+const MAX_BATCH_LEGS = 20;
 const WARN_EVERY_MS = 10_000;
 
 type Scope = 'key' | 'route' | 'day' | 'month';
@@ -50,21 +52,54 @@ export class LimitsService {
     this.enabled = config.values.rateLimitsEnabled;
   }
 
-  /** Per-IP ceiling for the request's path category (onRequest, before authentication). */
+  /** Requests of a per-leg route whose legs were charged (see {@link chargeLegs}). */
+  private readonly legsCharged = new WeakSet<FastifyRequest>();
+
+  /**
+   * Per-IP ceiling for the request's path category (onRequest, before authentication). A per-leg
+   * route (POST /orders/batch) is charged once its body is parsed ({@link chargeLegs}).
+   */
   async checkIp(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge === 'legs') return;
     await this.chargeIp(req.ip, categoryOf(req), 1);
   }
 
   /**
-   * POST /orders/batch: every leg is charged against the per-IP orders bucket before any leg
-   * runs; all or nothing, so a refused batch charges nothing.
+   * POST /orders/batch (preValidation: the body is parsed, not yet validated): every leg is
+   * charged against the per-IP orders bucket before any leg runs, all or nothing, so a refused
+   * batch charges nothing. A body the schema then refuses has been charged too (at least one unit,
+   * at most the 20 legs a batch may hold), so bad batches meet the ceiling like any request.
    */
   async chargeLegs(req: FastifyRequest): Promise<void> {
     if (!this.enabled) return;
+    this.legsCharged.add(req);
     const body = req.body as { orders?: unknown } | undefined;
-    const legs = Array.isArray(body?.orders) ? Math.max(1, body.orders.length) : 1;
+    const legs = Array.isArray(body?.orders)
+      ? Math.min(MAX_BATCH_LEGS, Math.max(1, body.orders.length))
+      : 1;
     await this.chargeIp(req.ip, categoryOf(req), legs);
+  }
+
+  /**
+   * After the response: a per-leg request that never reached its leg charge (a body that is not
+   * JSON) still counts once, like any other request.
+   */
+  async settleLegs(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
+    if (!this.enabled || meta?.ipCharge !== 'legs' || this.legsCharged.has(req)) return;
+    const now = this.clock.now();
+    const category = categoryOf(req);
+    const [start, end] = minuteWindow(now);
+    await this.safeTake(
+      [
+        {
+          bucket: `ip:${category}:${req.ip}:${start}`,
+          units: 1,
+          limit: IP_CEILINGS[category],
+          windowEnd: end,
+        },
+      ],
+      now,
+    );
   }
 
   private async chargeIp(
@@ -149,7 +184,27 @@ export class LimitsService {
       .header('X-RateLimit-Reset', String(Math.ceil(mEnd / 1000)));
     if (!result.ok) {
       const scope = [...scopes, 'day', 'month'][result.index] as Scope;
-      if (scope === 'key') reply.header('X-RateLimit-Remaining', '0');
+      // A refusal charged nothing: what is left is read back, so every limit header is present
+      // on a 429 too (the key's remaining minute, and the quotas while they are metered).
+      const refusedAt = result.index;
+      const refusedCount = result.count;
+      const left = async (i: number): Promise<number> =>
+        Math.max(
+          0,
+          withQuotas[i].limit -
+            (i === refusedAt
+              ? refusedCount
+              : ((await this.countOr(withQuotas[i].bucket, now)) ?? 0)),
+        );
+      reply.header('X-RateLimit-Remaining', String(await left(0)));
+      if (quotasCounted) {
+        const n = withQuotas.length;
+        reply
+          .header('X-Quota-Daily-Limit', String(quota.day))
+          .header('X-Quota-Daily-Remaining', String(await left(n - 2)))
+          .header('X-Quota-Monthly-Limit', String(quota.month))
+          .header('X-Quota-Monthly-Remaining', String(await left(n - 1)));
+      }
       if (scope === 'day' || scope === 'month') {
         const end = scope === 'day' ? dEnd : moEnd;
         throw new DomainError(
@@ -233,6 +288,15 @@ export class LimitsService {
   }
 
   /** The store's answer, or null when it threw or did not answer in time. */
+  /** A counter's value, or null when the store does not answer (the headers then say 0 used). */
+  private async countOr(bucket: string, now: number): Promise<number | null> {
+    try {
+      return await this.withTimeout(this.store.count(bucket, now));
+    } catch {
+      return null;
+    }
+  }
+
   private async safeTake(charges: Charge[], now: number): Promise<TakeResult | null> {
     try {
       return await this.withTimeout(this.store.take(charges, now));
