@@ -5,6 +5,7 @@ import {
   assertSafeWebhookUrl,
   guardedLookup,
   isBlockedAddress,
+  isMetadataAddress,
   truncatedUrl,
 } from './url-safety.js';
 
@@ -237,5 +238,52 @@ describe('truncatedUrl', () => {
     expect(truncatedUrl('https://h.example/x')).toBe('https://h.example/…');
     expect(truncatedUrl('https://example.com')).toBe('https://example.com/');
     expect(truncatedUrl('::')).toBe('(invalid url)');
+  });
+});
+
+describe('IPv6 tunnels that embed IPv4 (6to4, Teredo)', () => {
+  it('6to4 is judged by its embedded IPv4 address; Teredo is refused', () => {
+    expect(isBlockedAddress('2002:a9fe:a9fe::')).toBe(true); // 169.254.169.254
+    expect(isBlockedAddress('2002:0a00:0001::1')).toBe(true); // 10.0.0.1
+    expect(isBlockedAddress('2002:7f00:0001::')).toBe(true); // 127.0.0.1
+    expect(isBlockedAddress('2002:0808:0808::1')).toBe(false); // 8.8.8.8
+    expect(isBlockedAddress('2001:0:4136:e378:8000:63bf:3fff:fdd2')).toBe(true);
+    expect(isBlockedAddress('2001:db8::1')).toBe(false); // only 2001:0::/32 is Teredo
+  });
+});
+
+describe('cloud metadata: refused even where private targets are allowed', () => {
+  it('isMetadataAddress knows the metadata services in every spelling, and nothing else', () => {
+    for (const ip of [
+      '169.254.169.254',
+      '169.254.170.2',
+      '100.100.100.200',
+      '::ffff:169.254.169.254',
+      '::ffff:a9fe:a9fe',
+      '2002:a9fe:a9fe::',
+      'fd00:ec2::254',
+      '[fd00:ec2::254]',
+    ])
+      expect({ ip, metadata: isMetadataAddress(ip) }).toEqual({ ip, metadata: true });
+    for (const ip of ['169.254.1.1', '127.0.0.1', '10.0.0.1', '8.8.8.8', '::1', 'fd00:ec2::253'])
+      expect({ ip, metadata: isMetadataAddress(ip) }).toEqual({ ip, metadata: false });
+  });
+
+  it('registration refuses a metadata URL with private targets allowed; a private one passes', async () => {
+    const policy = { httpsOnly: false, allowPrivate: true };
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/x']) {
+      await expect(assertSafeWebhookUrl(url, policy)).rejects.toMatchObject({
+        code: 'WEBHOOK_URL_NOT_ALLOWED',
+      });
+    }
+    await expect(assertSafeWebhookUrl('http://127.0.0.1:9/x', policy)).resolves.toBeInstanceOf(URL);
+  });
+
+  it('the connect-time lookup refuses metadata even with private targets allowed', async () => {
+    for (const host of ['169.254.169.254', '::ffff:169.254.169.254']) {
+      const r = await run(guardedLookup(true), host, false);
+      expect(r.err?.code).toBe('EBLOCKED');
+    }
+    expect((await run(guardedLookup(true), '169.254.1.1', false)).err).toBeNull();
   });
 });

@@ -46,6 +46,10 @@ export function isBlockedAddress(address: string): boolean {
   if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return isBlockedAddress(v4);
   if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return isBlockedAddress(v4); // IPv4-translated
   if (g[0] === 0x64 && g[1] === 0xff9b) return true; // NAT64 can reach IPv4 private space
+  // 6to4 (2002::/16) carries an IPv4 address in groups 1-2: judged by it.
+  if (g[0] === 0x2002)
+    return isBlockedAddress(`${g[1] >> 8}.${g[1] & 255}.${g[2] >> 8}.${g[2] & 255}`);
+  if (g[0] === 0x2001 && g[1] === 0) return true; // Teredo 2001::/32 tunnels to hidden IPv4
   if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
   if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
   if ((g[0] & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
@@ -69,6 +73,33 @@ function v6Groups(ip: string): number[] {
   return [...head, ...fill, ...tail].map((x) => parseInt(x, 16));
 }
 
+/** Cloud metadata services: never a webhook target, whatever WEBHOOK_ALLOW_PRIVATE_TARGETS says. */
+const METADATA_V4 = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200']);
+
+/**
+ * True for a cloud metadata address (AWS, GCP, Azure, ECS, Alibaba; AWS's IPv6 fd00:ec2::254),
+ * also in IPv4-mapped and 6to4 spellings. Refused even where private targets are allowed
+ * (staging), since a delivery's answer (status, error) would report back what it found there.
+ */
+export function isMetadataAddress(address: string): boolean {
+  const ip = address
+    .replace(/^\[|\]$/g, '')
+    .split('%')[0]
+    .toLowerCase();
+  const kind = isIP(ip);
+  if (kind === 4) return METADATA_V4.has(ip);
+  if (kind !== 6) return false;
+  const g = v6Groups(ip);
+  if (g[0] === 0xfd00 && g[1] === 0x0ec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254)
+    return true;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff))
+    return METADATA_V4.has(`${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`);
+  if (g[0] === 0x2002)
+    return METADATA_V4.has(`${g[1] >> 8}.${g[1] & 255}.${g[2] >> 8}.${g[2] & 255}`);
+  return false;
+}
+
 export interface UrlPolicy {
   httpsOnly: boolean;
   allowPrivate: boolean;
@@ -87,8 +118,9 @@ export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Prom
   if (policy.httpsOnly && url.protocol !== 'https:') throw invalid('url must use https');
   if (url.username !== '' || url.password !== '') throw invalid('url must not carry credentials');
   if (url.hash !== '') throw invalid('url must not have a fragment');
-  if (policy.allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 && isMetadataAddress(host)) throw unsafe(host);
+  if (policy.allowPrivate) return url;
   if (
     host === 'localhost' ||
     host.endsWith('.localhost') ||
@@ -133,7 +165,9 @@ export function guardedLookup(allowPrivate: boolean) {
         return;
       }
       const list = addrs;
-      if (!allowPrivate && list.some((a) => isBlockedAddress(a.address))) {
+      const refused = (a: LookupAddress) =>
+        isMetadataAddress(a.address) || (!allowPrivate && isBlockedAddress(a.address));
+      if (list.some(refused)) {
         const e = new Error(`blocked address for ${hostname}`) as NodeJS.ErrnoException;
         e.code = 'EBLOCKED';
         callback(e, '', 4);

@@ -8,7 +8,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '../../config/config.service.js';
-import { guardedLookup, isBlockedAddress } from './url-safety.js';
+import { guardedLookup, isBlockedAddress, isMetadataAddress } from './url-safety.js';
 import { signatureHeader } from './webhook-signer.js';
 import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
@@ -205,7 +205,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       }
       // An IP-literal host never goes through `lookup` (net.connect skips it), so check it here.
       const literal = url.hostname.replace(/^\[|\]$/g, '');
-      if (!allowPrivate && isIP(literal) !== 0 && isBlockedAddress(literal)) {
+      if (
+        isIP(literal) !== 0 &&
+        (isMetadataAddress(literal) || (!allowPrivate && isBlockedAddress(literal)))
+      ) {
         resolve({
           ok: false,
           status: null,
