@@ -52,6 +52,7 @@ describe('loadConfig', () => {
       wsMaxSubscriptions: 100,
       wsMaxConnectionsPerIp: 50,
       webhookTimeoutMs: 10_000,
+      webhookMaxInFlight: 256,
       webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],
       webhookAllowPrivateTargets: true,
       sqliteCheckpointIntervalMs: 25,

@@ -52,6 +52,8 @@ export interface AppConfig {
   /** Webhooks: delays in seconds before each attempt (its length is the attempt count). */
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
+  /** Webhook attempts in flight at once, over all endpoints (each endpoint may still start one). */
+  webhookMaxInFlight: number;
   /** Loopback/private/link-local targets allowed (default: not on production). */
   webhookAllowPrivateTargets: boolean;
   /** How often the delivery worker looks for due deliveries, in real milliseconds. */
@@ -279,6 +281,7 @@ export function loadConfig(env: Env): AppConfig {
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 50, 1, 100_000),
     webhookRetrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 30, 120, 600, 3600, 21600]),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookMaxInFlight: int(env, 'WEBHOOK_MAX_IN_FLIGHT', 256, 1, 100_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', appEnv !== 'production'),
     webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),

@@ -319,3 +319,52 @@ describe('webhooks: retries, dead letters, redirects, Retry-After, timeouts and 
     expect((await health(svc, t, ep.id)).replays_24h).toBe(0);
   });
 });
+
+/**
+ * SPEC.md: deliveries to a slow endpoint never delay other endpoints, also when the slow ones fill
+ * the global cap on attempts in flight (WEBHOOK_MAX_IN_FLIGHT=2 here).
+ */
+describe('webhooks: slow endpoints filling the global cap do not hold up another endpoint', () => {
+  let svc: Running;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    svc = await startWebhookApp({
+      env: { WEBHOOK_MAX_IN_FLIGHT: '2', WEBHOOK_TIMEOUT_MS: '5000' },
+    });
+  });
+  afterAll(async () => {
+    await svc.close();
+    await rx.close();
+  });
+
+  it('the fast endpoint gets every delivery while the slow one holds both global slots', async () => {
+    const t = await hookUser(svc);
+    rx.on('/c/slow', { status: 200, delayMs: 2_500 });
+    rx.on('/c/fast', { status: 200 });
+    // Created first, so a pass in list order would serve it first and fill the cap.
+    const slow = await createEndpoint(svc, t, rx.url('/c/slow'), ['order.created']);
+    const fast = await createEndpoint(svc, t, rx.url('/c/fast'), ['order.created']);
+    const m = TRADABLE[2];
+    const placed = Date.now();
+    for (let i = 0; i < 3; i++)
+      await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 1 + i));
+    await rx.waitFor('/c/fast', 3, 2_000);
+    expect(Date.now() - placed).toBeLessThan(2_000); // before any slow answer (2.5 s)
+    expect(rx.at('/c/slow').length).toBeGreaterThanOrEqual(1);
+    const fastOnes = await until(
+      () => deliveries(svc, t, fast.id),
+      (ds) => ds.length === 3 && ds.every((d: Json) => d.status === 'SUCCEEDED'),
+      'every fast delivery SUCCEEDED',
+    );
+    expect(fastOnes.every((d: Json) => d.attempts === 1)).toBe(true);
+    // The slow endpoint's deliveries finish too, in their own time.
+    await until(
+      () => deliveries(svc, t, slow.id),
+      (ds) => ds.length === 3 && ds.every((d: Json) => d.status === 'SUCCEEDED'),
+      'every slow delivery SUCCEEDED',
+      10_000,
+    );
+  });
+});

@@ -15,7 +15,6 @@ import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
 
 /** At most this many attempts in flight per endpoint, so a slow endpoint only slows itself. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
-const MAX_IN_FLIGHT = 256;
 const USER_AGENT = 'svc-webhooks/1 (+https://sandbox.staging.svc.example/api/v1/openapi.json)';
 
 interface AttemptResult {
@@ -42,6 +41,8 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private scheduled = false;
   private stopped = false;
   private readonly pending = new Set<Promise<void>>();
+  /** Where the next pass starts in the endpoint list (round robin). */
+  private rotation = 0;
 
   constructor(
     private readonly core: WebhooksCore,
@@ -70,20 +71,35 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  /** One pass: start every due delivery the per-endpoint and global caps allow. */
+  /**
+   * One pass: start every due delivery the per-endpoint and global caps allow. Slow endpoints
+   * must not hold up the others: once WEBHOOK_MAX_IN_FLIGHT attempts are out, an endpoint with
+   * none in flight may still start one (so the overshoot is at most one per endpoint), and each
+   * pass starts at the next endpoint, so no endpoint is always served first.
+   */
   poll(): void {
     if (this.stopped) return;
     const now = this.core.nowIso();
+    const maxInFlight = this.config.values.webhookMaxInFlight;
     for (const env of ['live', 'test'] as const) {
-      for (const e of this.core.endpointsFor(env)) {
+      const endpoints = this.core.endpointsFor(env);
+      const n = endpoints.length;
+      const first = n === 0 ? 0 : this.rotation++ % n;
+      for (let k = 0; k < n; k++) {
+        const e = endpoints[(first + k) % n];
         if (e.status === 'ACTIVE') this.core.maybeSuspend(e);
         if (e.status !== 'ACTIVE') continue;
-        const free = PER_ENDPOINT_CONCURRENCY - (this.inFlight.get(e.id) ?? 0);
-        if (free <= 0 || this.attempting.size >= MAX_IN_FLIGHT) continue;
-        for (const d of this.core.repo.due(e.id, now, free + this.attemptingOf(e.id))) {
+        const busy = this.inFlight.get(e.id) ?? 0;
+        const free = PER_ENDPOINT_CONCURRENCY - busy;
+        if (free <= 0) continue;
+        const allowed = this.attempting.size < maxInFlight ? free : busy === 0 ? 1 : 0;
+        if (allowed === 0) continue;
+        let started = 0;
+        for (const d of this.core.repo.due(e.id, now, allowed + this.attemptingOf(e.id))) {
           if (this.attempting.has(d.id)) continue;
-          if ((this.inFlight.get(e.id) ?? 0) >= PER_ENDPOINT_CONCURRENCY) break;
+          if (started >= allowed) break;
           this.start(e, d);
+          started++;
         }
       }
     }
