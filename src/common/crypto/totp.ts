@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { safeEqual } from './tokens.js';
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -61,7 +62,7 @@ export function matchTotp(secretB32: string, code: string, nowSeconds: number): 
   if (!/^\d{6}$/.test(code)) return null;
   const current = Math.floor(nowSeconds / TOTP_STEP_SECONDS);
   for (const c of [current - 1, current, current + 1]) {
-    if (totpAt(secretB32, c) === code) return c;
+    if (safeEqual(totpAt(secretB32, c), code)) return c;
   }
   return null;
 }
