@@ -171,23 +171,25 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
     const meta = routeMetaOf(req.routeOptions?.config);
-    // CORS first: a preflight is answered without charging the per-IP ceiling, and a first-party
-    // origin's 429 carries its allow and expose headers, so the browser can read Retry-After.
-    if (applyCors(req, reply, firstParty)) return reply;
-    await pipeline.limits?.checkIp(req, meta);
-    if (meta !== undefined && meta.lifecycle.state === 'DEPRECATED') {
+    const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';
+    // Deprecation headers go on every answer of a deprecated operation, refusals included.
+    if (deprecated) {
       for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle))) reply.header(k, v);
-      if (isSunset(meta.lifecycle, clock.now())) {
-        const link = meta.lifecycle.successor;
-        throw new DomainError(
-          'SUNSET',
-          `This operation passed its sunset on ${meta.lifecycle.sunsetOn}` +
-            (link !== undefined ? `; use ${link}` : ''),
-          { sunset: meta.lifecycle.sunsetOn, successor: link ?? null },
-          link !== undefined ? { Link: `<${link}>; rel="successor-version"` } : {},
-        );
-      }
     }
+    // CORS next: a preflight is answered without charging the per-IP ceiling, and a first-party
+    // origin's refusals (410, 429) carry its allow and expose headers, so the browser can read them.
+    if (applyCors(req, reply, firstParty)) return reply;
+    if (deprecated && isSunset(meta.lifecycle, clock.now())) {
+      const link = meta.lifecycle.successor;
+      throw new DomainError(
+        'SUNSET',
+        `This operation passed its sunset on ${meta.lifecycle.sunsetOn}` +
+          (link !== undefined ? `; use ${link}` : ''),
+        { sunset: meta.lifecycle.sunsetOn, successor: link ?? null },
+        link !== undefined ? { Link: `<${link}>; rel="successor-version"` } : {},
+      );
+    }
+    await pipeline.limits?.checkIp(req, meta);
   });
 
   // The body is parsed, not yet validated: a per-leg route is charged here, so a batch the schema

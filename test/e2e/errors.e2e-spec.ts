@@ -297,6 +297,40 @@ describe('error model: every error path answers the contract body', () => {
   });
 });
 
+describe('error model: deeply nested JSON', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('a body nested deeper than 32 levels is 400 MALFORMED_JSON, never a stack overflow (500)', async () => {
+    for (const depth of [33, 1_500, 100_000]) {
+      for (const path of ['/auth/login', '/sandbox/clock']) {
+        const body = `{"advance_seconds":1,"email":"a@b.c","x":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+        const res = await http(`${svc.api}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+        const err = expectContractError(res, 400, 'MALFORMED_JSON');
+        expect(err.message).toContain('32 levels');
+      }
+    }
+    // 32 levels are fine, and brackets inside strings do not count.
+    const ok = await http(`${svc.api}/sandbox/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"advance_seconds":1,"note":"${'['.repeat(100)}","x":${'['.repeat(31)}${']'.repeat(31)}}`,
+    });
+    expect(ok.status).not.toBe(500);
+    expect(ok.body?.error?.code).not.toBe('MALFORMED_JSON');
+    expect(logLines(svc).filter((l) => Number(l.level) >= 50)).toEqual([]);
+  });
+});
+
 describe('error model: 500 INTERNAL', () => {
   let svc: Running;
   beforeAll(async () => {

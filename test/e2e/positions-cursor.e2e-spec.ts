@@ -176,6 +176,16 @@ describe('GET /positions/cursor', () => {
     expect(legacy.headers.get('link')).toBe('</api/v1/positions/cursor>; rel="successor-version"');
     expect(current.headers.get('deprecation')).toBeNull();
     expect(current.headers.get('link')).toBeNull();
+    // Refusals carry them too: a foreign origin's credentialed call (403), no credential (401).
+    const refusals = [
+      await as(t, `${svc.api}/wallet/positions`, { headers: { origin: 'https://evil.example' } }),
+      await http(`${svc.api}/wallet/positions`),
+    ];
+    expect(refusals.map((r) => r.status)).toEqual([403, 401]);
+    for (const r of refusals) {
+      expect(r.headers.get('deprecation')).toBe(DEPRECATION);
+      expect(r.headers.get('link')).toBe('</api/v1/positions/cursor>; rel="successor-version"');
+    }
   });
 
   it('the OpenAPI document marks GET /wallet/positions deprecated, the successor not', async () => {

@@ -1,4 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import type { Running } from '../support/harness.js';
 import { limit, NOON, place, TRADABLE } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
@@ -103,6 +106,48 @@ describe('webhooks: at-least-once across a restart', () => {
       await svc.close();
       await up.close();
       await down.close();
+    }
+  });
+});
+
+describe('webhooks: an order answered during a graceful shutdown keeps its webhook event', () => {
+  it('the order in flight at close is stored, answered 201 and has its order.created event', async () => {
+    const rx = await Receiver.start();
+    const svc = await startWebhookApp({ env: { WEBHOOK_POLL_MS: '60000' } });
+    try {
+      const t = await hookUser(svc);
+      await createEndpoint(svc, t, rx.url('/shutdown'), ['order.created']);
+      const m = TRADABLE[0];
+      const body = JSON.stringify(limit(m, 'BUY', 'YES', 3, 1));
+      // Half a request on a raw socket, the rest once the shutdown has begun.
+      const sock = connect({ host: '127.0.0.1', port: Number(new URL(svc.baseUrl).port) });
+      await new Promise<void>((r) => sock.once('connect', () => r()));
+      let raw = '';
+      sock.on('data', (c: Buffer) => (raw += c.toString()));
+      sock.write(
+        `POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      const closing = svc.close({ keepData: true });
+      await new Promise((r) => setTimeout(r, 300));
+      sock.write(body.slice(10));
+      await closing;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
+      const orderId = JSON.parse(raw.slice(raw.indexOf('{'))).id as string;
+      const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+      try {
+        const events = db
+          .prepare("SELECT payload FROM webhook_events WHERE type = 'order.created'")
+          .all() as { payload: string }[];
+        const ids = events.map((e) => JSON.parse(e.payload).data.order.id as string);
+        expect(ids).toContain(orderId);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await rx.close();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type { EngineEvent } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
@@ -41,7 +41,7 @@ function subscribed(e: EndpointRow, type: string): boolean {
  * environment's events, and user events only for their own user.
  */
 @Injectable()
-export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
+export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('WebhookOutbox');
   private sub: Subscription | null = null;
 
@@ -54,7 +54,11 @@ export class WebhookOutbox implements OnModuleInit, OnModuleDestroy {
     this.sub = this.bus.stream.subscribe((batch) => this.onBatch(batch));
   }
 
-  onModuleDestroy(): void {
+  /**
+   * After the HTTP server has drained (Nest closes it between the destroy and the shutdown
+   * hooks): an order answered during a graceful shutdown still gets its webhook events.
+   */
+  onApplicationShutdown(): void {
     this.sub?.unsubscribe();
   }
 
