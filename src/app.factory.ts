@@ -7,7 +7,8 @@ import {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { WsAdapter } from '@nestjs/platform-ws';
@@ -135,8 +136,58 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   pipeline.idempotency = app.get(IdempotencyService, { strict: false });
   pipeline.limits = app.get(LimitsService, { strict: false });
   await app.init();
+  serveOtherUpgradesAsHttp(fastify.server);
   app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
   return { app, clock, log };
+}
+
+/**
+ * Node hands every request with an `Upgrade` header to the `upgrade` listeners, and Nest's
+ * WebSocket adapter destroys the socket of any that is not its path: `Upgrade: h2c` (curl
+ * --http2, Java's HttpClient on plain http) on any route got no answer at all. Only a WebSocket
+ * upgrade of /api/v1/ws goes to the adapter now; any other request is served as the HTTP/1.1
+ * request it also is (RFC 9110: a server may ignore Upgrade), on a connection that then closes.
+ * One with a body is refused with 400 (its body can no longer be read once Node let go of it).
+ */
+function serveOtherUpgradesAsHttp(server: Server): void {
+  const adapterListeners = server.listeners('upgrade') as ((...args: unknown[]) => void)[];
+  server.removeAllListeners('upgrade');
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '') && path === '/api/v1/ws') {
+      for (const l of adapterListeners) l.call(server, req, socket, head);
+      return;
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.on('finish', () => socket.end());
+    const hasBody =
+      head.length > 0 ||
+      req.headers['transfer-encoding'] !== undefined ||
+      Number(req.headers['content-length'] ?? 0) > 0;
+    if (hasBody) {
+      const requestId = `req_${randomBytes(12).toString('base64url')}`;
+      res.statusCode = 400;
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      res.setHeader('x-request-id', requestId);
+      res.setHeader('svc-api-version', 'v1');
+      res.end(
+        JSON.stringify({
+          error: {
+            code: 'BAD_REQUEST',
+            message:
+              'A request with a body cannot ask to upgrade the connection; send it without the Upgrade header',
+            status: 400,
+            request_id: requestId,
+            details: {},
+          },
+        }),
+      );
+      return;
+    }
+    server.emit('request', req, res);
+  });
 }
 
 /** Services the hooks call, resolved once Nest has built them. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { join } from 'node:path';
@@ -372,5 +373,57 @@ describe('error model: 500 INTERNAL', () => {
     expect(errorLine).toMatchObject({ method: 'GET', route: '/api/v1/markets' });
     expect(JSON.stringify(errorLine)).toContain('no such table');
     expect(lines.find((l) => l.msg === 'request')).toMatchObject({ status: 500 });
+  });
+});
+
+/** A request that asks to upgrade the connection to anything but the realtime WebSocket. */
+describe('HTTP requests carrying an Upgrade header (curl --http2, Java HttpClient)', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  async function raw(request: string): Promise<string> {
+    const sock = connect({ host: '127.0.0.1', port: Number(new URL(svc.baseUrl).port) });
+    let out = '';
+    sock.on('data', (c: Buffer) => (out += c.toString()));
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.write(request);
+    await new Promise<void>((r) => sock.once('close', () => r()));
+    return out;
+  }
+
+  it('Upgrade: h2c is ignored: the request is answered as HTTP/1.1, with the usual headers', async () => {
+    const out = await raw(
+      'GET /api/v1/markets?limit=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n' +
+        'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n',
+    );
+    const [head, body] = out.split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(head).toMatch(/\r\nx-request-id: req_/i);
+    expect(head).toMatch(/\r\nsvc-api-version: v1/i);
+    expect(JSON.parse(body).data).toHaveLength(1);
+    // Unknown paths still answer the contract's 404; a WebSocket upgrade elsewhere is no upgrade.
+    const missing = await raw(
+      'GET /api/v1/nope HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+    );
+    expect(missing.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
+    expect(JSON.parse(missing.split('\r\n\r\n')[1]).error.code).toBe('NOT_FOUND');
+  });
+
+  it('one with a body is refused with 400 in the contract body (its body can no longer be read)', async () => {
+    const body = '{"email":"a@b.c","password":"x"}';
+    const out = await raw(
+      `POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    const [head, text] = out.split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    const err = JSON.parse(text).error;
+    expect(err).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
+    expect(err.request_id).toMatch(/^req_/);
   });
 });
