@@ -137,6 +137,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   pipeline.limits = app.get(LimitsService, { strict: false });
   await app.init();
   serveOtherUpgradesAsHttp(fastify.server);
+  drainWithDeadline(fastify, config.shutdownDrainMs);
   app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
   return { app, clock, log };
 }
@@ -187,6 +188,24 @@ function serveOtherUpgradesAsHttp(server: Server): void {
       return;
     }
     server.emit('request', req, res);
+  });
+}
+
+/**
+ * Graceful shutdown waits for in-flight requests, but not for ever: a client that stalled in the
+ * middle of its request would hold SIGTERM indefinitely. SHUTDOWN_DRAIN_MS after closing starts,
+ * the connections still open are closed.
+ */
+function drainWithDeadline(fastify: FastifyInstance, drainMs: number): void {
+  let timer: NodeJS.Timeout | null = null;
+  fastify.addHook('preClose', (done) => {
+    timer = setTimeout(() => fastify.server.closeAllConnections(), drainMs);
+    timer.unref();
+    done();
+  });
+  fastify.addHook('onClose', (_instance, done) => {
+    if (timer !== null) clearTimeout(timer);
+    done();
   });
 }
 

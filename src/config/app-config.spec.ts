@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       jwtSecret: null,
       secretsEncryptionKey: null,
       bodyLimitBytes: 1_048_576,
+      shutdownDrainMs: 10_000,
       trustedProxies: [],
       rateLimitsEnabled: true,
       sandboxFeedIntervalMs: 1000,

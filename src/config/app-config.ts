@@ -30,6 +30,8 @@ export interface AppConfig {
   secretsEncryptionKey: string | null;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Graceful shutdown: connections still open this long after SIGTERM are closed (ms). */
+  shutdownDrainMs: number;
   /** Proxies whose X-Forwarded-For is honoured (IPs or CIDRs); empty: the socket address. */
   trustedProxies: string[];
   /** Rate limits and quotas on (default). Off only for benchmarks; refused on production. */
@@ -260,6 +262,7 @@ export function loadConfig(env: Env): AppConfig {
     jwtSecret,
     secretsEncryptionKey: encKey,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
+    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 10_000, 100, 600_000),
     trustedProxies: proxies(env, 'TRUSTED_PROXIES'),
     rateLimitsEnabled,
     sandboxFeedSeed: int(env, 'SANDBOX_FEED_SEED', 20260508, -2147483648, 2147483647),

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,6 +160,34 @@ describe('graceful shutdown on SIGTERM', () => {
         expect((await http(`${again.api}/health/ready`)).body.status).toBe('ready');
       } finally {
         expect(await again.stop()).toEqual({ code: 0, signal: null });
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a client stalled in the middle of its request does not hold SIGTERM: closed after SHUTDOWN_DRAIN_MS',
+    async () => {
+      const svc = await startService({ env: { SHUTDOWN_DRAIN_MS: '500' } });
+      try {
+        const sock = connect({ host: '127.0.0.1', port: Number(new URL(svc.api).port) });
+        await new Promise<void>((r) => sock.once('connect', () => r()));
+        let closed = false;
+        sock.on('close', () => (closed = true));
+        sock.on('error', () => undefined);
+        // Headers promise 100 bytes of body; 10 arrive, then nothing.
+        sock.write(
+          'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+            'Content-Length: 100\r\n\r\n{"email":',
+        );
+        await new Promise((r) => setTimeout(r, 200));
+        const t0 = Date.now();
+        expect(await svc.stop('SIGTERM', 8_000)).toEqual({ code: 0, signal: null });
+        expect(Date.now() - t0).toBeLessThan(5_000);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(closed).toBe(true);
+      } finally {
+        rmSync(svc.dataDir, { recursive: true, force: true });
       }
     },
     TIMEOUT,
