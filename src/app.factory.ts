@@ -87,7 +87,8 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
-    return503OnClosing: true,
+    // While closing, new requests get the contract's 503 from our onRequest hook instead.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // Body schemas (the order hot path) are strict: no coercion, no silent removal, every error.
     ajv: {
@@ -107,7 +108,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
-  const pipeline: Pipeline = { access: null, idempotency: null, limits: null };
+  const pipeline: Pipeline = { access: null, idempotency: null, limits: null, closing: false };
   installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
 
@@ -137,7 +138,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   pipeline.limits = app.get(LimitsService, { strict: false });
   await app.init();
   serveOtherUpgradesAsHttp(fastify.server);
-  drainWithDeadline(fastify, config.shutdownDrainMs);
+  drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
   app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
   return { app, clock, log };
 }
@@ -196,9 +197,10 @@ function serveOtherUpgradesAsHttp(server: Server): void {
  * middle of its request would hold SIGTERM indefinitely. SHUTDOWN_DRAIN_MS after closing starts,
  * the connections still open are closed.
  */
-function drainWithDeadline(fastify: FastifyInstance, drainMs: number): void {
+function drainWithDeadline(fastify: FastifyInstance, drainMs: number, state: Lifecycle): void {
   let timer: NodeJS.Timeout | null = null;
   fastify.addHook('preClose', (done) => {
+    state.closing = true;
     timer = setTimeout(() => fastify.server.closeAllConnections(), drainMs);
     timer.unref();
     done();
@@ -210,7 +212,12 @@ function drainWithDeadline(fastify: FastifyInstance, drainMs: number): void {
 }
 
 /** Services the hooks call, resolved once Nest has built them. */
-interface Pipeline {
+interface Lifecycle {
+  /** Set once a graceful shutdown began: new requests are answered 503 SERVICE_UNAVAILABLE. */
+  closing: boolean;
+}
+
+interface Pipeline extends Lifecycle {
   access: AccessPipeline | null;
   idempotency: IdempotencyService | null;
   limits: LimitsService | null;
@@ -240,6 +247,15 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
+    if (pipeline.closing) {
+      reply.header('Connection', 'close');
+      throw new DomainError(
+        'SERVICE_UNAVAILABLE',
+        'The service is shutting down; retry shortly',
+        {},
+        { 'Retry-After': '1' },
+      );
+    }
     const meta = routeMetaOf(req.routeOptions?.config);
     const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';
     // Deprecation headers go on every answer of a deprecated operation, refusals included.

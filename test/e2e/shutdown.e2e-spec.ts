@@ -126,6 +126,14 @@ describe('graceful shutdown on SIGTERM', () => {
           expect([200, 503]).toContain(o.status);
           expect(o.complete).toBe(true);
           expect(() => JSON.parse(o.body)).not.toThrow();
+          if (o.status === 503) {
+            // The contract's error body, not the framework's.
+            expect(JSON.parse(o.body).error).toMatchObject({
+              code: 'SERVICE_UNAVAILABLE',
+              status: 503,
+              request_id: expect.stringMatching(/^req_/),
+            });
+          }
         } else {
           // Not taken on: refused, or reset before the service read it. Never cut off mid-answer.
           expect(['ECONNREFUSED', 'ECONNRESET']).toContain(o.code);
