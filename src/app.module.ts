@@ -73,7 +73,13 @@ export class AppModule {
         RealtimeModule,
         WebhooksModule,
       ],
-      controllers: [MetaController, HealthController, SandboxClockController],
+      // The clock control is a test fixture: with SANDBOX_CLOCK_CONTROL off its route does not
+      // exist at all (404 for every method, and absent from the OpenAPI document).
+      controllers: [
+        MetaController,
+        HealthController,
+        ...(deps.config.values.sandboxClockControl ? [SandboxClockController] : []),
+      ],
       providers: [SeedService],
     };
   }

@@ -73,5 +73,18 @@ describe('public markets', () => {
     const fields = err.details.fields.map((f: { field: string }) => f.field).sort();
     expect(fields).toEqual(['category', 'limit', 'status']);
     expectError(await http(`${svc.api}/markets?cursor=garbage`), 400, 'VALIDATION_FAILED');
+    // Integers are plain decimal: hex, padding, exponents and fractions are refused, not read.
+    for (const q of ['limit=0x10', 'limit=%20%201', 'limit=1e1', 'limit=2.0', 'limit=']) {
+      const e = expectError(await http(`${svc.api}/markets?${q}`), 400, 'VALIDATION_FAILED');
+      expect(e.details.fields.map((f: { field: string }) => f.field)).toEqual(['limit']);
+    }
+    const id = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
+    expectError(
+      await http(`${svc.api}/markets/${id}/orderbook?depth=0x5`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect((await http(`${svc.api}/markets?limit=16`)).body.data).toHaveLength(16);
+    expect((await http(`${svc.api}/markets/${id}/orderbook?depth=5`)).status).toBe(200);
   });
 });

@@ -14,6 +14,11 @@ describe('sandbox clock control', () => {
     const advance = (body: unknown) =>
       http(`${svc.api}/sandbox/clock`, { method: 'POST', json: body });
 
+    it('is in the OpenAPI document when on', async () => {
+      const doc = (await http(`${svc.api}/openapi.json`)).body;
+      expect(Object.keys(doc.paths)).toContain('/api/v1/sandbox/clock');
+    });
+
     it('moves the service clock forward and answers {now}', async () => {
       const start = svc.clock.now();
       expect(new Date(start).toISOString()).toBe('2026-11-22T12:00:00.000Z');
@@ -92,6 +97,13 @@ describe('sandbox clock control', () => {
       const noBody = await http(`${svc.api}/sandbox/clock`, { method: 'POST' });
       expectContractError(noBody, 404, 'NOT_FOUND');
       expect(svc.clock.now()).toBe(before);
+      // The route does not exist at all: other methods are 404 too (not 405), and the published
+      // contract does not list it.
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        expectContractError(await http(`${svc.api}/sandbox/clock`, { method }), 404, 'NOT_FOUND');
+      }
+      const doc = (await http(`${svc.api}/openapi.json`)).body;
+      expect(Object.keys(doc.paths)).not.toContain('/api/v1/sandbox/clock');
     });
 
     it('is off unless the value is exactly true-ish: "false" keeps it off', async () => {

@@ -1,13 +1,12 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
-import { OptionalField } from '../validation/optional.js';
+import { DecimalIntegerQuery, OptionalField } from '../validation/optional.js';
 
 /** `?limit=` (1..200, default 50) and `?cursor=` of every list. */
 export class PageQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @OptionalField()
-  @Type(() => Number)
+  @DecimalIntegerQuery()
   @IsInt()
   @Min(1)
   @Max(200)

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsInt, Max, Min } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
-import { OptionalField } from '../../../common/validation/optional.js';
+import { DecimalIntegerQuery, OptionalField } from '../../../common/validation/optional.js';
 
 export const MAX_BOOK_DEPTH = 99;
 export const DEFAULT_BOOK_DEPTH = 10;
@@ -44,7 +43,7 @@ export class OrderBookQueryDto {
     description: 'Price levels per side',
   })
   @OptionalField()
-  @Type(() => Number)
+  @DecimalIntegerQuery()
   @IsInt()
   @Min(1)
   @Max(MAX_BOOK_DEPTH)
