@@ -13,7 +13,18 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const { app, log } = await createApp({ config });
+  let created;
+  try {
+    created = await createApp({ config });
+  } catch (err) {
+    // DATA_DIR problems found while opening it (secrets, directory) are configuration errors too.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const { app, log } = created;
   await app.listen({ port: config.port, host: config.host });
   log.info(
     {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 /**
  * The service configuration: every variable the service reads, parsed and validated once at boot.
  * Nothing else in the code reads `process.env`; a bad value stops the boot with a message that
@@ -86,6 +87,16 @@ function present(env: Env, name: string): string | undefined {
 
 function str(env: Env, name: string, fallback: string): string {
   return present(env, name) ?? fallback;
+}
+
+/** An IP address or an RFC 1123 host name (labels of 1..63 letters, digits and inner hyphens). */
+function hostName(env: Env, name: string, fallback: string): string {
+  const v = present(env, name);
+  if (v === undefined) return fallback;
+  const label = '[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+  if (isIP(v) !== 0 || (v.length <= 253 && new RegExp(`^${label}(\\.${label})*$`).test(v)))
+    return v;
+  throw new ConfigError(name, `must be an IP address or a host name, got "${v}"`);
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -244,7 +255,7 @@ export function loadConfig(env: Env): AppConfig {
   }
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
-    host: str(env, 'HOST', '127.0.0.1'),
+    host: hostName(env, 'HOST', '127.0.0.1'),
     dataDir: str(env, 'DATA_DIR', './data'),
     appEnv,
     sandboxPinnedOff,

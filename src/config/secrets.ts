@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError } from './app-config.js';
 
 /** Secrets the service needs at run time. */
 export interface ServiceSecrets {
@@ -20,11 +21,29 @@ export function ensureSecrets(
   dataDir: string,
   given: { jwtSecret: string | null; encryptionKey: string | null },
 ): ServiceSecrets {
-  mkdirSync(dataDir, { recursive: true });
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    throw new ConfigError(
+      'DATA_DIR',
+      `cannot be used as the data directory (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${dataDir})`,
+    );
+  }
   const path = join(dataDir, FILE);
   let stored: Partial<ServiceSecrets> = {};
   if (existsSync(path)) {
-    stored = JSON.parse(readFileSync(path, 'utf8')) as Partial<ServiceSecrets>;
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new Error('not a JSON object');
+      }
+      stored = parsed as Partial<ServiceSecrets>;
+    } catch {
+      throw new ConfigError(
+        'DATA_DIR',
+        `holds a secrets.json that is not a JSON object of secrets (${path}): restore it, or remove it to generate new secrets (stored signing and webhook secrets then become unreadable)`,
+      );
+    }
   }
   const secrets: ServiceSecrets = {
     jwtSecret: given.jwtSecret ?? stored.jwtSecret ?? randomBytes(48).toString('base64url'),

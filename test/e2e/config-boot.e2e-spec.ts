@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http } from '../support/harness.js';
@@ -20,6 +20,7 @@ describe('boot of the built service', () => {
     [{ WEBHOOK_SECRET_GRACE_HOURS: 'a day' }, 'WEBHOOK_SECRET_GRACE_HOURS'],
     [{ APP_ENV: 'production', SANDBOX_CLOCK_CONTROL: 'true' }, 'SANDBOX_CLOCK_CONTROL'],
     [{ FIRST_PARTY_ORIGINS: 'app.example' }, 'FIRST_PARTY_ORIGINS'],
+    [{ HOST: 'not..a..host' }, 'HOST'],
   ])(
     'a bad value stops the boot with a message naming the variable (%j)',
     async (env, variable) => {
@@ -30,6 +31,33 @@ describe('boot of the built service', () => {
       expect(stderr).toContain(`Invalid configuration: ${variable} `);
       expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
       expect(stdout).not.toContain('listening');
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it(
+    'a DATA_DIR that cannot be a directory, or that holds a broken secrets.json, stops the boot naming DATA_DIR',
+    async () => {
+      const base = mkdtempSync(join(tmpdir(), 'svc-boot-bad-'));
+      try {
+        const file = join(base, 'a-file');
+        writeFileSync(file, 'x');
+        const broken = join(base, 'broken');
+        mkdirSync(broken);
+        writeFileSync(join(broken, 'secrets.json'), '{not json');
+        for (const dataDir of [join(file, 'data'), broken]) {
+          const { code, signal, stderr, stdout } = await runToExit({ dataDir });
+          expect(signal).toBeNull();
+          expect(code).toBe(78);
+          expect(stderr).toContain('Invalid configuration: DATA_DIR ');
+          expect(stderr).not.toMatch(/\n\s+at /);
+          expect(stdout).not.toContain('listening');
+        }
+        // The broken file was left as it was: nothing overwrote the operator's secrets.
+        expect(readFileSync(join(broken, 'secrets.json'), 'utf8')).toBe('{not json');
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
     },
     PROCESS_TIMEOUT,
   );
