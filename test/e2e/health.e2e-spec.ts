@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { expectContractError, http, startApp, type Running } from '../support/harness.js';
@@ -42,6 +44,27 @@ describe('health', () => {
   });
 
   // Last: it takes the paper database down for good.
+  it('readiness reads each database file: a live database whose tables are gone is unavailable', async () => {
+    const db = new Database(join(svc.dataDir, 'live.sqlite'));
+    try {
+      db.exec('ALTER TABLE migrations RENAME TO migrations_hidden_by_test');
+      const err = expectContractError(
+        await http(`${svc.api}/health/ready`),
+        503,
+        'SERVICE_UNAVAILABLE',
+      );
+      expect(err.details.checks).toMatchObject({
+        live: 'unavailable',
+        platform: 'ok',
+        paper: 'ok',
+      });
+    } finally {
+      db.exec('ALTER TABLE migrations_hidden_by_test RENAME TO migrations');
+      db.close();
+    }
+    expect((await http(`${svc.api}/health/ready`)).status).toBe(200);
+  });
+
   it('readiness answers 503 SERVICE_UNAVAILABLE naming the database, then the engine, that is down', async () => {
     const key = await createKey(svc.api, await sessionFor(svc.api), {
       scopes: ['orders:write', 'markets:read'],
