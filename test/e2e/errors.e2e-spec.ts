@@ -111,6 +111,16 @@ describe('error model: every error path answers the contract body', () => {
     const get = await http(`${svc.api}/sandbox/clock`);
     expectContractError(get, 405, 'METHOD_NOT_ALLOWED');
     expect(get.headers.get('allow')).toBe('POST');
+
+    // A percent-encoded spelling of the same path is the same path.
+    const encoded = await http(`${svc.api}/%6Darkets`, { method: 'DELETE' });
+    expectContractError(encoded, 405, 'METHOD_NOT_ALLOWED');
+    expect(encoded.headers.get('allow')).toBe('GET, HEAD');
+    expectContractError(
+      await http(`${svc.api}/%E0%A4%A`, { method: 'DELETE' }),
+      400,
+      'BAD_REQUEST',
+    );
   });
 
   it('413 PAYLOAD_TOO_LARGE above BODY_LIMIT_BYTES, declared or streamed', async () => {

@@ -27,7 +27,15 @@ export class ErrorFilter implements ExceptionFilter {
     // Nest's router reports an unmatched route as NotFoundException; a known path with another
     // method is 405, not 404.
     if (err instanceof NotFoundException) {
-      const path = req.url.split('?')[0];
+      // The path as the router matched it: percent-encoded unreserved characters decoded
+      // (/api/v1/%6Darkets is /api/v1/markets), reserved ones such as %2F kept.
+      const raw = req.url.split('?')[0];
+      let path = raw;
+      try {
+        path = decodeURI(raw);
+      } catch {
+        // malformed escapes: match the raw path (no route will)
+      }
       const allowed = this.routes.methodsFor(path);
       if (allowed.length > 0 && !allowed.includes(req.method)) {
         const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
