@@ -7,7 +7,6 @@ import {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import { ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
@@ -160,34 +159,25 @@ function serveOtherUpgradesAsHttp(server: Server): void {
       for (const l of adapterListeners) l.call(server, req, socket, head);
       return;
     }
-    const res = new ServerResponse(req);
-    res.shouldKeepAlive = false;
-    res.assignSocket(socket);
-    res.on('finish', () => socket.end());
     const hasBody =
       head.length > 0 ||
       req.headers['transfer-encoding'] !== undefined ||
       Number(req.headers['content-length'] ?? 0) > 0;
     if (hasBody) {
-      const requestId = `req_${randomBytes(12).toString('base64url')}`;
-      res.statusCode = 400;
-      res.setHeader('content-type', 'application/json; charset=utf-8');
-      res.setHeader('x-request-id', requestId);
-      res.setHeader('svc-api-version', 'v1');
-      res.end(
-        JSON.stringify({
-          error: {
-            code: 'BAD_REQUEST',
-            message:
-              'A request with a body cannot ask to upgrade the connection; send it without the Upgrade header',
-            status: 400,
-            request_id: requestId,
-            details: {},
-          },
-        }),
+      socket.on('error', () => undefined); // answerClientError ends it with the error
+      answerClientError(
+        new DomainError(
+          'BAD_REQUEST',
+          'A request with a body cannot ask to upgrade the connection; send it without the Upgrade header',
+        ),
+        socket,
       );
       return;
     }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.on('finish', () => socket.end());
     server.emit('request', req, res);
   });
 }

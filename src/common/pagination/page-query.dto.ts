@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
-import { DecimalIntegerQuery, OptionalField } from '../validation/optional.js';
+import { DecimalIntegerQuery, OptionalField } from '../validation/fields.js';
 
 /** `?limit=` (1..200, default 50) and `?cursor=` of every list. */
 export class PageQueryDto {

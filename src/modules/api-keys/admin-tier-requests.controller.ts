@@ -7,7 +7,7 @@ import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { TierRequestDto, TierRequestPageDto } from './dto/api-key.dto.js';
-import { OptionalField } from '../../common/validation/optional.js';
+import { OptionalField } from '../../common/validation/fields.js';
 
 export class TierRequestQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['PENDING', 'APPROVED', 'DENIED'] })

@@ -86,20 +86,8 @@ export class LimitsService {
    */
   async settleLegs(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge !== 'legs' || this.legsCharged.has(req)) return;
-    const now = this.clock.now();
-    const category = categoryOf(req);
-    const [start, end] = minuteWindow(now);
-    await this.safeTake(
-      [
-        {
-          bucket: `ip:${category}:${req.ip}:${start}`,
-          units: 1,
-          limit: IP_CEILINGS[category],
-          windowEnd: end,
-        },
-      ],
-      now,
-    );
+    // The answer is out already: a full bucket refuses nothing more here.
+    await this.chargeIp(req.ip, categoryOf(req), 1).catch(() => undefined);
   }
 
   private async chargeIp(

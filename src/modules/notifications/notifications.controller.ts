@@ -7,7 +7,7 @@ import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { NotificationsService, type NotificationView } from './notifications.service.js';
-import { OptionalField } from '../../common/validation/optional.js';
+import { OptionalField } from '../../common/validation/fields.js';
 
 class NotificationsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Only unread notifications' })

@@ -10,7 +10,7 @@ import {
   COD_MAX_GRACE_SECONDS,
   type CodStatus,
 } from './cancel-on-disconnect.service.js';
-import { OptionalField } from '../../common/validation/optional.js';
+import { OptionalField } from '../../common/validation/fields.js';
 
 export class EnableCodDto {
   @ApiPropertyOptional({

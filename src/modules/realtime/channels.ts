@@ -158,13 +158,8 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
         break;
       case 'position.settled':
         priv(e.accountId, 'positions', {
-          market_id: e.marketId,
-          yes: 0,
-          no: 0,
-          yes_cost_cents: 0,
-          no_cost_cents: 0,
+          ...flatPosition(e.marketId, e.realizedPnl),
           settled: { outcome: e.outcome, payout_cents: e.payout },
-          realized_pnl_cents: e.realizedPnl,
         });
         break;
       case 'balance.changed': {
@@ -187,14 +182,7 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
           cancelled_orders: e.cancelledOrders,
         });
         for (const marketId of e.marketIds) {
-          priv(e.accountId, 'positions', {
-            market_id: marketId,
-            yes: 0,
-            no: 0,
-            yes_cost_cents: 0,
-            no_cost_cents: 0,
-            realized_pnl_cents: 0,
-          });
+          priv(e.accountId, 'positions', flatPosition(marketId, 0));
         }
         break;
       case 'market.status':
@@ -210,6 +198,18 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
     if (data !== undefined) out.push({ scope: 'public', channel: 'ticker', data });
   }
   return out;
+}
+
+/** A positions message holding nothing (after a settlement, or a sandbox reset). */
+function flatPosition(marketId: string, realizedPnl: number): object {
+  return {
+    market_id: marketId,
+    yes: 0,
+    no: 0,
+    yes_cost_cents: 0,
+    no_cost_cents: 0,
+    realized_pnl_cents: realizedPnl,
+  };
 }
 
 /** The ticker message of one market, from the engine's summary; undefined for no such market. */

@@ -32,15 +32,7 @@ export class MfaService {
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
     if (user.mfaSecretEnc !== null) {
       const now = this.clock.now();
-      if (user.mfaLockedUntil !== null && Date.parse(user.mfaLockedUntil) > now) {
-        const retry = Math.ceil((Date.parse(user.mfaLockedUntil) - now) / 1000);
-        throw new DomainError(
-          'MFA_LOCKED',
-          `Too many wrong codes; step-up and re-enrolment are locked for ${retry} s`,
-          { locked_until: user.mfaLockedUntil, max_failed_attempts: MFA_MAX_FAILED_ATTEMPTS },
-          { 'Retry-After': String(retry) },
-        );
-      }
+      assertNotLocked(user.mfaLockedUntil, now);
       if (user.stepUpUntil === null || Date.parse(user.stepUpUntil) <= now) {
         throw new DomainError(
           'MFA_STEP_UP_REQUIRED',
@@ -72,15 +64,7 @@ export class MfaService {
       throw new DomainError('MFA_NOT_ENROLLED', 'Enrol first: POST /api/v1/security/mfa/enroll');
     }
     const now = this.clock.now();
-    if (user.mfaLockedUntil !== null && Date.parse(user.mfaLockedUntil) > now) {
-      const retry = Math.ceil((Date.parse(user.mfaLockedUntil) - now) / 1000);
-      throw new DomainError(
-        'MFA_LOCKED',
-        `Too many wrong codes; step-up is locked for ${retry} s`,
-        { locked_until: user.mfaLockedUntil, max_failed_attempts: MFA_MAX_FAILED_ATTEMPTS },
-        { 'Retry-After': String(retry) },
-      );
-    }
+    assertNotLocked(user.mfaLockedUntil, now);
     const counter = matchTotp(this.box.open(user.mfaSecretEnc), code, Math.floor(now / 1000));
     if (counter === null || counter <= user.mfaLastCounter) {
       user.mfaFailedAttempts += 1;
@@ -112,4 +96,16 @@ export class MfaService {
     const user = await this.users.byId(userId);
     return user?.stepUpUntil != null && Date.parse(user.stepUpUntil) > this.clock.now();
   }
+}
+
+/** 429 MFA_LOCKED while a lock from too many wrong codes lasts (step-up and re-enrolment). */
+function assertNotLocked(lockedUntil: string | null, now: number): void {
+  if (lockedUntil === null || Date.parse(lockedUntil) <= now) return;
+  const retry = Math.ceil((Date.parse(lockedUntil) - now) / 1000);
+  throw new DomainError(
+    'MFA_LOCKED',
+    `Too many wrong codes; step-up and re-enrolment are locked for ${retry} s`,
+    { locked_until: lockedUntil, max_failed_attempts: MFA_MAX_FAILED_ATTEMPTS },
+    { 'Retry-After': String(retry) },
+  );
 }

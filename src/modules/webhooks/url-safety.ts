@@ -31,30 +31,43 @@ function inV4(ip: string, [base, bits]: [string, number]): boolean {
  * IPv6 forms of any of those.
  */
 export function isBlockedAddress(address: string): boolean {
-  const ip = address
-    .replace(/^\[|\]$/g, '')
-    .split('%')[0]
-    .toLowerCase();
+  const ip = bareAddress(address);
   const kind = isIP(ip);
   if (kind === 4) return V4_BLOCKED.some((r) => inV4(ip, r));
   if (kind !== 6) return true;
   const g = v6Groups(ip);
-  const v4 = `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
-  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  // ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96 (IPv4-mapped), whatever the
-  // spelling (compressed or not, dotted or hex): judged by the embedded IPv4 address.
-  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return isBlockedAddress(v4);
-  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return isBlockedAddress(v4); // IPv4-translated
+  const v4 = embeddedV4(g);
+  if (v4 !== null) return isBlockedAddress(v4);
   if (g[0] === 0x64 && g[1] === 0xff9b) return true; // NAT64 can reach IPv4 private space
-  // 6to4 (2002::/16) carries an IPv4 address in groups 1-2: judged by it.
-  if (g[0] === 0x2002)
-    return isBlockedAddress(`${g[1] >> 8}.${g[1] & 255}.${g[2] >> 8}.${g[2] & 255}`);
   if (g[0] === 0x2001 && g[1] === 0) return true; // Teredo 2001::/32 tunnels to hidden IPv4
   if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
   if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
   if ((g[0] & 0xffc0) === 0xfec0) return true; // fec0::/10 site-local (deprecated)
   if ((g[0] & 0xff00) === 0xff00) return true; // multicast
   return false;
+}
+
+/** An address without brackets, zone id or upper case. */
+function bareAddress(address: string): string {
+  return address
+    .replace(/^\[|\]$/g, '')
+    .split('%')[0]
+    .toLowerCase();
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, judged in its place, whatever the spelling
+ * (compressed or not, dotted or hex): ::/96 (unspecified, loopback, IPv4-compatible),
+ * ::ffff:0:0/96 (IPv4-mapped), ::ffff:0:0:0/96 (IPv4-translated) and 6to4 (2002::/16, groups
+ * 1-2). Null for any other address.
+ */
+function embeddedV4(g: number[]): string | null {
+  const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return quad(g[6], g[7]);
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return quad(g[6], g[7]);
+  if (g[0] === 0x2002) return quad(g[1], g[2]);
+  return null;
 }
 
 /** The eight 16-bit groups of an address `isIP` accepted as IPv6 (`::` expanded, dotted tail converted). */
@@ -82,22 +95,15 @@ const METADATA_V4 = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.20
  * (staging), since a delivery's answer (status, error) would report back what it found there.
  */
 export function isMetadataAddress(address: string): boolean {
-  const ip = address
-    .replace(/^\[|\]$/g, '')
-    .split('%')[0]
-    .toLowerCase();
+  const ip = bareAddress(address);
   const kind = isIP(ip);
   if (kind === 4) return METADATA_V4.has(ip);
   if (kind !== 6) return false;
   const g = v6Groups(ip);
   if (g[0] === 0xfd00 && g[1] === 0x0ec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254)
     return true;
-  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff))
-    return METADATA_V4.has(`${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`);
-  if (g[0] === 0x2002)
-    return METADATA_V4.has(`${g[1] >> 8}.${g[1] & 255}.${g[2] >> 8}.${g[2] & 255}`);
-  return false;
+  const v4 = embeddedV4(g);
+  return v4 !== null && METADATA_V4.has(v4);
 }
 
 export interface UrlPolicy {

@@ -13,7 +13,7 @@ import {
 } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-outbox.service.js';
-import { OptionalField } from '../../common/validation/optional.js';
+import { OptionalField } from '../../common/validation/fields.js';
 
 const EVENT_CHOICES = ['*', ...WEBHOOK_EVENT_TYPES];
 

@@ -14,7 +14,7 @@ import {
 } from 'class-validator';
 import { ALL_SCOPES, type Scope } from '../../../common/api/scopes.js';
 import { TIERS, type Tier } from '../entities/api-key.entity.js';
-import { OptionalField } from '../../../common/validation/optional.js';
+import { OptionalField } from '../../../common/validation/fields.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({ maxLength: 100, example: 'ci-bot' })

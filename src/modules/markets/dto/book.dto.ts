@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
-import { DecimalIntegerQuery, OptionalField } from '../../../common/validation/optional.js';
+import { DecimalIntegerQuery, OptionalField } from '../../../common/validation/fields.js';
 
 export const MAX_BOOK_DEPTH = 99;
 export const DEFAULT_BOOK_DEPTH = 10;

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import type { MarketCategory, MarketStatus, Outcome } from '../entities/market.entity.js';
-import { OptionalField } from '../../../common/validation/optional.js';
+import { OptionalField } from '../../../common/validation/fields.js';
 
 export const MARKET_STATUSES: MarketStatus[] = ['OPEN', 'HALTED', 'CLOSED', 'RESOLVED'];
 export const MARKET_CATEGORIES: MarketCategory[] = [

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
-import { OptionalField } from '../../../common/validation/optional.js';
+import { OptionalField } from '../../../common/validation/fields.js';
 
 export class FillDto {
   @ApiProperty({ example: 'fil_01jd3x0000000000abcd' })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
-import { OptionalField } from '../../../common/validation/optional.js';
+import { OptionalField } from '../../../common/validation/fields.js';
 
 export class PositionDto {
   @ApiProperty({ example: 'mkt_3f1c2b9a7d6e5f4a3b2c' })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
-import { OptionalField } from '../../../common/validation/optional.js';
+import { OptionalField } from '../../../common/validation/fields.js';
 
 export const LEDGER_TYPES = [
   'DEPOSIT',
