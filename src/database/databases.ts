@@ -16,6 +16,7 @@ import { Webhooks1763769600005 } from './migrations/1763769600005-webhooks.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
 import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
+import { WebhookSpool1763769600006 } from './migrations/1763769600006-webhook-spool.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -40,7 +41,11 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   Webhooks1763769600005,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
-export const ENGINE_MIGRATIONS: Ctor[] = [EngineInit1763769600001, Trading1763769600003];
+export const ENGINE_MIGRATIONS: Ctor[] = [
+  EngineInit1763769600001,
+  Trading1763769600003,
+  WebhookSpool1763769600006,
+];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */
 export function sqliteOptions(

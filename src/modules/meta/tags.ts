@@ -12,7 +12,11 @@ export const API_TAGS: { name: string; description: string }[] = [
   { name: 'Comments', description: 'Market comments' },
   { name: 'Watchlists', description: 'Watchlists of markets' },
   { name: 'Notifications', description: 'In-app notifications' },
-  { name: 'Webhooks', description: 'Developer webhook endpoints, deliveries and health' },
+  {
+    name: 'Webhooks',
+    description:
+      'Developer webhook endpoints, deliveries and health. Delivery is at least once: the events of an acknowledged order are stored with it and survive a crash; deduplicate on the event id.',
+  },
   { name: 'Sports', description: 'Sports market data' },
   { name: 'Crypto', description: 'Crypto market data' },
   { name: 'Data', description: 'Historical dataset exports and usage' },

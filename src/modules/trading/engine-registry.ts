@@ -13,7 +13,7 @@ import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ENGINE_DB } from '../../database/databases.js';
-import { EngineRuntime, HOUSE_ACCOUNT } from './engine-runtime.js';
+import { EngineRuntime, HOUSE_ACCOUNT, type Spooler } from './engine-runtime.js';
 import { EventBus } from './event-bus.js';
 import { TradingRepository } from './trading.repository.js';
 
@@ -21,6 +21,8 @@ import { TradingRepository } from './trading.repository.js';
 @Injectable()
 export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly runtimes = new Map<Environment, EngineRuntime>();
+  private spooler: Spooler | null = null;
+  private readonly readyCallbacks: (() => void)[] = [];
 
   constructor(
     @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
@@ -62,9 +64,23 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
         feed,
         env === 'test' ? c.sandboxStartingBalanceCents : 0,
       );
+      runtime.spooler = this.spooler;
       this.runtimes.set(env, runtime);
     }
     if (c.sandboxEnabled) this.runtimes.get('test')!.startFeed();
+    for (const cb of this.readyCallbacks.splice(0)) cb();
+  }
+
+  /** Installs the webhook spooler on both engines, now or once they are built. */
+  setSpooler(spooler: Spooler): void {
+    this.spooler = spooler;
+    for (const r of this.runtimes.values()) r.spooler = spooler;
+  }
+
+  /** Runs `cb` once both engines are built (at once if they are). */
+  whenReady(cb: () => void): void {
+    if (this.runtimes.size > 0) cb();
+    else this.readyCallbacks.push(cb);
   }
 
   get(env: Environment): EngineRuntime {

@@ -12,17 +12,37 @@ class FakeRepo {
   fail = false;
   failOnce = false;
   failRestore = false;
+  /** Fails the transaction after its writes ran (they are rolled back: dropped here). */
+  failAtCommit = false;
   restores = 0;
+  spools: { payload: string; at: number; commit: number }[] = [];
+  private inTx = false;
   transaction<T>(fn: () => T): T {
     if (this.fail) throw new Error('disk full');
     if (this.failOnce) {
       this.failOnce = false;
       throw new Error('disk full');
     }
-    return fn();
+    const [commits, spools] = [this.commits.length, this.spools.length];
+    this.inTx = true;
+    try {
+      const r = fn();
+      if (this.failAtCommit) throw new Error('disk full at commit');
+      return r;
+    } catch (err) {
+      this.commits.length = commits;
+      this.spools.length = spools;
+      throw err;
+    } finally {
+      this.inTx = false;
+    }
   }
   apply(events: readonly EngineEvent[]): void {
     this.commits.push([...events]);
+  }
+  spool(payload: string, at: number): void {
+    if (!this.inTx) throw new Error('spool outside the batch transaction');
+    this.spools.push({ payload, at, commit: this.commits.length - 1 });
   }
   loadForRestore() {
     this.restores++;
@@ -187,6 +207,40 @@ describe('EngineRuntime group commit', () => {
     expect(repo.commits.length).toBe(2);
     expect(rt.engine.getAccount('u2')?.balance).toBe(500);
     await p;
+  });
+});
+
+describe('EngineRuntime: the webhook spool', () => {
+  it("writes the spooler's record in the batch's own transaction, with the batch", async () => {
+    const { rt, repo } = runtime();
+    const seen: number[] = [];
+    rt.spooler = (env, events) => {
+      seen.push(events.length);
+      return env === 'test' ? `spooled ${events.length}` : null;
+    };
+    await Promise.all([rt.runBatched(order('s1')), rt.runBatched(order('s2'))]);
+    expect(repo.commits).toHaveLength(1);
+    expect(seen).toEqual([repo.commits[0].length]);
+    expect(repo.spools).toEqual([
+      { payload: `spooled ${repo.commits[0].length}`, at: 0, commit: 0 },
+    ]);
+  });
+
+  it('a batch the spooler has nothing for writes no record', async () => {
+    const { rt, repo } = runtime();
+    rt.spooler = () => null;
+    await rt.runBatched(order('n1'));
+    expect(repo.commits).toHaveLength(1);
+    expect(repo.spools).toHaveLength(0);
+  });
+
+  it('a batch whose commit fails keeps no record: its events roll back with its orders', async () => {
+    const { rt, repo, published } = runtime();
+    rt.spooler = () => 'spooled';
+    repo.failAtCommit = true;
+    await expect(rt.runBatched(order('f1'))).rejects.toThrow('disk full at commit');
+    expect(repo.spools).toHaveLength(0);
+    expect(published.map((b) => b.rebuilt)).toEqual([true]);
   });
 });
 

@@ -18,6 +18,13 @@ export const HOUSE_ACCOUNT = 'house';
 /** The house's bankroll: large enough that its quotes never run out of cash. */
 const HOUSE_BALANCE = 1_000_000_000_000;
 
+/**
+ * Serialises a committed batch's events for the webhook spool, or returns null when none of them
+ * needs keeping. It runs inside the batch's transaction, so what it returns commits (or rolls
+ * back) with the orders it tells of; it must not write anywhere itself.
+ */
+export type Spooler = (environment: Environment, events: readonly EngineEvent[]) => string | null;
+
 export interface FeedSettings {
   seed: number;
   intervalMs: number;
@@ -43,6 +50,8 @@ export class EngineRuntime {
   private feed: PriceFeed | null = null;
   private house: HouseMarketMaker | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** The webhook outbox's spooler (see {@link Spooler}); null: nothing is spooled. */
+  spooler: Spooler | null = null;
 
   constructor(
     readonly environment: Environment,
@@ -135,7 +144,11 @@ export class EngineRuntime {
     this.assertUsable();
     const now = this.clock.now();
     try {
-      this.repo.transaction(() => this.repo.apply(events, now));
+      this.repo.transaction(() => {
+        this.repo.apply(events, now);
+        const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
+        if (spooled !== null) this.repo.spool(spooled, now);
+      });
     } catch (err) {
       this.log.error(
         `commit failed in the ${this.environment} engine, rebuilding from the database`,

@@ -152,7 +152,28 @@ export class TradingRepository {
       tradesOfMarket: p(
         `SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
       ),
+      spool: p(`INSERT INTO webhook_spool (payload, created_at) VALUES (?, ?)`),
+      spooled: p(`SELECT id, payload FROM webhook_spool ORDER BY id LIMIT ?`),
+      unspool: p(`DELETE FROM webhook_spool WHERE id <= ?`),
     };
+  }
+
+  /**
+   * Stores a batch's webhook events (serialised by the webhook outbox) with the batch. Call
+   * inside {@link transaction}: the events then commit or roll back with the orders they tell of.
+   */
+  spool(payload: string, now: number): void {
+    this.s.spool.run(payload, iso(now));
+  }
+
+  /** The oldest spooled batches not yet moved to the outbox, oldest first. */
+  spooled(limit: number): { id: number; payload: string }[] {
+    return this.s.spooled.all(limit) as { id: number; payload: string }[];
+  }
+
+  /** Forgets spooled batches up to and including `id` (the outbox holds them now). */
+  unspool(id: number): void {
+    this.s.unspool.run(id);
   }
 
   /** Mirrors a command's events. Call inside {@link transaction}. */

@@ -118,35 +118,52 @@ export class WebhooksCore {
    */
   enqueue(env: Environment, type: string, data: unknown, endpoints: EndpointRow[]): string | null {
     if (endpoints.length === 0) return null;
+    const id = this.ids.next('evt');
+    const createdAt = this.nowIso();
+    this.repo.transaction(() => this.record(env, { id, type, createdAt, data }, endpoints));
+    this.wake();
+    return id;
+  }
+
+  /**
+   * Stores one event and a delivery per endpoint (HELD for a suspended endpoint), the first
+   * attempt due after WEBHOOK_RETRY_SCHEDULE's first delay. Call inside a {@link WebhooksRepository.transaction}.
+   */
+  record(
+    env: Environment,
+    e: { id: string; type: string; createdAt: string; data: unknown },
+    endpoints: readonly EndpointRow[],
+  ): void {
     const now = this.nowIso();
     const firstAttempt =
       this.firstDelayMs === 0 ? now : new Date(Date.parse(now) + this.firstDelayMs).toISOString();
-    const id = this.ids.next('evt');
     const payload = JSON.stringify({
-      id,
-      type,
-      created_at: now,
+      id: e.id,
+      type: e.type,
+      created_at: e.createdAt,
       schema_version: SCHEMA_VERSION,
       environment: env,
-      data,
+      data: e.data,
     });
-    this.repo.transaction(() => {
-      this.repo.insertEvent({ id, environment: env, type, payload, created_at: now });
-      for (const e of endpoints) {
-        this.repo.insertDelivery({
-          id: this.ids.next('dlv'),
-          endpointId: e.id,
-          eventId: id,
-          eventType: type,
-          status: e.status === 'SUSPENDED' ? 'HELD' : 'PENDING',
-          nextAttemptAt: firstAttempt,
-          replayOf: null,
-          createdAt: now,
-        });
-      }
+    this.repo.insertEvent({
+      id: e.id,
+      environment: env,
+      type: e.type,
+      payload,
+      created_at: e.createdAt,
     });
-    this.wake();
-    return id;
+    for (const ep of endpoints) {
+      this.repo.insertDelivery({
+        id: this.ids.next('dlv'),
+        endpointId: ep.id,
+        eventId: e.id,
+        eventType: e.type,
+        status: ep.status === 'SUSPENDED' ? 'HELD' : 'PENDING',
+        nextAttemptAt: firstAttempt,
+        replayOf: null,
+        createdAt: now,
+      });
+    }
   }
 
   health(e: EndpointRow): Health {
