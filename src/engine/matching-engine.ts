@@ -336,8 +336,9 @@ export class MatchingEngine extends EngineRestore {
 
   /**
    * What the order would fill right now, without changing anything: FOK that cannot fill
-   * completely quotes zero; post-only that would cross quotes POST_ONLY_WOULD_CROSS. Codes:
-   * INVALID_ORDER, UNKNOWN_MARKET, MARKET_NOT_OPEN, UNKNOWN_ACCOUNT (if given), POST_ONLY_WOULD_CROSS.
+   * completely quotes zero; post-only that would cross quotes POST_ONLY_WOULD_CROSS. An
+   * `accountId` with no account yet quotes as a flat position. Codes: INVALID_ORDER,
+   * UNKNOWN_MARKET, MARKET_NOT_OPEN, POST_ONLY_WOULD_CROSS.
    */
   quote(req: QuoteRequest): Result<{ quote: Quote }> {
     const problem = orderProblem(req);
@@ -345,12 +346,8 @@ export class MatchingEngine extends EngineRestore {
     const market = this.markets.get(req.marketId);
     if (market === undefined) return this.fail('UNKNOWN_MARKET', req.marketId);
     if (market.status !== 'OPEN') return this.fail('MARKET_NOT_OPEN', market.status);
-    let ps: PositionState | undefined;
-    if (req.accountId !== undefined) {
-      const account = this.accounts.get(req.accountId);
-      if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', req.accountId);
-      ps = market.positions.get(account.id);
-    }
+    // No account (yet), or none in this market: a flat position.
+    const ps = req.accountId === undefined ? undefined : market.positions.get(req.accountId);
     const side = bookSideOf(req.action, req.side);
     const limit =
       req.type === 'LIMIT' ? bookPriceOf(req.side, req.price!) : side === 'BID' ? 99 : 1;

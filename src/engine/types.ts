@@ -209,6 +209,10 @@ export interface MarketSummary {
 }
 
 /** A quote request: like an order, the account is optional (needed only for cashDelta). */
+/**
+ * A quote's order. `accountId`, when given, nets the fills against that account's position for
+ * `cashDelta`; an account that does not exist yet quotes as a flat one (a quote opens nothing).
+ */
 export type QuoteRequest = Omit<PlaceOrderRequest, 'accountId'> & { accountId?: string };
 
 /** What an order would fill against the current book. Prices in the order's own terms. */

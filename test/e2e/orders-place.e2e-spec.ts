@@ -359,7 +359,7 @@ describe('orders: placing', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it("a refused first order opens no account: the user's paper world starts with the first accepted one", async () => {
+  it("a refused first order or a quote opens no account: the user's paper world starts with the first accepted order", async () => {
     const fresh = await trader(svc, 'first-order@orders.test');
     const m = TRADABLE[0];
     const accounts = () =>
@@ -381,6 +381,21 @@ describe('orders: placing', () => {
     });
     expect(batch.body.results[0].status).toBe(400);
     expect(accounts()).toEqual([]);
+    // A quote changes nothing: it nets against a flat position, and opens no account.
+    const q = await as(fresh, `${svc.api}/orders/quote`, {
+      method: 'POST',
+      json: market(m, 'SELL', 'YES', 3),
+    });
+    expect(q.status).toBe(200);
+    expect(q.body.filled_quantity).toBe(3);
+    // Selling YES from flat opens NO at 100 - p per contract.
+    const sold = (q.body.levels as { price: number; quantity: number }[]).reduce(
+      (sum, l) => sum + (100 - l.price) * l.quantity,
+      0,
+    );
+    expect(q.body.cash_delta_cents).toBe(-sold);
+    expect(accounts()).toEqual([]);
+    expect(paperQuery(svc, 'SELECT * FROM ledger WHERE user_id = ?', fresh.userId)).toEqual([]);
     expect((await placeRaw(svc, fresh, limit(m, 'BUY', 'YES', m.reference - 10, 1))).status).toBe(
       201,
     );

@@ -108,6 +108,8 @@ export class OrdersController {
   @JsonBody(PLACE_ORDER_SCHEMA)
   @Endpoint({
     summary: 'Price an order without placing it (read-only)',
+    description:
+      'What the order would fill against the book now, and the cash change netted against your position in the market. Changes nothing: a caller with no trading account yet is priced as a flat position and no account is opened.',
     auth: 'key',
     scopes: ['orders:read'],
     routeLimitPerMinute: 120,

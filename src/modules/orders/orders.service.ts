@@ -107,8 +107,9 @@ export class OrdersService {
     return rt.runBatched((e) => e.placeOrder(req));
   }
 
+  /** Changes nothing: a caller with no trading account yet is quoted as a flat one, none opened. */
   quote(c: Credential, body: PlaceOrderBody): QuoteDto {
-    const rt = this.runtimeFor(c);
+    const rt = this.engines.get(c.environment);
     this.shape(body);
     if (body.quantity > this.config.values.orderMaxQuantity) throw this.quantityLimit();
     const r = rt.engine.quote(engineOrder(c, body));
