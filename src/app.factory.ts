@@ -285,7 +285,8 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
         credential,
         meta,
         // HEAD is GET without the body (Fastify adds it to every GET): one bucket for both.
-        `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`,
+        meta.routeLimitGroup ??
+          `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`,
         reply,
       );
     }

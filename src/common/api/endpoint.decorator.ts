@@ -19,6 +19,8 @@ export interface EndpointOptions {
   lifecycle?: Lifecycle;
   environment?: EnvironmentRule;
   routeLimitPerMinute?: number;
+  /** See {@link RouteMeta.routeLimitGroup}. */
+  routeLimitGroup?: string;
   ipCharge?: 'request' | 'legs';
   /** The success response. */
   status?: number;
@@ -60,6 +62,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     lifecycle,
     environment: opts.environment ?? 'any',
     routeLimitPerMinute: opts.routeLimitPerMinute,
+    routeLimitGroup: opts.routeLimitGroup,
     ipCharge: opts.ipCharge,
   };
   const status = opts.status ?? 200;
@@ -97,7 +100,11 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   }
   if (opts.routeLimitPerMinute !== undefined) {
     decorators.push(
-      ApiExtension('x-rate-limit', { requests: opts.routeLimitPerMinute, window_seconds: 60 }),
+      ApiExtension('x-rate-limit', {
+        requests: opts.routeLimitPerMinute,
+        window_seconds: 60,
+        ...(opts.routeLimitGroup !== undefined ? { shared_with: opts.routeLimitGroup } : {}),
+      }),
     );
   }
   for (const r of opts.otherResponses ?? []) {

@@ -22,6 +22,11 @@ export interface RouteMeta {
   /** Per-route limit, requests per minute per credential (SPEC.md Limits). */
   routeLimitPerMinute?: number;
   /**
+   * Routes that share one per-route bucket name it here (SPEC.md: "POST and DELETE
+   * /orders/cancel-on-disconnect | 60" is one limit for both); default: the route's own bucket.
+   */
+  routeLimitGroup?: string;
+  /**
    * How the request counts against its per-IP ceiling: once (default), or once per leg of the
    * body's `orders` array, charged atomically before any leg runs (POST /orders/batch).
    */

@@ -51,6 +51,9 @@ class CodStatusDto {
 const DESCRIPTION =
   'While enabled for a key: when the last realtime connection authenticated with that key closes and none returns within grace_seconds, every open order placed with that key is cancelled (cancel_reason CANCEL_ON_DISCONNECT). After a server restart every enabled key is armed as if its connections had just closed (the safe direction): reconnect within the grace to keep the orders.';
 
+/** SPEC.md Limits: "POST and DELETE /orders/cancel-on-disconnect | 60", one budget for both. */
+const COD_LIMIT_GROUP = 'POST,DELETE /api/v1/orders/cancel-on-disconnect';
+
 @ApiTags('Orders')
 @Controller('orders/cancel-on-disconnect')
 export class CancelOnDisconnectController {
@@ -63,6 +66,7 @@ export class CancelOnDisconnectController {
     auth: 'key',
     scopes: ['orders:write'],
     routeLimitPerMinute: 60,
+    routeLimitGroup: COD_LIMIT_GROUP,
     status: 200,
     type: CodStatusDto,
     errors: [400],
@@ -89,6 +93,7 @@ export class CancelOnDisconnectController {
     auth: 'key',
     scopes: ['orders:write'],
     routeLimitPerMinute: 60,
+    routeLimitGroup: COD_LIMIT_GROUP,
     type: CodStatusDto,
   })
   disable(@Cred() c: Credential): Promise<CodStatus> {
