@@ -149,6 +149,63 @@ describe('webhooks: the spool keeps events the platform database refused', () =>
   });
 });
 
+describe('webhooks: a spool backlog', () => {
+  it('is moved oldest first in chunks, to the endpoints of the commit only, with one error logged', async () => {
+    const rx = await Receiver.start();
+    const svc: Running = await startWebhookApp();
+    try {
+      const t = await hookUser(svc);
+      await createEndpoint(svc, t, rx.url('/first'), ['order.created']);
+      // Another user's endpoint, subscribed to another type: neither makes a batch spooled.
+      const other = await hookUser(svc);
+      await createEndpoint(svc, other, rx.url('/other'), ['order.filled']);
+      const bystander = await hookUser(svc);
+      const m = TRADABLE[2];
+      const resting = (q: number) => limit(m, 'BUY', 'YES', m.reference - 10, q);
+
+      refuseEvents(svc.dataDir, true);
+      await place(svc, bystander, resting(1));
+      await place(svc, other, resting(1));
+      expect(spoolSize(svc)).toBe(0);
+
+      const placed: string[] = [];
+      for (let i = 0; i < 150; i++) placed.push((await place(svc, t, resting(1 + (i % 7)))).id);
+      expect(spoolSize(svc)).toBe(150);
+      // One error for the outage, not one per batch.
+      expect(svc.logs.filter((l) => l.includes('stay spooled and are retried'))).toHaveLength(1);
+      // An endpoint created after the commits does not receive their events.
+      await createEndpoint(svc, t, rx.url('/later'), ['order.created']);
+
+      refuseEvents(svc.dataDir, false);
+      const got = await rx.waitFor('/first', 150, 10_000);
+      expect(new Set(got.map((r) => r.json.data.order.id))).toEqual(new Set(placed));
+      await until(
+        () => spoolSize(svc),
+        (n) => n === 0,
+        'the spool drained',
+      );
+      // Recorded in commit order.
+      const recorded = platformQuery<{ payload: string }>(
+        svc,
+        "SELECT payload FROM webhook_events WHERE type = 'order.created' ORDER BY rowid",
+      ).map((r) => JSON.parse(r.payload).data.order.id as string);
+      expect(recorded).toEqual(placed);
+      expect(svc.logs.some((l) => l.includes('moving to the outbox again'))).toBe(true);
+
+      // Afterwards a new order reaches both endpoints at once.
+      const after = await place(svc, t, resting(9));
+      await rx.waitFor('/later', 1);
+      await rx.waitFor('/first', 151);
+      expect(rx.at('/later').map((r) => r.json.data.order.id)).toEqual([after.id]);
+      expect(receivedFor(rx, '/first', after.id)).toHaveLength(1);
+      expect(rx.at('/other')).toHaveLength(0);
+    } finally {
+      await svc.close();
+      await rx.close();
+    }
+  });
+});
+
 describe('webhooks: events of an acknowledged order survive kill -9 before the outbox write', () => {
   it('the event spooled with the order is delivered after the restart', async () => {
     const rx = await Receiver.start();

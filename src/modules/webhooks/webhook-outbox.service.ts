@@ -32,13 +32,17 @@ interface Outgoing {
   data: unknown;
 }
 
-/** One webhook event as spooled with its engine batch: its id and time are fixed at the commit. */
+/**
+ * One webhook event as spooled with its engine batch: its id, time and target endpoints are fixed
+ * at the commit, so an endpoint created later never receives it, however late it is moved.
+ */
 interface Spooled extends Outgoing {
   id: string;
   createdAt: string;
+  endpoints: string[];
 }
 
-/** Spooled batches moved per platform transaction. */
+/** Spooled batches moved per platform transaction (one event-loop turn). */
 const MOVE_CHUNK = 100;
 /** After a failed move (the platform database refused it), the next try comes this much later. */
 const RETRY_MS = 1000;
@@ -48,28 +52,55 @@ function subscribed(e: EndpointRow, type: string): boolean {
   return events.includes('*') || events.includes(type);
 }
 
+function isSpooled(x: unknown): x is Spooled {
+  const e = x as Partial<Spooled> | null;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.id === 'string' &&
+    typeof e.type === 'string' &&
+    typeof e.createdAt === 'string' &&
+    Array.isArray(e.endpoints)
+  );
+}
+
+/** Per environment: what the spool may hold and how its moving goes. */
+interface SpoolState {
+  /** A batch was spooled and may not be moved yet. */
+  pending: boolean;
+  /** Moving in chunks on later turns (after boot or an outage): new batches wait their turn. */
+  draining: boolean;
+  /** Failed moves since the last success (0: healthy). */
+  failures: number;
+}
+
 /**
  * Turns committed engine events into webhook events and deliveries, without losing any to a
- * crash. The events of an engine batch are serialised into that engine database's webhook spool
- * inside the batch's own transaction (see {@link Spooler}), so they commit exactly when the
- * orders they tell of commit. Right after the commit (the event bus publishes only committed
- * batches) they are moved into the platform database's outbox: one event per webhook event, a
- * delivery per subscribed endpoint, and only then leave the spool. A crash, or a platform
- * database that refuses the write, leaves them in the spool; they are moved at the next batch,
- * on a retry timer, or at the next boot. Event ids are fixed in the spool, so a move repeated
- * after a crash between the two writes finds the event stored and skips it: each event is
- * recorded once.
+ * crash. The events of an engine batch that some endpoint subscribes to are serialised, with
+ * their target endpoints, into that engine database's webhook spool inside the batch's own
+ * transaction (see {@link Spooler}), so they commit exactly when the orders they tell of commit.
+ * Right after the commit (the event bus publishes only committed batches) they are moved into
+ * the platform database's outbox (an event, a delivery per target endpoint still deliverable),
+ * and only then leave the spool.
+ *
+ * A crash, or a platform database that refuses the write, leaves them in the spool. They are then
+ * moved oldest first, a chunk per event-loop turn so no request waits behind a backlog, by a
+ * retry every second and at the next boot; new batches queue behind them meanwhile. Event ids
+ * are fixed in the spool, so a move repeated after a crash between the two writes finds the
+ * event stored and skips it: each event is recorded once.
  *
  * Endpoints receive only their own environment's events, and user events only for their own
- * user. A batch committed while its environment has no deliverable endpoint is not spooled.
+ * user.
  */
 @Injectable()
 export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('WebhookOutbox');
   private sub: Subscription | null = null;
-  /** Environments whose spool may hold batches (set when one is spooled, cleared when empty). */
-  private readonly pending = new Set<Environment>(['live', 'test']);
-  private retry: NodeJS.Timeout | null = null;
+  private readonly state: Record<Environment, SpoolState> = {
+    live: { pending: false, draining: false, failures: 0 },
+    test: { pending: false, draining: false, failures: 0 },
+  };
+  private readonly timers = new Set<NodeJS.Timeout | NodeJS.Immediate>();
   private stopped = false;
 
   constructor(
@@ -80,87 +111,167 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.engines.setSpooler((env, events) => this.spool(env, events));
-    this.sub = this.bus.stream.subscribe((batch) => {
-      if (this.pending.has(batch.environment)) this.move(batch.environment);
-    });
+    this.sub = this.bus.stream.subscribe((batch) => this.onCommitted(batch.environment));
     // Batches a crash left in the spools: moved as soon as the engines are up.
     this.engines.whenReady(() => {
-      for (const env of ['live', 'test'] as const) this.move(env);
+      for (const env of ['live', 'test'] as const) this.startDraining(env);
     });
   }
 
   /**
    * After the HTTP server has drained (Nest closes it between the destroy and the shutdown
-   * hooks): an order answered during a graceful shutdown still gets its webhook events.
+   * hooks): an order answered during a graceful shutdown still gets its webhook events. What is
+   * still spooled then is moved at the next boot.
    */
   onApplicationShutdown(): void {
     this.sub?.unsubscribe();
     this.stopped = true;
-    if (this.retry !== null) clearTimeout(this.retry);
-    this.retry = null;
+    for (const t of this.timers) {
+      clearTimeout(t as NodeJS.Timeout);
+      clearImmediate(t as NodeJS.Immediate);
+    }
+    this.timers.clear();
   }
 
   /** The engine transaction's part (see {@link Spooler}): the batch's webhook events, or null. */
   private spool(env: Environment, events: readonly EngineEvent[]): string | null {
     try {
-      if (this.core.endpointsFor(env).length === 0) return null;
-    } catch {
-      // The platform database cannot say whether anyone listens: keep the events, the move decides.
+      const endpoints = this.core.endpointsFor(env);
+      if (endpoints.length === 0) return null;
+      const spooled: Spooled[] = [];
+      let createdAt: string | null = null;
+      for (const o of toWebhookEvents(events)) {
+        const targets = endpoints.filter(
+          (ep) => (o.userId === null || ep.user_id === o.userId) && subscribed(ep, o.type),
+        );
+        if (targets.length === 0) continue;
+        createdAt ??= this.core.nowIso();
+        const id = this.core.ids.next('evt');
+        spooled.push({ id, createdAt, ...o, endpoints: targets.map((t) => t.id) });
+      }
+      if (spooled.length === 0) return null;
+      this.state[env].pending = true;
+      return JSON.stringify(spooled);
+    } catch (err) {
+      // Never refuse the orders for their webhooks: this is a bug, said loudly.
+      this.log.error(
+        `webhook events of a ${env} batch could not be spooled and are lost: ${
+          err instanceof Error ? err.stack : String(err)
+        }`,
+      );
+      return null;
     }
-    const out = toWebhookEvents(events);
-    if (out.length === 0) return null;
-    const createdAt = this.core.nowIso();
-    const spooled: Spooled[] = out.map((o) => ({ id: this.core.ids.next('evt'), createdAt, ...o }));
-    this.pending.add(env);
-    return JSON.stringify(spooled);
   }
 
-  /** Moves every spooled batch of `env` into the outbox, oldest first. */
-  private move(env: Environment): void {
-    const spool = this.engines.get(env).repo;
-    let moved = 0;
+  /** After an engine commit: its batch is moved at once, unless older ones are still waiting. */
+  private onCommitted(env: Environment): void {
+    const st = this.state[env];
+    if (!st.pending || st.draining) return;
+    // Normally just this batch: recorded before its orders are answered.
+    const moved = this.moveChunk(env);
+    if (moved === MOVE_CHUNK) this.startDraining(env, 0);
+    else if (moved < 0) this.startDraining(env, RETRY_MS);
+  }
+
+  private startDraining(env: Environment, delayMs = 0): void {
+    const st = this.state[env];
+    if (st.draining || this.stopped) return;
+    st.draining = true;
+    this.later(() => this.drain(env), delayMs);
+  }
+
+  /** One chunk of a backlog per turn, until the spool is empty; retried while moves fail. */
+  private drain(env: Environment): void {
+    if (this.stopped) return;
+    const st = this.state[env];
+    const moved = this.moveChunk(env);
+    if (moved < 0) {
+      this.later(() => this.drain(env), RETRY_MS);
+      return;
+    }
+    if (moved === MOVE_CHUNK) {
+      this.later(() => this.drain(env), 0);
+      return;
+    }
+    st.draining = false;
+  }
+
+  /**
+   * Moves up to {@link MOVE_CHUNK} spooled batches of `env`, oldest first, in one platform
+   * transaction. Returns how many, or -1 if the platform database refused (they stay spooled).
+   */
+  private moveChunk(env: Environment): number {
+    const st = this.state[env];
     try {
-      for (;;) {
-        const rows = spool.spooled(MOVE_CHUNK);
-        if (rows.length === 0) break;
-        const endpoints = this.core.endpointsFor(env);
+      const spool = this.engines.get(env).repo;
+      const rows = spool.spooled(MOVE_CHUNK);
+      if (rows.length > 0) {
+        const deliverable = new Map(this.core.endpointsFor(env).map((e) => [e.id, e]));
         this.core.repo.transaction(() => {
           for (const row of rows) {
-            for (const e of JSON.parse(row.payload) as Spooled[]) {
+            for (const e of this.readRow(env, row)) {
               // Moved before a crash that came ahead of the spool's cleanup: already stored.
               if (this.core.repo.event(e.id) !== undefined) continue;
-              const targets = endpoints.filter(
-                (ep) => (e.userId === null || ep.user_id === e.userId) && subscribed(ep, e.type),
-              );
+              // An endpoint disabled or deleted since the commit gets nothing.
+              const targets = e.endpoints
+                .map((id) => deliverable.get(id))
+                .filter((t): t is EndpointRow => t !== undefined);
               if (targets.length > 0) this.core.record(env, e, targets);
             }
           }
         });
         spool.unspool(rows[rows.length - 1].id);
-        moved += rows.length;
-        if (rows.length < MOVE_CHUNK) break;
+        this.core.wake();
       }
-      this.pending.delete(env);
+      if (rows.length < MOVE_CHUNK) st.pending = false;
+      if (st.failures > 0) {
+        this.log.log(
+          `${env} webhook events are moving to the outbox again after ${st.failures} failed attempt(s)`,
+        );
+        st.failures = 0;
+      }
+      return rows.length;
     } catch (err) {
-      this.log.error(
-        `moving ${env} webhook events to the outbox failed; they stay spooled and are retried: ${
-          err instanceof Error ? err.stack : String(err)
-        }`,
-      );
-      this.retryLater();
+      // Once per outage, not once per batch or retry.
+      if (st.failures++ === 0) {
+        this.log.error(
+          `moving ${env} webhook events to the outbox failed; they stay spooled and are retried every ${RETRY_MS} ms: ${
+            err instanceof Error ? err.stack : String(err)
+          }`,
+        );
+      }
+      return -1;
     }
-    if (moved > 0) this.core.wake();
   }
 
-  /** One timer for both environments: it moves whatever is still spooled. */
-  private retryLater(): void {
-    if (this.retry !== null || this.stopped) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      if (this.stopped) return;
-      for (const env of [...this.pending]) this.move(env);
-    }, RETRY_MS);
-    this.retry.unref();
+  /** A spool row's events; a row this version cannot read is reported and skipped, not retried. */
+  private readRow(env: Environment, row: { id: number; payload: string }): Spooled[] {
+    try {
+      const parsed: unknown = JSON.parse(row.payload);
+      if (Array.isArray(parsed) && parsed.every(isSpooled)) return parsed;
+    } catch {
+      // reported below
+    }
+    this.log.error(`${env} webhook spool row ${row.id} is unreadable and was skipped`);
+    return [];
+  }
+
+  private later(fn: () => void, ms: number): void {
+    if (this.stopped) return;
+    if (ms === 0) {
+      const t = setImmediate(() => {
+        this.timers.delete(t);
+        fn();
+      });
+      this.timers.add(t);
+    } else {
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        fn();
+      }, ms);
+      t.unref();
+      this.timers.add(t);
+    }
   }
 }
 
