@@ -225,8 +225,9 @@ interface HookDeps {
  * The one request pipeline, as Fastify hooks around the thin controllers:
  * onRequest: ids and version header, per-IP ceiling, CORS, lifecycle (deprecation headers, 410
  * after sunset);
- * preHandler (body parsed): batch legs against the per-IP ceiling, credential, key state,
- * signature, environment, scope, per-key/per-route limits and quotas, idempotency;
+ * preValidation (body parsed, not validated): batch legs against the per-IP ceiling, credential,
+ * key state, signature, environment, scope, per-key/per-route limits and quotas;
+ * preHandler (body validated): idempotency;
  * onSend: the idempotent response is stored; onResponse: one structured log line.
  */
 function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
@@ -268,16 +269,15 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     await pipeline.limits?.checkIp(req, meta);
   });
 
-  // The body is parsed, not yet validated: a per-leg route is charged here, so a batch the schema
-  // refuses still counts against the per-IP ceiling.
-  fastify.addHook('preValidation', async (req: FastifyRequest) => {
+  // The body is parsed, not yet validated. A per-leg route is charged here, so a batch the
+  // schema refuses still counts against the per-IP ceiling. The credential and its limits come
+  // next, before any validation: an anonymous or over-limit caller learns that (401, 403, 429)
+  // rather than what is wrong with its body, and costs no validation work.
+  fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
-    if (meta?.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
-  });
-
-  fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    const meta = routeMetaOf(req.routeOptions?.config);
-    if (meta === undefined || pipeline.access === null || pipeline.idempotency === null) return;
+    if (meta === undefined) return;
+    if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
+    if (pipeline.access === null) return;
     await pipeline.access.authenticate(req, meta);
     const credential = req.svc.credential;
     if (credential !== null) {
@@ -290,6 +290,12 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
         reply,
       );
     }
+  });
+
+  // Validated: an idempotent replay or conflict is answered now, before the controller.
+  fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    const meta = routeMetaOf(req.routeOptions?.config);
+    if (meta === undefined || pipeline.idempotency === null) return;
     if (await pipeline.idempotency.begin(req, reply)) return reply;
   });
 

@@ -12,6 +12,7 @@ import {
   type JsonResponse,
   type Running,
 } from '../support/harness.js';
+import { trader } from '../support/orders.js';
 
 /** What no response body may ever contain: stack frames, driver and ORM internals, file paths. */
 const LEAKS = [
@@ -338,6 +339,131 @@ describe('error model: deeply nested JSON', () => {
     });
     expect(ok.status).not.toBe(500);
     expect(ok.body?.error?.code).not.toBe('MALFORMED_JSON');
+    expect(logLines(svc).filter((l) => Number(l.level) >= 50)).toEqual([]);
+  });
+});
+
+describe('error model: bodies JSON allows but no operation takes', () => {
+  let svc: Running;
+  let key: string;
+  beforeAll(async () => {
+    svc = await startApp({ env: { RATE_LIMITS_ENABLED: 'false' } });
+    key = (await trader(svc)).key;
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    http(`${svc.api}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
+
+  it('an unpaired surrogate escape in a string or a key is 400 VALIDATION_FAILED naming it (was 500)', async () => {
+    const login = expectContractError(
+      await post('/auth/login', '{"email":"\\ud800","password":"x"}'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(login.details.fields).toEqual([
+      { field: 'email', message: expect.stringContaining('surrogate') },
+    ]);
+    expectContractError(
+      await post('/auth/register', '{"email":"a\\udc00@b.test","password":"long-enough-password"}'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    const order = expectContractError(
+      await post(
+        '/orders',
+        JSON.stringify({
+          market_id: 'mkt_x',
+          action: 'BUY',
+          side: 'YES',
+          type: 'LIMIT',
+          price: 5,
+          quantity: 1,
+        }).replace('}', ',"client_order_id":"x\\udbff"}'),
+        { 'x-api-key': key },
+      ),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(order.details.fields[0].field).toBe('client_order_id');
+    const inKey = expectContractError(
+      await post('/auth/login', '{"email":"a@b.test","password":"x","\\ud83d":1}'),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(inKey.details.fields[0].field).toBe('\ud83d');
+    // A paired surrogate (an emoji) is ordinary text.
+    const emoji = await post('/auth/login', '{"email":"\\ud83d\\ude00@b.test","password":"x"}');
+    expect(emoji.body.error.details?.fields?.[0]?.message ?? '').not.toContain('surrogate');
+    expect(logLines(svc).filter((l) => Number(l.level) >= 50)).toEqual([]);
+  });
+
+  it('a body of more than 2,000 values is 413 before validation or authentication; error lists stop at 20 fields', async () => {
+    // 300,000 empty legs (900 KB): answered at once, in a short body (was 87 MB after seconds).
+    const legs = await post('/orders/batch', `{"orders":[${Array(300_000).fill('{}').join(',')}]}`);
+    const err = expectContractError(legs, 413, 'PAYLOAD_TOO_LARGE');
+    expect(err.details).toEqual({ max_values: 2000 });
+    expect(legs.text.length).toBeLessThan(1000);
+    const keys = Object.fromEntries(Array.from({ length: 75_000 }, (_, i) => [`k${i}`, 1]));
+    expectContractError(
+      await post('/auth/register', JSON.stringify(keys)),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
+    // Under the cap, a body of unknown keys lists 20 of them and counts the rest.
+    const some = Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`k${i}`, 1]));
+    const many = expectContractError(
+      await post(
+        '/auth/register',
+        JSON.stringify({ email: 'x@y.test', password: 'long-enough-password', ...some }),
+      ),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(many.details.fields).toHaveLength(20);
+    expect(many.details.fields_omitted).toBe(1480);
+    // The same for the schema-validated order routes (authenticated).
+    const legsUnder = await post(
+      '/orders/batch',
+      JSON.stringify({ orders: Array.from({ length: 60 }, () => ({ extra: 1 })) }),
+      { 'x-api-key': key },
+    );
+    const schema = expectContractError(legsUnder, 400, 'VALIDATION_FAILED');
+    expect(schema.details.fields).toHaveLength(20);
+    expect(schema.details.fields_omitted).toBeGreaterThan(0);
+  });
+
+  it('a schema-validated route authenticates first: an anonymous malformed order is 401, not 400', async () => {
+    for (const path of ['/orders', '/orders/quote', '/orders/batch']) {
+      expectContractError(await post(path, '{"orders":[{}],"price":"x"}'), 401, 'UNAUTHENTICATED');
+    }
+    expectContractError(
+      await post('/orders', '{"price":"x"}', {
+        'x-api-key': 'svc_test_not_a_real_key_at_all_000000',
+      }),
+      401,
+      'UNAUTHENTICATED',
+    );
+  });
+
+  it('the same email registered concurrently: one 201, the others 409 EMAIL_TAKEN (was 500)', async () => {
+    const body = JSON.stringify({
+      email: `race-${process.pid}@errors.test`,
+      password: 'long-enough-password',
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => post('/auth/register', body)),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 201)) {
+      expectContractError(a, 409, 'EMAIL_TAKEN');
+    }
     expect(logLines(svc).filter((l) => Number(l.level) >= 50)).toEqual([]);
   });
 });

@@ -202,15 +202,20 @@ describe('orders: the batch rule under concurrency (one client IP)', () => {
   });
 
   it('bad batches count too: schema-refused and non-JSON ones charge one each, then 429', async () => {
+    // A schema-refused batch counts against its key's route limit (10 a minute) as any request
+    // does (the credential and its limits come before validation): 13 keys keep clear of it.
+    const first = batchKeys[0];
+    const badKeys: Trader[] = [];
+    for (let i = 0; i < 13; i++) badKeys.push(await keyFor(svc, first.email, first.token));
     nextMinute();
     const bad = (i: number): Promise<JsonResponse> =>
       i % 3 === 2
-        ? as(batchKeys[i % 4], `${svc.api}/orders/batch`, {
+        ? as(badKeys[i % 13], `${svc.api}/orders/batch`, {
             method: 'POST',
             body: '{not json',
             headers: { 'content-type': 'application/json' },
           })
-        : as(batchKeys[i % 4], `${svc.api}/orders/batch`, {
+        : as(badKeys[i % 13], `${svc.api}/orders/batch`, {
             method: 'POST',
             json: i % 3 === 0 ? { orders: [] } : { orders: 'nope' },
           });
@@ -227,5 +232,22 @@ describe('orders: the batch rule under concurrency (one client IP)', () => {
       json: leg('bad-after', 0),
     });
     expectContractError(single, 429, 'RATE_LIMITED');
+  });
+
+  it("a schema-refused batch is charged against its key's route limit: the 11th in a minute is 429", async () => {
+    const k = await keyFor(svc, batchKeys[0].email, batchKeys[0].token);
+    nextMinute();
+    for (let i = 0; i < 10; i++) {
+      const res = await as(k, `${svc.api}/orders/batch`, { method: 'POST', json: { orders: [] } });
+      expectContractError(res, 400, 'VALIDATION_FAILED');
+    }
+    const refused = await as(k, `${svc.api}/orders/batch`, {
+      method: 'POST',
+      json: { orders: [] },
+    });
+    expect(expectContractError(refused, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'route',
+      limit: 10,
+    });
   });
 });

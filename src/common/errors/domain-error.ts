@@ -25,12 +25,26 @@ export interface FieldError {
   message: string;
 }
 
+/** At most this many field errors are listed; the rest are counted in `fields_omitted`. */
+export const MAX_FIELD_ERRORS = 20;
+
+/** The `details` of a VALIDATION_FAILED answer, and its message. */
+export function validationDetails(all: FieldError[]): {
+  message: string;
+  details: { fields: FieldError[]; fields_omitted?: number };
+} {
+  const fields = all.slice(0, MAX_FIELD_ERRORS);
+  const omitted = all.length - fields.length;
+  return {
+    message:
+      all.length === 1
+        ? `Invalid request: ${all[0].field}: ${all[0].message}`
+        : `Invalid request: ${all.length} fields failed validation`,
+    details: omitted > 0 ? { fields, fields_omitted: omitted } : { fields },
+  };
+}
+
 export function validationFailed(fields: FieldError[]): DomainError {
-  return new DomainError(
-    'VALIDATION_FAILED',
-    fields.length === 1
-      ? `Invalid request: ${fields[0].field}: ${fields[0].message}`
-      : `Invalid request: ${fields.length} fields failed validation`,
-    { fields },
-  );
+  const v = validationDetails(fields);
+  return new DomainError('VALIDATION_FAILED', v.message, v.details);
 }

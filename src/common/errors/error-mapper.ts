@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError } from './domain-error.js';
+import { DomainError, validationDetails } from './domain-error.js';
 import { statusOf, type ErrorCode } from './error-codes.js';
 
 /** The contract's error body. */
@@ -109,14 +109,10 @@ export function mapError(err: unknown, requestId: string): MappedError {
     fe.code === 'FST_ERR_VALIDATION' &&
     Array.isArray((err as { validation?: unknown }).validation)
   ) {
-    const fields = schemaFields((err as { validation: AjvError[] }).validation);
-    const message =
-      fields.length === 1
-        ? `Invalid request: ${fields[0].field}: ${fields[0].message}`
-        : `Invalid request: ${fields.length} fields failed validation`;
+    const v = validationDetails(schemaFields((err as { validation: AjvError[] }).validation));
     return {
       status: 400,
-      body: body('VALIDATION_FAILED', message, 400, requestId, { fields }),
+      body: body('VALIDATION_FAILED', v.message, 400, requestId, v.details),
       headers: {},
       unexpected: false,
     };

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { DomainError } from '../errors/domain-error.js';
+import { DomainError, validationFailed } from '../errors/domain-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +31,53 @@ export function nestedTooDeep(buf: Buffer, max: number): boolean {
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return false;
+}
+
+/**
+ * No request body of this API holds more than a few hundred values (a 20-leg batch, 100 ids to
+ * cancel); validators and their error lists grow with every value, so a body of a few hundred
+ * kilobytes of `{}` or of unknown keys would otherwise hold the event loop for seconds.
+ */
+export const MAX_JSON_VALUES = 2000;
+
+/** What is wrong with a parsed body that JSON itself allows, or null. */
+export function bodyProblem(value: unknown): DomainError | null {
+  let count = 0;
+  let bad: string | null = null;
+  const wellFormed = (s: string): boolean =>
+    (s as string & { isWellFormed(): boolean }).isWellFormed();
+  // Iterative, depth-first; `path` is built only for the (rare) report.
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (++count > MAX_JSON_VALUES) {
+      return new DomainError(
+        'PAYLOAD_TOO_LARGE',
+        `Request body holds more than ${MAX_JSON_VALUES} values; no operation takes that many`,
+        { max_values: MAX_JSON_VALUES },
+      );
+    }
+    if (typeof v === 'string') {
+      if (bad === null && !wellFormed(v)) bad = path === '' ? 'body' : path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        const at = path === '' ? k : `${path}.${k}`;
+        if (bad === null && !wellFormed(k)) bad = at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  if (bad !== null) {
+    return validationFailed([
+      {
+        field: bad,
+        message: 'holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape); send valid Unicode',
+      },
+    ]);
+  }
+  return null;
 }
 
 /**
@@ -67,6 +114,11 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
       void parse(req, buf.toString('utf8'), (err, value) => {
         if (err !== null) {
           done(new DomainError('MALFORMED_JSON', 'Request body is not valid JSON'), undefined);
+          return;
+        }
+        const problem = bodyProblem(value);
+        if (problem !== null) {
+          done(problem, undefined);
           return;
         }
         done(null, value);

@@ -51,15 +51,24 @@ export class AuthService {
       stepUpUntil: null,
     });
     const token = randomBase62(40);
-    await this.db.transaction(async (tx) => {
-      await tx.getRepository(UserEntity).insert(user);
-      await tx.getRepository(EmailVerificationEntity).insert({
-        tokenHash: sha256Hex(token),
-        userId: user.id,
-        expiresAt: new Date(this.clock.now() + VERIFY_TTL_MS).toISOString(),
-        usedAt: null,
+    try {
+      await this.db.transaction(async (tx) => {
+        await tx.getRepository(UserEntity).insert(user);
+        await tx.getRepository(EmailVerificationEntity).insert({
+          tokenHash: sha256Hex(token),
+          userId: user.id,
+          expiresAt: new Date(this.clock.now() + VERIFY_TTL_MS).toISOString(),
+          usedAt: null,
+        });
       });
-    });
+    } catch (err) {
+      // The same email registered concurrently: the check above passed for both, the unique
+      // index lets one insert through.
+      if (isUniqueViolation(err)) {
+        throw new DomainError('EMAIL_TAKEN', 'An account with this email exists; log in instead');
+      }
+      throw err;
+    }
     await this.mail.send({
       to: email,
       kind: 'EMAIL_VERIFICATION',
@@ -116,4 +125,15 @@ export class AuthService {
 
 export function toUserDto(u: UserEntity): UserDto {
   return { id: u.id, email: u.email, email_verified: u.emailVerified, roles: rolesOf(u) };
+}
+
+/** A unique index refused the insert (SQLite here; PostgreSQL's 23505 once it runs there). */
+function isUniqueViolation(err: unknown): boolean {
+  const driver = (err as { driverError?: { code?: string } } | null)?.driverError;
+  const code = driver?.code ?? (err as { code?: string } | null)?.code;
+  return (
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    code === '23505'
+  );
 }
