@@ -10,13 +10,13 @@ import {
 import { ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { WsAdapter } from '@nestjs/platform-ws';
 import { AppModule } from './app.module.js';
 import { AccessPipeline } from './modules/access/access.pipeline.js';
 import { applyCors } from './modules/access/cors.js';
 import { IdempotencyService } from './modules/access/idempotency.service.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
+import { PeerTolerantWsAdapter } from './modules/realtime/ws-adapter.js';
 import { deprecationHeaders, isSunset } from './common/api/lifecycle.js';
 import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
@@ -86,6 +86,9 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
+    // Node answers an HTTP/1.1 request without Host with a bare 400; the onRequest hook answers
+    // it in the contract's shape instead.
+    http: { requireHostHeader: false },
     // While closing, new requests get the contract's 503 from our onRequest hook instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -123,7 +126,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   );
   app.setGlobalPrefix('api/v1');
   // The realtime feed shares the HTTP port; its protocol parses messages itself.
-  const ws = new WsAdapter(app);
+  const ws = new PeerTolerantWsAdapter(app);
   ws.setMessageParser(() => undefined);
   app.useWebSocketAdapter(ws);
   app.useGlobalFilters(new ErrorFilter(routes, log));
@@ -137,6 +140,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   pipeline.limits = app.get(LimitsService, { strict: false });
   await app.init();
   serveOtherUpgradesAsHttp(fastify.server);
+  answerOddHttp(fastify.server);
   drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
   app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
   return { app, clock, log };
@@ -156,6 +160,12 @@ function serveOtherUpgradesAsHttp(server: Server): void {
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
     if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '') && path === '/api/v1/ws') {
+      const refusal = handshakeProblem(req);
+      if (refusal !== null) {
+        socket.on('error', () => undefined); // answerClientError ends it with the error
+        answerClientError(refusal, socket);
+        return;
+      }
       for (const l of adapterListeners) l.call(server, req, socket, head);
       return;
     }
@@ -179,6 +189,76 @@ function serveOtherUpgradesAsHttp(server: Server): void {
     res.assignSocket(socket);
     res.on('finish', () => socket.end());
     server.emit('request', req, res);
+  });
+}
+
+/**
+ * What `ws` would refuse in a WebSocket handshake (RFC 6455 4.2.1), refused here first so the
+ * answer is the contract's JSON body with the usual headers instead of `ws`'s text/html one.
+ */
+function handshakeProblem(req: IncomingMessage): DomainError | null {
+  if (req.method !== 'GET') {
+    return new DomainError(
+      'METHOD_NOT_ALLOWED',
+      'A WebSocket handshake is a GET request',
+      { allowed: ['GET'] },
+      { Allow: 'GET' },
+    );
+  }
+  if ((req.headers.upgrade ?? '').trim().toLowerCase() !== 'websocket') {
+    return new DomainError('BAD_REQUEST', 'Invalid Upgrade header: expected "websocket"');
+  }
+  const key = req.headers['sec-websocket-key'];
+  if (typeof key !== 'string' || !/^[+/0-9A-Za-z]{22}==$/.test(key.trim())) {
+    return new DomainError('BAD_REQUEST', 'Missing or invalid Sec-WebSocket-Key header');
+  }
+  const version = (req.headers['sec-websocket-version'] ?? '').trim();
+  if (version !== '13' && version !== '8') {
+    return new DomainError(
+      'BAD_REQUEST',
+      'Missing or unsupported Sec-WebSocket-Version header: this server speaks version 13',
+      { supported_versions: [13, 8] },
+      { 'Sec-WebSocket-Version': '13, 8' },
+    );
+  }
+  return null;
+}
+
+/**
+ * What Node's HTTP server would answer without a body, or not at all, answered in the contract's
+ * shape: an `Expect` other than 100-continue (417), and CONNECT (405: no tunnels here).
+ */
+function answerOddHttp(server: Server): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const id = requestIdFor({ headers: {} } as IncomingMessage);
+    const mapped = mapError(
+      new DomainError(
+        'EXPECTATION_FAILED',
+        `Expect: ${String(req.headers.expect).slice(0, 60)} is not supported; only 100-continue is`,
+      ),
+      id,
+    );
+    const body = JSON.stringify(mapped.body);
+    res.writeHead(mapped.status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-Id': id,
+      'Svc-API-Version': 'v1',
+      Connection: 'close',
+    });
+    res.end(body);
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => undefined); // answerClientError ends it with the error
+    answerClientError(
+      new DomainError(
+        'METHOD_NOT_ALLOWED',
+        'CONNECT is not supported: this is not a proxy',
+        { allowed: [] },
+        { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' },
+      ),
+      socket,
+    );
   });
 }
 
@@ -246,6 +326,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
         {},
         { 'Retry-After': '1' },
       );
+    }
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
+      reply.header('Connection', 'close');
+      throw new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header');
     }
     const meta = routeMetaOf(req.routeOptions?.config);
     const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';
@@ -360,10 +444,13 @@ function answerClientError(err: Error & { code?: string }, socket: Socket): void
   }
   const body = JSON.stringify(mapped.body);
   if (socket.writable) {
+    const extra = Object.entries(mapped.headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.write(
       `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? ''}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}` +
         `X-Request-Id: ${id}\r\nSvc-API-Version: v1\r\nConnection: close\r\n\r\n${body}`,
     );
   }

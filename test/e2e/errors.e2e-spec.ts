@@ -13,6 +13,7 @@ import {
   type Running,
 } from '../support/harness.js';
 import { trader } from '../support/orders.js';
+import { WsClient } from '../support/ws.js';
 
 /** What no response body may ever contain: stack frames, driver and ORM internals, file paths. */
 const LEAKS = [
@@ -202,6 +203,83 @@ describe('error model: every error path answers the contract body', () => {
     const hugeBody = JSON.parse(huge.body);
     expect(hugeBody.error).toMatchObject({ code: 'HEADERS_TOO_LARGE', status: 431 });
     expect(hugeBody.error.request_id).toBe(huge.headers['x-request-id']);
+  });
+
+  it('what Node would answer bare (no Host, an odd Expect, CONNECT) gets the contract body', async () => {
+    const contract = (
+      r: { status: number; headers: Record<string, string>; body: string },
+      code: string,
+    ) => {
+      expect(r.headers['svc-api-version']).toBe('v1');
+      expect(r.headers['content-type']).toContain('application/json');
+      const b = JSON.parse(r.body);
+      expect(b.error).toMatchObject({
+        code,
+        status: r.status,
+        request_id: r.headers['x-request-id'],
+      });
+      return b.error;
+    };
+    const noHost = await rawRequest(svc.baseUrl, 'GET /api/v1/health HTTP/1.1\r\n\r\n');
+    expect(noHost.status).toBe(400);
+    expect(contract(noHost, 'BAD_REQUEST').message).toContain('Host');
+    // HTTP/1.0 needs no Host.
+    const old = await rawRequest(svc.baseUrl, 'GET /api/v1/health HTTP/1.0\r\n\r\n');
+    expect(old.status).toBe(200);
+
+    const expectation = await rawRequest(
+      svc.baseUrl,
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    expect(expectation.status).toBe(417);
+    contract(expectation, 'EXPECTATION_FAILED');
+
+    const tunnel = await rawRequest(
+      svc.baseUrl,
+      'CONNECT /api/v1/orders HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(tunnel.status).toBe(405);
+    contract(tunnel, 'METHOD_NOT_ALLOWED');
+    expect(tunnel.headers.allow).toBeDefined();
+  });
+
+  it('a refused WebSocket handshake gets the contract body, not text/html', async () => {
+    const hs = (method: string, headers: string) =>
+      rawRequest(
+        svc.baseUrl,
+        `${method} /api/v1/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${headers}\r\n`,
+      );
+    const key = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    const cases: [string, string, number, string, string][] = [
+      ['GET', 'Sec-WebSocket-Version: 13\r\n', 400, 'BAD_REQUEST', 'Sec-WebSocket-Key'],
+      [
+        'GET',
+        `Sec-WebSocket-Key: short==\r\nSec-WebSocket-Version: 13\r\n`,
+        400,
+        'BAD_REQUEST',
+        'Sec-WebSocket-Key',
+      ],
+      ['GET', `${key}Sec-WebSocket-Version: abc\r\n`, 400, 'BAD_REQUEST', 'Sec-WebSocket-Version'],
+      ['GET', key, 400, 'BAD_REQUEST', 'Sec-WebSocket-Version'],
+      ['POST', `${key}Sec-WebSocket-Version: 13\r\n`, 405, 'METHOD_NOT_ALLOWED', 'GET'],
+    ];
+    for (const [method, headers, status, code, mention] of cases) {
+      const r = await hs(method, headers);
+      expect(r.status).toBe(status);
+      expect(r.headers['content-type']).toContain('application/json');
+      expect(r.headers['svc-api-version']).toBe('v1');
+      const err = JSON.parse(r.body).error;
+      expect(err).toMatchObject({ code, status, request_id: r.headers['x-request-id'] });
+      expect(err.message).toContain(mention);
+    }
+    expect((await hs('POST', `${key}Sec-WebSocket-Version: 13\r\n`)).headers.allow).toBe('GET');
+    expect(
+      (await hs('GET', `${key}Sec-WebSocket-Version: 7\r\n`)).headers['sec-websocket-version'],
+    ).toBe('13, 8');
+    // A well-formed handshake still upgrades.
+    const client = await WsClient.connect(svc.baseUrl);
+    expect(client.closed).toBeNull();
+    await client.close();
   });
 
   it('echoes a well-formed caller X-Request-Id and replaces a malformed one', async () => {

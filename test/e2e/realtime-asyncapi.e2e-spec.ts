@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WS_CLOSE } from '../../src/modules/realtime/ws-errors.js';
+import { WS_MAX_MESSAGE_BYTES } from '../../src/modules/realtime/realtime.gateway.js';
 import { http, type Running } from '../support/harness.js';
 import {
   as,
@@ -151,6 +152,8 @@ describe('realtime: AsyncAPI document', () => {
   it('names every close code the server uses and the error codes of the stream', () => {
     const text = (doc.info as Json).description as string;
     for (const code of Object.values(WS_CLOSE)) expect(text).toContain(String(code));
+    // The protocol-level close for an oversized client message (ws's maxPayload).
+    expect(text).toContain(`1009 a client message over ${WS_MAX_MESSAGE_BYTES / 1024} KiB`);
     for (const code of [
       'UNAUTHENTICATED',
       'INSUFFICIENT_SCOPE',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Running } from '../support/harness.js';
+import { logLines, type Running } from '../support/harness.js';
 import {
   as,
   limit,
@@ -101,4 +101,53 @@ describe('realtime: slow consumer', () => {
     await again.close();
     await fast.close();
   }, 45_000);
+
+  it('a client flooding protocol pings without reading its pongs is closed with 4008 too', async () => {
+    const flood = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    let pongs = 0;
+    flood.ws.on('pong', () => pongs++);
+    flood.ws.pause();
+    // ws's own automatic pong would queue these without limit; the server answers them within
+    // the send-buffer bound instead.
+    const payload = Buffer.alloc(125, 0x61);
+    const t0 = Date.now();
+    while (closedByServer(svc).length === 0) {
+      if (Date.now() - t0 > 20_000) throw new Error('not closed');
+      for (let i = 0; i < 2000; i++) flood.ws.ping(payload);
+      await sleep(5);
+    }
+    flood.ws.resume();
+    const closed = await flood.waitClose(15_000);
+    expect(closed).toEqual({ code: 4008, reason: expect.stringContaining('slow consumer') });
+    expect(pongs).toBeGreaterThan(0);
+  }, 45_000);
+
+  it('a message over 64 KiB closes the connection with 1009; a large one under it is answered', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    c.sendRaw(`{"type":"ping","pad":"${'x'.repeat(60_000)}"}`);
+    await c.waitFor((x) => x.type === 'pong');
+    expect(c.closed).toBeNull();
+    c.sendRaw('x'.repeat(64 * 1024 + 1));
+    expect((await c.waitClose(5000)).code).toBe(1009);
+    // Before auth too: nobody can make the server hold a 100 MiB frame.
+    const anon = await WsClient.connect(svc.baseUrl);
+    anon.sendRaw('y'.repeat(200_000));
+    expect((await anon.waitClose(5000)).code).toBe(1009);
+  });
+
+  it("a client's malformed frames close it (1002, 1007) without writing an error log line", async () => {
+    const before = logLines(svc).filter((l) => Number(l.level) >= 50).length;
+    for (const frame of [
+      // FIN + RSV1..3 + text, masked, empty: reserved bits set.
+      Buffer.from([0xf1, 0x80, 1, 2, 3, 4]),
+      // A text frame of invalid UTF-8 (0xff), masked with zeros.
+      Buffer.from([0x81, 0x81, 0, 0, 0, 0, 0xff]),
+    ]) {
+      const c = await WsClient.connect(svc.baseUrl);
+      (c.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(frame);
+      expect([1002, 1007]).toContain((await c.waitClose(5000)).code);
+    }
+    await sleep(50);
+    expect(logLines(svc).filter((l) => Number(l.level) >= 50)).toHaveLength(before);
+  });
 });

@@ -40,6 +40,16 @@ export class Connection {
     this.socket.send(text);
   }
 
+  /** Answers a protocol-level ping, unless the client is too far behind (then it is closed). */
+  pong(data: Buffer): void {
+    if (this.closed || this.socket.readyState !== OPEN) return;
+    if (this.socket.bufferedAmount > this.maxBuffered) {
+      this.close(WS_CLOSE.SLOW_CONSUMER, 'slow consumer: send buffer full');
+      return;
+    }
+    this.socket.pong(data);
+  }
+
   sendJson(obj: unknown): void {
     this.send(JSON.stringify(obj));
   }

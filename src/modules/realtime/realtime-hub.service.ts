@@ -160,6 +160,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     socket.on('pong', () => {
       conn.alive = true;
     });
+    // Protocol-level pings get their pong here, within the send-buffer bound (ws's own automatic
+    // pong would queue without limit for a client that floods pings and never reads).
+    socket.on('ping', (data: Buffer) => conn.pong(data));
     socket.on('close', () => this.drop(conn));
     socket.on('error', () => this.drop(conn));
   }
