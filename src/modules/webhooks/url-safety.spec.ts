@@ -212,6 +212,18 @@ describe('assertSafeWebhookUrl (registration)', () => {
     'not a url',
     'https://user:pass@example.com/',
     'https://example.com/#frag',
+    // What the parser would silently repair, so the stored URL would not be the one called.
+    'http://example.com/\r\nX-Injected: 1',
+    'https://example.com/\u0000',
+    'https://example.com/a b',
+    ' https://example.com/',
+    'https://example.com/\t',
+    'http:///x',
+    'https:\\\\example.com/',
+    'https:example.com/',
+    // Port 0 would be called as the default port.
+    'https://example.com:0/',
+    'http://127.0.0.1:0/',
   ])('refuses %s with VALIDATION_FAILED', async (url) => {
     expect(await refusal(url)).toBe('VALIDATION_FAILED');
   });

@@ -113,12 +113,23 @@ export interface UrlPolicy {
 
 /** Registration-time check: scheme, shape, and (when private targets are refused) DNS. */
 export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Promise<URL> {
+  // The URL parser silently drops tabs and newlines and trims spaces and control characters, so
+  // what is stored would not be what is called: such a URL is refused as sent.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0020\u007f]/.test(raw)) {
+    throw invalid('url must not contain spaces or control characters');
+  }
+  // "http:///x" or "http:\\x" parse with host "x": the host must follow "//" as written.
+  if (!/^https?:\/\/[^/\\?#]/i.test(raw)) {
+    throw invalid('url must be an absolute http(s) URL with a host (scheme://host/...)');
+  }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw invalid('url is not a valid absolute URL');
   }
+  if (url.port === '0') throw invalid('url port must be 1..65535');
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw invalid('url must use https (or http outside production)');
   if (policy.httpsOnly && url.protocol !== 'https:') throw invalid('url must use https');
