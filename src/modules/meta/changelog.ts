@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-hardening',
+    date: '2026-11-22',
+    title: 'Crash-safe webhook events, checks before validation, stricter inputs',
+    kind: 'CHANGED',
+    description:
+      'Webhook events of an acknowledged order survive a crash: they are stored with the order and moved to the outbox after the commit (retried if that fails), each recorded once. A request is authenticated and charged against its limits before its body is validated: an anonymous malformed order is 401 (was 400), and invalid requests count against the route limits. POST and DELETE /orders/cancel-on-disconnect share one budget of 60 a minute. POST /orders/quote opens no account (a new caller is priced flat). Bodies holding more than 2,000 JSON values are 413; validation errors list at most 20 fields (details.fields_omitted counts the rest); a string or key with an unpaired surrogate escape is 400 VALIDATION_FAILED. Registering the same email concurrently is 409 EMAIL_TAKEN for all but one. Webhook URLs with spaces or control characters, without a host after //, or with port 0 are refused. Realtime: client messages over 64 KiB close the connection with 1009; a client flooding pings it never reads is closed 4008 like any slow consumer; refused handshakes, requests without Host, odd Expect headers (417 EXPECTATION_FAILED) and CONNECT (405) are answered in the JSON error body.',
+  },
+  {
     id: '2026-11-22-trading-rules-tightened',
     date: '2026-11-22',
     title: 'Order caps for session tokens, CSV column name, realtime reset and close codes',
