@@ -202,6 +202,45 @@ describe('graceful shutdown on SIGTERM', () => {
   );
 
   it(
+    "a request arriving on a kept-alive connection while closing gets the contract's 503",
+    async () => {
+      const svc = await startService({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
+      try {
+        const sock = connect({ host: '127.0.0.1', port: svc.port });
+        await new Promise<void>((r) => sock.once('connect', () => r()));
+        let raw = '';
+        sock.on('data', (c: Buffer) => (raw += c.toString()));
+        sock.on('error', () => undefined);
+        const body = JSON.stringify({ advance_seconds: 1 });
+        // A request in flight (half its body) keeps the connection busy across the signal...
+        sock.write(
+          'POST /api/v1/sandbox/clock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+            `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+        );
+        await sleep(200);
+        const exited = svc.stop('SIGTERM', 8_000);
+        await sleep(300);
+        // ...then its rest and a second request on the same connection, after closing began.
+        sock.write(`${body.slice(5)}GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n`);
+        expect(await exited).toEqual({ code: 0, signal: null });
+        const second = raw.slice(raw.indexOf('HTTP/1.1', 1));
+        expect(raw.startsWith('HTTP/1.1 200 OK')).toBe(true);
+        expect(second.split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable');
+        expect(second.toLowerCase()).toContain('retry-after: 1');
+        const err = JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4)).error;
+        expect(err).toMatchObject({
+          code: 'SERVICE_UNAVAILABLE',
+          status: 503,
+          request_id: expect.stringMatching(/^req_/),
+        });
+      } finally {
+        rmSync(svc.dataDir, { recursive: true, force: true });
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
     'SIGINT (Ctrl-C) shuts down the same way',
     async () => {
       const svc = await startService();
