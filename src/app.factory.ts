@@ -163,7 +163,7 @@ function serveOtherUpgradesAsHttp(server: Server): void {
       const refusal = handshakeProblem(req);
       if (refusal !== null) {
         socket.on('error', () => undefined); // answerClientError ends it with the error
-        answerClientError(refusal, socket);
+        answerClientError(refusal, socket, req);
         return;
       }
       for (const l of adapterListeners) l.call(server, req, socket, head);
@@ -201,9 +201,12 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
     return new DomainError(
       'METHOD_NOT_ALLOWED',
       'A WebSocket handshake is a GET request',
-      { allowed: ['GET'] },
+      { allowed_methods: ['GET'] },
       { Allow: 'GET' },
     );
+  }
+  if (req.headers.host === undefined) {
+    return new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header');
   }
   if ((req.headers.upgrade ?? '').trim().toLowerCase() !== 'websocket') {
     return new DomainError('BAD_REQUEST', 'Invalid Upgrade header: expected "websocket"');
@@ -230,7 +233,7 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
  */
 function answerOddHttp(server: Server): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const id = requestIdFor({ headers: {} } as IncomingMessage);
+    const id = requestIdFor(req);
     const mapped = mapError(
       new DomainError(
         'EXPECTATION_FAILED',
@@ -248,16 +251,18 @@ function answerOddHttp(server: Server): void {
     });
     res.end(body);
   });
-  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => undefined); // answerClientError ends it with the error
+    const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
     answerClientError(
       new DomainError(
         'METHOD_NOT_ALLOWED',
         'CONNECT is not supported: this is not a proxy',
-        { allowed: [] },
-        { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' },
+        { allowed_methods: methods },
+        { Allow: methods.join(', ') },
       ),
       socket,
+      req,
     );
   });
 }
@@ -359,21 +364,25 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   // rather than what is wrong with its body, and costs no validation work.
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
-    if (meta === undefined) return;
-    if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
-    if (pipeline.access === null) return;
-    await pipeline.access.authenticate(req, meta);
-    const credential = req.svc.credential;
-    if (credential !== null) {
-      await pipeline.limits?.checkCredential(
-        credential,
-        meta,
-        // HEAD is GET without the body (Fastify adds it to every GET): one bucket for both.
-        meta.routeLimitGroup ??
-          `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`,
-        reply,
-      );
+    if (meta !== undefined) {
+      if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
+      if (pipeline.access !== null) {
+        await pipeline.access.authenticate(req, meta);
+        const credential = req.svc.credential;
+        if (credential !== null) {
+          await pipeline.limits?.checkCredential(
+            credential,
+            meta,
+            // HEAD is GET without the body (Fastify adds it to every GET): one bucket for both.
+            meta.routeLimitGroup ??
+              `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`,
+            reply,
+          );
+        }
+      }
     }
+    // What the body parser found wrong with a field, now that the caller is known.
+    if (req.bodyIssue !== undefined) throw req.bodyIssue;
   });
 
   // Validated: an idempotent replay or conflict is answered now, before the controller.
@@ -435,9 +444,14 @@ function sendEarlyError(err: unknown, req: FastifyRequest, reply: FastifyReply):
 }
 
 /** Malformed HTTP never becomes a request: answer on the socket, still in the contract's shape. */
-function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+function answerClientError(
+  err: Error & { code?: string },
+  socket: Socket,
+  req?: IncomingMessage,
+): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const id = requestIdFor({ headers: {} } as IncomingMessage);
+  // A parsed request keeps the caller's X-Request-Id; malformed HTTP has none to keep.
+  const id = requestIdFor(req ?? ({ headers: {} } as IncomingMessage));
   let mapped = mapError(err, id);
   if (mapped.unexpected) {
     mapped = mapError(new DomainError('BAD_REQUEST', 'Malformed HTTP request'), id);

@@ -227,20 +227,23 @@ describe('error model: every error path answers the contract body', () => {
     const old = await rawRequest(svc.baseUrl, 'GET /api/v1/health HTTP/1.0\r\n\r\n');
     expect(old.status).toBe(200);
 
+    // The caller's X-Request-Id is kept, as on every other answer.
     const expectation = await rawRequest(
       svc.baseUrl,
-      'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Length: 2\r\n\r\n{}',
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nX-Request-Id: trace-417-abc\r\nContent-Length: 2\r\n\r\n{}',
     );
     expect(expectation.status).toBe(417);
     contract(expectation, 'EXPECTATION_FAILED');
+    expect(expectation.headers['x-request-id']).toBe('trace-417-abc');
 
     const tunnel = await rawRequest(
       svc.baseUrl,
-      'CONNECT /api/v1/orders HTTP/1.1\r\nHost: x\r\n\r\n',
+      'CONNECT /api/v1/orders HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-connect-1\r\n\r\n',
     );
     expect(tunnel.status).toBe(405);
-    contract(tunnel, 'METHOD_NOT_ALLOWED');
-    expect(tunnel.headers.allow).toBeDefined();
+    const refused = contract(tunnel, 'METHOD_NOT_ALLOWED');
+    expect(tunnel.headers['x-request-id']).toBe('trace-connect-1');
+    expect(refused.details.allowed_methods.join(', ')).toBe(tunnel.headers.allow);
   });
 
   it('a refused WebSocket handshake gets the contract body, not text/html', async () => {
@@ -273,6 +276,14 @@ describe('error model: every error path answers the contract body', () => {
       expect(err.message).toContain(mention);
     }
     expect((await hs('POST', `${key}Sec-WebSocket-Version: 13\r\n`)).headers.allow).toBe('GET');
+    const traced = await hs('GET', `X-Request-Id: trace-ws-0001\r\n${key}`);
+    expect(traced.headers['x-request-id']).toBe('trace-ws-0001');
+    const noHost = await rawRequest(
+      svc.baseUrl,
+      `GET /api/v1/ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${key}Sec-WebSocket-Version: 13\r\n\r\n`,
+    );
+    expect(noHost.status).toBe(400);
+    expect(JSON.parse(noHost.body).error.message).toContain('Host');
     expect(
       (await hs('GET', `${key}Sec-WebSocket-Version: 7\r\n`)).headers['sec-websocket-version'],
     ).toBe('13, 8');
@@ -470,6 +481,8 @@ describe('error model: bodies JSON allows but no operation takes', () => {
       'VALIDATION_FAILED',
     );
     expect(order.details.fields[0].field).toBe('client_order_id');
+    // Checked with the other field rules, after the credential: anonymous, it is 401.
+    expectContractError(await post('/orders', '{"market_id":"\\ud800"}'), 401, 'UNAUTHENTICATED');
     const inKey = expectContractError(
       await post('/auth/login', '{"email":"a@b.test","password":"x","\\ud83d":1}'),
       400,

@@ -5,6 +5,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The exact request body bytes (request signing hashes them). */
     rawBody?: Buffer;
+    /** A field error found while parsing, raised with validation (after authentication). */
+    bodyIssue?: DomainError;
   }
 }
 
@@ -40,44 +42,60 @@ export function nestedTooDeep(buf: Buffer, max: number): boolean {
  */
 export const MAX_JSON_VALUES = 2000;
 
-/** What is wrong with a parsed body that JSON itself allows, or null. */
-export function bodyProblem(value: unknown): DomainError | null {
-  let count = 0;
-  let bad: string | null = null;
+/**
+ * True when a parsed body holds more than `max` values. Containers are sized before their
+ * children are visited, so an oversized body is refused after looking at its first level.
+ */
+export function tooManyValues(value: unknown, max = MAX_JSON_VALUES): boolean {
+  let count = 1;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (Array.isArray(v)) {
+      count += v.length;
+      if (count > max) return true;
+      for (const c of v) if (c !== null && typeof c === 'object') stack.push(c);
+    } else if (v !== null && typeof v === 'object') {
+      const children = Object.values(v as Record<string, unknown>);
+      count += children.length;
+      if (count > max) return true;
+      for (const c of children) if (c !== null && typeof c === 'object') stack.push(c);
+    }
+  }
+  return false;
+}
+
+/** A \uD800-\uDFFF escape: the only way JSON text can carry a lone surrogate (raw bytes decode to U+FFFD). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * The first string or key of a parsed body holding an unpaired UTF-16 surrogate, as a field path
+ * (`orders[0].client_order_id`), or null. `text` is the JSON text: without a surrogate escape in
+ * it (every ordinary body) nothing is walked.
+ */
+export function unpairedSurrogateField(text: string, value: unknown): string | null {
+  if (!SURROGATE_ESCAPE.test(text)) return null;
   const wellFormed = (s: string): boolean =>
     (s as string & { isWellFormed(): boolean }).isWellFormed();
-  // Iterative, depth-first; `path` is built only for the (rare) report.
-  const stack: [unknown, string][] = [[value, '']];
-  while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
-    if (++count > MAX_JSON_VALUES) {
-      return new DomainError(
-        'PAYLOAD_TOO_LARGE',
-        `Request body holds more than ${MAX_JSON_VALUES} values; no operation takes that many`,
-        { max_values: MAX_JSON_VALUES },
-      );
-    }
-    if (typeof v === 'string') {
-      if (bad === null && !wellFormed(v)) bad = path === '' ? 'body' : path;
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${i}]`]);
+  const visit = (v: unknown, path: string): string | null => {
+    if (typeof v === 'string') return wellFormed(v) ? null : path === '' ? 'body' : path;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const bad = visit(v[i], `${path}[${i}]`);
+        if (bad !== null) return bad;
+      }
     } else if (v !== null && typeof v === 'object') {
       for (const [k, child] of Object.entries(v)) {
         const at = path === '' ? k : `${path}.${k}`;
-        if (bad === null && !wellFormed(k)) bad = at;
-        stack.push([child, at]);
+        if (!wellFormed(k)) return at;
+        const bad = visit(child, at);
+        if (bad !== null) return bad;
       }
     }
-  }
-  if (bad !== null) {
-    return validationFailed([
-      {
-        field: bad,
-        message: 'holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape); send valid Unicode',
-      },
-    ]);
-  }
-  return null;
+    return null;
+  };
+  // Depth is at most MAX_JSON_DEPTH and the values at most MAX_JSON_VALUES (checked first).
+  return visit(value, '');
 }
 
 /**
@@ -111,15 +129,33 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
         );
         return;
       }
-      void parse(req, buf.toString('utf8'), (err, value) => {
+      const text = buf.toString('utf8');
+      void parse(req, text, (err, value) => {
         if (err !== null) {
           done(new DomainError('MALFORMED_JSON', 'Request body is not valid JSON'), undefined);
           return;
         }
-        const problem = bodyProblem(value);
-        if (problem !== null) {
-          done(problem, undefined);
+        if (tooManyValues(value)) {
+          done(
+            new DomainError(
+              'PAYLOAD_TOO_LARGE',
+              `Request body holds more than ${MAX_JSON_VALUES} values; no operation takes that many`,
+              { max_values: MAX_JSON_VALUES },
+            ),
+            undefined,
+          );
           return;
+        }
+        // A field error like any other: raised with validation, after the credential is checked.
+        const field = unpairedSurrogateField(text, value);
+        if (field !== null) {
+          req.bodyIssue = validationFailed([
+            {
+              field,
+              message:
+                'holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape); send valid Unicode',
+            },
+          ]);
         }
         done(null, value);
       });

@@ -113,16 +113,19 @@ export interface UrlPolicy {
 
 /** Registration-time check: scheme, shape, and (when private targets are refused) DNS. */
 export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Promise<URL> {
-  // The URL parser silently drops tabs and newlines and trims spaces and control characters, so
-  // what is stored would not be what is called: such a URL is refused as sent.
+  // The URL parser silently drops tabs and newlines and trims leading and trailing spaces and
+  // control characters, so what is stored would not be what is called: refused as sent. (A space
+  // inside is kept: the parser percent-encodes it.)
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0020\u007f]/.test(raw)) {
-    throw invalid('url must not contain spaces or control characters');
+  if (/[\u0000-\u001f\u007f]/.test(raw) || raw.trim() !== raw) {
+    throw invalid('url must not contain control characters or leading or trailing spaces');
   }
   // "http:///x" or "http:\\x" parse with host "x": the host must follow "//" as written.
   if (!/^https?:\/\/[^/\\?#]/i.test(raw)) {
     throw invalid('url must be an absolute http(s) URL with a host (scheme://host/...)');
   }
+  // "https://@host/": an empty user-info the parser drops. Any "@" before the host is refused.
+  if (/^https?:\/\/[^/\\?#]*@/i.test(raw)) throw invalid('url must not carry credentials');
   let url: URL;
   try {
     url = new URL(raw);

@@ -1,0 +1,50 @@
+import { describe, expect, it } from '@jest/globals';
+import { MAX_JSON_VALUES, tooManyValues, unpairedSurrogateField } from './json-body.js';
+
+describe('tooManyValues', () => {
+  it('counts every value, containers included, against the cap', () => {
+    expect(tooManyValues({ a: 1, b: [1, 2, { c: 'x' }] }, 7)).toBe(false);
+    expect(tooManyValues({ a: 1, b: [1, 2, { c: 'x' }] }, 6)).toBe(true);
+    expect(tooManyValues(Array(MAX_JSON_VALUES - 1).fill(0))).toBe(false);
+    expect(tooManyValues(Array(MAX_JSON_VALUES).fill(0))).toBe(true);
+    expect(tooManyValues('x', 1)).toBe(false);
+  });
+
+  it('sizes a container before visiting its children (an oversized body costs one look)', () => {
+    const huge: unknown[] = Array(1_000_000).fill(0);
+    Object.defineProperty(huge, 0, {
+      get() {
+        throw new Error('visited');
+      },
+    });
+    expect(tooManyValues(huge)).toBe(true);
+    const wide = { ...Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`k${i}`, {}])) };
+    expect(tooManyValues(wide)).toBe(true);
+  });
+});
+
+describe('unpairedSurrogateField', () => {
+  const check = (text: string) => unpairedSurrogateField(text, JSON.parse(text));
+
+  it('names the first string or key holding a lone surrogate', () => {
+    expect(check('{"a":"ok","b":["x","\\ud800"]}')).toBe('b[1]');
+    expect(check('{"orders":[{"client_order_id":"\\udfff"}]}')).toBe('orders[0].client_order_id');
+    expect(check('{"\\ud83d":1}')).toBe('\ud83d');
+    expect(check('"\\udc00"')).toBe('body');
+  });
+
+  it('passes paired surrogates and text that only looks like an escape', () => {
+    expect(check('{"e":"\\ud83d\\ude00"}')).toBeNull();
+    expect(check('{"e":"\\\\ud800"}')).toBeNull();
+    expect(check('{"e":"plain"}')).toBeNull();
+  });
+
+  it('walks nothing when the text holds no surrogate escape', () => {
+    const trap = {
+      get a(): string {
+        throw new Error('walked');
+      },
+    };
+    expect(unpairedSurrogateField('{"a":"x"}', trap)).toBeNull();
+  });
+});
