@@ -17,6 +17,7 @@ import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-i
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
 import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
 import { WebhookSpool1763769600006 } from './migrations/1763769600006-webhook-spool.js';
+import { IdempotencyEffects1763769600007 } from './migrations/1763769600007-idempotency-effects.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -45,6 +46,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   EngineInit1763769600001,
   Trading1763769600003,
   WebhookSpool1763769600006,
+  IdempotencyEffects1763769600007,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

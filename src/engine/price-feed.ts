@@ -93,6 +93,13 @@ export class PriceFeed {
     return this.markets.get(marketId)?.price;
   }
 
+  /** Every market's current reference price in YES cents (in insertion order). */
+  references(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [id, m] of this.markets) out.set(id, m.price);
+    return out;
+  }
+
   /** Advances every market one step (in insertion order); returns the new reference prices. */
   tick(): Map<string, number> {
     const out = new Map<string, number>();

@@ -103,7 +103,11 @@ describe('Idempotency-Key on mutations', () => {
     const again = await createKeyRaw(svc, alice, body, { 'idempotency-key': 'unacked' });
     expect(again.status).toBe(422);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(again.text).toBe(first.text);
+    // The same error, carrying this request's id (as every error body does); the first
+    // request's id is in Idempotent-Original-Request-Id.
+    const replayed = expectError(again, 422, 'WRITE_SCOPES_NOT_ACKNOWLEDGED');
+    expect({ ...replayed, request_id: first.body.error.request_id }).toEqual(first.body.error);
+    expect(again.headers.get('idempotent-original-request-id')).toBe(first.body.error.request_id);
   });
 
   it('an invalid Idempotency-Key is 400 VALIDATION_FAILED; GETs ignore the header', async () => {

@@ -262,9 +262,15 @@ describe('realtime: isolation between users and environments; events after commi
         expect(res.status).toBe(500);
       });
       for (const c of all()) {
-        // Nothing of the failed trade; the rebuild re-sends tickers of the committed state only.
+        // Nothing of the failed trade: no trade, fill, order, position or wallet message. The
+        // rebuild re-sends tickers of the committed state, and the house's re-quote on the rebuilt
+        // engine arrives as book deltas (the next test checks the book adds up).
         const msgs = got.get(c)!;
-        expect(msgs.filter((x) => x.channel !== 'ticker')).toEqual([]);
+        expect(
+          msgs.filter((x) => x.channel !== 'ticker' && !x.channel.startsWith('orderbook:')),
+        ).toEqual([]);
+        for (const x of msgs.filter((x) => x.channel.startsWith('orderbook:')))
+          expect(x.data.kind).toBe('delta');
         for (const x of msgs.filter((x) => x.data.market_id === m.id))
           expect([x.data.last_price, x.data.volume]).toEqual([before.last_price, before.volume]);
       }
@@ -316,12 +322,18 @@ describe('realtime: isolation between users and environments; events after commi
       db.exec('DROP TRIGGER IF EXISTS rt_fail_trades2');
       db.close();
     }
-    // The rebuild also sends every market's ticker: m's equals the rebuilt book's top.
-    const ticker = await watcher.waitFor(
+    // The rebuild also sends every market's ticker, and the house's re-quote on the rebuilt
+    // engine moves it on: m's latest equals the rebuilt book's top.
+    await watcher.waitFor(
       (x) => x.channel === 'ticker' && x.data.market_id === m.id,
       3000,
       afterFail,
     );
+    await watcher.sync();
+    const ticker = watcher.messages
+      .slice(afterFail)
+      .filter((x) => x.channel === 'ticker' && x.data.market_id === m.id)
+      .pop()!;
     const top = await as(aTest.t, `${svc.api}/markets/${m.id}/orderbook?depth=1`);
     expect([ticker.data.best_bid, ticker.data.best_ask]).toEqual([
       top.body.bids[0]?.price ?? null,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import { EngineRegistry } from '../../src/modules/trading/engine-registry.js';
 import { expectContractError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
@@ -481,6 +483,61 @@ describe('sandbox control effects survive a restart', () => {
       const rows = await ledger(svc, t);
       expect(rows.map((r) => r.type)).toEqual(['FUNDING', 'RESET']);
       expectLedgerConsistent(rows, w.balance_cents);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+/**
+ * A restart keeps the paper world where it was: the house quotes at the stored reference (a
+ * sandbox price move included), and where its opening quote crosses resting orders (the stored
+ * reference moved while they waited) their fills are committed like any other, so the orders'
+ * client_order_id and open-order slot are free again.
+ */
+describe('sandbox: the paper world across a restart', () => {
+  it('the house reopens at the stored reference; fills of its opening quote free the orders', async () => {
+    const m = TRADABLE[5];
+    let svc = await startOrdersApp();
+    try {
+      const t = await trader(svc, 'restart@sandbox-controls.test', { scopes: SCOPES });
+      const price = await as(t, `${svc.api}/sandbox/markets/${m.id}/price`, {
+        method: 'POST',
+        json: { price: 95 },
+      });
+      expect(price.status).toBe(200);
+      // Rests below the house's bids at ~94.
+      const resting = await place(
+        svc,
+        t,
+        limit(m, 'BUY', 'YES', 70, 5, { client_order_id: 'restart-70' }),
+      );
+      expect(resting.status).toBe('OPEN');
+
+      await svc.close({ keepData: true });
+      svc = await startOrdersApp({ dataDir: svc.dataDir });
+      const book = await as(t, `${svc.api}/markets/${m.id}/orderbook?depth=1`);
+      // At the reference of 95, not at an older last trade.
+      expect(book.body.asks[0].price).toBeGreaterThanOrEqual(95);
+      expect(book.body.bids[0].price).toBeGreaterThanOrEqual(90);
+      expect((await getOrder(svc, t, resting.id)).status).toBe('OPEN');
+
+      // The stored reference moves while the service is down: the opening quote sells into the
+      // resting bid at 70.
+      await svc.close({ keepData: true });
+      const db = new Database(join(svc.dataDir, 'paper.sqlite'));
+      db.prepare('UPDATE markets SET reference_price = 40 WHERE id = ?').run(m.id);
+      db.close();
+      svc = await startOrdersApp({ dataDir: svc.dataDir });
+      const filled = await getOrder(svc, t, resting.id);
+      expect(filled).toMatchObject({ status: 'FILLED', filled_quantity: 5 });
+      // Its client_order_id is free again (the open-order index saw the fill).
+      const reused = await placeRaw(
+        svc,
+        t,
+        limit(m, 'BUY', 'YES', 30, 1, { client_order_id: 'restart-70' }),
+      );
+      expect(reused.status).toBe(201);
     } finally {
       await svc.close();
     }

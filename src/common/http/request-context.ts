@@ -16,6 +16,12 @@ export interface Credential {
   tier: Tier;
   /** When the credential expires (epoch ms): the API key's expiry or the session token's `exp`; null for a key without expiry. */
   expiresAt?: number | null;
+  /**
+   * This request's Idempotency-Key, scoped to its owner, when it is a mutation sent with one (set
+   * by the idempotency step; the credential object is per request). Engine commands run under it
+   * record their effect with it.
+   */
+  idempotency?: { ownerId: string; key: string };
 }
 
 /** What the request pipeline learned about the caller; handlers read it, never the headers. */

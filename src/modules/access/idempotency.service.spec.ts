@@ -78,7 +78,13 @@ describe('IdempotencyService: an expired key reused by two identical requests at
       jwtSecret: 'x'.repeat(32),
       encryptionKey: '0'.repeat(64),
     });
-    return { svc: new IdempotencyService(fakeDs, clock, config), clock, repo: real, release };
+    const noEngine = {} as DataSource; // begin() never reads the engines
+    return {
+      svc: new IdempotencyService(fakeDs, noEngine, noEngine, clock, config),
+      clock,
+      repo: real,
+      release,
+    };
   }
 
   it('lets exactly one of them run; the other gets IDEMPOTENCY_KEY_IN_USE', async () => {

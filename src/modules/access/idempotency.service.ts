@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
@@ -7,7 +13,10 @@ import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+import type { Environment } from '../../common/environment.js';
+import { mapError } from '../../common/errors/error-mapper.js';
+import { requestIdFor } from '../../common/http/request-id.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -30,25 +39,95 @@ declare module 'fastify' {
  * rotate answer holds a full key, which must never sit on disk in clear.
  */
 @Injectable()
-export class IdempotencyService implements OnApplicationBootstrap {
+export class IdempotencyService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly repo: Repository<IdempotencyRecordEntity>;
   private readonly box: SecretBox;
 
+  private readonly engines: Record<Environment, DataSource>;
+  private readonly log = new Logger('Idempotency');
+  private sweeper: NodeJS.Timeout | null = null;
+
   constructor(
     @InjectDataSource(PLATFORM_DB) db: DataSource,
+    @InjectDataSource(ENGINE_DB.live) live: DataSource,
+    @InjectDataSource(ENGINE_DB.test) paper: DataSource,
     private readonly clock: Clock,
     config: ConfigService,
   ) {
     this.repo = db.getRepository(IdempotencyRecordEntity);
     this.box = new SecretBox(config.secrets.encryptionKey);
+    this.engines = { live, test: paper };
   }
 
   /**
-   * A request that was running when the process stopped never got its answer stored; its key is
-   * released so the client's retry runs (order placement has client_order_id as a second guard).
+   * A request that was running when the process stopped never got its answer stored. If it had
+   * already changed an engine (its effect commits with the engine's own transaction, see
+   * EngineRuntime), running it again would place the orders or move the money twice: its key
+   * answers 409 IDEMPOTENT_REQUEST_APPLIED instead, naming what it did. Otherwise it never took
+   * effect, and its key is released so the client's retry runs.
    */
   async onApplicationBootstrap(): Promise<void> {
-    await this.repo.delete({ state: 'RUNNING' });
+    await this.forgetOldEffects();
+    // Effects outlive their keys by no more than an hour while the service runs.
+    this.sweeper = setInterval(() => {
+      this.forgetOldEffects().catch((err: unknown) =>
+        this.log.warn(`forgetting old idempotency effects failed: ${String(err)}`),
+      );
+    }, 3_600_000);
+    this.sweeper.unref();
+    const running = await this.repo.findBy({ state: 'RUNNING' });
+    for (const r of running) {
+      const effect = await this.effectOf(r.ownerId, r.idemKey);
+      if (effect === null) {
+        await this.repo.delete({ ownerId: r.ownerId, idemKey: r.idemKey, state: 'RUNNING' });
+        continue;
+      }
+      const err = new DomainError(
+        'IDEMPOTENT_REQUEST_APPLIED',
+        'The request with this Idempotency-Key was applied, but the service stopped before answering it; it is not run again. Look up its orders or ledger entries (details) instead of retrying.',
+        { idempotency_key: r.idemKey, ...effect },
+      );
+      const answer = mapError(err, requestIdFor({ headers: {} } as IncomingMessage));
+      await this.repo.update(
+        { ownerId: r.ownerId, idemKey: r.idemKey },
+        {
+          state: 'DONE',
+          responseStatus: answer.status,
+          responseBody: this.box.seal(JSON.stringify(answer.body)),
+          responseType: 'application/json; charset=utf-8',
+        },
+      );
+    }
+  }
+
+  onApplicationShutdown(): void {
+    if (this.sweeper !== null) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  /** Effects of keys that have expired (24 hours) are of no more use. */
+  private async forgetOldEffects(): Promise<void> {
+    const cutoff = new Date(this.clock.now() - IDEMPOTENCY_TTL_MS).toISOString();
+    for (const ds of Object.values(this.engines)) {
+      await ds.query('DELETE FROM idempotency_effects WHERE created_at < ?', [cutoff]);
+    }
+  }
+
+  /** What an Idempotency-Key's request did to its engine, or null if it changed nothing there. */
+  private async effectOf(
+    ownerId: string,
+    key: string,
+  ): Promise<{ order_ids: string[]; reference_ids: string[] } | null> {
+    const env: Environment = ownerId.startsWith('live:') ? 'live' : 'test';
+    const rows = (await this.engines[env].query(
+      'SELECT order_ids, reference_ids FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?',
+      [ownerId, key],
+    )) as { order_ids: string; reference_ids: string }[];
+    if (rows.length === 0) return null;
+    return {
+      order_ids: JSON.parse(rows[0].order_ids) as string[],
+      reference_ids: JSON.parse(rows[0].reference_ids) as string[],
+    };
   }
 
   /** Returns true when the request was answered here (a replay). */
@@ -96,7 +175,7 @@ export class IdempotencyService implements OnApplicationBootstrap {
         .code(existing.responseStatus ?? 200)
         .header('Idempotent-Replayed', 'true')
         .type(existing.responseType ?? 'application/json; charset=utf-8')
-        .send(this.storedBody(existing.responseBody));
+        .send(this.replayedBody(existing.responseBody, String(req.id), reply));
       return true;
     }
     if (existing !== null) {
@@ -132,7 +211,28 @@ export class IdempotencyService implements OnApplicationBootstrap {
       );
     }
     req.idempotency = { ownerId, key };
+    if (req.svc.credential != null) req.svc.credential.idempotency = { ownerId, key };
     return false;
+  }
+
+  /**
+   * The stored answer for a replay. A replayed error body carries this request's id, as every
+   * error body does (`error.request_id` equals `X-Request-Id`); the first request's id is in
+   * `Idempotent-Original-Request-Id`.
+   */
+  private replayedBody(stored: string | null, requestId: string, reply: FastifyReply): string {
+    const body = this.storedBody(stored);
+    if (!body.startsWith('{"error":')) return body;
+    try {
+      const parsed = JSON.parse(body) as { error: { request_id?: unknown } };
+      if (typeof parsed.error.request_id === 'string') {
+        reply.header('Idempotent-Original-Request-Id', parsed.error.request_id);
+      }
+      parsed.error.request_id = requestId;
+      return JSON.stringify(parsed);
+    } catch {
+      return body;
+    }
   }
 
   /** The stored answer, unsealed (rows written before bodies were sealed are plain JSON). */
@@ -157,14 +257,24 @@ export class IdempotencyService implements OnApplicationBootstrap {
           ? payload.toString('utf8')
           : '';
     const type = reply.getHeader('content-type');
-    await this.repo.update(
-      { ownerId: idem.ownerId, idemKey: idem.key },
-      {
-        state: 'DONE',
-        responseStatus: reply.statusCode,
-        responseBody: this.box.seal(body),
-        responseType: typeof type === 'string' ? type : null,
-      },
-    );
+    try {
+      await this.repo.update(
+        { ownerId: idem.ownerId, idemKey: idem.key },
+        {
+          state: 'DONE',
+          responseStatus: reply.statusCode,
+          responseBody: this.box.seal(body),
+          responseType: typeof type === 'string' ? type : null,
+        },
+      );
+    } catch (err) {
+      // The request took effect: the client still gets its answer. The key stays RUNNING (a
+      // retry is 409 IDEMPOTENCY_KEY_IN_USE) until the next boot settles it from the engine.
+      this.log.error(
+        `the answer under Idempotency-Key ${idem.key} could not be stored: ${
+          err instanceof Error ? err.message : String(err)
+        }`,
+      );
+    }
   }
 }

@@ -38,7 +38,7 @@ export class SandboxControlsService {
     const rt = this.paper();
     const start = rt.startingBalance;
     rt.ensureAccount(c.userId);
-    const r = rt.run((e) => e.resetAccount(c.userId, start));
+    const r = rt.run((e) => e.resetAccount(c.userId, start), c.idempotency);
     if (!r.ok) throw walletError(r, start, rt, c.userId);
     let cancelled = 0;
     for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
@@ -53,7 +53,7 @@ export class SandboxControlsService {
   fund(c: Credential, amount: number, requestId: string): WalletMovementDto {
     const rt = this.paper();
     rt.ensureAccount(c.userId);
-    const r = rt.run((e) => e.deposit(c.userId, amount, requestId));
+    const r = rt.run((e) => e.deposit(c.userId, amount, requestId), c.idempotency);
     if (!r.ok) throw walletError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
   }
@@ -93,7 +93,7 @@ export class SandboxControlsService {
       });
     }
     rt.withdrawHouse(marketId);
-    const r = rt.run((e) => e.resolveMarket(marketId, outcome));
+    const r = rt.run((e) => e.resolveMarket(marketId, outcome), c.idempotency);
     if (!r.ok) {
       if (r.code === 'MARKET_ALREADY_RESOLVED') {
         throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {

@@ -66,6 +66,9 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       );
       runtime.spooler = this.spooler;
       this.runtimes.set(env, runtime);
+      // Quoted once the spooler is in place: the opening quote's fills are committed and
+      // published like any others.
+      runtime.openHouse();
     }
     if (c.sandboxEnabled) this.runtimes.get('test')!.startFeed();
     for (const cb of this.readyCallbacks.splice(0)) cb();

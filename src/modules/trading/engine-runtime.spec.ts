@@ -40,6 +40,11 @@ class FakeRepo {
   apply(events: readonly EngineEvent[]): void {
     this.commits.push([...events]);
   }
+  /** Reference prices as stored (saveReferences). */
+  references = new Map<string, number>();
+  saveReferences(refs: ReadonlyMap<string, number>): void {
+    for (const [id, price] of refs) this.references.set(id, price);
+  }
   spool(payload: string, at: number): void {
     if (!this.inTx) throw new Error('spool outside the batch transaction');
     this.spools.push({ payload, at, commit: this.commits.length - 1 });
@@ -53,7 +58,7 @@ class FakeRepo {
           id: 'mkt_a',
           status: 'OPEN',
           outcome: null,
-          reference_price: 50,
+          reference_price: this.references.get('mkt_a') ?? 50,
           last_price: null,
           volume: 0,
         },
@@ -73,8 +78,7 @@ const log = {
 let seq = 0;
 const ids = { next: (p: string) => `${p}${++seq}` };
 
-function runtime(feed: FeedSettings | null = null) {
-  const repo = new FakeRepo();
+function runtime(feed: FeedSettings | null = null, repo = new FakeRepo()) {
   const bus = new InProcessEventBus();
   const published: CommittedEvents[] = [];
   bus.stream.subscribe((b) => published.push(b));
@@ -88,6 +92,7 @@ function runtime(feed: FeedSettings | null = null) {
     feed,
     500,
   );
+  rt.openHouse(); // as the registry does once the runtime is set up
   return { rt, repo, published };
 }
 
@@ -294,6 +299,22 @@ describe('EngineRuntime: the paper price feed', () => {
     // It moves: more than one best bid along the way, and the house never crosses itself.
     expect(new Set(a.map(([bid]) => bid)).size).toBeGreaterThan(1);
     for (const [bid, ask] of a) expect(bid).toBeLessThan(ask);
+  });
+
+  it('a restart quotes where the market was: the reference (a sandbox move included) is stored', () => {
+    const first = runtime(feed(7));
+    first.rt.setReference('mkt_a', 80);
+    expect(first.repo.references.get('mkt_a')).toBe(80);
+    for (let i = 0; i < 5; i++) first.rt.tick();
+    const stored = first.repo.references.get('mkt_a')!;
+    expect(stored).toBe(first.rt.reference('mkt_a'));
+    // Restarted on the same data: the opening quote straddles the stored reference.
+    const again = runtime(feed(7), first.repo);
+    expect(again.rt.reference('mkt_a')).toBe(stored);
+    const d = again.rt.engine.depth('mkt_a', 1)!;
+    expect(d.bids[0].price).toBeLessThan(stored + 1);
+    expect(d.asks[0].price).toBeGreaterThan(stored - 1);
+    expect(again.published.length).toBeGreaterThan(0);
   });
 
   it('every tick is committed and published; a reference set by hand is where the walk goes on from', () => {

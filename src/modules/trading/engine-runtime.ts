@@ -12,7 +12,24 @@ import type { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import type { EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
-import type { TradingRepository } from './trading.repository.js';
+import type { EffectRecord, TradingRepository } from './trading.repository.js';
+
+/** The Idempotency-Key a command runs under (per owner), so its effect is recorded with it. */
+export interface IdempotencyScope {
+  ownerId: string;
+  key: string;
+}
+
+function effectOf(scope: IdempotencyScope, events: readonly EngineEvent[]): EffectRecord {
+  const orderIds: string[] = [];
+  const referenceIds: string[] = [];
+  for (const e of events) {
+    if (e.type === 'order.accepted') orderIds.push(e.order.id);
+    else if (e.type === 'balance.changed' && e.reason !== 'TRADE' && e.referenceId !== null)
+      referenceIds.push(e.referenceId);
+  }
+  return { ownerId: scope.ownerId, key: scope.key, orderIds, referenceIds };
+}
 
 export const HOUSE_ACCOUNT = 'house';
 /** The house's bankroll: large enough that its quotes never run out of cash. */
@@ -44,9 +61,11 @@ export class EngineRuntime {
   /** Open orders by API key (client_order_id uniqueness, per-key cap). */
   index = new OpenOrderIndex();
   private pendingEvents: EngineEvent[] = [];
+  private pendingEffects: EffectRecord[] = [];
   private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushScheduled = false;
   private broken = false;
+  private rebuilding = false;
   private feed: PriceFeed | null = null;
   private house: HouseMarketMaker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -71,13 +90,16 @@ export class EngineRuntime {
    * Runs one engine command. On success its events are committed before this returns, then
    * published; on a business failure nothing changed and nothing is written.
    */
-  run<T extends object>(command: (engine: MatchingEngine) => Result<T>): Success<T> | Failure {
+  run<T extends object>(
+    command: (engine: MatchingEngine) => Result<T>,
+    idempotency?: IdempotencyScope,
+  ): Success<T> | Failure {
     // Settle the waiting batch first: a synchronous command must run on committed state, never
     // on top of a batch that may still fail (its engine would then be discarded).
     this.settle();
     const result = command(this.engine);
     if (!result.ok) return result;
-    this.commit(result.events);
+    this.commit(result.events, idempotency);
     return result;
   }
 
@@ -90,12 +112,14 @@ export class EngineRuntime {
    */
   runBatched<T extends object>(
     command: (engine: MatchingEngine) => Result<T>,
+    idempotency?: IdempotencyScope,
   ): Promise<Success<T> | Failure> {
     this.assertUsable();
     const result = command(this.engine);
     if (!result.ok || result.events.length === 0) return Promise.resolve(result);
     this.index.apply(result.events);
     for (const e of result.events) this.pendingEvents.push(e);
+    if (idempotency !== undefined) this.pendingEffects.push(effectOf(idempotency, result.events));
     return new Promise((resolve, reject) => {
       this.pendingWaiters.push({ resolve: () => resolve(result), reject });
       if (!this.flushScheduled) {
@@ -115,10 +139,12 @@ export class EngineRuntime {
     if (this.pendingEvents.length === 0) return;
     const events = this.pendingEvents;
     const waiters = this.pendingWaiters;
+    const effects = this.pendingEffects;
     this.pendingEvents = [];
     this.pendingWaiters = [];
+    this.pendingEffects = [];
     try {
-      this.write(events);
+      this.write(events, effects);
     } catch (err) {
       for (const w of waiters) w.reject(err);
       return;
@@ -131,25 +157,33 @@ export class EngineRuntime {
    * every synchronous path here does). Events produced on top of a waiting batch could come
    * from an engine that a failed flush discards, so they are refused.
    */
-  commit(events: readonly EngineEvent[]): void {
+  commit(events: readonly EngineEvent[], idempotency?: IdempotencyScope): void {
     if (this.pendingEvents.length > 0) {
       throw new Error('commit() with a batch still waiting: settle() before running commands');
     }
     if (events.length === 0) return;
     this.index.apply(events);
-    this.write(events);
+    this.write(events, idempotency === undefined ? [] : [effectOf(idempotency, events)]);
   }
 
-  private write(events: readonly EngineEvent[]): void {
+  /**
+   * One transaction: the events, the webhook spool, and the effects of the Idempotency-Keys the
+   * commands ran under (so a retry after a crash before the answer was stored is not run again).
+   */
+  private write(events: readonly EngineEvent[], effects: readonly EffectRecord[] = []): void {
     this.assertUsable();
     const now = this.clock.now();
     try {
       this.repo.transaction(() => {
         this.repo.apply(events, now);
+        for (const e of effects) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
         if (spooled !== null) this.repo.spool(spooled, now);
       });
     } catch (err) {
+      // A commit failing while the engine is being rebuilt (the house's opening quote) is not
+      // rebuilt again: the rebuild gives up and the runtime refuses commands until restart.
+      if (this.rebuilding) throw err;
       this.log.error(
         `commit failed in the ${this.environment} engine, rebuilding from the database`,
       );
@@ -160,6 +194,8 @@ export class EngineRuntime {
         committedAt: now,
         rebuilt: true,
       });
+      // After the snapshots of the rebuilt state went out, so its deltas apply on top of them.
+      this.reopenHouse();
       throw err;
     }
     this.bus.publish({ environment: this.environment, events, committedAt: now });
@@ -174,13 +210,30 @@ export class EngineRuntime {
     try {
       this.engine = this.restore();
     } catch (err) {
-      this.broken = true;
-      this.log.error(
-        `the ${this.environment} engine could not be rebuilt and refuses commands until restart: ${
-          err instanceof Error ? err.message : String(err)
-        }`,
-      );
+      this.giveUp(err);
     }
+  }
+
+  /** The house's opening quote on a rebuilt engine; if even that cannot commit, give up. */
+  private reopenHouse(): void {
+    if (this.broken) return;
+    this.rebuilding = true;
+    try {
+      this.openHouse();
+    } catch (err) {
+      this.giveUp(err);
+    } finally {
+      this.rebuilding = false;
+    }
+  }
+
+  private giveUp(err: unknown): void {
+    this.broken = true;
+    this.log.error(
+      `the ${this.environment} engine could not be rebuilt and refuses commands until restart: ${
+        err instanceof Error ? err.message : String(err)
+      }`,
+    );
   }
 
   /**
@@ -238,6 +291,7 @@ export class EngineRuntime {
     if (this.feed === null || this.house === null || this.broken) return;
     const refs = this.feed.tick();
     this.commit(this.house.tick(refs).events);
+    this.repo.saveReferences(refs, this.clock.now());
   }
 
   /** Sandbox control: moves a market's reference and re-quotes it at once. */
@@ -246,6 +300,7 @@ export class EngineRuntime {
     if (this.feed === null || this.house === null || !this.feed.setReference(marketId, price))
       return false;
     this.commit(this.house.requote(marketId, price).events);
+    this.repo.saveReferences(new Map([[marketId, price]]), this.clock.now());
     return true;
   }
 
@@ -326,8 +381,9 @@ export class EngineRuntime {
   }
 
   /**
-   * The house for a (re)built engine: its account, a price feed (keeping the references of the
-   * feed it replaces, so sandbox price moves survive a rebuild) and an immediate quote.
+   * The house for a (re)built engine: its account and a price feed starting from each market's
+   * reference (the feed it replaces, else the stored reference: sandbox price moves and the walk
+   * survive a rebuild and a restart). It quotes in {@link openHouse}.
    */
   private startHouse(
     engine: MatchingEngine,
@@ -348,17 +404,26 @@ export class EngineRuntime {
       refill: s.refill,
       tag: HOUSE_ACCOUNT,
     });
-    const refs = new Map<string, number>();
     for (const m of markets) {
       if (m.status !== 'OPEN') continue;
-      const start = previous?.reference(m.id) ?? m.last_price ?? m.reference_price;
-      feed.addMarket(m.id, start);
-      refs.set(m.id, start);
+      feed.addMarket(m.id, previous?.reference(m.id) ?? m.reference_price);
     }
-    // Quote at once, so a fresh start has liquidity before the first tick.
-    const events: EngineEvent[] = [];
-    for (const [id, price] of refs) events.push(...house.requote(id, price).events);
-    if (events.length > 0) this.repo.transaction(() => this.repo.apply(events, this.clock.now()));
     return { feed, house };
+  }
+
+  /**
+   * The house quotes every open market at its reference at once, so a fresh start has liquidity
+   * before the first tick. Through the ordinary commit: where the ladder crosses resting orders
+   * (the reference moved while they waited) they trade, and those fills are stored, indexed and
+   * published like any other.
+   */
+  openHouse(): void {
+    if (this.feed === null || this.house === null || this.broken) return;
+    this.settle();
+    const events: EngineEvent[] = [];
+    for (const [id, price] of this.feed.references()) {
+      events.push(...this.house.requote(id, price).events);
+    }
+    this.commit(events);
   }
 }

@@ -71,6 +71,14 @@ export interface MarketRow {
   volume: number;
 }
 
+/** An Idempotency-Key's effect on an engine: the orders it placed, the ledger references it wrote. */
+export interface EffectRecord {
+  ownerId: string;
+  key: string;
+  orderIds: string[];
+  referenceIds: string[];
+}
+
 const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
 /**
  * All SQL of the trading hot path, as prepared better-sqlite3 statements on one engine database:
@@ -155,6 +163,12 @@ export class TradingRepository {
       spool: p(`INSERT INTO webhook_spool (payload, created_at) VALUES (?, ?)`),
       spooled: p(`SELECT id, payload FROM webhook_spool ORDER BY id LIMIT ?`),
       unspool: p(`DELETE FROM webhook_spool WHERE id <= ?`),
+      saveReference: p(`UPDATE markets SET reference_price = ?, updated_at = ? WHERE id = ?`),
+      insertEffect:
+        p(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids, reference_ids,
+        created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO NOTHING`),
+      effect: p(`SELECT * FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?`),
+      forgetEffects: p(`DELETE FROM idempotency_effects WHERE created_at < ?`),
     };
   }
 
@@ -169,6 +183,50 @@ export class TradingRepository {
   /** The oldest spooled batches not yet moved to the outbox, oldest first. */
   spooled(limit: number): { id: number; payload: string }[] {
     return this.s.spooled.all(limit) as { id: number; payload: string }[];
+  }
+
+  /**
+   * Stores the paper feed's reference prices, so a restart quotes where the market was (a sandbox
+   * price move included), not at a stale last trade.
+   */
+  saveReferences(refs: ReadonlyMap<string, number>, now: number): void {
+    if (refs.size === 0) return;
+    const at = iso(now);
+    this.db.transaction(() => {
+      for (const [id, price] of refs) this.s.saveReference.run(price, at, id);
+    })();
+  }
+
+  /**
+   * Records that the request with this Idempotency-Key changed the engine (a batch's legs share
+   * one record: the first one's). Call inside {@link transaction}, with the effect.
+   */
+  recordEffect(e: EffectRecord, now: number): void {
+    this.s.insertEffect.run(
+      e.ownerId,
+      e.key,
+      JSON.stringify(e.orderIds),
+      JSON.stringify(e.referenceIds),
+      iso(now),
+    );
+  }
+
+  /** The recorded effect of an Idempotency-Key, if its request changed this engine. */
+  effect(ownerId: string, key: string): EffectRecord | undefined {
+    const row = this.s.effect.get(ownerId, key) as
+      { owner_id: string; idem_key: string; order_ids: string; reference_ids: string } | undefined;
+    if (row === undefined) return undefined;
+    return {
+      ownerId: row.owner_id,
+      key: row.idem_key,
+      orderIds: JSON.parse(row.order_ids) as string[],
+      referenceIds: JSON.parse(row.reference_ids) as string[],
+    };
+  }
+
+  /** Forgets effects recorded before `beforeIso` (older than any live Idempotency-Key). */
+  forgetEffects(beforeIso: string): void {
+    this.s.forgetEffects.run(beforeIso);
   }
 
   /** Forgets spooled batches up to and including `id` (the outbox holds them now). */

@@ -50,7 +50,7 @@ export class WalletService {
   /** Real-money deposit (the route refuses test and env:paper keys before this runs). */
   deposit(c: Credential, amount: number, requestId: string): WalletMovementDto {
     const rt = this.engines.forCredential(c);
-    const r = rt.run((e) => e.deposit(c.userId, amount, requestId));
+    const r = rt.run((e) => e.deposit(c.userId, amount, requestId), c.idempotency);
     if (!r.ok) throw walletError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
   }
@@ -72,7 +72,7 @@ export class WalletService {
     if (rt.engine.getAccount(c.userId) === undefined) {
       throw insufficientFunds(amount, 0);
     }
-    const r = rt.run((e) => e.withdraw(c.userId, amount, requestId));
+    const r = rt.run((e) => e.withdraw(c.userId, amount, requestId), c.idempotency);
     if (!r.ok) throw walletError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
   }
