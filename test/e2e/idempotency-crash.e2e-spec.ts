@@ -76,6 +76,17 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(first.status).toBe(201);
     const placed = await order();
     expect(placed.status).toBe(201);
+    const legs = [1, 2, 3].map((q) => limit(m, 'BUY', 'YES', m.reference - 12, q));
+    const batch = () =>
+      as(paper, `${svc!.api}/orders/batch`, {
+        method: 'POST',
+        json: { orders: legs },
+        headers: { 'idempotency-key': 'batch-1' },
+      });
+    const batched = await batch();
+    expect(batched.status).toBe(200);
+    const legIds = (batched.body.results as { order: { id: string } }[]).map((r) => r.order.id);
+    expect(legIds).toHaveLength(3);
     // Still running as far as the platform database knows: a retry now is refused, not run.
     expectContractError(await deposit('deposit-1'), 409, 'IDEMPOTENCY_KEY_IN_USE');
 
@@ -126,6 +137,19 @@ describe('idempotency across a crash between the engine commit and the stored an
       paper.userId,
     );
     expect(orders).toEqual([{ id: placed.body.id }]);
+
+    // A batch's record names every leg's order.
+    const batchErr = expectContractError(await batch(), 409, 'IDEMPOTENT_REQUEST_APPLIED');
+    expect(batchErr.details.order_ids).toEqual(legIds);
+    expect(
+      engineRows<{ n: number }>(
+        dataDir,
+        'paper.sqlite',
+        'SELECT COUNT(*) AS n FROM orders WHERE user_id = ? AND price = ?',
+        paper.userId,
+        m.reference - 12,
+      ),
+    ).toEqual([{ n: 3 }]);
 
     // The request that never took effect runs now, once.
     const ran = await deposit('deposit-2', JSON.parse(neverRan));

@@ -77,27 +77,41 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     this.sweeper.unref();
     const running = await this.repo.findBy({ state: 'RUNNING' });
     for (const r of running) {
-      const effect = await this.effectOf(r.ownerId, r.idemKey);
-      if (effect === null) {
+      const applied = await this.appliedAnswer(r.ownerId, r.idemKey, r.createdAt);
+      if (applied === null) {
         await this.repo.delete({ ownerId: r.ownerId, idemKey: r.idemKey, state: 'RUNNING' });
-        continue;
+      } else {
+        await this.repo.update({ ownerId: r.ownerId, idemKey: r.idemKey }, applied);
       }
-      const err = new DomainError(
-        'IDEMPOTENT_REQUEST_APPLIED',
-        'The request with this Idempotency-Key was applied, but the service stopped before answering it; it is not run again. Look up its orders or ledger entries (details) instead of retrying.',
-        { idempotency_key: r.idemKey, ...effect },
-      );
-      const answer = mapError(err, requestIdFor({ headers: {} } as IncomingMessage));
-      await this.repo.update(
-        { ownerId: r.ownerId, idemKey: r.idemKey },
-        {
-          state: 'DONE',
-          responseStatus: answer.status,
-          responseBody: this.box.seal(JSON.stringify(answer.body)),
-          responseType: 'application/json; charset=utf-8',
-        },
-      );
     }
+  }
+
+  /**
+   * The stored answer for a request that changed an engine under this key (since `since`, the
+   * key's current use) but was never answered: 409 IDEMPOTENT_REQUEST_APPLIED naming what it did.
+   * Null if it changed nothing there (then running it again is safe).
+   */
+  private async appliedAnswer(
+    ownerId: string,
+    key: string,
+    since: string,
+  ): Promise<Partial<IdempotencyRecordEntity> | null> {
+    const effect = await this.effectOf(ownerId, key, since);
+    if (effect === null) return null;
+    const err = new DomainError(
+      'IDEMPOTENT_REQUEST_APPLIED',
+      'The request with this Idempotency-Key was applied, but its answer was lost (the service stopped or failed before sending it); it is not run again. Look up its orders or ledger entries (details) instead of retrying.',
+      { idempotency_key: key, ...effect },
+    );
+    const answer = mapError(err, requestIdFor({ headers: {} } as IncomingMessage));
+    // The first request's id is unknown here: no Idempotent-Original-Request-Id on the replay.
+    const body = { error: { ...answer.body.error, request_id: null } };
+    return {
+      state: 'DONE',
+      responseStatus: answer.status,
+      responseBody: this.box.seal(JSON.stringify(body)),
+      responseType: 'application/json; charset=utf-8',
+    };
   }
 
   onApplicationShutdown(): void {
@@ -117,11 +131,13 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   private async effectOf(
     ownerId: string,
     key: string,
+    since: string,
   ): Promise<{ order_ids: string[]; reference_ids: string[] } | null> {
     const env: Environment = ownerId.startsWith('live:') ? 'live' : 'test';
+    // An effect older than the key's current use belongs to an expired earlier use of it.
     const rows = (await this.engines[env].query(
-      'SELECT order_ids, reference_ids FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?',
-      [ownerId, key],
+      'SELECT order_ids, reference_ids FROM idempotency_effects WHERE owner_id = ? AND idem_key = ? AND created_at >= ?',
+      [ownerId, key, since],
     )) as { order_ids: string; reference_ids: string }[];
     if (rows.length === 0) return null;
     return {
@@ -247,7 +263,19 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     if (idem === undefined) return;
     req.idempotency = undefined;
     if (reply.statusCode >= 500) {
-      await this.repo.delete({ ownerId: idem.ownerId, idemKey: idem.key });
+      // A failure after the engine committed (the answer could not be built) must not let the
+      // retry run it again; a failure before it (nothing changed) must let it run.
+      try {
+        const record = await this.repo.findOneBy({ ownerId: idem.ownerId, idemKey: idem.key });
+        const applied =
+          record === null
+            ? null
+            : await this.appliedAnswer(idem.ownerId, idem.key, record.createdAt);
+        if (applied === null) await this.repo.delete({ ownerId: idem.ownerId, idemKey: idem.key });
+        else await this.repo.update({ ownerId: idem.ownerId, idemKey: idem.key }, applied);
+      } catch (err) {
+        this.log.error(`settling Idempotency-Key ${idem.key} after a 5xx failed: ${String(err)}`);
+      }
       return;
     }
     const body =

@@ -137,9 +137,8 @@ export class OrdersService {
     if (body.quantity !== undefined && body.quantity > this.config.values.orderMaxQuantity) {
       throw this.quantityLimit();
     }
-    const r = rt.run(
-      (e) => e.amendOrder(orderId, { price: body.price, quantity: body.quantity }, c.userId),
-      c.idempotency,
+    const r = rt.run((e) =>
+      e.amendOrder(orderId, { price: body.price, quantity: body.quantity }, c.userId),
     );
     // The schema has checked price and quantity ranges, so the engine's only remaining shape
     // rule is about the quantity: the new total must exceed what has already filled.
@@ -153,14 +152,14 @@ export class OrdersService {
   cancel(c: Credential, orderId: string): OrderDto {
     const rt = this.runtimeFor(c);
     this.assertOrderId(orderId);
-    const r = rt.run((e) => e.cancelOrder(orderId, c.userId), c.idempotency);
+    const r = rt.run((e) => e.cancelOrder(orderId, c.userId));
     if (!r.ok) throw this.orderFailure(rt, c, orderId, r);
     return this.withStoredFills(rt, r.order, c.environment);
   }
 
   cancelAll(c: Credential, marketId: string | undefined): number {
     const rt = this.runtimeFor(c);
-    const r = rt.run((e) => e.cancelAll(c.userId, marketId), c.idempotency);
+    const r = rt.run((e) => e.cancelAll(c.userId, marketId));
     if (!r.ok) throw fromEngine(r, { marketId });
     return r.cancelled;
   }

@@ -38,7 +38,7 @@ export class SandboxControlsService {
     const rt = this.paper();
     const start = rt.startingBalance;
     rt.ensureAccount(c.userId);
-    const r = rt.run((e) => e.resetAccount(c.userId, start), c.idempotency);
+    const r = rt.run((e) => e.resetAccount(c.userId, start));
     if (!r.ok) throw walletError(r, start, rt, c.userId);
     let cancelled = 0;
     for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
@@ -93,7 +93,7 @@ export class SandboxControlsService {
       });
     }
     rt.withdrawHouse(marketId);
-    const r = rt.run((e) => e.resolveMarket(marketId, outcome), c.idempotency);
+    const r = rt.run((e) => e.resolveMarket(marketId, outcome));
     if (!r.ok) {
       if (r.code === 'MARKET_ALREADY_RESOLVED') {
         throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {

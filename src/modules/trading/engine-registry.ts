@@ -22,6 +22,7 @@ import { TradingRepository } from './trading.repository.js';
 export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly runtimes = new Map<Environment, EngineRuntime>();
   private spooler: Spooler | null = null;
+  private readonly log = new Logger('Engines');
   private readonly readyCallbacks: (() => void)[] = [];
 
   constructor(
@@ -68,7 +69,15 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       this.runtimes.set(env, runtime);
       // Quoted once the spooler is in place: the opening quote's fills are committed and
       // published like any others.
-      runtime.openHouse();
+      try {
+        runtime.openHouse();
+      } catch (err) {
+        // The runtime has given up (it refuses commands, readiness says so); the other engine
+        // and the rest of the service still start.
+        this.log.error(
+          `the ${env} house could not open its quotes: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
     }
     if (c.sandboxEnabled) this.runtimes.get('test')!.startFeed();
     for (const cb of this.readyCallbacks.splice(0)) cb();

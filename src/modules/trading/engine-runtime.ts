@@ -20,6 +20,23 @@ export interface IdempotencyScope {
   key: string;
 }
 
+/** A batch's legs run under one key: one record with every leg's orders. */
+function mergeEffects(effects: readonly EffectRecord[]): EffectRecord[] {
+  if (effects.length < 2) return effects as EffectRecord[];
+  const byKey = new Map<string, EffectRecord>();
+  for (const e of effects) {
+    const k = `${e.ownerId}\u0000${e.key}`;
+    const seen = byKey.get(k);
+    if (seen === undefined)
+      byKey.set(k, { ...e, orderIds: [...e.orderIds], referenceIds: [...e.referenceIds] });
+    else {
+      seen.orderIds.push(...e.orderIds);
+      seen.referenceIds.push(...e.referenceIds);
+    }
+  }
+  return [...byKey.values()];
+}
+
 function effectOf(scope: IdempotencyScope, events: readonly EngineEvent[]): EffectRecord {
   const orderIds: string[] = [];
   const referenceIds: string[] = [];
@@ -66,6 +83,8 @@ export class EngineRuntime {
   private flushScheduled = false;
   private broken = false;
   private rebuilding = false;
+  /** Reference prices as last stored (only moved ones are written). */
+  private readonly storedRefs = new Map<string, number>();
   private feed: PriceFeed | null = null;
   private house: HouseMarketMaker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -176,7 +195,7 @@ export class EngineRuntime {
     try {
       this.repo.transaction(() => {
         this.repo.apply(events, now);
-        for (const e of effects) this.repo.recordEffect(e, now);
+        for (const e of mergeEffects(effects)) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
         if (spooled !== null) this.repo.spool(spooled, now);
       });
@@ -291,7 +310,20 @@ export class EngineRuntime {
     if (this.feed === null || this.house === null || this.broken) return;
     const refs = this.feed.tick();
     this.commit(this.house.tick(refs).events);
-    this.repo.saveReferences(refs, this.clock.now());
+    this.storeReferences(refs);
+  }
+
+  /** Stores the references that moved since last stored; a failure is logged (the next tick retries). */
+  private storeReferences(refs: ReadonlyMap<string, number>): void {
+    const moved = new Map<string, number>();
+    for (const [id, price] of refs) if (this.storedRefs.get(id) !== price) moved.set(id, price);
+    if (moved.size === 0) return;
+    try {
+      this.repo.saveReferences(moved, this.clock.now());
+      for (const [id, price] of moved) this.storedRefs.set(id, price);
+    } catch (err) {
+      this.log.warn(`storing the ${this.environment} reference prices failed: ${String(err)}`);
+    }
   }
 
   /** Sandbox control: moves a market's reference and re-quotes it at once. */
@@ -300,7 +332,7 @@ export class EngineRuntime {
     if (this.feed === null || this.house === null || !this.feed.setReference(marketId, price))
       return false;
     this.commit(this.house.requote(marketId, price).events);
-    this.repo.saveReferences(new Map([[marketId, price]]), this.clock.now());
+    this.storeReferences(new Map([[marketId, price]]));
     return true;
   }
 

@@ -166,9 +166,9 @@ export class TradingRepository {
       saveReference: p(`UPDATE markets SET reference_price = ?, updated_at = ? WHERE id = ?`),
       insertEffect:
         p(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids, reference_ids,
-        created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO NOTHING`),
-      effect: p(`SELECT * FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?`),
-      forgetEffects: p(`DELETE FROM idempotency_effects WHERE created_at < ?`),
+        created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO UPDATE SET
+        order_ids = excluded.order_ids, reference_ids = excluded.reference_ids,
+        created_at = excluded.created_at`),
     };
   }
 
@@ -198,8 +198,8 @@ export class TradingRepository {
   }
 
   /**
-   * Records that the request with this Idempotency-Key changed the engine (a batch's legs share
-   * one record: the first one's). Call inside {@link transaction}, with the effect.
+   * Records that the request with this Idempotency-Key changed the engine (replacing the record
+   * of an expired earlier use of the key). Call inside {@link transaction}, with the effect.
    */
   recordEffect(e: EffectRecord, now: number): void {
     this.s.insertEffect.run(
@@ -209,24 +209,6 @@ export class TradingRepository {
       JSON.stringify(e.referenceIds),
       iso(now),
     );
-  }
-
-  /** The recorded effect of an Idempotency-Key, if its request changed this engine. */
-  effect(ownerId: string, key: string): EffectRecord | undefined {
-    const row = this.s.effect.get(ownerId, key) as
-      { owner_id: string; idem_key: string; order_ids: string; reference_ids: string } | undefined;
-    if (row === undefined) return undefined;
-    return {
-      ownerId: row.owner_id,
-      key: row.idem_key,
-      orderIds: JSON.parse(row.order_ids) as string[],
-      referenceIds: JSON.parse(row.reference_ids) as string[],
-    };
-  }
-
-  /** Forgets effects recorded before `beforeIso` (older than any live Idempotency-Key). */
-  forgetEffects(beforeIso: string): void {
-    this.s.forgetEffects.run(beforeIso);
   }
 
   /** Forgets spooled batches up to and including `id` (the outbox holds them now). */
