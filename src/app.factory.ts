@@ -358,14 +358,13 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     await pipeline.limits?.checkIp(req, meta);
   });
 
-  // The body is parsed, not yet validated. A per-leg route is charged here, so a batch the
-  // schema refuses still counts against the per-IP ceiling. The credential and its limits come
-  // next, before any validation: an anonymous or over-limit caller learns that (401, 403, 429)
-  // rather than what is wrong with its body, and costs no validation work.
+  // The body is parsed, not yet validated. The credential and its limits come first, before any
+  // validation: an anonymous or over-limit caller learns that (401, 403, 429) rather than what is
+  // wrong with its body, and costs no validation work. Then a per-leg route is charged, so a
+  // batch the schema refuses still counts against the per-IP ceiling.
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta !== undefined) {
-      if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
       if (pipeline.access !== null) {
         await pipeline.access.authenticate(req, meta);
         const credential = req.svc.credential;
@@ -380,6 +379,9 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
           );
         }
       }
+      // The legs of a batch the caller may send (credential and limits passed), all at once; a
+      // batch refused before this counts once, like any request (settleLegs, after the answer).
+      if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
     }
     // What the body parser found wrong with a field, now that the caller is known.
     if (req.bodyIssue !== undefined) throw req.bodyIssue;

@@ -250,4 +250,32 @@ describe('orders: the batch rule under concurrency (one client IP)', () => {
       limit: 10,
     });
   });
+
+  it('a batch refused by its credential or a key or route limit counts one unit, not its legs', async () => {
+    const k = await keyFor(svc, batchKeys[0].email, batchKeys[0].token);
+    const k1 = await keyFor(svc, batchKeys[0].email, batchKeys[0].token);
+    nextMinute();
+    const batchOf = (t: Pick<Trader, 'key'>, n: number, tag: string) =>
+      as(t, `${svc.api}/orders/batch`, {
+        method: 'POST',
+        json: { orders: Array.from({ length: n }, (_, i) => leg(`${tag}-${i}`, i)) },
+      });
+    // 10 one-leg batches: 10 units, and k's route limit (10 a minute) is used up.
+    for (let i = 0; i < 10; i++) expect((await batchOf(k, 1, `one-${i}`)).status).toBe(200);
+    const routeRefused = await batchOf(k, 20, 'over-route');
+    expect(expectContractError(routeRefused, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'route',
+    });
+    expectContractError(
+      await batchOf({ key: 'svc_test_not_a_key_000000000000000000' }, 20, 'anon'),
+      401,
+      'UNAUTHENTICATED',
+    );
+    // 12 units used (10 legs + 1 + 1): five 20-leg batches fit in the other 108, the sixth not.
+    for (let i = 0; i < 5; i++) expect((await batchOf(k1, 20, `fit-${i}`)).status).toBe(200);
+    const full = await batchOf(k1, 20, 'no-fit');
+    expect(expectContractError(full, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'ip',
+    });
+  });
 });

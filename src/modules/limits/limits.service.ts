@@ -65,10 +65,12 @@ export class LimitsService {
   }
 
   /**
-   * POST /orders/batch (preValidation: the body is parsed, not yet validated): every leg is
-   * charged against the per-IP orders bucket before any leg runs, all or nothing, so a refused
-   * batch charges nothing. A body the schema then refuses has been charged too (at least one unit,
-   * at most the 20 legs a batch may hold), so bad batches meet the ceiling like any request.
+   * POST /orders/batch (preValidation, once the credential and its limits passed; the body is
+   * parsed, not yet validated): every leg is charged against the per-IP orders bucket before any
+   * leg runs, all or nothing, so a batch refused here charges nothing. A body the schema then
+   * refuses has been charged too (at least one unit, at most the 20 legs a batch may hold), so
+   * bad batches meet the ceiling like any request. A batch refused before this (401, 403, a key
+   * or route limit) counts once, in {@link settleLegs}.
    */
   async chargeLegs(req: FastifyRequest): Promise<void> {
     if (!this.enabled) return;
@@ -82,7 +84,7 @@ export class LimitsService {
 
   /**
    * After the response: a per-leg request that never reached its leg charge (a body that is not
-   * JSON) still counts once, like any other request.
+   * JSON, a refused credential, a key or route limit) still counts once, like any other request.
    */
   async settleLegs(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge !== 'legs' || this.legsCharged.has(req)) return;
