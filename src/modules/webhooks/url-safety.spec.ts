@@ -272,6 +272,10 @@ describe('IPv6 tunnels that embed IPv4 (6to4, Teredo)', () => {
 
 describe('cloud metadata: refused even where private targets are allowed', () => {
   it('isMetadataAddress knows the metadata services in every spelling, and nothing else', () => {
+    // NAT64 spellings (the IPv4 address is the tail).
+    for (const a of ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '64:ff9b:1::a9fe:a9fe'])
+      expect(isMetadataAddress(a)).toBe(true);
+    expect(isMetadataAddress('64:ff9b::808:808')).toBe(false);
     for (const ip of [
       '169.254.169.254',
       '169.254.170.2',

@@ -36,9 +36,10 @@ export function isBlockedAddress(address: string): boolean {
   if (kind === 4) return V4_BLOCKED.some((r) => inV4(ip, r));
   if (kind !== 6) return true;
   const g = v6Groups(ip);
+  // NAT64 can reach IPv4 private space through a gateway whatever the tail says: all refused.
+  if (g[0] === 0x64 && g[1] === 0xff9b) return true;
   const v4 = embeddedV4(g);
   if (v4 !== null) return isBlockedAddress(v4);
-  if (g[0] === 0x64 && g[1] === 0xff9b) return true; // NAT64 can reach IPv4 private space
   if (g[0] === 0x2001 && g[1] === 0) return true; // Teredo 2001::/32 tunnels to hidden IPv4
   if ((g[0] & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
   if ((g[0] & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
@@ -67,6 +68,8 @@ function embeddedV4(g: number[]): string | null {
   if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return quad(g[6], g[7]);
   if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return quad(g[6], g[7]);
   if (g[0] === 0x2002) return quad(g[1], g[2]);
+  // NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48 as a /96): the IPv4 address is the tail.
+  if (g[0] === 0x64 && g[1] === 0xff9b) return quad(g[6], g[7]);
   return null;
 }
 
@@ -91,7 +94,7 @@ const METADATA_V4 = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.20
 
 /**
  * True for a cloud metadata address (AWS, GCP, Azure, ECS, Alibaba; AWS's IPv6 fd00:ec2::254),
- * also in IPv4-mapped and 6to4 spellings. Refused even where private targets are allowed
+ * also in IPv4-mapped, IPv4-compatible, 6to4 and NAT64 spellings. Refused even where private targets are allowed
  * (staging), since a delivery's answer (status, error) would report back what it found there.
  */
 export function isMetadataAddress(address: string): boolean {

@@ -237,8 +237,16 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       let settled = false;
       // The whole attempt, connection to status line, must fit the timeout: the socket's idle
       // timeout alone resets on every byte, so a receiver dripping bytes could outlast it.
+      // It settles the attempt itself: some endings (a 101 answer, whose socket Node hands to
+      // 'upgrade' listeners) raise neither 'response' nor 'error', and the attempt must still end.
       const deadline = setTimeout(() => {
         req.destroy(new Error(`no response within ${timeoutMs} ms`));
+        done({
+          ok: false,
+          status: null,
+          error: `no response within ${timeoutMs} ms`,
+          retryAfterSeconds: null,
+        });
       }, timeoutMs);
       const done = (r: AttemptResult): void => {
         clearTimeout(deadline);
@@ -276,6 +284,24 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       );
       req.setTimeout(timeoutMs, () => {
         req.destroy(new Error(`no response within ${timeoutMs} ms`));
+      });
+      // A 101 (or any protocol switch) is not a 2xx: a failed attempt, its socket closed.
+      req.on('upgrade', (res, socket) => {
+        socket.destroy();
+        done({
+          ok: false,
+          status: res.statusCode ?? 101,
+          error: `HTTP ${res.statusCode ?? 101} (protocol switch) is not a 2xx`,
+          retryAfterSeconds: null,
+        });
+      });
+      req.on('close', () => {
+        done({
+          ok: false,
+          status: null,
+          error: 'connection closed before a response',
+          retryAfterSeconds: null,
+        });
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
         const msg = err.code === 'EBLOCKED' ? 'target address is not allowed' : err.message;

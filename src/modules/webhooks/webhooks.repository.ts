@@ -91,6 +91,9 @@ export class WebhooksRepository {
         p(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts,
         next_attempt_at, is_replay, replay_of, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`),
       delivery: p(`SELECT * FROM webhook_deliveries WHERE id = ?`),
+      deliveryOfEvent: p(
+        `SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ? AND replay_of IS NULL`,
+      ),
       due: p(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'PENDING' AND next_attempt_at <= ?
         ORDER BY next_attempt_at, id LIMIT ?`),
       attempted:
@@ -185,6 +188,11 @@ export class WebhooksRepository {
 
   delivery(id: string): DeliveryRow | undefined {
     return this.s.delivery.get(id) as DeliveryRow | undefined;
+  }
+
+  /** An event's original delivery to an endpoint (not a replay). */
+  deliveryOfEvent(endpointId: string, eventId: string): DeliveryRow | undefined {
+    return this.s.deliveryOfEvent.get(endpointId, eventId) as DeliveryRow | undefined;
   }
 
   /** The endpoint's due deliveries, oldest first (per endpoint, so one backlog never starves others). */
