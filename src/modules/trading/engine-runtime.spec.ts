@@ -331,6 +331,17 @@ describe('EngineRuntime: the paper price feed', () => {
     expect(rt.setReference('mkt_nope', 50)).toBe(false);
   });
 
+  it('a feed tick whose commit fails is caught (the engine is rebuilt; the process goes on)', async () => {
+    const { rt, repo } = runtime({ ...feed(7), intervalMs: 5 });
+    const restores = repo.restores;
+    repo.failOnce = true;
+    rt.startFeed();
+    await new Promise((r) => setTimeout(r, 40));
+    rt.stop();
+    expect(repo.restores).toBeGreaterThan(restores);
+    expect(rt.healthy).toBe(true);
+  });
+
   it('the live runtime (no feed) never ticks the book', () => {
     const { rt, repo } = runtime(null);
     const before = repo.commits.length;

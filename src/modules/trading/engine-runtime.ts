@@ -295,7 +295,17 @@ export class EngineRuntime {
   startFeed(): void {
     if (this.feedSettings === null || this.feedSettings.intervalMs <= 0 || this.timer !== null)
       return;
-    this.timer = setInterval(() => this.tick(), this.feedSettings.intervalMs);
+    this.timer = setInterval(() => {
+      // A failed commit has already rebuilt the engine (or given up); from a timer it must not
+      // escape, or it would end the process.
+      try {
+        this.tick();
+      } catch (err) {
+        this.log.error(
+          `the ${this.environment} feed tick failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    }, this.feedSettings.intervalMs);
     this.timer.unref();
   }
 
