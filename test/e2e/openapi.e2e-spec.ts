@@ -220,6 +220,56 @@ describe('OpenAPI 3.1 contract', () => {
     }
   });
 
+  it('states the pipeline on every operation: headers, idempotency, body refusals, who may call', () => {
+    const op = (path: string, m: string) => (doc.paths as Obj)[path][m] as Obj;
+    const headersOf = (o: Obj, status: string) => Object.keys(o.responses[status].headers ?? {});
+    const place = op('/api/v1/orders', 'post');
+    expect(place.parameters.map((p: Obj) => p.name)).toContain('Idempotency-Key');
+    expect(Object.keys(place.responses)).toEqual(
+      expect.arrayContaining(['201', '409', '413', '415', '422', '429']),
+    );
+    expect(headersOf(place, '201')).toEqual(
+      expect.arrayContaining([
+        'X-Request-Id',
+        'Svc-API-Version',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+        'Idempotent-Replayed',
+      ]),
+    );
+    expect(headersOf(place, '429')).toContain('Retry-After');
+    // Deposits answer 422 for a reused Idempotency-Key like any mutation.
+    expect(Object.keys(op('/api/v1/wallet/deposits', 'post').responses)).toContain('422');
+    // A read takes no Idempotency-Key; a public read has no limit headers.
+    expect(op('/api/v1/orders', 'get').parameters.map((p: Obj) => p.name)).not.toContain(
+      'Idempotency-Key',
+    );
+    expect(headersOf(op('/api/v1/health', 'get'), '200')).not.toContain('X-RateLimit-Limit');
+    // Deprecated operations state their deprecation headers.
+    expect(headersOf(op('/api/v1/wallet/positions', 'get'), '200')).toEqual(
+      expect.arrayContaining(['Deprecation', 'Link']),
+    );
+    // Non-JSON answers declare their media type.
+    expect(Object.keys(op('/api/v1/orders/export', 'get').responses['200'].content)).toEqual([
+      'text/csv',
+    ]);
+    expect(Object.keys(op('/api/v1/changelog.rss', 'get').responses['200'].content)).toEqual([
+      'application/rss+xml',
+    ]);
+    // Sessions are refused by cancel-on-disconnect and by the (paper-only) sandbox controls.
+    for (const [path, m] of [
+      ['/api/v1/orders/cancel-on-disconnect', 'post'],
+      ['/api/v1/orders/cancel-on-disconnect', 'get'],
+      ['/api/v1/sandbox/reset', 'post'],
+    ])
+      expect(op(path, m).security.map((s: Obj) => Object.keys(s))).toEqual([['ApiKeyAuth']]);
+    expect(op('/api/v1/orders', 'post').security.map((s: Obj) => Object.keys(s)[0])).toEqual([
+      'ApiKeyAuth',
+      'BearerAuth',
+    ]);
+  });
+
   it('documents the legacy /openapi.json as deprecated with its successor and sunset', () => {
     const legacy = doc.paths['/openapi.json'].get;
     expect(legacy).toMatchObject({

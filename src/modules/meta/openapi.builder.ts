@@ -56,11 +56,18 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
   }) as unknown as Obj;
 
   const paths = doc.paths as Record<string, Obj>;
-  for (const item of Object.values(paths)) {
+  for (const [path, item] of Object.entries(paths)) {
     for (const m of METHODS) {
       const op = item[m] as Obj | undefined;
-      if (op !== undefined) op.security = securityFor(op);
+      if (op === undefined) continue;
+      op.security = securityFor(op, path);
+      describeHeadersAndShared(op, m);
     }
+  }
+  for (const [path, media] of Object.entries(NON_JSON_BODIES)) {
+    const ok = ((paths[path]?.get as Obj | undefined)?.responses as Obj | undefined)?.['200'] as
+      Obj | undefined;
+    if (ok !== undefined) ok.content = { [media]: { schema: { type: 'string' } } };
   }
   paths['/openapi.json'] = legacyOpenApiPath();
   (doc as Obj).tags = API_TAGS;
@@ -73,9 +80,20 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
   return doc;
 }
 
-function securityFor(op: Obj): Obj[] {
+/** Operations answering something other than JSON (their 200 content is a string). */
+const NON_JSON_BODIES: Record<string, string> = {
+  '/api/v1/orders/export': 'text/csv',
+  '/api/v1/changelog.rss': 'application/rss+xml',
+};
+
+/** Key-only operations: a session token is refused (cancel-on-disconnect is per API key). */
+const KEY_ONLY_PATHS = new Set(['/api/v1/orders/cancel-on-disconnect']);
+
+function securityFor(op: Obj, path: string): Obj[] {
   const auth = op['x-auth'];
   const scopes = (op['x-required-scopes'] as string[] | undefined) ?? [];
+  // Sessions are live-only: a paper-only (sandbox) operation takes a key.
+  const keyOnly = KEY_ONLY_PATHS.has(path) || op['x-environment'] === 'sandbox-only';
   switch (auth) {
     case 'public':
       return [];
@@ -84,7 +102,89 @@ function securityFor(op: Obj): Obj[] {
     case 'session':
       return [{ BearerAuth: scopes }];
     default:
-      return [{ ApiKeyAuth: scopes }, { BearerAuth: scopes }];
+      return keyOnly ? [{ ApiKeyAuth: scopes }] : [{ ApiKeyAuth: scopes }, { BearerAuth: scopes }];
+  }
+}
+
+const header = (description: string, type: 'integer' | 'string' = 'string'): Obj => ({
+  description,
+  schema: { type },
+});
+const ERROR_BODY: Obj = {
+  'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } },
+};
+
+/**
+ * What the request pipeline does for every operation, stated on each: the id and version
+ * headers on every answer, the limit headers on authenticated ones, Retry-After on 429, the
+ * deprecation headers of deprecated operations, and on mutations the Idempotency-Key request
+ * header with its replay header and its 409/422 answers; 413 and 415 wherever a body is taken.
+ */
+function describeHeadersAndShared(op: Obj, method: string): void {
+  const responses = op.responses as Record<string, Obj>;
+  const authed = op['x-auth'] !== 'public';
+  const mutation = method !== 'get' && method !== 'head' && method !== 'options';
+  const deprecation = op.deprecated === true ? (op['x-deprecation'] as Obj | undefined) : undefined;
+  const ensure = (status: string, description: string): void => {
+    responses[status] ??= { description, content: ERROR_BODY };
+  };
+  if (op.requestBody !== undefined) {
+    ensure('413', 'Request body too large, or more than 2,000 JSON values (PAYLOAD_TOO_LARGE)');
+    ensure(
+      '415',
+      'Unsupported Content-Type: the API takes application/json (UNSUPPORTED_MEDIA_TYPE)',
+    );
+  }
+  if (mutation && authed) {
+    ensure(
+      '409',
+      'IDEMPOTENCY_KEY_IN_USE (the same Idempotency-Key still running) or IDEMPOTENT_REQUEST_APPLIED, among the operation’s own conflicts',
+    );
+    ensure('422', 'IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used with another request)');
+    const params = ((op.parameters as Obj[] | undefined) ?? []).filter(
+      (p) => String(p.name).toLowerCase() !== 'idempotency-key',
+    );
+    params.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        '1 to 255 printable ASCII characters, scoped to the credential owner for 24 hours: the same key with the same request replays the stored answer (Idempotent-Replayed: true) and never runs twice.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+    });
+    op.parameters = params;
+  }
+  for (const [status, r] of Object.entries(responses)) {
+    const h: Obj = {
+      'X-Request-Id': header(
+        'This request’s id (your own if you sent a well-formed one); equals error.request_id',
+      ),
+      'Svc-API-Version': header('API version: v1'),
+    };
+    if (authed && status !== '401') {
+      h['X-RateLimit-Limit'] = header(
+        'Requests a minute this key (or session) may make',
+        'integer',
+      );
+      h['X-RateLimit-Remaining'] = header('Requests left in the current minute', 'integer');
+      h['X-RateLimit-Reset'] = header('When the current minute ends (unix seconds)', 'integer');
+    }
+    if (status === '429') h['Retry-After'] = header('Seconds to wait before retrying', 'integer');
+    if (mutation && authed && status.startsWith('2')) {
+      h['Idempotent-Replayed'] = header(
+        'true when this is the stored answer to an earlier request with the same Idempotency-Key',
+      );
+    }
+    if (deprecation !== undefined) {
+      h['Deprecation'] = header('When the operation was deprecated, as @<unix seconds> (RFC 9745)');
+      if (deprecation.sunset_on !== null) {
+        h['Sunset'] = header('When the operation stops working (RFC 8594)');
+      }
+      if (deprecation.successor !== null) {
+        h['Link'] = header('The successor operation, rel="successor-version"');
+      }
+    }
+    r.headers = { ...h, ...((r.headers as Obj | undefined) ?? {}) };
   }
 }
 
@@ -118,7 +218,7 @@ function legacyOpenApiPath(): Obj {
         },
         '410': {
           description: 'Past the sunset (SUNSET)',
-          headers: { Link: headerDocs['Link'] },
+          headers: headerDocs,
           content: {
             'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } },
           },
