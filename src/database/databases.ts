@@ -13,6 +13,8 @@ import { UserEntity } from '../modules/users/entities/user.entity.js';
 import { Access1763769600002 } from './migrations/1763769600002-access.js';
 import { Realtime1763769600004 } from './migrations/1763769600004-realtime.js';
 import { Webhooks1763769600005 } from './migrations/1763769600005-webhooks.js';
+import { MfaLockouts1763769600008 } from './migrations/1763769600008-mfa-lockouts.js';
+import { MfaLockoutEntity } from '../modules/security/entities/mfa-lockout.entity.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
 import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
@@ -34,12 +36,14 @@ export const PLATFORM_ENTITIES = [
   TermsAcceptanceEntity,
   IdempotencyRecordEntity,
   CancelOnDisconnectEntity,
+  MfaLockoutEntity,
 ];
 export const PLATFORM_MIGRATIONS: Ctor[] = [
   PlatformInit1763769600000,
   Access1763769600002,
   Realtime1763769600004,
   Webhooks1763769600005,
+  MfaLockouts1763769600008,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

@@ -144,6 +144,26 @@ describe('MFA: TOTP enrol and step-up', () => {
     expect(err.details.attempts_before_lock).toBe(4);
   });
 
+  it("a leaked key's wrong codes lock only that key: the owner's session and other keys still step up", async () => {
+    clock().advance(30_000);
+    const leaked = await createKey(svc, session, { name: 'leaked-read-only' });
+    const other = await createKey(svc, session, { name: 'other-key' });
+    const viaKey = (key: string, code: string) =>
+      asKey(key, `${svc.api}/security/mfa/step-up`, { method: 'POST', json: { code } });
+    const wrong = codeNow() === '000000' ? '111111' : '000000';
+    for (let i = 1; i <= 5; i++) {
+      const err = expectError(await viaKey(leaked.key, wrong), 422, 'MFA_CODE_INVALID');
+      expect(err.details.attempts_before_lock).toBe(5 - i);
+    }
+    expectError(await viaKey(leaked.key, codeNow()), 429, 'MFA_LOCKED');
+    // The owner is not locked out: the session steps up, and so does another key.
+    expect((await stepUp(codeNow())).status).toBe(200);
+    clock().advance(30_000);
+    expect((await viaKey(other.key, codeNow())).status).toBe(200);
+    // The leaked key stays locked meanwhile.
+    expectError(await viaKey(leaked.key, codeNow(1)), 429, 'MFA_LOCKED');
+  });
+
   it('step-up is available to the user with an API key; enrolment needs a session', async () => {
     const k = await createKey(svc, await login(svc, UNVERIFIED), { name: 'mfa-key' });
     expectError(

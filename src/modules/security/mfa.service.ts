@@ -1,10 +1,20 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { matchTotp, newTotpSecret } from '../../common/crypto/totp.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
+import { PLATFORM_DB } from '../../database/databases.js';
 import { UsersService } from '../users/users.service.js';
+import { MfaLockoutEntity } from './entities/mfa-lockout.entity.js';
+
+/** The lockout bucket of a credential: its API key, or the user's sessions together. */
+export function lockoutIdOf(c: Pick<Credential, 'keyId' | 'userId'>): string {
+  return c.keyId ?? `session:${c.userId}`;
+}
 
 /** Wrong codes allowed before step-up locks, and how long it stays locked. */
 export const MFA_MAX_FAILED_ATTEMPTS = 5;
@@ -13,13 +23,27 @@ export const MFA_LOCK_SECONDS = 900;
 @Injectable()
 export class MfaService {
   private readonly box: SecretBox;
+  private readonly lockouts: Repository<MfaLockoutEntity>;
 
   constructor(
     private readonly users: UsersService,
     private readonly clock: Clock,
     private readonly config: ConfigService,
+    @InjectDataSource(PLATFORM_DB) db: DataSource,
   ) {
     this.box = new SecretBox(config.secrets.encryptionKey);
+    this.lockouts = db.getRepository(MfaLockoutEntity);
+  }
+
+  private async lockoutOf(credentialId: string, userId: string): Promise<MfaLockoutEntity> {
+    return (
+      (await this.lockouts.findOneBy({ credentialId })) ?? {
+        credentialId,
+        userId,
+        failedAttempts: 0,
+        lockedUntil: null,
+      }
+    );
   }
 
   /**
@@ -32,7 +56,11 @@ export class MfaService {
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
     if (user.mfaSecretEnc !== null) {
       const now = this.clock.now();
-      assertNotLocked(user.mfaLockedUntil, now);
+      // Enrolment takes a session: the sessions' lock is the one that applies.
+      assertNotLocked(
+        (await this.lockoutOf(lockoutIdOf({ keyId: null, userId }), userId)).lockedUntil,
+        now,
+      );
       if (user.stepUpUntil === null || Date.parse(user.stepUpUntil) <= now) {
         throw new DomainError(
           'MFA_STEP_UP_REQUIRED',
@@ -43,9 +71,10 @@ export class MfaService {
     const secret = newTotpSecret();
     user.mfaSecretEnc = this.box.seal(secret);
     user.mfaLastCounter = 0;
-    user.mfaFailedAttempts = 0;
     user.stepUpUntil = null;
     await this.users.repo.save(user);
+    // Wrong codes against the old seed no longer count (a lock, though, stays).
+    await this.lockouts.update({ userId }, { failedAttempts: 0 });
     const label = encodeURIComponent(`Sandbox Exchange:${user.email}`);
     return {
       secret,
@@ -55,39 +84,44 @@ export class MfaService {
 
   /**
    * Verifies a TOTP code and caches the step-up for MFA_STEP_UP_TTL_SECONDS. A code (time step)
-   * is accepted once; MFA_MAX_FAILED_ATTEMPTS wrong codes lock step-up for MFA_LOCK_SECONDS.
+   * is accepted once; MFA_MAX_FAILED_ATTEMPTS wrong codes lock step-up for MFA_LOCK_SECONDS for
+   * the credential that sent them (an API key, or the user's sessions): a leaked key, even a
+   * read-only one, can lock out only itself, not the owner's withdrawals with another credential.
    */
-  async stepUp(userId: string, code: string): Promise<{ stepped_up_until: string }> {
+  async stepUp(c: Credential, code: string): Promise<{ stepped_up_until: string }> {
+    const userId = c.userId;
     const user = await this.users.byId(userId);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
     if (user.mfaSecretEnc === null) {
       throw new DomainError('MFA_NOT_ENROLLED', 'Enrol first: POST /api/v1/security/mfa/enroll');
     }
     const now = this.clock.now();
-    assertNotLocked(user.mfaLockedUntil, now);
+    const lockout = await this.lockoutOf(lockoutIdOf(c), userId);
+    assertNotLocked(lockout.lockedUntil, now);
     const counter = matchTotp(this.box.open(user.mfaSecretEnc), code, Math.floor(now / 1000));
     if (counter === null || counter <= user.mfaLastCounter) {
-      user.mfaFailedAttempts += 1;
-      const locked = user.mfaFailedAttempts >= MFA_MAX_FAILED_ATTEMPTS;
+      lockout.failedAttempts += 1;
+      const locked = lockout.failedAttempts >= MFA_MAX_FAILED_ATTEMPTS;
       if (locked) {
-        user.mfaLockedUntil = new Date(now + MFA_LOCK_SECONDS * 1000).toISOString();
-        user.mfaFailedAttempts = 0;
+        lockout.lockedUntil = new Date(now + MFA_LOCK_SECONDS * 1000).toISOString();
+        lockout.failedAttempts = 0;
       }
-      await this.users.repo.save(user);
+      await this.lockouts.save(lockout);
       throw new DomainError(
         'MFA_CODE_INVALID',
         counter === null
           ? 'Wrong or expired code'
           : 'This code was already used; wait for the next one',
-        { attempts_before_lock: locked ? 0 : MFA_MAX_FAILED_ATTEMPTS - user.mfaFailedAttempts },
+        { attempts_before_lock: locked ? 0 : MFA_MAX_FAILED_ATTEMPTS - lockout.failedAttempts },
       );
     }
     const until = new Date(now + this.config.values.mfaStepUpTtlSeconds * 1000).toISOString();
     user.mfaLastCounter = counter;
-    user.mfaFailedAttempts = 0;
-    user.mfaLockedUntil = null;
     user.stepUpUntil = until;
     await this.users.repo.save(user);
+    if (lockout.failedAttempts > 0 || lockout.lockedUntil !== null) {
+      await this.lockouts.delete({ credentialId: lockout.credentialId });
+    }
     return { stepped_up_until: until };
   }
 
@@ -98,7 +132,7 @@ export class MfaService {
   }
 }
 
-/** 429 MFA_LOCKED while a lock from too many wrong codes lasts (step-up and re-enrolment). */
+/** 429 MFA_LOCKED while a credential's lock from too many wrong codes lasts (step-up and re-enrolment). */
 function assertNotLocked(lockedUntil: string | null, now: number): void {
   if (lockedUntil === null || Date.parse(lockedUntil) <= now) return;
   const retry = Math.ceil((Date.parse(lockedUntil) - now) / 1000);

@@ -80,13 +80,13 @@ export class SecurityController {
   @Endpoint({
     summary: 'MFA step-up: cached server-side for MFA_STEP_UP_TTL_SECONDS (300)',
     description:
-      'Withdrawals inside the window proceed. A code is accepted once. 5 wrong codes lock step-up for 900 s (429 MFA_LOCKED with Retry-After).',
+      "Withdrawals inside the window proceed. A code is accepted once. 5 wrong codes lock step-up for 900 s (429 MFA_LOCKED with Retry-After) for the credential that sent them: an API key, or the user's sessions together. Another credential of the same user is not locked out.",
     auth: 'key',
     type: StepUpResultDto,
     errors: [400, 409, 422],
   })
   stepUp(@Cred() c: Credential, @Body() body: StepUpDto): Promise<StepUpResultDto> {
-    return this.mfa.stepUp(c.userId, body.code);
+    return this.mfa.stepUp(c, body.code);
   }
 
   @Get('developer-terms')
