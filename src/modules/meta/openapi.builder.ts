@@ -128,7 +128,9 @@ function describeHeadersAndShared(op: Obj, method: string): void {
   const ensure = (status: string, description: string): void => {
     responses[status] ??= { description, content: ERROR_BODY };
   };
-  if (op.requestBody !== undefined) {
+  // Any mutation may be sent a body: it is read (and refused) even where none is expected.
+  if (op.requestBody !== undefined || mutation) {
+    ensure('400', 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)');
     ensure('413', 'Request body too large, or more than 2,000 JSON values (PAYLOAD_TOO_LARGE)');
     ensure(
       '415',
@@ -170,7 +172,12 @@ function describeHeadersAndShared(op: Obj, method: string): void {
       h['X-RateLimit-Reset'] = header('When the current minute ends (unix seconds)', 'integer');
     }
     if (status === '429') h['Retry-After'] = header('Seconds to wait before retrying', 'integer');
-    if (mutation && authed && status.startsWith('2')) {
+    if (mutation && authed && !status.startsWith('5')) {
+      if (!status.startsWith('2')) {
+        h['Idempotent-Original-Request-Id'] = header(
+          'On a replayed error: the id of the request whose answer this is',
+        );
+      }
       h['Idempotent-Replayed'] = header(
         'true when this is the stored answer to an earlier request with the same Idempotency-Key',
       );

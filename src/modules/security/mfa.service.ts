@@ -11,9 +11,13 @@ import { PLATFORM_DB } from '../../database/databases.js';
 import { UsersService } from '../users/users.service.js';
 import { MfaLockoutEntity } from './entities/mfa-lockout.entity.js';
 
-/** The lockout bucket of a credential: its API key, or the user's sessions together. */
+/**
+ * The lockout bucket of a credential: the user's API keys together, or the user's sessions
+ * together. Two buckets, so a leaked key cannot lock the owner's sessions out of step-up, while
+ * minting new keys (with a session) buys no fresh guesses: at most 2 x 5 per lock period.
+ */
 export function lockoutIdOf(c: Pick<Credential, 'keyId' | 'userId'>): string {
-  return c.keyId ?? `session:${c.userId}`;
+  return c.keyId === null ? `session:${c.userId}` : `keys:${c.userId}`;
 }
 
 /** Wrong codes allowed before step-up locks, and how long it stays locked. */

@@ -80,7 +80,7 @@ export class SecurityController {
   @Endpoint({
     summary: 'MFA step-up: cached server-side for MFA_STEP_UP_TTL_SECONDS (300)',
     description:
-      "Withdrawals inside the window proceed. A code is accepted once. 5 wrong codes lock step-up for 900 s (429 MFA_LOCKED with Retry-After) for the credential that sent them: an API key, or the user's sessions together. Another credential of the same user is not locked out.",
+      "Withdrawals inside the window proceed. A code is accepted once. 5 wrong codes lock step-up for 900 s (429 MFA_LOCKED with Retry-After) for the kind of credential that sent them: the user's API keys together, or the user's sessions together. A locked key does not lock the sessions out, and new keys get no fresh attempts.",
     auth: 'key',
     type: StepUpResultDto,
     errors: [400, 409, 422],

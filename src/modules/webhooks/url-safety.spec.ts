@@ -276,6 +276,13 @@ describe('cloud metadata: refused even where private targets are allowed', () =>
     for (const a of ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '64:ff9b:1::a9fe:a9fe'])
       expect(isMetadataAddress(a)).toBe(true);
     expect(isMetadataAddress('64:ff9b::808:808')).toBe(false);
+    // The local-use prefix's other RFC 6052 layouts (/48, /56, /64) for 169.254.169.254.
+    for (const a of [
+      '64:ff9b:1:a9fe:a9:fe00::',
+      '64:ff9b:1:a9:fe:a9fe::',
+      '64:ff9b:1:0:a9:fea9:fe00:0',
+    ])
+      expect(isMetadataAddress(a)).toBe(true);
     for (const ip of [
       '169.254.169.254',
       '169.254.170.2',

@@ -106,7 +106,19 @@ export function isMetadataAddress(address: string): boolean {
   if (g[0] === 0xfd00 && g[1] === 0x0ec2 && g.slice(2, 7).every((x) => x === 0) && g[7] === 0x254)
     return true;
   const v4 = embeddedV4(g);
-  return v4 !== null && METADATA_V4.has(v4);
+  if (v4 !== null && METADATA_V4.has(v4)) return true;
+  // The local-use NAT64 prefix 64:ff9b:1::/48 may embed the IPv4 address in any of RFC 6052's
+  // /48, /56 and /64 layouts too (bits 64-71 are skipped): any of them naming metadata is refused.
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) {
+    const b = g.flatMap((x) => [x >> 8, x & 255]);
+    const layouts = [
+      [b[6], b[7], b[9], b[10]],
+      [b[7], b[9], b[10], b[11]],
+      [b[9], b[10], b[11], b[12]],
+    ];
+    return layouts.some((q) => METADATA_V4.has(q.join('.')));
+  }
+  return false;
 }
 
 export interface UrlPolicy {

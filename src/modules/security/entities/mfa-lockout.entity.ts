@@ -1,12 +1,12 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * Wrong MFA codes per credential (an API key, or a user's sessions together), so a leaked key,
- * even a read-only one, can lock out only itself, never the owner's other credentials.
+ * Wrong MFA codes per user and kind of credential (the user's API keys together, or the user's
+ * sessions together), so a leaked key, even a read-only one, cannot lock the owner's sessions out.
  */
 @Entity('mfa_lockouts')
 export class MfaLockoutEntity {
-  /** The API key id, or `session:<user id>` for the user's session tokens. */
+  /** `keys:<user id>` for the user's API keys, `session:<user id>` for the user's sessions. */
   @PrimaryColumn({ name: 'credential_id', type: 'varchar', length: 60 })
   credentialId: string;
 
