@@ -162,7 +162,6 @@ function serveOtherUpgradesAsHttp(server: Server): void {
     if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '') && path === '/api/v1/ws') {
       const refusal = handshakeProblem(req);
       if (refusal !== null) {
-        socket.on('error', () => undefined); // answerClientError ends it with the error
         answerClientError(refusal, socket, req);
         return;
       }
@@ -174,7 +173,6 @@ function serveOtherUpgradesAsHttp(server: Server): void {
       req.headers['transfer-encoding'] !== undefined ||
       Number(req.headers['content-length'] ?? 0) > 0;
     if (hasBody) {
-      socket.on('error', () => undefined); // answerClientError ends it with the error
       answerClientError(
         new DomainError(
           'BAD_REQUEST',
@@ -192,6 +190,13 @@ function serveOtherUpgradesAsHttp(server: Server): void {
   });
 }
 
+/** An HTTP/1.1 request without Host (RFC 9112 3.2), which Node is told to let through. */
+function missingHost(req: IncomingMessage): DomainError | null {
+  return req.httpVersion === '1.1' && req.headers.host === undefined
+    ? new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header')
+    : null;
+}
+
 /**
  * What `ws` would refuse in a WebSocket handshake (RFC 6455 4.2.1), refused here first so the
  * answer is the contract's JSON body with the usual headers instead of `ws`'s text/html one.
@@ -205,9 +210,8 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
       { Allow: 'GET' },
     );
   }
-  if (req.headers.host === undefined) {
-    return new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header');
-  }
+  const host = missingHost(req);
+  if (host !== null) return host;
   if ((req.headers.upgrade ?? '').trim().toLowerCase() !== 'websocket') {
     return new DomainError('BAD_REQUEST', 'Invalid Upgrade header: expected "websocket"');
   }
@@ -233,26 +237,17 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
  */
 function answerOddHttp(server: Server): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const id = requestIdFor(req);
-    const mapped = mapError(
+    const answer = closingAnswer(
       new DomainError(
         'EXPECTATION_FAILED',
         `Expect: ${String(req.headers.expect).slice(0, 60)} is not supported; only 100-continue is`,
       ),
-      id,
+      req,
     );
-    const body = JSON.stringify(mapped.body);
-    res.writeHead(mapped.status, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      'X-Request-Id': id,
-      'Svc-API-Version': 'v1',
-      Connection: 'close',
-    });
-    res.end(body);
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
   });
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    socket.on('error', () => undefined); // answerClientError ends it with the error
     const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
     answerClientError(
       new DomainError(
@@ -332,9 +327,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
         { 'Retry-After': '1' },
       );
     }
-    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
+    const noHost = missingHost(req.raw);
+    if (noHost !== null) {
       reply.header('Connection', 'close');
-      throw new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header');
+      throw noHost;
     }
     const meta = routeMetaOf(req.routeOptions?.config);
     const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';
@@ -445,6 +441,34 @@ function sendEarlyError(err: unknown, req: FastifyRequest, reply: FastifyReply):
     .send(JSON.stringify(mapped.body));
 }
 
+/**
+ * The contract's answer to a request answered outside Fastify, on a connection that then closes:
+ * its status, every header (the caller's X-Request-Id kept when the request was parsed) and body.
+ */
+function closingAnswer(
+  err: Error,
+  req?: IncomingMessage,
+): { status: number; headers: Record<string, string>; body: string } {
+  const id = requestIdFor(req ?? ({ headers: {} } as IncomingMessage));
+  let mapped = mapError(err, id);
+  if (mapped.unexpected) {
+    mapped = mapError(new DomainError('BAD_REQUEST', 'Malformed HTTP request'), id);
+  }
+  const body = JSON.stringify(mapped.body);
+  return {
+    status: mapped.status,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...mapped.headers,
+      'X-Request-Id': id,
+      'Svc-API-Version': 'v1',
+      Connection: 'close',
+    },
+    body,
+  };
+}
+
 /** Malformed HTTP never becomes a request: answer on the socket, still in the contract's shape. */
 function answerClientError(
   err: Error & { code?: string },
@@ -452,22 +476,14 @@ function answerClientError(
   req?: IncomingMessage,
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  // A parsed request keeps the caller's X-Request-Id; malformed HTTP has none to keep.
-  const id = requestIdFor(req ?? ({ headers: {} } as IncomingMessage));
-  let mapped = mapError(err, id);
-  if (mapped.unexpected) {
-    mapped = mapError(new DomainError('BAD_REQUEST', 'Malformed HTTP request'), id);
-  }
-  const body = JSON.stringify(mapped.body);
+  socket.on('error', () => undefined); // the destroy below ends it with the error
+  const answer = closingAnswer(err, req);
   if (socket.writable) {
-    const extra = Object.entries(mapped.headers)
+    const head = Object.entries(answer.headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('');
     socket.write(
-      `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? ''}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}` +
-        `X-Request-Id: ${id}\r\nSvc-API-Version: v1\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n${head}\r\n${answer.body}`,
     );
   }
   socket.destroy(err);

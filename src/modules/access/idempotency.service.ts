@@ -76,13 +76,19 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     }, 3_600_000);
     this.sweeper.unref();
     const running = await this.repo.findBy({ state: 'RUNNING' });
-    for (const r of running) {
-      const applied = await this.appliedAnswer(r.ownerId, r.idemKey, r.createdAt);
-      if (applied === null) {
-        await this.repo.delete({ ownerId: r.ownerId, idemKey: r.idemKey, state: 'RUNNING' });
-      } else {
-        await this.repo.update({ ownerId: r.ownerId, idemKey: r.idemKey }, applied);
-      }
+    for (const r of running) await this.settleUnanswered(r);
+  }
+
+  /**
+   * A key whose request got no stored answer: the stored 409 if the request changed an engine,
+   * else the key is released (running the request again is safe).
+   */
+  private async settleUnanswered(r: IdempotencyRecordEntity): Promise<void> {
+    const applied = await this.appliedAnswer(r.ownerId, r.idemKey, r.createdAt);
+    if (applied === null) {
+      await this.repo.delete({ ownerId: r.ownerId, idemKey: r.idemKey, state: 'RUNNING' });
+    } else {
+      await this.repo.update({ ownerId: r.ownerId, idemKey: r.idemKey }, applied);
     }
   }
 
@@ -267,12 +273,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       // retry run it again; a failure before it (nothing changed) must let it run.
       try {
         const record = await this.repo.findOneBy({ ownerId: idem.ownerId, idemKey: idem.key });
-        const applied =
-          record === null
-            ? null
-            : await this.appliedAnswer(idem.ownerId, idem.key, record.createdAt);
-        if (applied === null) await this.repo.delete({ ownerId: idem.ownerId, idemKey: idem.key });
-        else await this.repo.update({ ownerId: idem.ownerId, idemKey: idem.key }, applied);
+        if (record !== null) await this.settleUnanswered(record);
       } catch (err) {
         this.log.error(`settling Idempotency-Key ${idem.key} after a 5xx failed: ${String(err)}`);
       }

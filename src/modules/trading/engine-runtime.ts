@@ -20,32 +20,26 @@ export interface IdempotencyScope {
   key: string;
 }
 
-/** A batch's legs run under one key: one record with every leg's orders. */
-function mergeEffects(effects: readonly EffectRecord[]): EffectRecord[] {
-  if (effects.length < 2) return effects as EffectRecord[];
-  const byKey = new Map<string, EffectRecord>();
-  for (const e of effects) {
-    const k = `${e.ownerId}\u0000${e.key}`;
-    const seen = byKey.get(k);
-    if (seen === undefined)
-      byKey.set(k, { ...e, orderIds: [...e.orderIds], referenceIds: [...e.referenceIds] });
-    else {
-      seen.orderIds.push(...e.orderIds);
-      seen.referenceIds.push(...e.referenceIds);
-    }
+/**
+ * Adds what a command did (orders placed, ledger references) to the effect of the key it ran
+ * under: a batch's legs, which share one key and one commit, make one record.
+ */
+function addEffect(
+  into: Map<string, EffectRecord>,
+  scope: IdempotencyScope,
+  events: readonly EngineEvent[],
+): void {
+  const k = `${scope.ownerId}\u0000${scope.key}`;
+  let effect = into.get(k);
+  if (effect === undefined) {
+    effect = { ownerId: scope.ownerId, key: scope.key, orderIds: [], referenceIds: [] };
+    into.set(k, effect);
   }
-  return [...byKey.values()];
-}
-
-function effectOf(scope: IdempotencyScope, events: readonly EngineEvent[]): EffectRecord {
-  const orderIds: string[] = [];
-  const referenceIds: string[] = [];
   for (const e of events) {
-    if (e.type === 'order.accepted') orderIds.push(e.order.id);
+    if (e.type === 'order.accepted') effect.orderIds.push(e.order.id);
     else if (e.type === 'balance.changed' && e.reason !== 'TRADE' && e.referenceId !== null)
-      referenceIds.push(e.referenceId);
+      effect.referenceIds.push(e.referenceId);
   }
-  return { ownerId: scope.ownerId, key: scope.key, orderIds, referenceIds };
 }
 
 export const HOUSE_ACCOUNT = 'house';
@@ -78,7 +72,7 @@ export class EngineRuntime {
   /** Open orders by API key (client_order_id uniqueness, per-key cap). */
   index = new OpenOrderIndex();
   private pendingEvents: EngineEvent[] = [];
-  private pendingEffects: EffectRecord[] = [];
+  private pendingEffects = new Map<string, EffectRecord>();
   private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushScheduled = false;
   private broken = false;
@@ -138,7 +132,7 @@ export class EngineRuntime {
     if (!result.ok || result.events.length === 0) return Promise.resolve(result);
     this.index.apply(result.events);
     for (const e of result.events) this.pendingEvents.push(e);
-    if (idempotency !== undefined) this.pendingEffects.push(effectOf(idempotency, result.events));
+    if (idempotency !== undefined) addEffect(this.pendingEffects, idempotency, result.events);
     return new Promise((resolve, reject) => {
       this.pendingWaiters.push({ resolve: () => resolve(result), reject });
       if (!this.flushScheduled) {
@@ -161,7 +155,7 @@ export class EngineRuntime {
     const effects = this.pendingEffects;
     this.pendingEvents = [];
     this.pendingWaiters = [];
-    this.pendingEffects = [];
+    this.pendingEffects = new Map();
     try {
       this.write(events, effects);
     } catch (err) {
@@ -182,20 +176,25 @@ export class EngineRuntime {
     }
     if (events.length === 0) return;
     this.index.apply(events);
-    this.write(events, idempotency === undefined ? [] : [effectOf(idempotency, events)]);
+    const effects = new Map<string, EffectRecord>();
+    if (idempotency !== undefined) addEffect(effects, idempotency, events);
+    this.write(events, effects);
   }
 
   /**
    * One transaction: the events, the webhook spool, and the effects of the Idempotency-Keys the
    * commands ran under (so a retry after a crash before the answer was stored is not run again).
    */
-  private write(events: readonly EngineEvent[], effects: readonly EffectRecord[] = []): void {
+  private write(
+    events: readonly EngineEvent[],
+    effects: ReadonlyMap<string, EffectRecord> = new Map(),
+  ): void {
     this.assertUsable();
     const now = this.clock.now();
     try {
       this.repo.transaction(() => {
         this.repo.apply(events, now);
-        for (const e of mergeEffects(effects)) this.repo.recordEffect(e, now);
+        for (const e of effects.values()) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
         if (spooled !== null) this.repo.spool(spooled, now);
       });

@@ -100,7 +100,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
     live: { pending: false, draining: false, failures: 0 },
     test: { pending: false, draining: false, failures: 0 },
   };
-  private readonly timers = new Set<NodeJS.Timeout | NodeJS.Immediate>();
+  private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
 
   constructor(
@@ -114,7 +114,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
     this.sub = this.bus.stream.subscribe((batch) => this.onCommitted(batch.environment));
     // Batches a crash left in the spools: moved as soon as the engines are up.
     this.engines.whenReady(() => {
-      for (const env of ['live', 'test'] as const) this.startDraining(env);
+      for (const env of ['live', 'test'] as const) this.step(env);
     });
   }
 
@@ -126,10 +126,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   onApplicationShutdown(): void {
     this.sub?.unsubscribe();
     this.stopped = true;
-    for (const t of this.timers) {
-      clearTimeout(t as NodeJS.Timeout);
-      clearImmediate(t as NodeJS.Immediate);
-    }
+    for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
   }
 
@@ -166,34 +163,20 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   /** After an engine commit: its batch is moved at once, unless older ones are still waiting. */
   private onCommitted(env: Environment): void {
     const st = this.state[env];
-    if (!st.pending || st.draining) return;
     // Normally just this batch: recorded before its orders are answered.
-    const moved = this.moveChunk(env);
-    if (moved === MOVE_CHUNK) this.startDraining(env, 0);
-    else if (moved < 0) this.startDraining(env, RETRY_MS);
+    if (st.pending && !st.draining) this.step(env);
   }
 
-  private startDraining(env: Environment, delayMs = 0): void {
-    const st = this.state[env];
-    if (st.draining || this.stopped) return;
-    st.draining = true;
-    this.later(() => this.drain(env), delayMs);
-  }
-
-  /** One chunk of a backlog per turn, until the spool is empty; retried while moves fail. */
-  private drain(env: Environment): void {
+  /**
+   * Moves one chunk. While a backlog remains (a full chunk moved) or the move failed, the next
+   * step follows on a later turn, after RETRY_MS for a failure, and new batches queue behind it.
+   */
+  private step(env: Environment): void {
     if (this.stopped) return;
-    const st = this.state[env];
     const moved = this.moveChunk(env);
-    if (moved < 0) {
-      this.later(() => this.drain(env), RETRY_MS);
-      return;
-    }
-    if (moved === MOVE_CHUNK) {
-      this.later(() => this.drain(env), 0);
-      return;
-    }
-    st.draining = false;
+    const again = moved < 0 || moved === MOVE_CHUNK;
+    this.state[env].draining = again;
+    if (again) this.later(() => this.step(env), moved < 0 ? RETRY_MS : 0);
   }
 
   /**
@@ -258,20 +241,12 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
 
   private later(fn: () => void, ms: number): void {
     if (this.stopped) return;
-    if (ms === 0) {
-      const t = setImmediate(() => {
-        this.timers.delete(t);
-        fn();
-      });
-      this.timers.add(t);
-    } else {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        fn();
-      }, ms);
-      t.unref();
-      this.timers.add(t);
-    }
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    this.timers.add(t);
   }
 }
 
