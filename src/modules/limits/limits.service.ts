@@ -277,7 +277,6 @@ export class LimitsService {
     );
   }
 
-  /** The store's answer, or null when it threw or did not answer in time. */
   /** A counter's value, or null when the store does not answer (the headers then say 0 used). */
   private async countOr(bucket: string, now: number): Promise<number | null> {
     try {
@@ -287,6 +286,7 @@ export class LimitsService {
     }
   }
 
+  /** The store's answer, or null when it threw or did not answer in time. */
   private async safeTake(charges: Charge[], now: number): Promise<TakeResult | null> {
     try {
       return await this.withTimeout(this.store.take(charges, now));
