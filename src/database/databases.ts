@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { DataSourceOptions, MigrationInterface } from 'typeorm';
+import type { Database } from 'better-sqlite3';
+import type { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
 import type { Environment } from '../common/environment.js';
 import { MarketEntity } from '../modules/markets/entities/market.entity.js';
 import { IdempotencyRecordEntity } from '../modules/access/entities/idempotency-record.entity.js';
@@ -26,6 +27,14 @@ export const PLATFORM_DB = 'platform';
 export const ENGINE_DB: Record<Environment, string> = { live: 'live', test: 'paper' };
 
 type Ctor = new () => MigrationInterface;
+
+/**
+ * The better-sqlite3 connection under a data source, for the prepared statements of hot paths
+ * (TypeORM owns the schema; these run plain SQL on its connection).
+ */
+export function connectionOf(ds: DataSource): Database {
+  return (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+}
 
 export const PLATFORM_ENTITIES = [
   UserEntity,

@@ -7,7 +7,7 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ConfigService } from '../config/config.service.js';
-import { ENGINE_DB, PLATFORM_DB } from './databases.js';
+import { connectionOf, ENGINE_DB, PLATFORM_DB } from './databases.js';
 import { WalCheckpointer, type CheckpointResult } from './wal-checkpointer.js';
 
 /** Runs the {@link WalCheckpointer} over the three databases while the app is up. */
@@ -27,8 +27,7 @@ export class WalCheckpointService implements OnApplicationBootstrap, OnModuleDes
     const interval = this.config.values.sqliteCheckpointIntervalMs;
     if (interval === 0) return;
     const writers = [this.platform, this.live, this.paper].map((ds) => {
-      const db = (ds.driver as unknown as { databaseConnection: { pragma(s: string): unknown } })
-        .databaseConnection;
+      const db = connectionOf(ds);
       return { file: String(ds.options.database), pragma: (sql: string) => db.pragma(sql) };
     });
     try {

@@ -78,7 +78,10 @@ describe('IdempotencyService: an expired key reused by two identical requests at
       jwtSecret: 'x'.repeat(32),
       encryptionKey: '0'.repeat(64),
     });
-    const noEngine = {} as DataSource; // begin() never reads the engines
+    // begin() never reads the engines: their statements are prepared, never run.
+    const noEngine = {
+      driver: { databaseConnection: { prepare: () => ({}) } },
+    } as unknown as DataSource;
     return {
       svc: new IdempotencyService(fakeDs, noEngine, noEngine, clock, config),
       clock,

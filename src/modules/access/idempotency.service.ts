@@ -13,7 +13,8 @@ import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
-import { ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+import { connectionOf, ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+import { EffectStore } from '../trading/trading.repository.js';
 import type { Environment } from '../../common/environment.js';
 import { mapError } from '../../common/errors/error-mapper.js';
 import { requestIdFor } from '../../common/http/request-id.js';
@@ -43,7 +44,8 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   private readonly repo: Repository<IdempotencyRecordEntity>;
   private readonly box: SecretBox;
 
-  private readonly engines: Record<Environment, DataSource>;
+  /** The engines' records of what each key's request changed (see EngineRuntime). */
+  private readonly effects: Record<Environment, EffectStore>;
   private readonly log = new Logger('Idempotency');
   private sweeper: NodeJS.Timeout | null = null;
 
@@ -56,7 +58,10 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   ) {
     this.repo = db.getRepository(IdempotencyRecordEntity);
     this.box = new SecretBox(config.secrets.encryptionKey);
-    this.engines = { live, test: paper };
+    this.effects = {
+      live: new EffectStore(connectionOf(live)),
+      test: new EffectStore(connectionOf(paper)),
+    };
   }
 
   /**
@@ -67,12 +72,14 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
    * effect, and its key is released so the client's retry runs.
    */
   async onApplicationBootstrap(): Promise<void> {
-    await this.forgetOldEffects();
+    this.forgetOldEffects();
     // Effects outlive their keys by no more than an hour while the service runs.
     this.sweeper = setInterval(() => {
-      this.forgetOldEffects().catch((err: unknown) =>
-        this.log.warn(`forgetting old idempotency effects failed: ${String(err)}`),
-      );
+      try {
+        this.forgetOldEffects();
+      } catch (err) {
+        this.log.warn(`forgetting old idempotency effects failed: ${String(err)}`);
+      }
     }, 3_600_000);
     this.sweeper.unref();
     const running = await this.repo.findBy({ state: 'RUNNING' });
@@ -84,7 +91,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
    * else the key is released (running the request again is safe).
    */
   private async settleUnanswered(r: IdempotencyRecordEntity): Promise<void> {
-    const applied = await this.appliedAnswer(r.ownerId, r.idemKey, r.createdAt);
+    const applied = this.appliedAnswer(r.ownerId, r.idemKey, r.createdAt);
     if (applied === null) {
       await this.repo.delete({ ownerId: r.ownerId, idemKey: r.idemKey, state: 'RUNNING' });
     } else {
@@ -97,17 +104,19 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
    * key's current use) but was never answered: 409 IDEMPOTENT_REQUEST_APPLIED naming what it did.
    * Null if it changed nothing there (then running it again is safe).
    */
-  private async appliedAnswer(
+  private appliedAnswer(
     ownerId: string,
     key: string,
     since: string,
-  ): Promise<Partial<IdempotencyRecordEntity> | null> {
-    const effect = await this.effectOf(ownerId, key, since);
+  ): Partial<IdempotencyRecordEntity> | null {
+    // The owner id names the environment the key's request ran in (see begin).
+    const env: Environment = ownerId.startsWith('live:') ? 'live' : 'test';
+    const effect = this.effects[env].effectOf(ownerId, key, since);
     if (effect === null) return null;
     const err = new DomainError(
       'IDEMPOTENT_REQUEST_APPLIED',
       'The request with this Idempotency-Key was applied, but its answer was lost (the service stopped or failed before sending it); it is not run again. Look up its orders or ledger entries (details) instead of retrying.',
-      { idempotency_key: key, ...effect },
+      { idempotency_key: key, order_ids: effect.orderIds, reference_ids: effect.referenceIds },
     );
     const answer = mapError(err, requestIdFor({ headers: {} } as IncomingMessage));
     // The first request's id is unknown here: no Idempotent-Original-Request-Id on the replay.
@@ -126,30 +135,9 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   }
 
   /** Effects of keys that have expired (24 hours) are of no more use. */
-  private async forgetOldEffects(): Promise<void> {
+  private forgetOldEffects(): void {
     const cutoff = new Date(this.clock.now() - IDEMPOTENCY_TTL_MS).toISOString();
-    for (const ds of Object.values(this.engines)) {
-      await ds.query('DELETE FROM idempotency_effects WHERE created_at < ?', [cutoff]);
-    }
-  }
-
-  /** What an Idempotency-Key's request did to its engine, or null if it changed nothing there. */
-  private async effectOf(
-    ownerId: string,
-    key: string,
-    since: string,
-  ): Promise<{ order_ids: string[]; reference_ids: string[] } | null> {
-    const env: Environment = ownerId.startsWith('live:') ? 'live' : 'test';
-    // An effect older than the key's current use belongs to an expired earlier use of it.
-    const rows = (await this.engines[env].query(
-      'SELECT order_ids, reference_ids FROM idempotency_effects WHERE owner_id = ? AND idem_key = ? AND created_at >= ?',
-      [ownerId, key, since],
-    )) as { order_ids: string; reference_ids: string }[];
-    if (rows.length === 0) return null;
-    return {
-      order_ids: JSON.parse(rows[0].order_ids) as string[],
-      reference_ids: JSON.parse(rows[0].reference_ids) as string[],
-    };
+    for (const store of Object.values(this.effects)) store.forgetBefore(cutoff);
   }
 
   /** Returns true when the request was answered here (a replay). */

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database, Statement } from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 
 interface Row {
   id: string;
@@ -39,7 +39,7 @@ export class NotificationsService {
     @InjectDataSource(PLATFORM_DB) ds: DataSource,
     private readonly clock: Clock,
   ) {
-    const db = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+    const db = connectionOf(ds);
     this.page = db.prepare(
       `SELECT * FROM notifications WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
     );

@@ -5,14 +5,13 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
-import { ENGINE_DB } from '../../database/databases.js';
+import { connectionOf, ENGINE_DB } from '../../database/databases.js';
 import { EngineRuntime, HOUSE_ACCOUNT, type Spooler } from './engine-runtime.js';
 import { EventBus } from './event-bus.js';
 import { TradingRepository } from './trading.repository.js';
@@ -43,7 +42,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     };
     for (const env of ['live', 'test'] as const) {
       const ds = env === 'live' ? this.live : this.paper;
-      const db = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+      const db = connectionOf(ds);
       const repo = new TradingRepository(db, env, HOUSE_ACCOUNT, () => this.ids.next('txn'));
       const feed =
         env === 'test'

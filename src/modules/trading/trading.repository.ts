@@ -79,6 +79,46 @@ export interface EffectRecord {
   referenceIds: string[];
 }
 
+/**
+ * Reads and clean-up of the engine's `idempotency_effects`, for the Idempotency-Key service,
+ * which needs them at boot and after a 5xx but runs no engine. They are written only by
+ * {@link TradingRepository.recordEffect}, inside the engine transaction of the effect itself.
+ */
+export class EffectStore {
+  private readonly byKey: Statement;
+  private readonly olderThan: Statement;
+
+  constructor(db: Database) {
+    this.byKey = db.prepare(
+      'SELECT order_ids, reference_ids FROM idempotency_effects WHERE owner_id = ? AND idem_key = ? AND created_at >= ?',
+    );
+    this.olderThan = db.prepare('DELETE FROM idempotency_effects WHERE created_at < ?');
+  }
+
+  /**
+   * What the key's request did since `since` (ISO time, the key's current use: an older effect
+   * belongs to an expired earlier use), or null if it changed nothing in this engine.
+   */
+  effectOf(
+    ownerId: string,
+    key: string,
+    since: string,
+  ): { orderIds: string[]; referenceIds: string[] } | null {
+    const row = this.byKey.get(ownerId, key, since) as
+      { order_ids: string; reference_ids: string } | undefined;
+    if (row === undefined) return null;
+    return {
+      orderIds: JSON.parse(row.order_ids) as string[],
+      referenceIds: JSON.parse(row.reference_ids) as string[],
+    };
+  }
+
+  /** Forgets the effects recorded before `cutoff` (ISO time). */
+  forgetBefore(cutoff: string): void {
+    this.olderThan.run(cutoff);
+  }
+}
+
 const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
 /**
  * All SQL of the trading hot path, as prepared better-sqlite3 statements on one engine database:

@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import type { Environment } from '../../common/environment.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 import { MailService } from '../mail/mail.service.js';
 import { UsersService } from '../users/users.service.js';
 import { truncatedUrl } from './url-safety.js';
@@ -58,9 +57,7 @@ export class WebhooksCore {
     private readonly mail: MailService,
     private readonly users: UsersService,
   ) {
-    this.repo = new WebhooksRepository(
-      (db.driver as unknown as { databaseConnection: Database }).databaseConnection,
-    );
+    this.repo = new WebhooksRepository(connectionOf(db));
     this.box = new SecretBox(config.secrets.encryptionKey);
     this.firstDelayMs = config.values.webhookRetrySchedule[0] * 1000;
   }

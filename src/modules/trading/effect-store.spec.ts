@@ -1,0 +1,57 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import {
+  connectionOf,
+  ENGINE_DB,
+  ENGINE_ENTITIES,
+  ENGINE_MIGRATIONS,
+  sqliteOptions,
+} from '../../database/databases.js';
+import { EffectStore, TradingRepository } from './trading.repository.js';
+
+describe('idempotency effects in an engine database', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-effects-'));
+  const ds = new DataSource(sqliteOptions(ENGINE_DB.test, dir, ENGINE_ENTITIES, ENGINE_MIGRATIONS));
+  afterAll(async () => {
+    await ds.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads what recordEffect wrote for the key’s current use, and forgets expired ones', async () => {
+    await ds.initialize();
+    const db = connectionOf(ds);
+    const repo = new TradingRepository(db, 'test', 'house', () => 'txn_1');
+    const store = new EffectStore(db);
+    const at = Date.parse('2026-11-22T12:00:00.000Z');
+    repo.transaction(() =>
+      repo.recordEffect(
+        { ownerId: 'test:usr_1', key: 'k-1', orderIds: ['ord_1', 'ord_2'], referenceIds: [] },
+        at,
+      ),
+    );
+    repo.transaction(() =>
+      repo.recordEffect(
+        { ownerId: 'test:usr_1', key: 'k-2', orderIds: [], referenceIds: ['dep_1'] },
+        at + 60_000,
+      ),
+    );
+
+    expect(store.effectOf('test:usr_1', 'k-1', '2026-11-22T11:00:00.000Z')).toEqual({
+      orderIds: ['ord_1', 'ord_2'],
+      referenceIds: [],
+    });
+    // Another owner's key of the same name, and an effect older than the key's current use.
+    expect(store.effectOf('test:usr_2', 'k-1', '2026-11-22T11:00:00.000Z')).toBeNull();
+    expect(store.effectOf('test:usr_1', 'k-1', '2026-11-22T12:00:00.001Z')).toBeNull();
+
+    store.forgetBefore('2026-11-22T12:00:30.000Z');
+    expect(store.effectOf('test:usr_1', 'k-1', '2026-11-22T11:00:00.000Z')).toBeNull();
+    expect(store.effectOf('test:usr_1', 'k-2', '2026-11-22T11:00:00.000Z')).toEqual({
+      orderIds: [],
+      referenceIds: ['dep_1'],
+    });
+  });
+});
