@@ -32,6 +32,7 @@ import { createValidationPipe } from './common/http/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
+import { fileClockOffset } from './config/clock-offset.js';
 import { buildOpenApi, LEGACY_OPENAPI_LIFECYCLE } from './modules/meta/openapi.builder.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
 
@@ -69,7 +70,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     jwtSecret: config.jwtSecret,
     encryptionKey: config.secretsEncryptionKey,
   });
-  const clock = opts.clock ?? new AdjustableClock();
+  const clock = opts.clock ?? new AdjustableClock(Date.now, fileClockOffset(config.dataDir));
   const log = pino(
     {
       level: config.logLevel,
@@ -78,6 +79,11 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     },
     opts.logStream ?? pino.destination({ fd: 1, sync: false }),
   );
+  if (clock instanceof AdjustableClock && clock.offset > 0) {
+    log.warn(
+      `the service clock runs ${clock.offset / 1000} s ahead of the wall clock (moved by POST /sandbox/clock; kept in DATA_DIR/clock.json)`,
+    );
+  }
   const routes = new RouteRegistry();
   const adapter = new FastifyAdapter({
     loggerInstance: log,
@@ -110,7 +116,13 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
-  const pipeline: Pipeline = { access: null, idempotency: null, limits: null, closing: false };
+  const pipeline: Pipeline = {
+    access: null,
+    idempotency: null,
+    limits: null,
+    closing: false,
+    queryNames: null,
+  };
   installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
 
@@ -142,7 +154,9 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   serveOtherUpgradesAsHttp(fastify.server);
   answerOddHttp(fastify.server);
   drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
-  app.get(OpenApiService, { strict: false }).set(buildOpenApi(app, config.stagingBaseUrl));
+  const contract = buildOpenApi(app, config.stagingBaseUrl);
+  app.get(OpenApiService, { strict: false }).set(contract);
+  pipeline.queryNames = queryNamesOf(contract);
   return { app, clock, log };
 }
 
@@ -291,6 +305,54 @@ interface Pipeline extends Lifecycle {
   access: AccessPipeline | null;
   idempotency: IdempotencyService | null;
   limits: LimitsService | null;
+  /** The query parameters each operation takes, by `METHOD /route/:param` (see queryNamesOf). */
+  queryNames: ReadonlyMap<string, ReadonlySet<string>> | null;
+}
+
+/**
+ * The query parameters of every documented operation, from the OpenAPI document itself, keyed
+ * as Fastify names the route (`GET /api/v1/markets/:id/orderbook`): a parameter the document
+ * does not list is refused, on every operation alike, rather than ignored on those without a
+ * query (`GET /orders/export?status=OPEN` would otherwise look like a filter that worked).
+ */
+function queryNamesOf(doc: Record<string, unknown>): Map<string, ReadonlySet<string>> {
+  const out = new Map<string, ReadonlySet<string>>();
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [path, ops] of Object.entries(paths)) {
+    const route = path.replace(/\{([^}]+)\}/g, ':$1');
+    for (const [method, op] of Object.entries(ops)) {
+      if (op === null || typeof op !== 'object') continue;
+      const params = ((op as { parameters?: unknown[] }).parameters ?? []) as {
+        in?: string;
+        name?: string;
+      }[];
+      const names = params.filter((p) => p.in === 'query').map((p) => String(p.name));
+      out.set(`${method.toUpperCase()} ${route}`, new Set(names));
+    }
+  }
+  return out;
+}
+
+/** 400 VALIDATION_FAILED for query parameters the operation does not take, in the pipe's words. */
+function checkQueryNames(
+  req: FastifyRequest,
+  names: ReadonlyMap<string, ReadonlySet<string>>,
+): void {
+  const query = req.query as Record<string, unknown> | undefined;
+  if (query === undefined || query === null) return;
+  const keys = Object.keys(query);
+  if (keys.length === 0) return;
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const allowed = names.get(`${method} ${req.routeOptions.url}`);
+  if (allowed === undefined) return; // an undocumented route (the legacy /openapi.json)
+  const unknown = keys.filter((k) => !allowed.has(k));
+  if (unknown.length === 0) return;
+  const fields = unknown.map((k) => ({ field: k, message: `property ${k} should not exist` }));
+  throw new DomainError(
+    'VALIDATION_FAILED',
+    `Invalid request: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`,
+    { fields },
+  );
 }
 
 interface HookDeps {
@@ -303,8 +365,8 @@ interface HookDeps {
 
 /**
  * The one request pipeline, as Fastify hooks around the thin controllers:
- * onRequest: ids and version header, per-IP ceiling, CORS, lifecycle (deprecation headers, 410
- * after sunset);
+ * onRequest: ids and version header, deprecation headers, CORS, per-IP ceiling, 410 after
+ * sunset;
  * preValidation (body parsed, not validated): batch legs against the per-IP ceiling, credential,
  * key state, signature, environment, scope, per-key/per-route limits and quotas;
  * preHandler (body validated): idempotency;
@@ -341,6 +403,8 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     // CORS next: a preflight is answered without charging the per-IP ceiling, and a first-party
     // origin's refusals (410, 429) carry its allow and expose headers, so the browser can read them.
     if (applyCors(req, reply, firstParty)) return reply;
+    // Every request counts against its path category, an operation past its sunset included.
+    await pipeline.limits?.checkIp(req, meta);
     if (deprecated && isSunset(meta.lifecycle, clock.now())) {
       const link = meta.lifecycle.successor;
       throw new DomainError(
@@ -351,7 +415,6 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
         link !== undefined ? { Link: `<${link}>; rel="successor-version"` } : {},
       );
     }
-    await pipeline.limits?.checkIp(req, meta);
   });
 
   // The body is parsed, not yet validated. The credential and its limits come first, before any
@@ -381,6 +444,8 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     }
     // What the body parser found wrong with a field, now that the caller is known.
     if (req.bodyIssue !== undefined) throw req.bodyIssue;
+    if (meta !== undefined && pipeline.queryNames !== null)
+      checkQueryNames(req, pipeline.queryNames);
   });
 
   // Validated: an idempotent replay or conflict is answered now, before the controller.

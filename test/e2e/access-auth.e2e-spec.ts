@@ -48,6 +48,21 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     const session = await login(svc, 'new.dev@example.com', 'correct-horse-battery');
     const before = await asSession(session, `${svc.api}/auth/me`);
     expect(before.body.user.email_verified).toBe(false);
+    // SPEC: write scopes require a verified email. The session holds the read scopes only, and a
+    // write (a real-money deposit here) is 403 EMAIL_NOT_VERIFIED and changes nothing.
+    expect(before.body.credential.scopes).toContain('orders:read');
+    expect(before.body.credential.scopes).not.toContain('orders:write');
+    expect(before.body.credential.scopes).not.toContain('wallet:write');
+    const refused = expectError(
+      await asSession(session, `${svc.api}/wallet/deposits`, {
+        method: 'POST',
+        json: { amount_cents: 500 },
+      }),
+      403,
+      'EMAIL_NOT_VERIFIED',
+    );
+    expect(refused.details).toMatchObject({ missing_scopes: ['wallet:write'] });
+    expect((await asSession(session, `${svc.api}/wallet`)).body.balance_cents).toBe(0);
 
     expectError(
       await http(`${svc.api}/auth/verify-email`, {
@@ -63,6 +78,14 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     expect(ok.body).toMatchObject({ id: reg.body.id, email_verified: true });
     const after = await asSession(session, `${svc.api}/auth/me`);
     expect(after.body.user).toEqual({ ...reg.body, email_verified: true });
+    // Verified: the same session writes at once.
+    expect(after.body.credential.scopes).toContain('wallet:write');
+    const deposit = await asSession(session, `${svc.api}/wallet/deposits`, {
+      method: 'POST',
+      json: { amount_cents: 500 },
+    });
+    expect(deposit.status).toBe(201);
+    expect(deposit.body.wallet.balance_cents).toBe(500);
 
     // The same token a second time is refused.
     expectError(

@@ -328,7 +328,7 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
         t === 'session-token' ? { sub: USER, iat: 0, exp: 9e9, typ: 'session', jti: 'j' } : null,
     } as unknown as SessionTokensService;
     const users = {
-      byId: async (id: string) => (id === USER ? { id, roles: '' } : null),
+      byId: async (id: string) => (id === USER ? { id, roles: '', emailVerified: true } : null),
     } as unknown as UsersService;
     const config = { values: { sandboxEnabled } } as unknown as ConfigService;
     return new AccessPipeline(keys, sessions, users, clock, config);

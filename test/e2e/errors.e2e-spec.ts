@@ -68,6 +68,43 @@ describe('error model: every error path answers the contract body', () => {
     for (const f of query.details.fields) expect(f.message.length).toBeGreaterThan(0);
   });
 
+  it('a query parameter the operation does not take is 400 on every operation, not ignored', async () => {
+    const t = await trader(svc);
+    // An operation without query parameters: the export would otherwise look filtered.
+    const exported = expectContractError(
+      await http(`${svc.api}/orders/export?status=OPEN`, { headers: { 'x-api-key': t.key } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(exported.details.fields).toEqual([
+      { field: 'status', message: 'property status should not exist' },
+    ]);
+    const wallet = expectContractError(
+      await http(`${svc.api}/wallet?foo=1&bar=2`, { headers: { 'x-api-key': t.key } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(wallet.details.fields.map((f: { field: string }) => f.field)).toEqual(['foo', 'bar']);
+    // HEAD like GET; a public operation too; an operation with its own parameters names the
+    // stranger only.
+    expect((await http(`${svc.api}/health?x=1`, { method: 'HEAD' })).status).toBe(400);
+    const book = expectContractError(
+      await http(`${svc.api}/markets?limit=1&sort=asc`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(book.details.fields).toEqual([
+      { field: 'sort', message: 'property sort should not exist' },
+    ]);
+    // The credential comes first: without one, 401 whatever the query.
+    expectContractError(await http(`${svc.api}/wallet?foo=1`), 401, 'UNAUTHENTICATED');
+    // Documented parameters pass.
+    expect((await http(`${svc.api}/markets?limit=1`)).status).toBe(200);
+    expect(
+      (await http(`${svc.api}/orders/export`, { headers: { 'x-api-key': t.key } })).status,
+    ).toBe(200);
+  });
+
   it('400 MALFORMED_JSON for broken JSON, an empty JSON body and prototype-poisoning keys', async () => {
     const headers = { 'content-type': 'application/json' };
     const broken = await clock({ headers, body: '{"advance_seconds":' });

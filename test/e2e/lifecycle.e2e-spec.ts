@@ -79,6 +79,22 @@ describe('versioning and route lifecycle', () => {
       expect(res.headers.get('location')).toBeNull();
     });
 
+    it('a request past its sunset still counts against its per-IP category (general: 600 a minute)', async () => {
+      (svc.clock as ManualClock).advance(60_000); // a fresh minute
+      for (let i = 0; i < 600; i++) {
+        expect((await http(`${svc.baseUrl}/openapi.json`)).status).toBe(410);
+      }
+      const err = expectContractError(
+        await http(`${svc.baseUrl}/openapi.json`),
+        429,
+        'RATE_LIMITED',
+      );
+      expect(err.details).toMatchObject({ limit_scope: 'ip', category: 'general', limit: 600 });
+      // The same category: /health is refused too for the rest of the minute.
+      expectContractError(await http(`${svc.api}/health`), 429, 'RATE_LIMITED');
+      (svc.clock as ManualClock).advance(60_000);
+    });
+
     it('the successor keeps working', async () => {
       expect((await http(`${svc.api}/openapi.json`)).status).toBe(200);
     });

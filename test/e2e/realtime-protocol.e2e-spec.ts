@@ -158,6 +158,18 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     });
     const stillOpen = await as(t, `${svc.api}/orders?status=OPEN`);
     expect(stillOpen.body.data.map((o: { id: string }) => o.id)).not.toContain(resting.id);
+
+    // Paper money added by the sandbox is FUNDING on the stream, as in the ledger (not a DEPOSIT
+    // of real money).
+    const funded = c.mark();
+    const fund = await as(t, `${svc.api}/sandbox/wallet/fund`, {
+      method: 'POST',
+      json: { amount_cents: 5 },
+    });
+    expect(fund.status).toBe(201);
+    expect(fund.body.transaction.type).toBe('FUNDING');
+    const msg = await c.waitFor((x) => x.type === 'event' && x.channel === 'wallet', 3000, funded);
+    expect(msg.data).toMatchObject({ reason: 'FUNDING', delta_cents: 5, balance_cents: 1_000_005 });
     expect(stillOpen.body.data).toEqual([]);
     await c.close();
   });

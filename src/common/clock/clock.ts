@@ -15,23 +15,45 @@ export abstract class Clock {
   }
 }
 
-/** Wall-clock time plus an offset that only moves forward (the sandbox clock control). */
+/**
+ * Wall-clock time plus an offset that only moves forward (the sandbox clock control). `saved`,
+ * when given, keeps the offset across restarts: ids sort by creation time, so a clock that went
+ * back after a restart would list new ledger rows and orders before older ones.
+ */
 export class AdjustableClock extends Clock {
-  private offsetMs = 0;
+  private offsetMs: number;
 
-  constructor(private readonly base: () => number = Date.now) {
+  constructor(
+    private readonly base: () => number = Date.now,
+    private readonly saved: ClockOffsetStore | null = null,
+  ) {
     super();
+    this.offsetMs = saved?.load() ?? 0;
   }
 
   now(): number {
     return this.base() + this.offsetMs;
   }
 
+  /** How far ahead of the base clock this clock runs, in milliseconds. */
+  get offset(): number {
+    return this.offsetMs;
+  }
+
   advance(ms: number): void {
     if (!Number.isSafeInteger(ms) || ms < 0)
       throw new RangeError('advance takes a non-negative ms');
-    this.offsetMs += ms;
+    const next = this.offsetMs + ms;
+    // Stored first: a clock that moved but could not say so would go back at the next start.
+    this.saved?.save(next);
+    this.offsetMs = next;
   }
+}
+
+/** Where an {@link AdjustableClock} keeps its offset between runs. */
+export interface ClockOffsetStore {
+  load(): number;
+  save(offsetMs: number): void;
 }
 
 /** A clock pinned to a given instant that moves only when told (tests). */

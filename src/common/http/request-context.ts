@@ -16,6 +16,8 @@ export interface Credential {
   tier: Tier;
   /** When the credential expires (epoch ms): the API key's expiry or the session token's `exp`; null for a key without expiry. */
   expiresAt?: number | null;
+  /** A session of a user whose email is not verified: it holds no write scope. */
+  emailUnverified?: boolean;
   /**
    * This request's Idempotency-Key, scoped to its owner, when it is a mutation sent with one (set
    * by the idempotency step; the credential object is per request). Engine commands run under it

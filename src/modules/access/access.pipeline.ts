@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ALL_SCOPES, ADMIN_SCOPES, type Scope } from '../../common/api/scopes.js';
+import { ALL_SCOPES, ADMIN_SCOPES, WRITE_SCOPES, type Scope } from '../../common/api/scopes.js';
 import type { RouteMeta } from '../../common/api/route-meta.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
@@ -26,6 +26,14 @@ const LAST_USED_EVERY_MS = 60_000;
 const SESSION_SCOPES: Scope[] = ALL_SCOPES.filter(
   (s) => s !== 'env:paper' && !(ADMIN_SCOPES as readonly string[]).includes(s),
 );
+
+const isWriteScope = (s: Scope): boolean => (WRITE_SCOPES as readonly string[]).includes(s);
+
+/**
+ * A session of a user whose email is not verified holds no write scope (SPEC: write scopes
+ * require a verified email on the owning account), as a key of that user could not.
+ */
+const UNVERIFIED_SESSION_SCOPES: Scope[] = SESSION_SCOPES.filter((s) => !isWriteScope(s));
 
 /**
  * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
@@ -56,6 +64,13 @@ export class AccessPipeline {
     }
     this.route(credential, meta);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
+    if (missing.length > 0 && credential.emailUnverified === true && missing.some(isWriteScope)) {
+      throw new DomainError(
+        'EMAIL_NOT_VERIFIED',
+        'Write operations need a verified email: open the link in the verification mail (POST /api/v1/auth/verify-email), then retry',
+        { required_scopes: meta.scopes, missing_scopes: missing },
+      );
+    }
     if (missing.length > 0) {
       throw new DomainError(
         'INSUFFICIENT_SCOPE',
@@ -190,9 +205,14 @@ export class AccessPipeline {
       userId: user.id,
       keyId: null,
       environment: 'live',
-      scopes: isAdmin(user) ? [...SESSION_SCOPES, ...ADMIN_SCOPES] : SESSION_SCOPES,
+      scopes: !user.emailVerified
+        ? UNVERIFIED_SESSION_SCOPES
+        : isAdmin(user)
+          ? [...SESSION_SCOPES, ...ADMIN_SCOPES]
+          : SESSION_SCOPES,
       tier: highestTier(keys, this.clock.nowDate().toISOString()),
       expiresAt: claims.exp * 1000,
+      ...(user.emailVerified ? {} : { emailUnverified: true }),
     };
   }
 

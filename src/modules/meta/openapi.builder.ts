@@ -118,7 +118,8 @@ const ERROR_BODY: Obj = {
  * What the request pipeline does for every operation, stated on each: the id and version
  * headers on every answer, the limit headers on authenticated ones, Retry-After on 429, the
  * deprecation headers of deprecated operations, and on mutations the Idempotency-Key request
- * header with its replay header and its 409/422 answers; 413 and 415 wherever a body is taken.
+ * header with its replay header and its 409/422 answers; 400 everywhere (an unknown query
+ * parameter is refused), 413 and 415 wherever a body is taken.
  */
 function describeHeadersAndShared(op: Obj, method: string): void {
   const responses = op.responses as Record<string, Obj>;
@@ -128,9 +129,15 @@ function describeHeadersAndShared(op: Obj, method: string): void {
   const ensure = (status: string, description: string): void => {
     responses[status] ??= { description, content: ERROR_BODY };
   };
+  // A query parameter the operation does not list is refused on every operation.
+  ensure(
+    '400',
+    mutation || op.requestBody !== undefined
+      ? 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)'
+      : 'Invalid request (VALIDATION_FAILED: a parameter out of range, or a query parameter the operation does not take)',
+  );
   // Any mutation may be sent a body: it is read (and refused) even where none is expected.
   if (op.requestBody !== undefined || mutation) {
-    ensure('400', 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)');
     ensure('413', 'Request body too large, or more than 2,000 JSON values (PAYLOAD_TOO_LARGE)');
     ensure(
       '415',

@@ -289,7 +289,11 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
             {
               balance_cents: int,
               delta_cents: int,
-              reason: str,
+              // The ledger's own types: paper money added (starting balance, sandbox funding) is
+              // FUNDING; DEPOSIT and WITHDRAWAL are real money on the live engine.
+              reason: {
+                enum: ['DEPOSIT', 'WITHDRAWAL', 'TRADE', 'SETTLEMENT', 'FUNDING', 'RESET'],
+              },
               reserved_cents: { type: ['integer', 'null'] },
               available_cents: { type: ['integer', 'null'] },
             },

@@ -39,7 +39,7 @@ describe('events of orders the engine no longer remembers', () => {
     // Published after the command: by now the engine remembers only 2 of the 5.
     const ids = ['ord_1', 'ord_2', 'ord_3', 'ord_4', 'ord_5'];
     expect(ids.filter((id) => engine.getOrder(id) === undefined)).toHaveLength(3);
-    const stream = route(r.events, engine).filter((o) => o.scope === 'private');
+    const stream = route(r.events, engine, 'test').filter((o) => o.scope === 'private');
     expect(stream.map((o) => [o.scope === 'private' && o.userId, o.channel])).toEqual(
       Array.from({ length: 5 }, () => ['alice', 'orders']),
     );
@@ -84,7 +84,7 @@ describe('events of orders the engine no longer remembers', () => {
       });
     }
     expect(engine.getOrder(taker.order.id)).toBeUndefined();
-    const fills = route(taker.events, engine).filter((o) => o.channel === 'fills');
+    const fills = route(taker.events, engine, 'test').filter((o) => o.channel === 'fills');
     expect(fills.map((o) => o.data)).toEqual([
       expect.objectContaining({ side: 'NO', price: 60, yes_price: 40, liquidity: 'MAKER' }),
       expect.objectContaining({ side: 'YES', price: 40, yes_price: 40, liquidity: 'TAKER' }),

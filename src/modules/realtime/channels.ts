@@ -1,5 +1,7 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
+import { ledgerTypeOf } from '../trading/trading.repository.js';
+import type { Environment } from '../../common/environment.js';
 import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
 import { iso } from '../../common/clock/iso.js';
 import {
@@ -53,7 +55,11 @@ export type Outgoing =
  * Turns one committed batch into channel messages, in event order. Ticker updates come once per
  * touched market at the end of the batch.
  */
-export function route(events: readonly EngineEvent[], engine: MatchingEngine): Outgoing[] {
+export function route(
+  events: readonly EngineEvent[],
+  engine: MatchingEngine,
+  environment: Environment,
+): Outgoing[] {
   const out: Outgoing[] = [];
   const touched = new Set<string>();
   const priv = (userId: string | undefined, channel: PrivateChannel, data: unknown): void => {
@@ -167,7 +173,7 @@ export function route(events: readonly EngineEvent[], engine: MatchingEngine): O
         priv(e.accountId, 'wallet', {
           balance_cents: e.balance,
           delta_cents: e.delta,
-          reason: e.reason,
+          reason: ledgerTypeOf(e.reason, environment),
           reserved_cents: account?.reserved ?? null,
           available_cents: account?.available ?? null,
         });

@@ -361,7 +361,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       this.resnapshot(env);
       return;
     }
-    const outs = route(batch.events, engine);
+    const outs = route(batch.events, engine, env);
     // Every connection's messages of this batch leave in one write.
     const writes = outs.length > 1 ? startBatch() : null;
     try {

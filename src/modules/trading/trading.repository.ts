@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { EngineEvent, OrderSnapshot } from '../../engine/index.js';
+import type { BalanceReason, EngineEvent, OrderSnapshot } from '../../engine/index.js';
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 
@@ -69,6 +69,15 @@ export interface MarketRow {
   reference_price: number;
   last_price: number | null;
   volume: number;
+}
+
+/**
+ * The ledger type of a balance change, as the ledger and the wallet stream both name it: money
+ * added on the paper engine (starting balance, sandbox funding) is FUNDING, not a DEPOSIT of
+ * real money.
+ */
+export function ledgerTypeOf(reason: BalanceReason, environment: Environment): LedgerRow['type'] {
+  return reason === 'DEPOSIT' && environment === 'test' ? 'FUNDING' : reason;
 }
 
 /** An Idempotency-Key's effect on an engine: the orders it placed, the ledger references it wrote. */
@@ -331,10 +340,11 @@ export class TradingRepository {
           // A reset's RESET row is written by 'account.reset' (which clears the ledger first), so
           // the balance.changed that follows it must not add a second one.
           if (e.accountId !== this.skipOrdersOf && e.reason !== 'RESET') {
-            const type =
-              e.reason === 'DEPOSIT' && this.environment === 'test' ? 'FUNDING' : e.reason;
+            const type = ledgerTypeOf(e.reason, this.environment);
+            const id = this.ledgerId();
+            this.lastLedger = { userId: e.accountId, id };
             this.s.insertLedger.run(
-              this.ledgerId(),
+              id,
               e.accountId,
               type,
               e.delta,
@@ -373,6 +383,22 @@ export class TradingRepository {
           break; // derived state: the order row already says OPEN; levels come from the book
       }
     }
+  }
+
+  /** The last ledger row {@link apply} wrote (see {@link lastLedgerRowOf}). */
+  private lastLedger: { userId: string; id: string } | null = null;
+
+  /**
+   * The ledger row the last committed command wrote for this user (a deposit, withdrawal or
+   * funding answers with its own row), or undefined if that command wrote none for them. Read it
+   * right after the command: the next one replaces it. Found by id, not as the user's newest row,
+   * which a wall clock that went back would get wrong.
+   */
+  lastLedgerRowOf(userId: string): LedgerRow | undefined {
+    const last = this.lastLedger;
+    if (last === null || last.userId !== userId) return undefined;
+    return this.read('ledger:by-id', () => 'SELECT * FROM ledger WHERE id = ?').get(last.id) as
+      LedgerRow | undefined;
   }
 
   private insertOrder(o: OrderSnapshot): void {
@@ -499,14 +525,6 @@ export class TradingRepository {
       return `SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @limit`;
     });
     return stmt.all({ userId, ...f }) as LedgerRow[];
-  }
-
-  /** The user's newest ledger row (the one a deposit or withdrawal just wrote). */
-  latestLedger(userId: string): LedgerRow | undefined {
-    return this.read(
-      'ledger:latest',
-      () => 'SELECT * FROM ledger WHERE user_id = ? ORDER BY id DESC LIMIT 1',
-    ).get(userId) as LedgerRow | undefined;
   }
 
   /** A user's positions by market id after `afterMarketId`; flat ones only when asked. */

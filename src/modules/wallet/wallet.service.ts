@@ -85,7 +85,7 @@ export function movement(
   account: AccountSnapshot,
 ): WalletMovementDto {
   return {
-    transaction: transactionDto(rt.repo.latestLedger(c.userId)!),
+    transaction: transactionDto(rt.repo.lastLedgerRowOf(c.userId)!),
     wallet: walletDto(account, c.environment),
   };
 }
