@@ -237,7 +237,7 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
   if (version !== '13' && version !== '8') {
     return new DomainError(
       'BAD_REQUEST',
-      'Missing or unsupported Sec-WebSocket-Version header: this server speaks version 13',
+      'Missing or unsupported Sec-WebSocket-Version header: this server speaks version 13 (RFC 6455), and the draft version 8 as the ws library does',
       { supported_versions: [13, 8] },
       { 'Sec-WebSocket-Version': '13, 8' },
     );

@@ -170,6 +170,39 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     expect(fund.body.transaction.type).toBe('FUNDING');
     const msg = await c.waitFor((x) => x.type === 'event' && x.channel === 'wallet', 3000, funded);
     expect(msg.data).toMatchObject({ reason: 'FUNDING', delta_cents: 5, balance_cents: 1_000_005 });
+
+    // Only the reserved amount moves when an order rests, is amended or cancelled: one
+    // RESERVATION message per command, matching GET /wallet each time.
+    const walletNow = async () => (await as(t, `${svc.api}/wallet`)).body;
+    const next = async (from: number) =>
+      (await c.waitFor((x) => x.type === 'event' && x.channel === 'wallet', 3000, from)).data;
+    let at = c.mark();
+    const rest = await place(svc, t, limit(q, 'BUY', 'YES', q.reference - 10, 4));
+    const rested = await next(at);
+    expect(rested).toEqual({
+      balance_cents: 1_000_005,
+      delta_cents: 0,
+      reason: 'RESERVATION',
+      reserved_cents: 4 * (q.reference - 10),
+      available_cents: 1_000_005 - 4 * (q.reference - 10),
+    });
+    expect(await walletNow()).toMatchObject({
+      reserved_cents: rested.reserved_cents,
+      available_cents: rested.available_cents,
+    });
+    at = c.mark();
+    expect(
+      (await as(t, `${svc.api}/orders/${rest.id}`, { method: 'PATCH', json: { quantity: 2 } }))
+        .status,
+    ).toBe(200);
+    expect(await next(at)).toMatchObject({
+      reason: 'RESERVATION',
+      reserved_cents: 2 * (q.reference - 10),
+    });
+    at = c.mark();
+    expect((await as(t, `${svc.api}/orders/${rest.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await next(at)).toMatchObject({ reason: 'RESERVATION', reserved_cents: 0 });
+    expect((await walletNow()).reserved_cents).toBe(0);
     expect(stillOpen.body.data).toEqual([]);
     await c.close();
   });

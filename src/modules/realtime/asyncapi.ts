@@ -24,7 +24,7 @@ function event(channel: string, data: Record<string, unknown>) {
           type: 'integer',
           minimum: 1,
           description:
-            'Rises by 1 per channel per connection; a gap means lost messages: resubscribe',
+            'Rises by 1 per channel per connection; a gap means lost messages: resubscribe. A (re)subscribe starts the channel over at 1 (on orderbook channels, with the snapshot)',
         },
         ts: { type: 'integer', description: 'Commit time of the events, epoch ms' },
         data,
@@ -290,9 +290,19 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
               balance_cents: int,
               delta_cents: int,
               // The ledger's own types: paper money added (starting balance, sandbox funding) is
-              // FUNDING; DEPOSIT and WITHDRAWAL are real money on the live engine.
+              // FUNDING; DEPOSIT and WITHDRAWAL are real money on the live engine. RESERVATION
+              // writes no ledger row: an order rested, was amended or cancelled, and only the
+              // reserved (and so available) amount moved (delta_cents 0).
               reason: {
-                enum: ['DEPOSIT', 'WITHDRAWAL', 'TRADE', 'SETTLEMENT', 'FUNDING', 'RESET'],
+                enum: [
+                  'DEPOSIT',
+                  'WITHDRAWAL',
+                  'TRADE',
+                  'SETTLEMENT',
+                  'FUNDING',
+                  'RESET',
+                  'RESERVATION',
+                ],
               },
               reserved_cents: { type: ['integer', 'null'] },
               available_cents: { type: ['integer', 'null'] },

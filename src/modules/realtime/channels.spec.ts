@@ -40,9 +40,16 @@ describe('events of orders the engine no longer remembers', () => {
     const ids = ['ord_1', 'ord_2', 'ord_3', 'ord_4', 'ord_5'];
     expect(ids.filter((id) => engine.getOrder(id) === undefined)).toHaveLength(3);
     const stream = route(r.events, engine, 'test').filter((o) => o.scope === 'private');
-    expect(stream.map((o) => [o.scope === 'private' && o.userId, o.channel])).toEqual(
-      Array.from({ length: 5 }, () => ['alice', 'orders']),
-    );
+    // Then one wallet message: the reservation of all five is gone (RESERVATION, reserved 0).
+    expect(stream.map((o) => [o.scope === 'private' && o.userId, o.channel])).toEqual([
+      ...Array.from({ length: 5 }, () => ['alice', 'orders']),
+      ['alice', 'wallet'],
+    ]);
+    expect(stream[5].data).toMatchObject({
+      reason: 'RESERVATION',
+      delta_cents: 0,
+      reserved_cents: 0,
+    });
     const hooks = toWebhookEvents(r.events);
     expect(hooks.map((h) => [h.type, h.userId])).toEqual(
       Array.from({ length: 5 }, () => ['order.cancelled', 'alice']),

@@ -62,6 +62,12 @@ export function route(
 ): Outgoing[] {
   const out: Outgoing[] = [];
   const touched = new Set<string>();
+  // Accounts whose reserved amount an order moved without moving the balance (an order rested,
+  // was amended or cancelled), and those that got a wallet message already: its reserved and
+  // available are read after the whole batch, so one message per account says it all.
+  const ownerOf = new Map<string, string>();
+  const reserveMoved = new Set<string>();
+  const walletSent = new Set<string>();
   const priv = (userId: string | undefined, channel: PrivateChannel, data: unknown): void => {
     if (userId !== undefined && userId !== HOUSE_ACCOUNT)
       out.push({ scope: 'private', userId, channel, data });
@@ -114,6 +120,7 @@ export function route(
         break;
       }
       case 'order.accepted':
+        ownerOf.set(e.order.id, e.order.accountId);
         priv(e.order.accountId, 'orders', {
           event: 'order.accepted',
           order_id: e.order.id,
@@ -133,7 +140,13 @@ export function route(
           ...orderProgressPayload(e),
         });
         break;
+      case 'order.rested': {
+        const owner = ownerOf.get(e.orderId);
+        if (owner !== undefined) reserveMoved.add(owner);
+        break;
+      }
       case 'order.cancelled':
+        reserveMoved.add(e.accountId);
         priv(e.accountId, 'orders', {
           event: 'order.cancelled',
           ...orderCancelledPayload(e),
@@ -143,6 +156,7 @@ export function route(
         priv(e.accountId, 'orders', { event: 'order.expired', ...orderExpiredPayload(e) });
         break;
       case 'order.amended':
+        reserveMoved.add(e.accountId);
         priv(e.accountId, 'orders', {
           event: 'order.amended',
           order_id: e.orderId,
@@ -169,6 +183,7 @@ export function route(
         });
         break;
       case 'balance.changed': {
+        walletSent.add(e.accountId);
         const account = engine.getAccount(e.accountId);
         priv(e.accountId, 'wallet', {
           balance_cents: e.balance,
@@ -198,6 +213,18 @@ export function route(
       default:
         break;
     }
+  }
+  for (const accountId of reserveMoved) {
+    if (walletSent.has(accountId)) continue;
+    const account = engine.getAccount(accountId);
+    if (account === undefined) continue;
+    priv(accountId, 'wallet', {
+      balance_cents: account.balance,
+      delta_cents: 0,
+      reason: 'RESERVATION',
+      reserved_cents: account.reserved,
+      available_cents: account.available,
+    });
   }
   for (const marketId of touched) {
     const data = tickerData(engine, marketId);
