@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-contract-fixes',
+    date: '2026-11-22',
+    title:
+      'Verified email for writes by session, strict query parameters, a wallet stream that tracks reservations',
+    kind: 'CHANGED',
+    description:
+      "A session of a user whose email is not verified holds no write scope: a write is 403 EMAIL_NOT_VERIFIED until the email is verified (keys already followed this rule). A query parameter the operation does not list in the OpenAPI document is 400 VALIDATION_FAILED on every operation (GET /orders/export?status=OPEN used to be answered unfiltered). The realtime wallet channel names paper money added FUNDING, as the ledger does (it said DEPOSIT), and sends a RESERVATION message (delta_cents 0) whenever only the reserved amount moves (an order rested, was amended or cancelled), so its reserved_cents and available_cents always match GET /wallet. Requests to an operation past its sunset count against their per-IP category. The sandbox clock control's offset survives restarts (DATA_DIR/clock.json), so ledger and order pages keep their order, and a deposit, withdrawal or funding always answers with the ledger row it wrote.",
+  },
+  {
     id: '2026-11-22-hardening',
     date: '2026-11-22',
     title: 'Crash-safe webhook events and idempotency, checks before validation, stricter inputs',
