@@ -7,6 +7,8 @@ import {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
@@ -20,7 +22,7 @@ import { PeerTolerantWsAdapter } from './modules/realtime/ws-adapter.js';
 import { deprecationHeaders, isSunset } from './common/api/lifecycle.js';
 import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
-import { DomainError } from './common/errors/domain-error.js';
+import { DomainError, validationFailed } from './common/errors/domain-error.js';
 import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
@@ -70,7 +72,13 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     jwtSecret: config.jwtSecret,
     encryptionKey: config.secretsEncryptionKey,
   });
-  const clock = opts.clock ?? new AdjustableClock(Date.now, fileClockOffset(config.dataDir));
+  // The sandbox clock control's offset is kept across restarts, and read only while it is on.
+  const clock =
+    opts.clock ??
+    new AdjustableClock(
+      Date.now,
+      config.sandboxClockControl ? fileClockOffset(config.dataDir) : null,
+    );
   const log = pino(
     {
       level: config.logLevel,
@@ -82,6 +90,11 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   if (clock instanceof AdjustableClock && clock.offset > 0) {
     log.warn(
       `the service clock runs ${clock.offset / 1000} s ahead of the wall clock (moved by POST /sandbox/clock; kept in DATA_DIR/clock.json)`,
+    );
+  }
+  if (!config.sandboxClockControl && existsSync(join(config.dataDir, 'clock.json'))) {
+    log.warn(
+      'DATA_DIR/clock.json is ignored: SANDBOX_CLOCK_CONTROL is off, so the service runs on the wall clock',
     );
   }
   const routes = new RouteRegistry();
@@ -312,8 +325,10 @@ interface Pipeline extends Lifecycle {
 /**
  * The query parameters of every documented operation, from the OpenAPI document itself, keyed
  * as Fastify names the route (`GET /api/v1/markets/:id/orderbook`): a parameter the document
- * does not list is refused, on every operation alike, rather than ignored on those without a
- * query (`GET /orders/export?status=OPEN` would otherwise look like a filter that worked).
+ * does not list is refused, on every operation that takes a credential alike, rather than
+ * ignored on those without a query (`GET /orders/export?status=OPEN` would otherwise look like a
+ * filter that worked). Public operations (health, the documents, the changelog) are left alone:
+ * cache-busters and tracking parameters on them harm no one.
  */
 function queryNamesOf(doc: Record<string, unknown>): Map<string, ReadonlySet<string>> {
   const out = new Map<string, ReadonlySet<string>>();
@@ -344,14 +359,18 @@ function checkQueryNames(
   if (keys.length === 0) return;
   const method = req.method === 'HEAD' ? 'GET' : req.method;
   const allowed = names.get(`${method} ${req.routeOptions.url}`);
-  if (allowed === undefined) return; // an undocumented route (the legacy /openapi.json)
+  if (allowed === undefined) return; // a route the document does not describe
+  // `/markets/?limit=1` reaches `/markets/:id` with an empty id: the handler's 404 says it best.
+  const params = req.params as Record<string, unknown> | undefined;
+  if (params !== undefined && Object.values(params).some((v) => v === '')) return;
   const unknown = keys.filter((k) => !allowed.has(k));
   if (unknown.length === 0) return;
-  const fields = unknown.map((k) => ({ field: k, message: `property ${k} should not exist` }));
-  throw new DomainError(
-    'VALIDATION_FAILED',
-    `Invalid request: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`,
-    { fields },
+  throw validationFailed(
+    unknown.map((k) =>
+      k === ''
+        ? { field: k, message: 'a query parameter without a name' }
+        : { field: k, message: `property ${k} should not exist` },
+    ),
   );
 }
 
@@ -444,8 +463,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     }
     // What the body parser found wrong with a field, now that the caller is known.
     if (req.bodyIssue !== undefined) throw req.bodyIssue;
-    if (meta !== undefined && pipeline.queryNames !== null)
+    // Public documents and the health probe take no credential and tolerate cache-busters.
+    if (meta !== undefined && meta.auth !== 'public' && pipeline.queryNames !== null) {
       checkQueryNames(req, pipeline.queryNames);
+    }
   });
 
   // Validated: an idempotent replay or conflict is answered now, before the controller.

@@ -1,6 +1,14 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import type { ClockOffsetStore } from '../common/clock/clock.js';
+import { MAX_CLOCK_OFFSET_MS, type ClockOffsetStore } from '../common/clock/clock.js';
 import { ConfigError } from './app-config.js';
 
 const FILE = 'clock.json';
@@ -8,6 +16,8 @@ const FILE = 'clock.json';
 /**
  * Keeps the sandbox clock control's offset in DATA_DIR/clock.json, so a restart does not move
  * the service clock back (ids, and so keyset pages, sort by creation time). No file: no offset.
+ * Used only while SANDBOX_CLOCK_CONTROL is on: without the control the service runs on the wall
+ * clock, and a clock.json left in the data directory is ignored (with a warning at start).
  */
 export function fileClockOffset(dataDir: string): ClockOffsetStore {
   const path = join(dataDir, FILE);
@@ -20,18 +30,30 @@ export function fileClockOffset(dataDir: string): ClockOffsetStore {
       } catch {
         offset = undefined;
       }
-      if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
+      if (
+        typeof offset !== 'number' ||
+        !Number.isSafeInteger(offset) ||
+        offset < 0 ||
+        offset > MAX_CLOCK_OFFSET_MS
+      ) {
         throw new ConfigError(
           'DATA_DIR',
-          `holds a clock.json that is not {"offset_ms": <non-negative integer>} (${path}): restore it; removing it moves the service clock back to the wall clock`,
+          `holds a clock.json that is not {"offset_ms": <integer 0..${MAX_CLOCK_OFFSET_MS}>} (${path}): restore it; removing it moves the service clock back to the wall clock`,
         );
       }
       return offset;
     },
     save(offsetMs: number): void {
-      // Written whole, then renamed over the old one: a crash leaves one or the other.
+      // Written whole and synced, then renamed over the old one: a crash or a power loss leaves
+      // one or the other, never an empty file.
       const tmp = `${path}.tmp`;
-      writeFileSync(tmp, JSON.stringify({ offset_ms: offsetMs }) + '\n');
+      const fd = openSync(tmp, 'w');
+      try {
+        writeSync(fd, JSON.stringify({ offset_ms: offsetMs }) + '\n');
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
       renameSync(tmp, path);
     },
   };

@@ -63,6 +63,15 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     );
     expect(refused.details).toMatchObject({ missing_scopes: ['wallet:write'] });
     expect((await asSession(session, `${svc.api}/wallet`)).body.balance_cents).toBe(0);
+    // An operation that belongs to an API key says so first, verified or not.
+    expectError(
+      await asSession(session, `${svc.api}/orders/cancel-on-disconnect`, {
+        method: 'POST',
+        json: { grace_seconds: 5 },
+      }),
+      403,
+      'API_KEY_REQUIRED',
+    );
 
     expectError(
       await http(`${svc.api}/auth/verify-email`, {
@@ -167,6 +176,28 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     expect(admin.body.credential.scopes).toEqual(
       expect.arrayContaining(['admin:read', 'admin:write']),
     );
+
+    // An admin whose email is not verified keeps admin:read, and loses every write scope,
+    // admin:write included.
+    const db = new Database(join(svc.dataDir, 'platform.sqlite'));
+    try {
+      db.prepare('UPDATE users SET email_verified = 0 WHERE email = ?').run('admin@sandbox.test');
+    } finally {
+      db.close();
+    }
+    const unverified = await asSession(
+      await login(svc, 'admin@sandbox.test'),
+      `${svc.api}/auth/me`,
+    );
+    expect(unverified.body.credential.scopes).toContain('admin:read');
+    expect(unverified.body.credential.scopes).not.toContain('admin:write');
+    expect(unverified.body.credential.scopes).not.toContain('orders:write');
+    const db2 = new Database(join(svc.dataDir, 'platform.sqlite'));
+    try {
+      db2.prepare('UPDATE users SET email_verified = 1 WHERE email = ?').run('admin@sandbox.test');
+    } finally {
+      db2.close();
+    }
   });
 
   it('/auth/me with an API key is an API_KEY credential with key_id, environment, scopes, tier', async () => {

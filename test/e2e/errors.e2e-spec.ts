@@ -85,9 +85,24 @@ describe('error model: every error path answers the contract body', () => {
       'VALIDATION_FAILED',
     );
     expect(wallet.details.fields.map((f: { field: string }) => f.field)).toEqual(['foo', 'bar']);
-    // HEAD like GET; a public operation too; an operation with its own parameters names the
-    // stranger only.
-    expect((await http(`${svc.api}/health?x=1`, { method: 'HEAD' })).status).toBe(400);
+    // HEAD like GET; an operation with its own parameters names the stranger only; a name-less
+    // parameter is named as such.
+    expect(
+      (await http(`${svc.api}/wallet?x=1`, { method: 'HEAD', headers: { 'x-api-key': t.key } }))
+        .status,
+    ).toBe(400);
+    const nameless = expectContractError(
+      await http(`${svc.api}/wallet?=1`, { headers: { 'x-api-key': t.key } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(nameless.details.fields).toEqual([
+      { field: '', message: 'a query parameter without a name' },
+    ]);
+    // Public documents and the health probe take cache-busters (?_=...) as they are.
+    expect((await http(`${svc.api}/health?x=1`, { method: 'HEAD' })).status).toBe(200);
+    expect((await http(`${svc.api}/openapi.json?_=123`)).status).toBe(200);
+    expect((await http(`${svc.api}/changelog?utm_source=x`)).status).toBe(200);
     const book = expectContractError(
       await http(`${svc.api}/markets?limit=1&sort=asc`),
       400,
@@ -96,6 +111,17 @@ describe('error model: every error path answers the contract body', () => {
     expect(book.details.fields).toEqual([
       { field: 'sort', message: 'property sort should not exist' },
     ]);
+    // At most 20 fields are listed, like any validation answer; the rest are counted.
+    const many = Array.from({ length: 50 }, (_, i) => `p${i}=`).join('&');
+    const capped = expectContractError(
+      await http(`${svc.api}/wallet?${many}`, { headers: { 'x-api-key': t.key } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(capped.details.fields).toHaveLength(20);
+    expect(capped.details.fields_omitted).toBe(30);
+    // A trailing slash is no route, whatever the query (it reached /markets/:id with an empty id).
+    expectContractError(await http(`${svc.api}/markets/?limit=1`), 404, 'NOT_FOUND');
     // The credential comes first: without one, 401 whatever the query.
     expectContractError(await http(`${svc.api}/wallet?foo=1`), 401, 'UNAUTHENTICATED');
     // Documented parameters pass.

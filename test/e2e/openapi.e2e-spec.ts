@@ -268,6 +268,16 @@ describe('OpenAPI 3.1 contract', () => {
       'ApiKeyAuth',
       'BearerAuth',
     ]);
+    expect(op('/api/v1/orders/cancel-on-disconnect', 'delete')['x-api-key-only']).toBe(true);
+    // A write a session may call names EMAIL_NOT_VERIFIED; a read does not.
+    expect(op('/api/v1/orders', 'post').responses['403'].description).toContain(
+      'EMAIL_NOT_VERIFIED',
+    );
+    expect(op('/api/v1/orders', 'get').responses['403'].description).not.toContain(
+      'EMAIL_NOT_VERIFIED',
+    );
+    // Any operation may be refused a query parameter it does not take.
+    expect(op('/api/v1/wallet', 'get').responses['400']).toBeDefined();
   });
 
   it('documents the legacy /openapi.json as deprecated with its successor and sunset', () => {

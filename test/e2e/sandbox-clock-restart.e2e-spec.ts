@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { http } from '../support/harness.js';
+import { expectContractError, http, startApp, type Running } from '../support/harness.js';
 import { runToExit, startService, type ServiceProcess } from '../support/process.js';
 import { as, trader } from '../support/orders.js';
 
@@ -69,6 +69,17 @@ describe('sandbox clock across a restart', () => {
     const page = await as(t, `${svc.api}/transactions/cursor?limit=2`);
     expect(page.status).toBe(200);
     expect(page.body.data.map((r: { amount_cents: number }) => r.amount_cents)).toEqual([222, 111]);
+
+    // Without the control the file is ignored: the wall clock again, and a warning says so.
+    await svc.stop('SIGTERM');
+    svc = await startService({ dataDir, env: { ...env, SANDBOX_CLOCK_CONTROL: 'false' } });
+    const third = await fund(333, 'fund-without-control');
+    expect(third.status).toBe(201);
+    expect(
+      Math.abs(Date.parse(third.body.transaction.created_at as string) - Date.now()),
+    ).toBeLessThan(60_000);
+    expect(svc.stdout()).toContain('clock.json is ignored');
+    expect(existsSync(join(dataDir, 'clock.json'))).toBe(true);
   });
 
   it('refuses to start on a clock.json it cannot read, rather than move the clock back', async () => {
@@ -84,5 +95,26 @@ describe('sandbox clock across a restart', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('sandbox clock control: at most ten years ahead in all', () => {
+  let svc: Running;
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it('refuses an advance past ten years with 400, moving nothing', async () => {
+    svc = await startApp({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
+    const advance = (s: number) =>
+      http(`${svc.api}/sandbox/clock`, { method: 'POST', json: { advance_seconds: s } });
+    for (let i = 0; i < 10; i++) expect((await advance(31_536_000)).status).toBe(200);
+    const before = svc.clock.now();
+    const err = expectContractError(await advance(31_536_000), 400, 'VALIDATION_FAILED');
+    expect(err.details.fields).toEqual([
+      { field: 'advance_seconds', message: expect.stringContaining('ten years') },
+    ]);
+    expect(svc.clock.now()).toBe(before);
+    expect((await advance(1)).status).toBe(200);
   });
 });

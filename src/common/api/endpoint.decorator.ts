@@ -9,7 +9,7 @@ import {
   type EnvironmentRule,
   type RouteMeta,
 } from './route-meta.js';
-import type { Scope } from './scopes.js';
+import { WRITE_SCOPES, type Scope } from './scopes.js';
 
 export interface EndpointOptions {
   summary: string;
@@ -22,6 +22,8 @@ export interface EndpointOptions {
   /** See {@link RouteMeta.routeLimitGroup}. */
   routeLimitGroup?: string;
   ipCharge?: 'request' | 'legs';
+  /** See {@link RouteMeta.apiKeyOnly}. */
+  apiKeyOnly?: boolean;
   /** The success response. */
   status?: number;
   type?: Type | [Type];
@@ -64,6 +66,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     routeLimitPerMinute: opts.routeLimitPerMinute,
     routeLimitGroup: opts.routeLimitGroup,
     ipCharge: opts.ipCharge,
+    ...(opts.apiKeyOnly === true ? { apiKeyOnly: true } : {}),
   };
   const status = opts.status ?? 200;
   const errorStatuses = new Set<number>([429, 500, ...(opts.errors ?? [])]);
@@ -82,6 +85,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     ApiExtension('x-required-scopes', meta.scopes),
     ApiExtension('x-lifecycle', lifecycle.state),
     ApiExtension('x-environment', meta.environment),
+    ...(opts.apiKeyOnly === true ? [ApiExtension('x-api-key-only', true)] : []),
     ApiResponse({
       status,
       description: opts.responseDescription ?? 'Success',
@@ -110,10 +114,16 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   for (const r of opts.otherResponses ?? []) {
     decorators.push(ApiResponse({ status: r.status, description: r.description }));
   }
+  const sessionWrites =
+    opts.apiKeyOnly !== true &&
+    meta.environment !== 'sandbox-only' &&
+    meta.scopes.some((s) => (WRITE_SCOPES as readonly string[]).includes(s));
   for (const s of [...errorStatuses].sort()) {
-    decorators.push(
-      ApiResponse({ status: s, description: ERROR_TEXT[s] ?? 'Error', type: ErrorResponseDto }),
-    );
+    const description =
+      s === 403 && sessionWrites
+        ? 'Credential not allowed here (INSUFFICIENT_SCOPE, EMAIL_NOT_VERIFIED: a session of a user whose email is not verified, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, ...)'
+        : (ERROR_TEXT[s] ?? 'Error');
+    decorators.push(ApiResponse({ status: s, description, type: ErrorResponseDto }));
   }
   return applyDecorators(...decorators);
 }

@@ -31,6 +31,11 @@ export interface RouteMeta {
    * body's `orders` array, charged atomically before any leg runs (POST /orders/batch).
    */
   ipCharge?: 'request' | 'legs';
+  /**
+   * The operation belongs to an API key (cancel-on-disconnect): a session is refused with
+   * 403 API_KEY_REQUIRED right after authentication, before environment and scope checks.
+   */
+  apiKeyOnly?: boolean;
 }
 
 /** Key under which RouteMeta sits in Fastify's route config. */

@@ -16,6 +16,12 @@ export abstract class Clock {
 }
 
 /**
+ * How far the sandbox clock control may move the clock ahead in all: ten years, far from where
+ * time-ordered ids or ISO dates would break.
+ */
+export const MAX_CLOCK_OFFSET_MS = 10 * 366 * 24 * 3600 * 1000;
+
+/**
  * Wall-clock time plus an offset that only moves forward (the sandbox clock control). `saved`,
  * when given, keeps the offset across restarts: ids sort by creation time, so a clock that went
  * back after a restart would list new ledger rows and orders before older ones.
@@ -44,6 +50,9 @@ export class AdjustableClock extends Clock {
     if (!Number.isSafeInteger(ms) || ms < 0)
       throw new RangeError('advance takes a non-negative ms');
     const next = this.offsetMs + ms;
+    if (next > MAX_CLOCK_OFFSET_MS) {
+      throw new RangeError('the clock may run at most ten years ahead of the wall clock');
+    }
     // Stored first: a clock that moved but could not say so would go back at the next start.
     this.saved?.save(next);
     this.offsetMs = next;

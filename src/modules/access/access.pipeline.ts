@@ -27,13 +27,16 @@ const SESSION_SCOPES: Scope[] = ALL_SCOPES.filter(
   (s) => s !== 'env:paper' && !(ADMIN_SCOPES as readonly string[]).includes(s),
 );
 
-const isWriteScope = (s: Scope): boolean => (WRITE_SCOPES as readonly string[]).includes(s);
+/** Write scopes for the verified-email rule: the SPEC's write scopes, and admin:write. */
+const isWriteScope = (s: Scope): boolean =>
+  s === 'admin:write' || (WRITE_SCOPES as readonly string[]).includes(s);
 
 /**
  * A session of a user whose email is not verified holds no write scope (SPEC: write scopes
  * require a verified email on the owning account), as a key of that user could not.
  */
 const UNVERIFIED_SESSION_SCOPES: Scope[] = SESSION_SCOPES.filter((s) => !isWriteScope(s));
+const UNVERIFIED_ADMIN_SCOPES: Scope[] = [...UNVERIFIED_SESSION_SCOPES, 'admin:read'];
 
 /**
  * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
@@ -62,12 +65,18 @@ export class AccessPipeline {
           : 'Send an API key in X-API-Key',
       );
     }
+    if (meta.apiKeyOnly === true && credential.type !== 'API_KEY') {
+      throw new DomainError(
+        'API_KEY_REQUIRED',
+        'This operation belongs to an API key; call it with X-API-Key',
+      );
+    }
     this.route(credential, meta);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
     if (missing.length > 0 && credential.emailUnverified === true && missing.some(isWriteScope)) {
       throw new DomainError(
         'EMAIL_NOT_VERIFIED',
-        'Write operations need a verified email: open the link in the verification mail (POST /api/v1/auth/verify-email), then retry',
+        'Write operations need a verified email: send the token from the verification mail to POST /api/v1/auth/verify-email, then retry',
         { required_scopes: meta.scopes, missing_scopes: missing },
       );
     }
@@ -206,7 +215,9 @@ export class AccessPipeline {
       keyId: null,
       environment: 'live',
       scopes: !user.emailVerified
-        ? UNVERIFIED_SESSION_SCOPES
+        ? isAdmin(user)
+          ? UNVERIFIED_ADMIN_SCOPES
+          : UNVERIFIED_SESSION_SCOPES
         : isAdmin(user)
           ? [...SESSION_SCOPES, ...ADMIN_SCOPES]
           : SESSION_SCOPES,

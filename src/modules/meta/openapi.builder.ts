@@ -56,11 +56,11 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
   }) as unknown as Obj;
 
   const paths = doc.paths as Record<string, Obj>;
-  for (const [path, item] of Object.entries(paths)) {
+  for (const item of Object.values(paths)) {
     for (const m of METHODS) {
       const op = item[m] as Obj | undefined;
       if (op === undefined) continue;
-      op.security = securityFor(op, path);
+      op.security = securityFor(op);
       describeHeadersAndShared(op, m);
     }
   }
@@ -87,13 +87,11 @@ const NON_JSON_BODIES: Record<string, string> = {
 };
 
 /** Key-only operations: a session token is refused (cancel-on-disconnect is per API key). */
-const KEY_ONLY_PATHS = new Set(['/api/v1/orders/cancel-on-disconnect']);
-
-function securityFor(op: Obj, path: string): Obj[] {
+function securityFor(op: Obj): Obj[] {
   const auth = op['x-auth'];
   const scopes = (op['x-required-scopes'] as string[] | undefined) ?? [];
   // Sessions are live-only: a paper-only (sandbox) operation takes a key.
-  const keyOnly = KEY_ONLY_PATHS.has(path) || op['x-environment'] === 'sandbox-only';
+  const keyOnly = op['x-api-key-only'] === true || op['x-environment'] === 'sandbox-only';
   switch (auth) {
     case 'public':
       return [];
@@ -129,13 +127,16 @@ function describeHeadersAndShared(op: Obj, method: string): void {
   const ensure = (status: string, description: string): void => {
     responses[status] ??= { description, content: ERROR_BODY };
   };
-  // A query parameter the operation does not list is refused on every operation.
-  ensure(
-    '400',
-    mutation || op.requestBody !== undefined
-      ? 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)'
-      : 'Invalid request (VALIDATION_FAILED: a parameter out of range, or a query parameter the operation does not take)',
-  );
+  // A query parameter the operation does not list is refused on every operation that takes a
+  // credential.
+  const takesQuery = ((op.parameters as Obj[] | undefined) ?? []).some((p) => p.in === 'query');
+  if (authed || mutation || takesQuery || op.requestBody !== undefined)
+    ensure(
+      '400',
+      mutation || op.requestBody !== undefined
+        ? 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)'
+        : 'Invalid request (VALIDATION_FAILED: a parameter out of range, or a query parameter the operation does not take)',
+    );
   // Any mutation may be sent a body: it is read (and refused) even where none is expected.
   if (op.requestBody !== undefined || mutation) {
     ensure('413', 'Request body too large, or more than 2,000 JSON values (PAYLOAD_TOO_LARGE)');

@@ -304,8 +304,15 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
                   'RESERVATION',
                 ],
               },
-              reserved_cents: { type: ['integer', 'null'] },
-              available_cents: { type: ['integer', 'null'] },
+              reserved_cents: {
+                type: ['integer', 'null'],
+                description:
+                  "Reserved for resting orders once the command's events are all applied, on the account's last wallet message of the batch; null on its earlier messages (one per ledger row on the way: reservations are settled at the end of a command)",
+              },
+              available_cents: {
+                type: ['integer', 'null'],
+                description: 'balance_cents - reserved_cents, with reserved_cents (null with it)',
+              },
             },
             ['balance_cents', 'delta_cents', 'reason', 'reserved_cents', 'available_cents'],
           ),

@@ -64,6 +64,7 @@ export class CancelOnDisconnectController {
     summary: 'Enable cancel-on-disconnect for the calling key',
     description: DESCRIPTION,
     auth: 'key',
+    apiKeyOnly: true,
     scopes: ['orders:write'],
     routeLimitPerMinute: 60,
     routeLimitGroup: COD_LIMIT_GROUP,
@@ -80,6 +81,7 @@ export class CancelOnDisconnectController {
     summary: 'Cancel-on-disconnect status of the calling key',
     description: DESCRIPTION,
     auth: 'key',
+    apiKeyOnly: true,
     scopes: ['orders:read'],
     type: CodStatusDto,
   })
@@ -91,6 +93,7 @@ export class CancelOnDisconnectController {
   @Endpoint({
     summary: 'Disable cancel-on-disconnect for the calling key',
     auth: 'key',
+    apiKeyOnly: true,
     scopes: ['orders:write'],
     routeLimitPerMinute: 60,
     routeLimitGroup: COD_LIMIT_GROUP,

@@ -103,3 +103,69 @@ describe('events of orders the engine no longer remembers', () => {
     ]);
   });
 });
+
+/**
+ * The wallet channel's reserved and available amounts exist only once a command's events are all
+ * applied (reservations settle at its end): they go on each account's last wallet message of the
+ * batch, earlier ones carry null, and a change of the reservation alone is a RESERVATION message.
+ */
+describe('wallet messages of a batch', () => {
+  function engine() {
+    const e = new MatchingEngine({
+      clock: new ManualClock(1_700_000_000_000),
+      ids: new SequentialIdGenerator(),
+    });
+    e.addMarket('m1');
+    e.createAccount('alice', 1_000_000);
+    e.createAccount('bob', 1_000_000);
+    return e;
+  }
+  const wallet = (outs: ReturnType<typeof route>, user: string) =>
+    outs
+      .filter((o) => o.scope === 'private' && o.userId === user && o.channel === 'wallet')
+      .map((o) => o.data as Record<string, unknown>);
+
+  it('a taker walking three of one maker’s bids: three TRADE rows each, the figures on the last', () => {
+    const e = engine();
+    for (const price of [40, 35, 30]) {
+      const r = e.placeOrder({
+        accountId: 'alice',
+        marketId: 'm1',
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price,
+        quantity: 10,
+      });
+      if (!r.ok) throw new Error(r.code);
+      expect(wallet(route(r.events, e, 'test'), 'alice')).toEqual([
+        expect.objectContaining({ reason: 'RESERVATION', delta_cents: 0 }),
+      ]);
+    }
+    expect(e.getAccount('alice')!.reserved).toBe(1050);
+    const sell = e.placeOrder({
+      accountId: 'bob',
+      marketId: 'm1',
+      action: 'SELL',
+      side: 'YES',
+      type: 'MARKET',
+      quantity: 30,
+    });
+    if (!sell.ok) throw new Error(sell.code);
+    const outs = route(sell.events, e, 'test');
+    const a = wallet(outs, 'alice');
+    expect(a.map((m) => [m.reason, m.delta_cents, m.reserved_cents, m.available_cents])).toEqual([
+      ['TRADE', -400, null, null],
+      ['TRADE', -350, null, null],
+      ['TRADE', -300, 0, 1_000_000 - 1050],
+    ]);
+    expect(a[2].balance_cents).toBe(e.getAccount('alice')!.balance);
+    const b = wallet(outs, 'bob');
+    expect(b).toHaveLength(3);
+    expect(b.slice(0, 2).every((m) => m.reserved_cents === null)).toBe(true);
+    expect(b[2]).toMatchObject({
+      reserved_cents: e.getAccount('bob')!.reserved,
+      available_cents: e.getAccount('bob')!.available,
+    });
+  });
+});

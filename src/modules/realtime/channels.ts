@@ -68,11 +68,20 @@ export function route(
   const ownerOf = new Map<string, string>();
   const reserveMoved = new Set<string>();
   const walletSent = new Set<string>();
+  // The reserved amount is known after the whole batch only (the engine settles reservations at
+  // the end of a command): it goes on each account's last balance message of the batch, and the
+  // earlier ones, each for one ledger row on the way, carry null rather than a later figure.
+  const lastBalance = new Map<string, number>();
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    if (e.type === 'balance.changed') lastBalance.set(e.accountId, i);
+  }
   const priv = (userId: string | undefined, channel: PrivateChannel, data: unknown): void => {
     if (userId !== undefined && userId !== HOUSE_ACCOUNT)
       out.push({ scope: 'private', userId, channel, data });
   };
-  for (const e of events) {
+  for (let index = 0; index < events.length; index++) {
+    const e = events[index];
     switch (e.type) {
       case 'book.level':
         out.push({
@@ -184,7 +193,8 @@ export function route(
         break;
       case 'balance.changed': {
         walletSent.add(e.accountId);
-        const account = engine.getAccount(e.accountId);
+        const account =
+          lastBalance.get(e.accountId) === index ? engine.getAccount(e.accountId) : undefined;
         priv(e.accountId, 'wallet', {
           balance_cents: e.balance,
           delta_cents: e.delta,

@@ -1,9 +1,9 @@
 import { Body, Controller, Injectable, Post, UseGuards, type CanActivate } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
-import { Clock, AdjustableClock } from '../../common/clock/clock.js';
+import { Clock, AdjustableClock, MAX_CLOCK_OFFSET_MS } from '../../common/clock/clock.js';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
 
 export class AdvanceClockDto {
@@ -59,7 +59,16 @@ export class SandboxClockController {
     if (!(this.clock instanceof AdjustableClock)) {
       throw new DomainError('NOT_FOUND', 'No such route');
     }
-    this.clock.advance(body.advance_seconds * 1000);
+    const ms = body.advance_seconds * 1000;
+    if (this.clock.offset + ms > MAX_CLOCK_OFFSET_MS) {
+      throw validationFailed([
+        {
+          field: 'advance_seconds',
+          message: 'the clock may run at most ten years ahead of the wall clock in all',
+        },
+      ]);
+    }
+    this.clock.advance(ms);
     return { now: this.clock.nowDate().toISOString() };
   }
 }
