@@ -176,6 +176,13 @@ describe('error model: every error path answers the contract body', () => {
     const get = await http(`${svc.api}/sandbox/clock`);
     expectContractError(get, 405, 'METHOD_NOT_ALLOWED');
     expect(get.headers.get('allow')).toBe('POST');
+    // HEAD is answered as GET is: a trailing slash is no route for either (never a 405 whose
+    // Allow header lists HEAD itself); a POST-only path refuses both.
+    expect((await http(`${svc.api}/health/`)).status).toBe(404);
+    expect((await http(`${svc.api}/health/`, { method: 'HEAD' })).status).toBe(404);
+    const head = await http(`${svc.api}/sandbox/clock`, { method: 'HEAD' });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('POST');
 
     // A percent-encoded spelling of the same path is the same path.
     const encoded = await http(`${svc.api}/%6Darkets`, { method: 'DELETE' });

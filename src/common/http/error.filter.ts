@@ -37,7 +37,9 @@ export class ErrorFilter implements ExceptionFilter {
         // malformed escapes: match the raw path (no route will)
       }
       const allowed = this.routes.methodsFor(path);
-      if (allowed.length > 0 && !allowed.includes(req.method)) {
+      // HEAD is GET without the body (Fastify adds it to every GET route): answered as GET is.
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      if (allowed.length > 0 && !allowed.includes(method)) {
         const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
         return new DomainError(
           'METHOD_NOT_ALLOWED',
