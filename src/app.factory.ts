@@ -363,15 +363,20 @@ function checkQueryNames(
   // `/markets/?limit=1` reaches `/markets/:id` with an empty id: the handler's 404 says it best.
   const params = req.params as Record<string, unknown> | undefined;
   if (params !== undefined && Object.values(params).some((v) => v === '')) return;
-  const unknown = keys.filter((k) => !allowed.has(k));
-  if (unknown.length === 0) return;
-  throw validationFailed(
-    unknown.map((k) =>
-      k === ''
-        ? { field: k, message: 'a query parameter without a name' }
-        : { field: k, message: `property ${k} should not exist` },
-    ),
+  // No operation takes a list in its query: a parameter given twice is named as such, rather
+  // than judged as the array the parser made of it ("must be an integer number").
+  const problems = keys.flatMap((k) =>
+    !allowed.has(k)
+      ? [
+          k === ''
+            ? { field: k, message: 'a query parameter without a name' }
+            : { field: k, message: `property ${k} should not exist` },
+        ]
+      : Array.isArray(query[k])
+        ? [{ field: k, message: `${k} may be given once` }]
+        : [],
   );
+  if (problems.length > 0) throw validationFailed(problems);
 }
 
 interface HookDeps {

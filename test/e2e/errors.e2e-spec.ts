@@ -120,6 +120,13 @@ describe('error model: every error path answers the contract body', () => {
     );
     expect(capped.details.fields).toHaveLength(20);
     expect(capped.details.fields_omitted).toBe(30);
+    // A documented parameter given twice is named as such.
+    const twice = expectContractError(
+      await http(`${svc.api}/markets?limit=1&limit=2`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(twice.details.fields).toEqual([{ field: 'limit', message: 'limit may be given once' }]);
     // A trailing slash is no route, whatever the query (it reached /markets/:id with an empty id).
     expectContractError(await http(`${svc.api}/markets/?limit=1`), 404, 'NOT_FOUND');
     // The credential comes first: without one, 401 whatever the query.
