@@ -73,6 +73,28 @@ describe('public markets', () => {
     const fields = err.details.fields.map((f: { field: string }) => f.field).sort();
     expect(fields).toEqual(['category', 'limit', 'status']);
     expectError(await http(`${svc.api}/markets?cursor=garbage`), 400, 'VALIDATION_FAILED');
+    // A cursor of the right length but forged keys (wrong types, not a time, not an id) is
+    // refused too, rather than restarting or ending the listing.
+    const forge = (keys: unknown[]) => Buffer.from(JSON.stringify(keys)).toString('base64url');
+    for (const keys of [
+      [123, 'x'],
+      ['2027-01-03T17:00:00.000Z', 5],
+      ['not-a-date', 'mkt_x'],
+      ['2027-01-03T17:00:00.000Z', 'x'],
+    ]) {
+      const e = expectError(
+        await http(`${svc.api}/markets?cursor=${forge(keys)}`),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expect(e.details.fields).toEqual([
+        { field: 'cursor', message: 'not a cursor this API issued' },
+      ]);
+    }
+    expect(
+      (await http(`${svc.api}/markets?cursor=${forge(['2027-01-03T17:00:00.000Z', 'mkt_x'])}`))
+        .status,
+    ).toBe(200);
     // Integers are plain decimal: hex, padding, exponents and fractions are refused, not read.
     for (const q of ['limit=0x10', 'limit=%20%201', 'limit=1e1', 'limit=2.0', 'limit=']) {
       const e = expectError(await http(`${svc.api}/markets?${q}`), 400, 'VALIDATION_FAILED');

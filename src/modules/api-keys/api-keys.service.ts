@@ -128,7 +128,7 @@ export class ApiKeysService {
     const limit = q.limit ?? 50;
     const qb = this.keys.repo.createQueryBuilder('k').where('k.user_id = :userId', { userId });
     if (q.cursor !== undefined)
-      qb.andWhere('k.id > :after', { after: String(decodeCursor(q.cursor, 1)[0]) });
+      qb.andWhere('k.id > :after', { after: decodeCursor(q.cursor, ['id'])[0] });
     const rows = await qb
       .orderBy('k.id', 'ASC')
       .take(limit + 1)
@@ -203,7 +203,7 @@ export class ApiKeysService {
     const qb = this.db.getRepository(TierRequestEntity).createQueryBuilder('t');
     if (status !== undefined) qb.where('t.status = :status', { status });
     if (q.cursor !== undefined)
-      qb.andWhere('t.id > :after', { after: String(decodeCursor(q.cursor, 1)[0]) });
+      qb.andWhere('t.id > :after', { after: decodeCursor(q.cursor, ['id'])[0] });
     const rows = await qb
       .orderBy('t.id', 'ASC')
       .take(limit + 1)

@@ -41,7 +41,7 @@ export class MarketsService {
     if (q.status !== undefined) qb.andWhere('m.status = :status', { status: q.status });
     if (q.category !== undefined) qb.andWhere('m.category = :category', { category: q.category });
     if (q.cursor !== undefined) {
-      const [closeTime, id] = decodeCursor(q.cursor, 2);
+      const [closeTime, id] = decodeCursor(q.cursor, ['time', 'id']);
       qb.andWhere('(m.close_time > :ct OR (m.close_time = :ct AND m.id > :id))', {
         ct: String(closeTime),
         id: String(id),
@@ -86,7 +86,7 @@ export class MarketsService {
       throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     }
     const limit = q.limit ?? 50;
-    const beforeId = q.cursor === undefined ? null : String(decodeCursor(q.cursor, 1)[0]);
+    const beforeId = q.cursor === undefined ? null : decodeCursor(q.cursor, ['id'])[0];
     const rows = this.engines.get(env).repo.tradesOfMarket(id, beforeId, limit + 1);
     const page = rows.slice(0, limit);
     return {

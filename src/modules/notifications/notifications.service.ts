@@ -57,7 +57,7 @@ export class NotificationsService {
     q: { limit?: number; cursor?: string; unread?: boolean },
   ): Page<NotificationView> {
     const limit = q.limit ?? 50;
-    const before = q.cursor === undefined ? '\uffff' : String(decodeCursor(q.cursor, 1)[0]);
+    const before = q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, ['id'])[0];
     const rows = (q.unread === true ? this.pageUnread : this.page).all(
       userId,
       before,

@@ -188,7 +188,7 @@ export class OrdersService {
   list(c: Credential, q: ListOrdersQueryDto): Page<OrderDto> {
     const rt = this.engines.get(c.environment);
     const limit = q.limit ?? 50;
-    const beforeId = q.cursor === undefined ? undefined : String(decodeCursor(q.cursor, 1)[0]);
+    const beforeId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['id'])[0];
     const rows = rt.repo.listOrders(c.userId, {
       status: q.status,
       marketId: q.market_id,

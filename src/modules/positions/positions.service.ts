@@ -16,7 +16,7 @@ export class PositionsService {
   list(c: Credential, q: ListPositionsQueryDto): Page<PositionDto> {
     const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
-    const afterMarketId = q.cursor === undefined ? undefined : String(decodeCursor(q.cursor, 1)[0]);
+    const afterMarketId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['id'])[0];
     const rows = rt.repo.positionsPage(c.userId, {
       afterMarketId,
       includeFlat: q.include_closed === 'true',

@@ -97,7 +97,7 @@ export class WebhooksService {
 
   list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
     const limit = q.limit ?? 50;
-    const after = q.cursor === undefined ? '' : String(decodeCursor(q.cursor, 1)[0]);
+    const after = q.cursor === undefined ? '' : decodeCursor(q.cursor, ['id'])[0];
     const rows = this.core.repo.endpointsOfUser(c.userId, c.environment, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
@@ -209,7 +209,7 @@ export class WebhooksService {
   ): Page<DeliveryView> {
     const e = this.owned(c, id);
     const limit = q.limit ?? 50;
-    const before = q.cursor === undefined ? '\uffff' : String(decodeCursor(q.cursor, 1)[0]);
+    const before = q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, ['id'])[0];
     const rows = this.core.repo.deliveriesOf(e.id, q.status, before, limit + 1);
     const page = rows.slice(0, limit);
     return {
