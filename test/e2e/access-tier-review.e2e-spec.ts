@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
 
@@ -68,5 +69,52 @@ describe('tier requests: admin review', () => {
     expect(denied.body.status).toBe('DENIED');
     const list = await http(`${svc.api}/api-keys`, { headers: asUser });
     expect(list.body.data.find((k: { id: string }) => k.id === gone.id).tier).toBe('FREE');
+  });
+
+  it('an expired key is treated as a revoked one: no new request, no approval, no rotation', async () => {
+    svc = await startApp();
+    const short = await createKey(svc.api, await sessionFor(svc.api), { expires_in_days: 1 });
+    const pending = await http(`${svc.api}/api-keys/${short.id}/tier-request`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await sessionFor(svc.api)}` },
+      json: { tier: 'ENTERPRISE' },
+    });
+    expect(pending.status).toBe(202);
+    (svc.clock as ManualClock).advance(2 * 86_400_000);
+    // Fresh sessions (they last 12 hours) on the moved clock.
+    const asUser = { authorization: `Bearer ${await sessionFor(svc.api)}` };
+    const asAdmin = { authorization: `Bearer ${await sessionFor(svc.api, 'admin@sandbox.test')}` };
+
+    const approve = expectError(
+      await http(`${svc.api}/admin/tier-requests/${pending.body.id}/approve`, {
+        method: 'POST',
+        headers: asAdmin,
+      }),
+      409,
+      'API_KEY_NOT_ACTIVE',
+    );
+    expect(approve.message).toContain('expired');
+    expectError(
+      await http(`${svc.api}/api-keys/${short.id}/tier-request`, {
+        method: 'POST',
+        headers: asUser,
+        json: { tier: 'PRO' },
+      }),
+      409,
+      'API_KEY_NOT_ACTIVE',
+    );
+    expectError(
+      await http(`${svc.api}/api-keys/${short.id}/rotate`, { method: 'POST', headers: asUser }),
+      409,
+      'API_KEY_NOT_ACTIVE',
+    );
+    // Denying is still possible, and the key kept its tier.
+    const denied = await http(`${svc.api}/admin/tier-requests/${pending.body.id}/deny`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    expect(denied.body.status).toBe('DENIED');
+    const list = await http(`${svc.api}/api-keys`, { headers: asUser });
+    expect(list.body.data.find((k: { id: string }) => k.id === short.id).tier).toBe('FREE');
   });
 });

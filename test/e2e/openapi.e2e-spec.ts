@@ -276,6 +276,25 @@ describe('OpenAPI 3.1 contract', () => {
     expect(op('/api/v1/orders', 'get').responses['403'].description).not.toContain(
       'EMAIL_NOT_VERIFIED',
     );
+    // Operation-specific codes are named with their status.
+    expect(op('/api/v1/auth/register', 'post').responses['409'].description).toContain(
+      'EMAIL_TAKEN',
+    );
+    expect(op('/api/v1/auth/login', 'post').responses['401'].description).toContain(
+      'INVALID_CREDENTIALS',
+    );
+    expect(op('/api/v1/api-keys/{id}/rotate', 'post').responses['403'].description).toContain(
+      'SESSION_REQUIRED',
+    );
+    expect(op('/api/v1/api-keys/{id}/rotate', 'post').responses['409'].description).toContain(
+      'API_KEY_NOT_ACTIVE',
+    );
+    expect(
+      op('/api/v1/admin/tier-requests/{id}/approve', 'post').responses['409'].description,
+    ).toContain('TIER_REQUEST_NOT_PENDING');
+    expect(
+      op('/api/v1/orders/cancel-on-disconnect', 'post').responses['403'].description,
+    ).toContain('API_KEY_REQUIRED');
     // Any operation may be refused a query parameter it does not take.
     expect(op('/api/v1/wallet', 'get').responses['400']).toBeDefined();
   });

@@ -31,6 +31,8 @@ export interface EndpointOptions {
   responseDescription?: string;
   /** Error statuses this operation can answer beyond the ones every operation shares. */
   errors?: number[];
+  /** The operation's own `error.code` values per status, named in the response descriptions. */
+  codes?: Partial<Record<number, string[]>>;
   /** Extra non-error responses, e.g. 304 or 308. */
   otherResponses?: { status: number; description: string }[];
 }
@@ -119,10 +121,16 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     meta.environment !== 'sandbox-only' &&
     meta.scopes.some((s) => (WRITE_SCOPES as readonly string[]).includes(s));
   for (const s of [...errorStatuses].sort()) {
-    const description =
+    const base =
       s === 403 && sessionWrites
         ? 'Credential not allowed here (INSUFFICIENT_SCOPE, EMAIL_NOT_VERIFIED: a session of a user whose email is not verified, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, ...)'
         : (ERROR_TEXT[s] ?? 'Error');
+    const own = [
+      ...(opts.codes?.[s] ?? []),
+      ...(s === 403 && opts.auth === 'session' ? ['SESSION_REQUIRED (an API key was sent)'] : []),
+      ...(s === 403 && opts.apiKeyOnly === true ? ['API_KEY_REQUIRED (a session was sent)'] : []),
+    ];
+    const description = own.length > 0 ? `${base}; also ${own.join(', ')}` : base;
     decorators.push(ApiResponse({ status: s, description, type: ErrorResponseDto }));
   }
   return applyDecorators(...decorators);

@@ -41,6 +41,7 @@ export class AdminTierRequestsController {
     scopes: ['admin:write'],
     type: TierRequestDto,
     errors: [404, 409],
+    codes: { 409: ['TIER_REQUEST_NOT_PENDING', 'API_KEY_NOT_ACTIVE (revoked or expired since)'] },
   })
   approve(@Cred() c: Credential, @Param('id') id: string): Promise<TierRequestDto> {
     return this.keys.decideTier(c, id, true);
@@ -53,6 +54,7 @@ export class AdminTierRequestsController {
     scopes: ['admin:write'],
     type: TierRequestDto,
     errors: [404, 409],
+    codes: { 409: ['TIER_REQUEST_NOT_PENDING'] },
   })
   deny(@Cred() c: Credential, @Param('id') id: string): Promise<TierRequestDto> {
     return this.keys.decideTier(c, id, false);

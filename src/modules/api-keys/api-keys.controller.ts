@@ -28,6 +28,10 @@ export class ApiKeysController {
     status: 201,
     type: CreatedApiKeyDto,
     errors: [400, 422],
+    codes: {
+      403: ['EMAIL_NOT_VERIFIED', 'ADMIN_SCOPE_FORBIDDEN', 'TERMS_ACCEPTANCE_REQUIRED'],
+      422: ['WRITE_SCOPES_NOT_ACKNOWLEDGED'],
+    },
   })
   create(@Cred() c: Credential, @Body() body: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     return this.keys.create(c.userId, body);
@@ -52,6 +56,7 @@ export class ApiKeysController {
     auth: 'session',
     type: CreatedApiKeyDto,
     errors: [404, 409],
+    codes: { 409: ['API_KEY_NOT_ACTIVE (revoked or expired)'] },
   })
   rotate(@Cred() c: Credential, @Param('id') id: string): Promise<CreatedApiKeyDto> {
     return this.keys.rotate(c.userId, id);
@@ -76,6 +81,7 @@ export class ApiKeysController {
     status: 202,
     type: TierRequestDto,
     errors: [400, 404, 409],
+    codes: { 409: ['API_KEY_NOT_ACTIVE (revoked or expired)'] },
   })
   tierRequest(
     @Cred() c: Credential,

@@ -143,8 +143,10 @@ export class ApiKeysService {
   /** New secret, same id and settings; the old secret is refused from the next request on. */
   async rotate(userId: string, id: string): Promise<CreatedApiKeyDto> {
     const entity = await this.owned(userId, id);
-    if (entity.revokedAt !== null)
-      throw new DomainError('API_KEY_NOT_ACTIVE', 'A revoked key cannot be rotated');
+    const inactive = this.inactive(entity);
+    if (inactive !== null) {
+      throw new DomainError('API_KEY_NOT_ACTIVE', `A ${inactive} key cannot be rotated`);
+    }
     const previousHash = entity.secretHash;
     const secret = newKeySecret(entity.environment);
     entity.secretHash = sha256Hex(secret);
@@ -176,8 +178,10 @@ export class ApiKeysService {
     reason: string,
   ): Promise<TierRequestDto> {
     const key = await this.owned(userId, id);
-    if (key.revokedAt !== null)
-      throw new DomainError('API_KEY_NOT_ACTIVE', 'A revoked key cannot change tier');
+    const inactive = this.inactive(key);
+    if (inactive !== null) {
+      throw new DomainError('API_KEY_NOT_ACTIVE', `A ${inactive} key cannot change tier`);
+    }
     const row: TierRequestEntity = {
       id: this.ids.next('tier'),
       keyId: key.id,
@@ -228,10 +232,11 @@ export class ApiKeysService {
       );
     }
     const key = await this.keys.repo.findOneBy({ id: req.keyId });
-    if (approve && (key === null || key.revokedAt !== null)) {
+    const inactive = key === null ? 'revoked' : this.inactive(key);
+    if (approve && inactive !== null) {
       throw new DomainError(
         'API_KEY_NOT_ACTIVE',
-        'The key was revoked since the request; deny it instead',
+        `The key was ${inactive} since the request; deny it instead`,
         {
           key_id: req.keyId,
         },
@@ -246,6 +251,13 @@ export class ApiKeysService {
       await this.keys.update(key);
     }
     return toTierDto(req);
+  }
+
+  /** Why a key can no longer be used (revoked, or past its expiry on the service clock), or null. */
+  private inactive(key: ApiKeyEntity): 'revoked' | 'expired' | null {
+    if (key.revokedAt !== null) return 'revoked';
+    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.clock.now()) return 'expired';
+    return null;
   }
 
   private async assertAdmin(c: Credential): Promise<void> {

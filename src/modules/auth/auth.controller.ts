@@ -27,6 +27,7 @@ export class AuthController {
     status: 201,
     type: UserDto,
     errors: [400, 409],
+    codes: { 409: ['EMAIL_TAKEN'] },
   })
   register(@Body() body: RegisterDto): Promise<UserDto> {
     return this.auth.register(body.email, body.password);
@@ -38,6 +39,7 @@ export class AuthController {
     auth: 'public',
     type: UserDto,
     errors: [400, 422],
+    codes: { 422: ['VERIFICATION_TOKEN_INVALID'] },
   })
   verify(@Body() body: VerifyEmailDto): Promise<UserDto> {
     return this.auth.verifyEmail(body.token);
@@ -51,6 +53,7 @@ export class AuthController {
     auth: 'public',
     type: SessionDto,
     errors: [400, 401],
+    codes: { 401: ['INVALID_CREDENTIALS'] },
   })
   login(@Body() body: LoginDto): Promise<SessionDto> {
     return this.auth.login(body.email, body.password);

@@ -105,6 +105,7 @@ export class SecurityController {
     auth: 'session',
     type: TermsStatusDto,
     errors: [400, 422],
+    codes: { 422: ['TERMS_VERSION_NOT_CURRENT'] },
   })
   acceptTerms(@Cred() c: Credential, @Body() body: AcceptTermsDto): Promise<TermsStatus> {
     return this.terms.accept(c.userId, body.version);
