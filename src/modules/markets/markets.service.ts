@@ -36,6 +36,8 @@ export class MarketsService {
 
   /** Markets ordered by close time, then id; keyset-paginated on that pair. */
   async list(env: Environment, q: ListMarketsQueryDto): Promise<Page<MarketDto>> {
+    // A market whose close time has come reads CLOSED at once, not at the next timer round.
+    this.engines.get(env).closeDue();
     const limit = q.limit ?? 50;
     const qb = this.repo(env).createQueryBuilder('m');
     if (q.status !== undefined) qb.andWhere('m.status = :status', { status: q.status });
@@ -61,6 +63,7 @@ export class MarketsService {
   }
 
   async get(env: Environment, id: string): Promise<MarketDto> {
+    this.engines.get(env).closeDue();
     const m = MARKET_ID.test(id) ? await this.repo(env).findOneBy({ id }) : null;
     if (m === null) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     return toDto(m, env, this.summary(env, id));

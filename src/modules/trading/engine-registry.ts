@@ -79,6 +79,8 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     if (c.sandboxEnabled) this.runtimes.get('test')!.startFeed();
+    // Markets close at their close_time in both engines (checked by every command, and here).
+    for (const runtime of this.runtimes.values()) runtime.startClosing();
     for (const cb of this.readyCallbacks.splice(0)) cb();
   }
 

@@ -110,6 +110,7 @@ export class EngineRuntime {
     // Settle the waiting batch first: a synchronous command must run on committed state, never
     // on top of a batch that may still fail (its engine would then be discarded).
     this.settle();
+    this.closeDue();
     const result = command(this.engine);
     if (!result.ok) return result;
     this.commit(result.events, idempotency);
@@ -128,6 +129,7 @@ export class EngineRuntime {
     idempotency?: IdempotencyScope,
   ): Promise<Success<T> | Failure> {
     this.assertUsable();
+    this.closeDue();
     const result = command(this.engine);
     if (!result.ok || result.events.length === 0) return Promise.resolve(result);
     this.index.apply(result.events);
@@ -311,6 +313,8 @@ export class EngineRuntime {
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    if (this.closer !== null) clearInterval(this.closer);
+    this.closer = null;
   }
 
   /** One feed step: references move, the house re-quotes every open market. */
@@ -355,16 +359,62 @@ export class EngineRuntime {
     if (this.house !== null) this.commit(this.house.withdraw(marketId));
   }
 
+  /**
+   * Markets close at their close_time: the first command at or after it, or the timer within a
+   * second (see {@link startClosing}), moves each due market to CLOSED, the house's quotes on it
+   * withdrawn. Resting orders stay and can be cancelled; new orders and amends answer
+   * MARKET_NOT_OPEN; a sandbox resolve still settles it. Close times of markets still OPEN.
+   */
+  private closeTimes = new Map<string, number>();
+  private nextCloseAt = Number.POSITIVE_INFINITY;
+  private closer: NodeJS.Timeout | null = null;
+
+  /** Closes the markets whose close_time has come (a no-op, one comparison, until one has). */
+  closeDue(): void {
+    if (this.clock.now() < this.nextCloseAt || this.broken) return;
+    this.settle();
+    const now = this.clock.now();
+    const events: EngineEvent[] = [];
+    for (const [id, at] of this.closeTimes) {
+      if (at > now) continue;
+      this.closeTimes.delete(id);
+      if (this.house !== null) events.push(...this.house.withdraw(id));
+      const r = this.engine.setMarketStatus(id, 'CLOSED');
+      if (r.ok) events.push(...r.events);
+    }
+    this.nextCloseAt = Math.min(Number.POSITIVE_INFINITY, ...this.closeTimes.values());
+    this.commit(events);
+  }
+
+  /** Checks for markets to close every second, so they close with no command arriving. */
+  startClosing(): void {
+    if (this.closer !== null) return;
+    this.closer = setInterval(() => {
+      // From a timer a failed commit (the engine rebuilt or given up) must not end the process.
+      try {
+        this.closeDue();
+      } catch (err) {
+        this.log.error(
+          `closing due ${this.environment} markets failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    }, 1000);
+    this.closer.unref();
+  }
+
   /** Builds an engine from the database: markets, accounts, positions, resting orders. */
   private restore(): MatchingEngine {
     // Built aside and installed only when complete, so a failure leaves the old parts together.
     const engine = new MatchingEngine({ clock: this.clock, ids: this.ids });
     const state = this.repo.loadForRestore();
     const index = new OpenOrderIndex();
+    const closeTimes = new Map<string, number>();
     for (const m of state.markets) {
       // A resolved market is kept CLOSED in the engine: orders on it answer MARKET_NOT_OPEN.
       const status = m.status === 'RESOLVED' ? 'CLOSED' : m.status;
       engine.addMarket(m.id, { status, lastPrice: m.last_price, volume: m.volume });
+      const closeAt = Date.parse(m.close_time);
+      if (m.status === 'OPEN' && !Number.isNaN(closeAt)) closeTimes.set(m.id, closeAt);
     }
     for (const a of state.accounts) engine.restoreAccount(a.user_id, a.balance_cents);
     for (const p of state.positions) {
@@ -411,6 +461,8 @@ export class EngineRuntime {
     }
     const quoting = this.feedSettings === null ? null : this.startHouse(engine, state.markets);
     this.index = index;
+    this.closeTimes = closeTimes;
+    this.nextCloseAt = Math.min(Number.POSITIVE_INFINITY, ...closeTimes.values());
     if (quoting !== null) {
       this.feed = quoting.feed;
       this.house = quoting.house;
@@ -461,6 +513,8 @@ export class EngineRuntime {
   openHouse(): void {
     if (this.feed === null || this.house === null || this.broken) return;
     this.settle();
+    // A market whose close time passed while the service was down never gets an opening quote.
+    this.closeDue();
     const events: EngineEvent[] = [];
     for (const [id, price] of this.feed.references()) {
       events.push(...this.house.requote(id, price).events);

@@ -69,6 +69,8 @@ export interface MarketRow {
   reference_price: number;
   last_price: number | null;
   volume: number;
+  /** ISO time at which trading stops (the market closes). */
+  close_time: string;
 }
 
 /**
@@ -199,10 +201,10 @@ export class TradingRepository {
       accounts: p(`SELECT user_id, balance_cents FROM accounts`),
       positions: p(`SELECT * FROM positions WHERE yes_qty > 0 OR no_qty > 0`),
       markets: p(
-        `SELECT id, status, outcome, reference_price, last_price, volume FROM markets ORDER BY id`,
+        `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets ORDER BY id`,
       ),
       market: p(
-        `SELECT id, status, outcome, reference_price, last_price, volume FROM markets WHERE id = ?`,
+        `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets WHERE id = ?`,
       ),
       ordersChunk: p(`SELECT * FROM orders WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`),
       countOrders: p(`SELECT COUNT(*) AS n FROM orders WHERE user_id = ?`),
