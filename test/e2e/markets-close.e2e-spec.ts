@@ -42,6 +42,16 @@ describe('markets close at their close_time', () => {
 
     (svc.clock as ManualClock).advance(60_000); // 17:00:00: closed
 
+    // A quote is the first call after the close: it already answers as an order would.
+    expectContractError(
+      await as(t, `${svc.api}/orders/quote`, {
+        method: 'POST',
+        json: limit(first, 'BUY', 'YES', 3, 1),
+      }),
+      422,
+      'MARKET_NOT_OPEN',
+    );
+
     expectContractError(
       await as(t, `${svc.api}/orders`, {
         method: 'POST',

@@ -112,6 +112,7 @@ export class OrdersService {
     const rt = this.engines.get(c.environment);
     this.shape(body);
     if (body.quantity > this.config.values.orderMaxQuantity) throw this.quantityLimit();
+    rt.closeDue(); // a market past its close time quotes MARKET_NOT_OPEN, as an order would
     const r = rt.engine.quote(engineOrder(c, body));
     if (!r.ok) throw fromEngine(r, { marketId: body.market_id });
     const q = r.quote;
