@@ -78,7 +78,8 @@ export class SeedService implements OnModuleInit {
             category: s.category,
             status: 'OPEN',
             outcome: null,
-            closeTime: s.close_time,
+            // One spelling (YYYY-MM-DDTHH:mm:ss.sssZ): the markets list sorts and pages on it.
+            closeTime: canonicalTime(s.close_time, s.slug),
             referencePrice: s.reference_price,
             lastPrice: null,
             volume: 0,
@@ -109,4 +110,11 @@ export class SeedService implements OnModuleInit {
     }
     return added;
   }
+}
+
+/** An ISO time in toISOString's spelling; a seed with anything else stops the start. */
+function canonicalTime(value: string, slug: string): string {
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw new Error(`seed market ${slug}: close_time is not a time: ${value}`);
+  return new Date(t).toISOString();
 }

@@ -14,6 +14,7 @@ describe('markets close at their close_time', () => {
   let t: Trader;
   let first: { id: string; close_time: string; status: string };
   let later: { id: string; close_time: string };
+  let third: { id: string; close_time: string };
 
   beforeAll(async () => {
     // A minute before the earliest seeded close time (2027-01-03T17:00:00Z).
@@ -21,8 +22,8 @@ describe('markets close at their close_time', () => {
     t = await trader(svc, 'closer@orders.test', {
       scopes: ['orders:read', 'orders:write', 'markets:read', 'wallet:read', 'wallet:write'],
     });
-    const page = await http(`${svc.api}/markets?limit=2`);
-    [first, later] = page.body.data;
+    const page = await http(`${svc.api}/markets?limit=3`);
+    [first, later, third] = page.body.data;
   });
   afterAll(async () => {
     await svc.close();
@@ -105,5 +106,22 @@ describe('markets close at their close_time', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe('CLOSED');
+  });
+
+  it('a sandbox price move right after the close is refused and fills nothing', async () => {
+    const resting = await place(svc, t, limit(third, 'BUY', 'YES', 2, 10));
+    (svc.clock as ManualClock).advance(Date.parse(third.close_time) - svc.clock.now());
+    // The first call after the close: the house must not re-quote (and take the bid) first.
+    expectContractError(
+      await as(t, `${svc.api}/sandbox/markets/${third.id}/price`, {
+        method: 'POST',
+        json: { price: 1 },
+      }),
+      422,
+      'MARKET_NOT_OPEN',
+    );
+    const order = (await as(t, `${svc.api}/orders/${resting.id}`)).body;
+    expect(order).toMatchObject({ status: 'OPEN', filled_quantity: 0 });
+    expect((await as(t, `${svc.api}/markets/${third.id}/trades`)).body.data).toEqual([]);
   });
 });

@@ -64,6 +64,7 @@ export class SandboxControlsService {
    */
   setPrice(marketId: string, price: number): PriceResultDto {
     const rt = this.paper();
+    rt.closeDue(); // a market past its close time is CLOSED before it is judged
     this.openMarket(rt, marketId);
     if (!rt.setReference(marketId, price)) throw notOpen(marketId, 'not quoted by the feed');
     const s = rt.engine.marketSummary(marketId)!;

@@ -49,6 +49,8 @@ class FakeRepo {
     if (!this.inTx) throw new Error('spool outside the batch transaction');
     this.spools.push({ payload, at, commit: this.commits.length - 1 });
   }
+  /** mkt_a's close time (epoch ms); far away unless a test sets it. */
+  closeAt = 4_000_000_000_000;
   loadForRestore() {
     this.restores++;
     if (this.failRestore) throw new Error('database gone');
@@ -61,6 +63,7 @@ class FakeRepo {
           reference_price: this.references.get('mkt_a') ?? 50,
           last_price: null,
           volume: 0,
+          close_time: new Date(this.closeAt).toISOString(),
         },
       ],
       accounts: [{ user_id: 'u1', balance_cents: 1_000_000 }],
@@ -78,14 +81,18 @@ const log = {
 let seq = 0;
 const ids = { next: (p: string) => `${p}${++seq}` };
 
-function runtime(feed: FeedSettings | null = null, repo = new FakeRepo()) {
+function runtime(
+  feed: FeedSettings | null = null,
+  repo = new FakeRepo(),
+  clock = new ManualClock(0),
+) {
   const bus = new InProcessEventBus();
   const published: CommittedEvents[] = [];
   bus.stream.subscribe((b) => published.push(b));
   const rt = new EngineRuntime(
     'test',
     repo as unknown as TradingRepository,
-    new ManualClock(0),
+    clock,
     ids,
     bus,
     log,
@@ -108,6 +115,39 @@ const order = (clientOrderId: string) => (e: import('../../engine/index.js').Mat
     tag: 'key_1',
     clientOrderId,
   });
+
+describe('EngineRuntime market close', () => {
+  it('a close that comes due between two batched commands joins their commit, never splits it', async () => {
+    const repo = new FakeRepo();
+    repo.closeAt = 1_000;
+    const clock = new ManualClock(0);
+    const { rt } = runtime(null, repo, clock);
+    const a = rt.runBatched(order('a'));
+    clock.advance(1_000); // mkt_a closes between the two legs
+    const b = rt.runBatched(order('b'));
+    await Promise.all([a, b]);
+    // One transaction: the first leg, the close, the second leg refused (nothing to write).
+    expect(repo.commits).toHaveLength(1);
+    expect(repo.commits[0].map((e) => e.type)).toEqual(
+      expect.arrayContaining(['order.accepted', 'market.status']),
+    );
+    expect((await b).ok).toBe(false);
+    expect(rt.engine.marketSummary('mkt_a')?.status).toBe('CLOSED');
+  });
+
+  it('with nothing waiting, the first command after the close commits the close first', () => {
+    const repo = new FakeRepo();
+    repo.closeAt = 1_000;
+    const clock = new ManualClock(0);
+    const { rt } = runtime(null, repo, clock);
+    clock.advance(1_000);
+    const r = rt.run(order('late'));
+    expect(r.ok).toBe(false);
+    expect(repo.commits).toEqual([
+      [{ type: 'market.status', marketId: 'mkt_a', status: 'CLOSED' }],
+    ]);
+  });
+});
 
 describe('EngineRuntime group commit', () => {
   it('commits the commands of one turn in one transaction, and settles only after it', async () => {

@@ -263,6 +263,9 @@ export class EngineRuntime {
    */
   committedEngine(): MatchingEngine {
     this.settle();
+    // A market past its close time reads closed, its house quotes gone (the closes are committed
+    // and published before the caller reads).
+    this.closeDue();
     return this.engine;
   }
 
@@ -320,6 +323,8 @@ export class EngineRuntime {
   /** One feed step: references move, the house re-quotes every open market. */
   tick(): void {
     this.settle();
+    // A market whose close time has come is closed before the house could quote it again.
+    this.closeDue();
     if (this.feed === null || this.house === null || this.broken) return;
     const refs = this.feed.tick();
     this.commit(this.house.tick(refs).events);
@@ -342,6 +347,7 @@ export class EngineRuntime {
   /** Sandbox control: moves a market's reference and re-quotes it at once. */
   setReference(marketId: string, price: number): boolean {
     this.settle();
+    this.closeDue();
     if (this.feed === null || this.house === null || !this.feed.setReference(marketId, price))
       return false;
     this.commit(this.house.requote(marketId, price).events);
@@ -369,10 +375,13 @@ export class EngineRuntime {
   private nextCloseAt = Number.POSITIVE_INFINITY;
   private closer: NodeJS.Timeout | null = null;
 
-  /** Closes the markets whose close_time has come (a no-op, one comparison, until one has). */
+  /**
+   * Closes the markets whose close_time has come (a no-op, one comparison, until one has). With
+   * a group-commit batch waiting (between two legs of a POST /orders/batch, say) the closes join
+   * that batch rather than split it; if it fails, the rebuilt engine closes them again.
+   */
   closeDue(): void {
     if (this.clock.now() < this.nextCloseAt || this.broken) return;
-    this.settle();
     const now = this.clock.now();
     const events: EngineEvent[] = [];
     for (const [id, at] of this.closeTimes) {
@@ -383,7 +392,12 @@ export class EngineRuntime {
       if (r.ok) events.push(...r.events);
     }
     this.nextCloseAt = Math.min(Number.POSITIVE_INFINITY, ...this.closeTimes.values());
-    this.commit(events);
+    if (this.pendingEvents.length === 0) {
+      this.commit(events);
+      return;
+    }
+    this.index.apply(events);
+    for (const e of events) this.pendingEvents.push(e);
   }
 
   /** Checks for markets to close every second, so they close with no command arriving. */
