@@ -2,6 +2,7 @@
  * AsyncAPI 3.0 description of the realtime feed, so SDKs can generate stream clients too.
  * Served at /api/v1/asyncapi.json and linked from the OpenAPI document.
  */
+import { LEDGER_TYPES } from '../wallet/dto/wallet.dto.js';
 import { CHANNEL_PATTERNS } from './channels.js';
 
 const ref = (name: string) => ({ $ref: `#/components/messages/${name}` });
@@ -293,17 +294,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
               // FUNDING; DEPOSIT and WITHDRAWAL are real money on the live engine. RESERVATION
               // writes no ledger row: an order rested, was amended or cancelled, and only the
               // reserved (and so available) amount moved (delta_cents 0).
-              reason: {
-                enum: [
-                  'DEPOSIT',
-                  'WITHDRAWAL',
-                  'TRADE',
-                  'SETTLEMENT',
-                  'FUNDING',
-                  'RESET',
-                  'RESERVATION',
-                ],
-              },
+              reason: { enum: [...LEDGER_TYPES, 'RESERVATION'] },
               reserved_cents: {
                 type: ['integer', 'null'],
                 description:
