@@ -66,11 +66,12 @@ describe('markets close at their close_time', () => {
     expect((await http(`${svc.api}/markets/${first.id}`)).body.status).toBe('CLOSED');
     // The house withdrew; the user's resting bid is all that is left.
     expect(await book()).toMatchObject({ bids: [{ price: 2, quantity: 10 }], asks: [] });
-    expectContractError(
+    const amend = expectContractError(
       await as(t, `${svc.api}/orders/${resting.id}`, { method: 'PATCH', json: { quantity: 5 } }),
       422,
       'MARKET_NOT_OPEN',
     );
+    expect(amend.details).toEqual({ market_id: first.id });
     const cancelled = await as(t, `${svc.api}/orders/${resting.id}`, { method: 'DELETE' });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.status).toBe('CANCELLED');

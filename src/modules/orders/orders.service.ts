@@ -281,7 +281,10 @@ export class OrdersService {
         });
       }
     }
-    return fromEngine(f, { orderId });
+    // The engine checked ownership before the market: naming the order's market discloses nothing.
+    const marketId =
+      f.code === 'MARKET_NOT_OPEN' ? rt.engine.getOrder(orderId)?.marketId : undefined;
+    return fromEngine(f, { orderId, marketId });
   }
 
   private withStoredFills(rt: EngineRuntime, o: OrderSnapshot, env: Environment): OrderDto {
