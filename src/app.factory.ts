@@ -8,7 +8,6 @@ import {
   type FastifyRequest,
 } from 'fastify';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import pino, { type DestinationStream, type Logger } from 'pino';
@@ -34,7 +33,7 @@ import { createValidationPipe } from './common/http/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
-import { fileClockOffset } from './config/clock-offset.js';
+import { clockOffsetFile, fileClockOffset } from './config/clock-offset.js';
 import { buildOpenApi, LEGACY_OPENAPI_LIFECYCLE } from './modules/meta/openapi.builder.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
 
@@ -92,7 +91,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
       `the service clock runs ${clock.offset / 1000} s ahead of the wall clock (moved by POST /sandbox/clock; kept in DATA_DIR/clock.json)`,
     );
   }
-  if (!config.sandboxClockControl && existsSync(join(config.dataDir, 'clock.json'))) {
+  if (!config.sandboxClockControl && existsSync(clockOffsetFile(config.dataDir))) {
     log.warn(
       'DATA_DIR/clock.json is ignored: SANDBOX_CLOCK_CONTROL is off, so the service runs on the wall clock',
     );
@@ -348,6 +347,14 @@ function queryNamesOf(doc: Record<string, unknown>): Map<string, ReadonlySet<str
   return out;
 }
 
+/**
+ * The operation a request reached, as `METHOD /route/:param`. HEAD is GET without the body
+ * (Fastify adds it to every GET): one operation, one route budget, the same query parameters.
+ */
+function operationKey(req: FastifyRequest): string {
+  return `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`;
+}
+
 /** 400 VALIDATION_FAILED for query parameters the operation does not take, in the pipe's words. */
 function checkQueryNames(
   req: FastifyRequest,
@@ -357,8 +364,7 @@ function checkQueryNames(
   if (query === undefined || query === null) return;
   const keys = Object.keys(query);
   if (keys.length === 0) return;
-  const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const allowed = names.get(`${method} ${req.routeOptions.url}`);
+  const allowed = names.get(operationKey(req));
   if (allowed === undefined) return; // a route the document does not describe
   // `/markets/?limit=1` reaches `/markets/:id` with an empty id: the handler's 404 says it best.
   const params = req.params as Record<string, unknown> | undefined;
@@ -455,9 +461,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
           await pipeline.limits?.checkCredential(
             credential,
             meta,
-            // HEAD is GET without the body (Fastify adds it to every GET): one bucket for both.
-            meta.routeLimitGroup ??
-              `${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`,
+            meta.routeLimitGroup ?? operationKey(req),
             reply,
           );
         }

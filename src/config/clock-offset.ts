@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { MAX_CLOCK_OFFSET_MS, type ClockOffsetStore } from '../common/clock/clock.js';
 import { ConfigError } from './app-config.js';
 
-const FILE = 'clock.json';
+/** DATA_DIR/clock.json, where the offset is kept. */
+export function clockOffsetFile(dataDir: string): string {
+  return join(dataDir, 'clock.json');
+}
 
 /**
  * Keeps the sandbox clock control's offset in DATA_DIR/clock.json, so a restart does not move
@@ -20,7 +23,7 @@ const FILE = 'clock.json';
  * clock, and a clock.json left in the data directory is ignored (with a warning at start).
  */
 export function fileClockOffset(dataDir: string): ClockOffsetStore {
-  const path = join(dataDir, FILE);
+  const path = clockOffsetFile(dataDir);
   return {
     load(): number {
       if (!existsSync(path)) return 0;

@@ -62,15 +62,14 @@ export function route(
 ): Outgoing[] {
   const out: Outgoing[] = [];
   const touched = new Set<string>();
-  // Accounts whose reserved amount an order moved without moving the balance (an order rested,
-  // was amended or cancelled), and those that got a wallet message already: its reserved and
-  // available are read after the whole batch, so one message per account says it all.
+  // Accounts whose reserved amount an order moved (an order rested, was amended or cancelled).
+  // Those with a balance change in the batch hear of it there; the others get a RESERVATION.
   const ownerOf = new Map<string, string>();
   const reserveMoved = new Set<string>();
-  const walletSent = new Set<string>();
   // The reserved amount is known after the whole batch only (the engine settles reservations at
   // the end of a command): it goes on each account's last balance message of the batch, and the
   // earlier ones, each for one ledger row on the way, carry null rather than a later figure.
+  // Index of each account's last balance.changed in `events`.
   const lastBalance = new Map<string, number>();
   for (let i = 0; i < events.length; i++) {
     const e = events[i];
@@ -192,7 +191,6 @@ export function route(
         });
         break;
       case 'balance.changed': {
-        walletSent.add(e.accountId);
         const account =
           lastBalance.get(e.accountId) === index ? engine.getAccount(e.accountId) : undefined;
         priv(e.accountId, 'wallet', {
@@ -225,7 +223,7 @@ export function route(
     }
   }
   for (const accountId of reserveMoved) {
-    if (walletSent.has(accountId)) continue;
+    if (lastBalance.has(accountId)) continue;
     const account = engine.getAccount(accountId);
     if (account === undefined) continue;
     priv(accountId, 'wallet', {

@@ -42,6 +42,13 @@ function addEffect(
   }
 }
 
+/** The earliest of the close times (infinity: none). */
+function soonest(closeTimes: ReadonlyMap<string, number>): number {
+  let at = Number.POSITIVE_INFINITY;
+  for (const t of closeTimes.values()) if (t < at) at = t;
+  return at;
+}
+
 export const HOUSE_ACCOUNT = 'house';
 /** The house's bankroll: large enough that its quotes never run out of cash. */
 const HOUSE_BALANCE = 1_000_000_000_000;
@@ -82,6 +89,15 @@ export class EngineRuntime {
   private feed: PriceFeed | null = null;
   private house: HouseMarketMaker | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /**
+   * Markets close at their close_time: the first command at or after it, or the timer within a
+   * second (see {@link startClosing}), moves each due market to CLOSED, the house's quotes on it
+   * withdrawn. Resting orders stay and can be cancelled; new orders and amends answer
+   * MARKET_NOT_OPEN; a sandbox resolve still settles it. Close times of markets still OPEN.
+   */
+  private closeTimes = new Map<string, number>();
+  private nextCloseAt = Number.POSITIVE_INFINITY;
+  private closer: NodeJS.Timeout | null = null;
   /** The webhook outbox's spooler (see {@link Spooler}); null: nothing is spooled. */
   spooler: Spooler | null = null;
 
@@ -109,9 +125,7 @@ export class EngineRuntime {
   ): Success<T> | Failure {
     // Settle the waiting batch first: a synchronous command must run on committed state, never
     // on top of a batch that may still fail (its engine would then be discarded).
-    this.settle();
-    this.closeDue();
-    const result = command(this.engine);
+    const result = command(this.committedEngine());
     if (!result.ok) return result;
     this.commit(result.events, idempotency);
     return result;
@@ -263,8 +277,8 @@ export class EngineRuntime {
    */
   committedEngine(): MatchingEngine {
     this.settle();
-    // A market past its close time reads closed, its house quotes gone (the closes are committed
-    // and published before the caller reads).
+    // A market past its close time is closed, its house quotes gone (the closes are committed and
+    // published before the caller reads or commands).
     this.closeDue();
     return this.engine;
   }
@@ -299,18 +313,25 @@ export class EngineRuntime {
   startFeed(): void {
     if (this.feedSettings === null || this.feedSettings.intervalMs <= 0 || this.timer !== null)
       return;
-    this.timer = setInterval(() => {
-      // A failed commit has already rebuilt the engine (or given up); from a timer it must not
-      // escape, or it would end the process.
+    this.timer = this.every(this.feedSettings.intervalMs, 'feed tick', () => this.tick());
+  }
+
+  /**
+   * An unref'd interval running `step`. A failed commit has already rebuilt the engine (or given
+   * up); from a timer the error must not escape, or it would end the process: it is logged.
+   */
+  private every(ms: number, what: string, step: () => void): NodeJS.Timeout {
+    const timer = setInterval(() => {
       try {
-        this.tick();
+        step();
       } catch (err) {
         this.log.error(
-          `the ${this.environment} feed tick failed: ${err instanceof Error ? err.message : String(err)}`,
+          `the ${this.environment} ${what} failed: ${err instanceof Error ? err.message : String(err)}`,
         );
       }
-    }, this.feedSettings.intervalMs);
-    this.timer.unref();
+    }, ms);
+    timer.unref();
+    return timer;
   }
 
   stop(): void {
@@ -322,9 +343,8 @@ export class EngineRuntime {
 
   /** One feed step: references move, the house re-quotes every open market. */
   tick(): void {
-    this.settle();
     // A market whose close time has come is closed before the house could quote it again.
-    this.closeDue();
+    this.committedEngine();
     if (this.feed === null || this.house === null || this.broken) return;
     const refs = this.feed.tick();
     this.commit(this.house.tick(refs).events);
@@ -346,8 +366,7 @@ export class EngineRuntime {
 
   /** Sandbox control: moves a market's reference and re-quotes it at once. */
   setReference(marketId: string, price: number): boolean {
-    this.settle();
-    this.closeDue();
+    this.committedEngine();
     if (this.feed === null || this.house === null || !this.feed.setReference(marketId, price))
       return false;
     this.commit(this.house.requote(marketId, price).events);
@@ -366,23 +385,13 @@ export class EngineRuntime {
   }
 
   /**
-   * Markets close at their close_time: the first command at or after it, or the timer within a
-   * second (see {@link startClosing}), moves each due market to CLOSED, the house's quotes on it
-   * withdrawn. Resting orders stay and can be cancelled; new orders and amends answer
-   * MARKET_NOT_OPEN; a sandbox resolve still settles it. Close times of markets still OPEN.
-   */
-  private closeTimes = new Map<string, number>();
-  private nextCloseAt = Number.POSITIVE_INFINITY;
-  private closer: NodeJS.Timeout | null = null;
-
-  /**
    * Closes the markets whose close_time has come (a no-op, one comparison, until one has). With
    * a group-commit batch waiting (between two legs of a POST /orders/batch, say) the closes join
    * that batch rather than split it; if it fails, the rebuilt engine closes them again.
    */
   closeDue(): void {
-    if (this.clock.now() < this.nextCloseAt || this.broken) return;
     const now = this.clock.now();
+    if (now < this.nextCloseAt || this.broken) return;
     const events: EngineEvent[] = [];
     for (const [id, at] of this.closeTimes) {
       if (at > now) continue;
@@ -391,7 +400,7 @@ export class EngineRuntime {
       const r = this.engine.setMarketStatus(id, 'CLOSED');
       if (r.ok) events.push(...r.events);
     }
-    this.nextCloseAt = Math.min(Number.POSITIVE_INFINITY, ...this.closeTimes.values());
+    this.nextCloseAt = soonest(this.closeTimes);
     if (this.pendingEvents.length === 0) {
       this.commit(events);
       return;
@@ -403,17 +412,7 @@ export class EngineRuntime {
   /** Checks for markets to close every second, so they close with no command arriving. */
   startClosing(): void {
     if (this.closer !== null) return;
-    this.closer = setInterval(() => {
-      // From a timer a failed commit (the engine rebuilt or given up) must not end the process.
-      try {
-        this.closeDue();
-      } catch (err) {
-        this.log.error(
-          `closing due ${this.environment} markets failed: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }
-    }, 1000);
-    this.closer.unref();
+    this.closer = this.every(1000, 'market close', () => this.closeDue());
   }
 
   /** Builds an engine from the database: markets, accounts, positions, resting orders. */
@@ -476,7 +475,7 @@ export class EngineRuntime {
     const quoting = this.feedSettings === null ? null : this.startHouse(engine, state.markets);
     this.index = index;
     this.closeTimes = closeTimes;
-    this.nextCloseAt = Math.min(Number.POSITIVE_INFINITY, ...closeTimes.values());
+    this.nextCloseAt = soonest(closeTimes);
     if (quoting !== null) {
       this.feed = quoting.feed;
       this.house = quoting.house;
@@ -526,9 +525,8 @@ export class EngineRuntime {
    */
   openHouse(): void {
     if (this.feed === null || this.house === null || this.broken) return;
-    this.settle();
     // A market whose close time passed while the service was down never gets an opening quote.
-    this.closeDue();
+    this.committedEngine();
     const events: EngineEvent[] = [];
     for (const [id, price] of this.feed.references()) {
       events.push(...this.house.requote(id, price).events);
