@@ -9,7 +9,7 @@ import {
   type EnvironmentRule,
   type RouteMeta,
 } from './route-meta.js';
-import { WRITE_SCOPES, type Scope } from './scopes.js';
+import { isWriteScope, type Scope } from './scopes.js';
 
 export interface EndpointOptions {
   summary: string;
@@ -119,7 +119,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   const sessionWrites =
     opts.apiKeyOnly !== true &&
     meta.environment !== 'sandbox-only' &&
-    meta.scopes.some((s) => (WRITE_SCOPES as readonly string[]).includes(s));
+    meta.scopes.some(isWriteScope);
   for (const s of [...errorStatuses].sort()) {
     const base =
       s === 403 && sessionWrites

@@ -42,5 +42,10 @@ export const ALL_SCOPES: readonly Scope[] = [
   ...ADMIN_SCOPES,
 ];
 
+/** One of the SPEC's write scopes (they need acknowledge_write_scopes and a verified email). */
+export function isWriteScope(s: string): boolean {
+  return (WRITE_SCOPES as readonly string[]).includes(s);
+}
+
 /** A new key without explicit scopes gets the read-only scopes. */
 export const DEFAULT_KEY_SCOPES: readonly Scope[] = READ_SCOPES;

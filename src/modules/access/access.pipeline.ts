@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ALL_SCOPES, ADMIN_SCOPES, WRITE_SCOPES, type Scope } from '../../common/api/scopes.js';
+import { ALL_SCOPES, ADMIN_SCOPES, isWriteScope, type Scope } from '../../common/api/scopes.js';
 import type { RouteMeta } from '../../common/api/route-meta.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
@@ -27,16 +27,19 @@ const SESSION_SCOPES: Scope[] = ALL_SCOPES.filter(
   (s) => s !== 'env:paper' && !(ADMIN_SCOPES as readonly string[]).includes(s),
 );
 
-/** Write scopes for the verified-email rule: the SPEC's write scopes, and admin:write. */
-const isWriteScope = (s: Scope): boolean =>
-  s === 'admin:write' || (WRITE_SCOPES as readonly string[]).includes(s);
+const ADMIN_SESSION_SCOPES: Scope[] = [...SESSION_SCOPES, ...ADMIN_SCOPES];
+
+/** Writes for the verified-email rule: the SPEC's write scopes, and admin:write. */
+const writes = (s: Scope): boolean => s === 'admin:write' || isWriteScope(s);
 
 /**
- * A session of a user whose email is not verified holds no write scope (SPEC: write scopes
- * require a verified email on the owning account), as a key of that user could not.
+ * The scopes of a user's session. Without a verified email it holds no write scope (SPEC: write
+ * scopes require a verified email on the owning account), as a key of that user could not.
  */
-const UNVERIFIED_SESSION_SCOPES: Scope[] = SESSION_SCOPES.filter((s) => !isWriteScope(s));
-const UNVERIFIED_ADMIN_SCOPES: Scope[] = [...UNVERIFIED_SESSION_SCOPES, 'admin:read'];
+function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
+  const all = admin ? ADMIN_SESSION_SCOPES : SESSION_SCOPES;
+  return emailVerified ? all : all.filter((s) => !writes(s));
+}
 
 /**
  * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
@@ -73,7 +76,7 @@ export class AccessPipeline {
     }
     this.route(credential, meta);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
-    if (missing.length > 0 && credential.emailUnverified === true && missing.some(isWriteScope)) {
+    if (missing.length > 0 && credential.emailUnverified === true && missing.some(writes)) {
       throw new DomainError(
         'EMAIL_NOT_VERIFIED',
         'Write operations need a verified email: send the token from the verification mail to POST /api/v1/auth/verify-email, then retry',
@@ -214,13 +217,7 @@ export class AccessPipeline {
       userId: user.id,
       keyId: null,
       environment: 'live',
-      scopes: !user.emailVerified
-        ? isAdmin(user)
-          ? UNVERIFIED_ADMIN_SCOPES
-          : UNVERIFIED_SESSION_SCOPES
-        : isAdmin(user)
-          ? [...SESSION_SCOPES, ...ADMIN_SCOPES]
-          : SESSION_SCOPES,
+      scopes: sessionScopes(isAdmin(user), user.emailVerified),
       tier: highestTier(keys, this.clock.nowDate().toISOString()),
       expiresAt: claims.exp * 1000,
       ...(user.emailVerified ? {} : { emailUnverified: true }),

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import {
   ADMIN_SCOPES,
   DEFAULT_KEY_SCOPES,
-  WRITE_SCOPES,
+  isWriteScope,
   type Scope,
 } from '../../common/api/scopes.js';
 import { Clock } from '../../common/clock/clock.js';
@@ -68,7 +68,7 @@ export class ApiKeysService {
         },
       );
     }
-    const write = requested.filter((s) => (WRITE_SCOPES as readonly string[]).includes(s));
+    const write = requested.filter(isWriteScope);
     if (write.length > 0 && dto.acknowledge_write_scopes !== true) {
       throw new DomainError(
         'WRITE_SCOPES_NOT_ACKNOWLEDGED',
