@@ -116,8 +116,9 @@ const ERROR_BODY: Obj = {
  * What the request pipeline does for every operation, stated on each: the id and version
  * headers on every answer, the limit headers on authenticated ones, Retry-After on 429, the
  * deprecation headers of deprecated operations, and on mutations the Idempotency-Key request
- * header with its replay header and its 409/422 answers; 400 everywhere (an unknown query
- * parameter is refused), 413 and 415 wherever a body is taken.
+ * header with its replay header and its 409/422 answers; 400 on every operation that takes a
+ * credential, a query or a body (an unknown query parameter is refused), 413 and 415 wherever a
+ * body is taken.
  */
 function describeHeadersAndShared(op: Obj, method: string): void {
   const responses = op.responses as Record<string, Obj>;
