@@ -15,6 +15,7 @@ import { Access1763769600002 } from './migrations/1763769600002-access.js';
 import { Realtime1763769600004 } from './migrations/1763769600004-realtime.js';
 import { Webhooks1763769600005 } from './migrations/1763769600005-webhooks.js';
 import { MfaLockouts1763769600008 } from './migrations/1763769600008-mfa-lockouts.js';
+import { TierRequestPending1763769600009 } from './migrations/1763769600009-tier-request-pending.js';
 import { MfaLockoutEntity } from '../modules/security/entities/mfa-lockout.entity.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
@@ -36,6 +37,17 @@ export function connectionOf(ds: DataSource): Database {
   return (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
 }
 
+/** A unique index refused the write (SQLite here; PostgreSQL's 23505 once it runs there). */
+export function isUniqueViolation(err: unknown): boolean {
+  const driver = (err as { driverError?: { code?: string } } | null)?.driverError;
+  const code = driver?.code ?? (err as { code?: string } | null)?.code;
+  return (
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    code === '23505'
+  );
+}
+
 export const PLATFORM_ENTITIES = [
   UserEntity,
   ApiKeyEntity,
@@ -53,6 +65,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   Realtime1763769600004,
   Webhooks1763769600005,
   MfaLockouts1763769600008,
+  TierRequestPending1763769600009,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

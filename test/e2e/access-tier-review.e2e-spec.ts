@@ -117,4 +117,48 @@ describe('tier requests: admin review', () => {
     const list = await http(`${svc.api}/api-keys`, { headers: asUser });
     expect(list.body.data.find((k: { id: string }) => k.id === short.id).tier).toBe('FREE');
   });
+
+  it('one request per key waits at a time; racing requests let one through; the current tier is refused', async () => {
+    svc = await startApp();
+    const asUser = { authorization: `Bearer ${await sessionFor(svc.api)}` };
+    const asAdmin = { authorization: `Bearer ${await sessionFor(svc.api, 'admin@sandbox.test')}` };
+    const key = await createKey(svc.api, await sessionFor(svc.api));
+    const ask = (tier: string) =>
+      http(`${svc!.api}/api-keys/${key.id}/tier-request`, {
+        method: 'POST',
+        headers: asUser,
+        json: { tier },
+      });
+
+    const same = expectError(await ask('FREE'), 409, 'TIER_UNCHANGED');
+    expect(same.details).toMatchObject({ key_id: key.id, tier: 'FREE' });
+
+    const racing = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => ask(i % 2 === 0 ? 'PRO' : 'ENTERPRISE')),
+    );
+    const accepted = racing.filter((r) => r.status === 202);
+    expect(accepted).toHaveLength(1);
+    const first = accepted[0].body as { id: string; tier: string };
+    for (const r of racing.filter((x) => x.status !== 202)) {
+      const e = expectError(r, 409, 'TIER_REQUEST_PENDING');
+      expect(e.details).toEqual({ request_id: first.id, tier: first.tier });
+    }
+    const listed = await http(`${svc.api}/admin/tier-requests?status=PENDING`, {
+      headers: asAdmin,
+    });
+    expect(
+      listed.body.data
+        .filter((r: { key_id: string }) => r.key_id === key.id)
+        .map((r: { id: string }) => r.id),
+    ).toEqual([first.id]);
+
+    // Once decided, the key may ask again.
+    await http(`${svc.api}/admin/tier-requests/${first.id}/deny`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    const again = await ask('PRO');
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ key_id: key.id, tier: 'PRO', status: 'PENDING' });
+  });
 });

@@ -81,7 +81,16 @@ export class ApiKeysController {
     status: 202,
     type: TierRequestDto,
     errors: [400, 404, 409],
-    codes: { 409: ['API_KEY_NOT_ACTIVE (revoked or expired)'] },
+    description:
+      'One request per key waits for review at a time. Asking for the tier the key already has, ' +
+      'or asking again while a request is pending, is refused with 409.',
+    codes: {
+      409: [
+        'API_KEY_NOT_ACTIVE (revoked or expired)',
+        'TIER_REQUEST_PENDING (details.request_id names the waiting request)',
+        'TIER_UNCHANGED (the key already has this tier)',
+      ],
+    },
   })
   tierRequest(
     @Cred() c: Credential,

@@ -15,7 +15,7 @@ import { IdGenerator } from '../../common/ids/id-generator.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { ConfigService } from '../../config/config.service.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { isAdmin, UsersService } from '../users/users.service.js';
@@ -182,6 +182,17 @@ export class ApiKeysService {
     if (inactive !== null) {
       throw new DomainError('API_KEY_NOT_ACTIVE', `A ${inactive} key cannot change tier`);
     }
+    if (tier === key.tier) {
+      throw new DomainError('TIER_UNCHANGED', `The key is already on tier ${tier}`, {
+        key_id: key.id,
+        tier,
+      });
+    }
+    const repo = this.db.getRepository(TierRequestEntity);
+    const pending = (): Promise<TierRequestEntity | null> =>
+      repo.findOneBy({ keyId: key.id, status: 'PENDING' });
+    const waiting = await pending();
+    if (waiting !== null) throw tierRequestPending(waiting);
     const row: TierRequestEntity = {
       id: this.ids.next('tier'),
       keyId: key.id,
@@ -193,7 +204,14 @@ export class ApiKeysService {
       decidedAt: null,
       decidedBy: null,
     };
-    await this.db.getRepository(TierRequestEntity).insert(row);
+    try {
+      await repo.insert(row);
+    } catch (err) {
+      // A request racing this one passed the check too; the unique index let one through.
+      const winner = isUniqueViolation(err) ? await pending() : null;
+      if (winner !== null) throw tierRequestPending(winner);
+      throw err;
+    }
     return toTierDto(row);
   }
 
@@ -324,4 +342,13 @@ function toTierDto(t: TierRequestEntity): TierRequestDto {
     created_at: t.createdAt,
     decided_at: t.decidedAt,
   };
+}
+
+/** One request per key waits for review at a time: the caller is told which one. */
+function tierRequestPending(waiting: TierRequestEntity): DomainError {
+  return new DomainError(
+    'TIER_REQUEST_PENDING',
+    `Tier request ${waiting.id} for this key (tier ${waiting.tier}) is still waiting for review`,
+    { request_id: waiting.id, tier: waiting.tier },
+  );
 }

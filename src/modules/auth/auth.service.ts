@@ -7,7 +7,7 @@ import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { SessionTokensService } from '../access/session-tokens.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { UserEntity } from '../users/entities/user.entity.js';
@@ -125,15 +125,4 @@ export class AuthService {
 
 export function toUserDto(u: UserEntity): UserDto {
   return { id: u.id, email: u.email, email_verified: u.emailVerified, roles: rolesOf(u) };
-}
-
-/** A unique index refused the insert (SQLite here; PostgreSQL's 23505 once it runs there). */
-function isUniqueViolation(err: unknown): boolean {
-  const driver = (err as { driverError?: { code?: string } } | null)?.driverError;
-  const code = driver?.code ?? (err as { code?: string } | null)?.code;
-  return (
-    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
-    code === '23505'
-  );
 }
