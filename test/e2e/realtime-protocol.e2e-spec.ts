@@ -426,10 +426,16 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
       id: expect.stringMatching(/^fil_/),
       market_id: m.id,
       price: r + 1,
+      no_price: 99 - r,
       quantity: 100,
-      taker_side: 'BUY_YES',
+      taker_side: 'YES',
       created_at: new Date(svc.clock.now()).toISOString(),
     });
+    // The stream's trade is the object GET /markets/{id}/trades answers, keys in the same order.
+    const rest = await as(a, `${svc.api}/markets/${m.id}/trades`);
+    const same = rest.body.data.find((t: { id: string }) => t.id === trade.data.id);
+    expect(same).toEqual(trade.data);
+    expect(Object.keys(same)).toEqual(Object.keys(trade.data));
     const tick = c1.events('ticker').at(-1)!;
     expect(tick.data).toEqual({
       market_id: m.id,

@@ -200,12 +200,20 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
             {
               id: str,
               market_id: str,
-              price: int,
+              price: {
+                type: 'integer',
+                description: 'Trade price, YES cents (the resting order price)',
+              },
+              no_price: { type: 'integer', description: '100 - price: the same trade in NO cents' },
               quantity: int,
-              taker_side: { enum: ['BUY_YES', 'SELL_YES'] },
+              taker_side: {
+                enum: ['YES', 'NO'],
+                description:
+                  'What the taker bought: YES for a bid-side taker (BUY YES / SELL NO), NO for an ask-side taker (SELL YES / BUY NO); the same object as GET /markets/{id}/trades returns',
+              },
               created_at: str,
             },
-            ['id', 'market_id', 'price', 'quantity', 'taker_side', 'created_at'],
+            ['id', 'market_id', 'price', 'no_price', 'quantity', 'taker_side', 'created_at'],
           ),
         ),
         orders: event('orders', {

@@ -103,8 +103,10 @@ export function route(
             id: e.id,
             market_id: e.marketId,
             price: e.price,
+            no_price: 100 - e.price,
             quantity: e.quantity,
-            taker_side: e.takerBookSide === 'BID' ? 'BUY_YES' : 'SELL_YES',
+            // As GET /markets/{id}/trades: what the taker bought.
+            taker_side: e.takerBookSide === 'BID' ? 'YES' : 'NO',
             created_at: iso(e.timestamp),
           },
         });
