@@ -95,6 +95,12 @@ export abstract class EngineCore {
     return { ok: false, code, message };
   }
 
+  /** INSUFFICIENT_FUNDS naming what the order needs of the available balance. */
+  protected short(message: string, required: number, account: AccountState): Failure {
+    const available = account.balance - account.reserved;
+    return { ok: false, code: 'INSUFFICIENT_FUNDS', message, funds: { required, available } };
+  }
+
   /** Gets or creates the (account, market) position state. */
   protected positionOf(account: AccountState, market: MarketState): PositionState {
     let ps = market.positions.get(account.id);

@@ -60,8 +60,10 @@ describe('reservations and insufficient funds', () => {
     rig.limit('eve', 'm1', 'BUY', 'YES', 50, 20);
     rig.limit('bob', 'm1', 'SELL', 'YES', 50, 20);
     expect(e().getAccount('eve')).toMatchObject({ balance: 0, reserved: 0 });
+    // 20 of the 21 YES sold are held; the 21st needs 100 - 60 = 40 cents.
     expect(rig.limit('eve', 'm1', 'SELL', 'YES', 60, 21)).toMatchObject({
       code: 'INSUFFICIENT_FUNDS',
+      funds: { required: 40, available: 0 },
     });
     expect(rig.limit('eve', 'm1', 'SELL', 'YES', 60, 20)).toMatchObject({ ok: true });
     // Both asks could close the same 20 YES only once: the second needs 20 x 40 cash.

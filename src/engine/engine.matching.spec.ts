@@ -229,8 +229,12 @@ describe('MARKET orders walk the book', () => {
     expect(r).toMatchObject({ ok: false, code: 'INSUFFICIENT_FUNDS' });
     expect(trades()).toEqual([]);
     // 10 @ 50 + 9 @ 52 = 968 fits in 1,000; one more contract would not.
-    expect(rig.marketOrder('poor', 'm1', 'BUY', 'YES', 20)).toMatchObject({
+    // 10 @ 50 + 10 @ 52 = 1,020 of the 1,000 available.
+    expect(rig.marketOrder('poor', 'm1', 'BUY', 'YES', 20)).toEqual({
+      ok: false,
       code: 'INSUFFICIENT_FUNDS',
+      message: 'market order walk exceeds available balance',
+      funds: { required: 1_020, available: 1_000 },
     });
     expect(rig.marketOrder('poor', 'm1', 'BUY', 'YES', 19)).toMatchObject({ ok: true });
     expect(balance('poor')).toBe(32);

@@ -90,7 +90,11 @@ describe('amend', () => {
     rig.addAccount('eve', 1_000);
     const o = rig.id(rig.limit('eve', 'm1', 'BUY', 'YES', 40, 20));
     expect(rig.engine.available('eve')).toBe(200);
-    expect(rig.engine.amendOrder(o, { price: 51 })).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+    // 20 @ 51 = 1,020 reserved instead of 800: 220 more, of the 200 available.
+    expect(rig.engine.amendOrder(o, { price: 51 })).toMatchObject({
+      code: 'INSUFFICIENT_FUNDS',
+      funds: { required: 220, available: 200 },
+    });
     expect(rig.engine.getOrder(o)).toMatchObject({ price: 40, quantity: 20 });
     expect(rig.engine.reserved('eve')).toBe(800);
     rig.ok(rig.engine.amendOrder(o, { price: 45, quantity: 22 }));

@@ -106,10 +106,13 @@ export class MatchingEngine extends EngineRestore {
     if (isLimit) {
       const increase = computeReserve(ps, ps.yes, ps.no, bookSide, limit, qty) - ps.reserve;
       if (increase > account.balance - account.reserved) {
-        return this.fail('INSUFFICIENT_FUNDS', 'order exceeds available balance');
+        return this.short('order exceeds available balance', increase, account);
       }
-    } else if (!this.canAffordWalk(account, ps, market, bookSide, qty)) {
-      return this.fail('INSUFFICIENT_FUNDS', 'market order walk exceeds available balance');
+    } else {
+      const required = this.walkNeeds(ps, market, bookSide, qty);
+      if (required > account.balance - account.reserved) {
+        return this.short('market order walk exceeds available balance', required, account);
+      }
     }
     const tif: TimeInForce = req.timeInForce ?? (isLimit ? 'GTC' : 'IOC');
     const now = this.clock.now();
@@ -146,17 +149,16 @@ export class MatchingEngine extends EngineRestore {
     return { ok: true, events, order: unchanged ? accepted : order.snapshot() };
   }
 
-  private canAffordWalk(
-    account: AccountState,
-    ps: PositionState,
-    market: MarketState,
-    side: BookSide,
-    qty: number,
-  ): boolean {
+  /**
+   * What a market order walking the book needs of the available balance: its reserve after the
+   * walk, less its reserve now, less the cash the walk brings in. It fits when the available
+   * balance covers this.
+   */
+  private walkNeeds(ps: PositionState, market: MarketState, side: BookSide, qty: number): number {
     const limit = side === 'BID' ? 99 : 1;
     const w = walkBook(market.book, side, limit, qty, ps.yes, ps.no, this.scratch, null);
     const after = computeReserve(ps, w.finalYes, w.finalNo, null, 0, 0);
-    return account.balance + w.cash >= account.reserved - ps.reserve + after;
+    return after - ps.reserve - w.cash;
   }
 
   /**
@@ -231,7 +233,7 @@ export class MatchingEngine extends EngineRestore {
     );
     ps.addResting(order.bookSide, order.bookPrice, order.remaining);
     if (after - ps.reserve > account.balance - account.reserved) {
-      return this.fail('INSUFFICIENT_FUNDS', 'amended order exceeds available balance');
+      return this.short('amended order exceeds available balance', after - ps.reserve, account);
     }
     this.lift(market, order, events);
     order.price = price;

@@ -77,6 +77,12 @@ export interface Failure {
   readonly ok: false;
   readonly code: ResultCode;
   readonly message: string;
+  /**
+   * INSUFFICIENT_FUNDS of an order or amend: how much of the available balance the order needs
+   * (cents: its reserve increase, or a market order's cost net of what it frees) and how much
+   * is available.
+   */
+  readonly funds?: { readonly required: number; readonly available: number };
 }
 
 /** A successful command with its events (in order) plus command-specific fields. */

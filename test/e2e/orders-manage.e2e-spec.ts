@@ -177,6 +177,12 @@ describe('orders: amend, cancel, batch, reads', () => {
       'INSUFFICIENT_FUNDS',
     );
     expect(err.message).toMatch(/available balance/);
+    expect(err.details).toEqual({
+      market_id: m.id,
+      order_id: o.id,
+      required_cents: (quantity - 1) * (R - 10),
+      available_cents: available,
+    });
     const after = await getOrder(svc, fresh, o.id);
     expect([after.status, after.quantity, after.price]).toEqual(['OPEN', 1, R - 10]);
     expect(levelAt((await book(svc, fresh, m.id)).bids, R - 10)).toBe(levelBefore);

@@ -546,7 +546,12 @@ describe('orders: placing', () => {
     const available = 1_000_000 - 24_000 * p;
     const fits = Math.floor(available / p);
     const refused = await placeRaw(svc, b, limit(m, 'BUY', 'YES', p, fits + 1));
-    expectContractError(refused, 422, 'INSUFFICIENT_FUNDS');
+    const why = expectContractError(refused, 422, 'INSUFFICIENT_FUNDS');
+    expect(why.details).toEqual({
+      market_id: m.id,
+      required_cents: (fits + 1) * p,
+      available_cents: available,
+    });
     expect((await placeRaw(svc, b, limit(m, 'BUY', 'YES', p, fits))).status).toBe(201);
     expect(
       (await as(b, `${svc.api}/orders/cancel-all`, { method: 'POST', json: {} })).body,

@@ -8,7 +8,19 @@ export function fromEngine(
 ): DomainError {
   switch (f.code) {
     case 'INSUFFICIENT_FUNDS':
-      return new DomainError('INSUFFICIENT_FUNDS', `Insufficient available balance: ${f.message}`);
+      return new DomainError(
+        'INSUFFICIENT_FUNDS',
+        f.funds === undefined
+          ? `Insufficient available balance: ${f.message}`
+          : `Insufficient available balance: ${f.message} (needs ${f.funds.required} cents, ${f.funds.available} available)`,
+        {
+          market_id: ids.marketId ?? null,
+          ...(ids.orderId === undefined ? {} : { order_id: ids.orderId }),
+          ...(f.funds === undefined
+            ? {}
+            : { required_cents: f.funds.required, available_cents: f.funds.available }),
+        },
+      );
     case 'MARKET_NOT_OPEN':
     case 'MARKET_ALREADY_RESOLVED':
       return new DomainError('MARKET_NOT_OPEN', `The market is not open for trading`, {

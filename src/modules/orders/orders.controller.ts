@@ -39,6 +39,12 @@ import {
 import { OrdersService } from './orders.service.js';
 
 const ORDER_ERRORS = [400, 404, 409, 422];
+/** The 422 codes of a place or amend, named in the OpenAPI document. */
+const ORDER_REFUSALS = [
+  'INSUFFICIENT_FUNDS (details.required_cents: what the order needs of the available balance; details.available_cents)',
+  'MARKET_NOT_OPEN',
+  'POST_ONLY_WOULD_CROSS',
+];
 
 /**
  * The request body's JSON Schema: validated by Fastify before the handler (`validate`, when the
@@ -77,6 +83,7 @@ export class OrdersController {
     status: 201,
     type: OrderDto,
     errors: ORDER_ERRORS,
+    codes: { 422: ORDER_REFUSALS },
   })
   place(@Cred() c: Credential, @Body() body: PlaceOrderBody): Promise<OrderDto> {
     return this.orders.place(c, body);
@@ -208,6 +215,7 @@ export class OrdersController {
     routeLimitPerMinute: 120,
     type: OrderDto,
     errors: ORDER_ERRORS,
+    codes: { 422: ORDER_REFUSALS },
   })
   amend(@Cred() c: Credential, @Param('id') id: string, @Body() body: AmendBody): OrderDto {
     return this.orders.amend(c, id, body);

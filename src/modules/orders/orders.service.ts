@@ -283,7 +283,9 @@ export class OrdersService {
     }
     // The engine checked ownership before the market: naming the order's market discloses nothing.
     const marketId =
-      f.code === 'MARKET_NOT_OPEN' ? rt.engine.getOrder(orderId)?.marketId : undefined;
+      f.code === 'MARKET_NOT_OPEN' || f.code === 'INSUFFICIENT_FUNDS'
+        ? rt.engine.getOrder(orderId)?.marketId
+        : undefined;
     return fromEngine(f, { orderId, marketId });
   }
 
