@@ -454,21 +454,26 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta !== undefined) {
+      const limits = pipeline.limits;
+      // A batch's legs meet the per-IP ceiling before authentication, as any request does; they
+      // are charged below with the key's limits, all or nothing. A batch refused before that
+      // charge (a bad credential) counts once, like any request (settleLegs, after the answer).
+      const legs = meta.ipCharge === 'legs' && limits !== null ? limits.legsOf(req) : null;
+      if (legs !== null) await limits!.gateLegs(req, legs);
       if (pipeline.access !== null) {
         await pipeline.access.authenticate(req, meta);
         const credential = req.svc.credential;
         if (credential !== null) {
-          await pipeline.limits?.checkCredential(
+          await limits?.checkCredential(
             credential,
             meta,
             meta.routeLimitGroup ?? operationKey(req),
             reply,
+            legs === null ? null : limits!.legCharge(req, legs),
           );
         }
       }
-      // The legs of a batch the caller may send (credential and limits passed), all at once; a
-      // batch refused before this counts once, like any request (settleLegs, after the answer).
-      if (meta.ipCharge === 'legs') await pipeline.limits?.chargeLegs(req);
+      if (legs !== null) await limits!.chargeLegs(req, legs);
     }
     // What the body parser found wrong with a field, now that the caller is known.
     if (req.bodyIssue !== undefined) throw req.bodyIssue;

@@ -278,4 +278,58 @@ describe('orders: the batch rule under concurrency (one client IP)', () => {
       limit_scope: 'ip',
     });
   });
+
+  it('the per-IP ceiling refuses batches before authentication: a bad key cannot batch past it', async () => {
+    nextMinute();
+    const anon = (i: number) =>
+      as({ key: 'svc_test_not_a_key_000000000000000000' }, `${svc.api}/orders/batch`, {
+        method: 'POST',
+        json: { orders: [leg(`anon-${i}`, i)] },
+      });
+    // Each refused credential counts one unit (after its answer) ...
+    for (let i = 0; i < IP_ORDERS_PER_MINUTE; i++) {
+      expectContractError(await anon(i), 401, 'UNAUTHENTICATED');
+    }
+    // ... and once the bucket is full, a batch is refused before its credential is looked at.
+    const refused = expectContractError(await anon(999), 429, 'RATE_LIMITED');
+    expect(refused.details).toMatchObject({ limit_scope: 'ip', category: 'orders', units: 1 });
+    const valid = await as(batchKeys[0], `${svc.api}/orders/batch`, {
+      method: 'POST',
+      json: { orders: [leg('after-anon', 0)] },
+    });
+    expect(expectContractError(valid, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'ip',
+    });
+  });
+
+  it("a batch whose legs the per-IP ceiling refuses uses none of the key's minute", async () => {
+    const k = await keyFor(svc, batchKeys[0].email, batchKeys[0].token);
+    nextMinute();
+    const batchOf = (n: number, tag: string) =>
+      as(k, `${svc.api}/orders/batch`, {
+        method: 'POST',
+        json: { orders: Array.from({ length: n }, (_, i) => leg(`${tag}-${i}`, i)) },
+      });
+    // Six 20-leg batches: all 120 of the IP's units, 6 of the key's 60 (and of the route's 10).
+    for (let i = 0; i < 6; i++) {
+      const ok = await batchOf(20, `ipk-${i}`);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('x-ratelimit-remaining')).toBe(String(60 - (i + 1)));
+    }
+    // Four more do not fit: refused before the key is charged (when batches race past that
+    // check, the legs and the key's limits are taken in one all-or-nothing step).
+    for (let i = 0; i < 4; i++) {
+      const over = await batchOf(1 + i, `over-${i}`);
+      expect(expectContractError(over, 429, 'RATE_LIMITED').details).toMatchObject({
+        limit_scope: 'ip',
+        units: 1 + i,
+      });
+      // Refused before authentication, as any per-IP refusal: no key, so no key headers.
+      expect(over.headers.get('x-ratelimit-remaining')).toBeNull();
+    }
+    // Another category's request of the same key: the 7th of its minute.
+    const wallet = await as(k, `${svc.api}/wallet`);
+    expect(wallet.status).toBe(200);
+    expect(wallet.headers.get('x-ratelimit-remaining')).toBe('53');
+  });
 });

@@ -110,4 +110,61 @@ describe('LimitsService', () => {
     );
     await limits.checkCredential(cred, meta, 'GET /other', fakeReply());
   });
+
+  it("a batch's legs are taken with the key's limits, all or nothing, whichever refuses", async () => {
+    const clock = new ManualClock('2027-01-01T00:00:05.000Z');
+    const limits = service(clock);
+    const store = (limits as unknown as { store: MemoryLimitStore }).store;
+    const minute = Date.parse('2027-01-01T00:00:00.000Z');
+    const meta: RouteMeta = { ...META, routeLimitPerMinute: 10, ipCharge: 'legs' };
+    const free: Credential = { ...cred, tier: 'FREE' };
+    const req = (ip: string) =>
+      ({
+        ip,
+        url: '/api/v1/orders/batch',
+        routeOptions: { url: '/api/v1/orders/batch' },
+        body: { orders: [] },
+      }) as unknown as Parameters<LimitsService['legCharge']>[0];
+    const counts = (ip: string) => ({
+      ip: store.count(`ip:orders:${ip}:${minute}`, clock.now()),
+      key: store.count(`key:key_1:${minute}`, clock.now()),
+      route: store.count(`route:POST /orders/batch:key_1:${minute}`, clock.now()),
+    });
+    const check = (ip: string, legs: number) => {
+      const r = req(ip);
+      return limits.checkCredential(
+        free,
+        meta,
+        'POST /orders/batch',
+        fakeReply(),
+        limits.legCharge(r, legs),
+      );
+    };
+
+    await check('10.0.0.1', 20);
+    expect(counts('10.0.0.1')).toEqual({ ip: 20, key: 1, route: 1 });
+    // Legs that do not fit (as when batches race past the gate) charge neither the key nor the route.
+    store.take(
+      [
+        {
+          bucket: `ip:orders:10.0.0.1:${minute}`,
+          units: 95,
+          limit: 1000,
+          windowEnd: minute + 60_000,
+        },
+      ],
+      clock.now(),
+    );
+    await expect(check('10.0.0.1', 6)).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { limit_scope: 'ip', units: 6, category: 'orders' },
+    });
+    expect(counts('10.0.0.1')).toEqual({ ip: 115, key: 1, route: 1 });
+    // A route refusal charges no legs.
+    for (let i = 0; i < 9; i++) await check(`10.0.1.${i}`, 1);
+    await expect(check('10.0.0.1', 5)).rejects.toMatchObject({
+      details: { limit_scope: 'route', limit: 10 },
+    });
+    expect(counts('10.0.0.1')).toEqual({ ip: 115, key: 10, route: 10 });
+  });
 });

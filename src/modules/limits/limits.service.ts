@@ -31,6 +31,15 @@ const WARN_EVERY_MS = 10_000;
 
 type Scope = 'key' | 'route' | 'day' | 'month';
 
+/** A per-IP charge, with the path category it counts against. */
+type IpCharge = Charge & { category: keyof typeof IP_CEILINGS };
+
+/** A per-leg request's legs, charged per IP together with the key's limits. */
+export interface LegCharge {
+  req: FastifyRequest;
+  charge: IpCharge;
+}
+
 /**
  * Every limit of SPEC.md: per-IP ceilings before authentication, per-key tier throughput,
  * per-route limits, daily and monthly quotas, and the atomic batch-leg charge. The store is the
@@ -52,44 +61,95 @@ export class LimitsService {
     this.enabled = config.values.rateLimitsEnabled;
   }
 
-  /** Requests of a per-leg route whose legs were charged (see {@link chargeLegs}). */
+  /** Requests of a per-leg route whose legs were charged (see {@link legCharge}). */
   private readonly legsCharged = new WeakSet<FastifyRequest>();
 
   /**
    * Per-IP ceiling for the request's path category (onRequest, before authentication). A per-leg
-   * route (POST /orders/batch) is charged once its body is parsed ({@link chargeLegs}).
+   * route (POST /orders/batch) is charged once its body is parsed: see {@link gateLegs}.
    */
   async checkIp(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge === 'legs') return;
     await this.chargeIp(req.ip, categoryOf(req), 1);
   }
 
-  /**
-   * POST /orders/batch (preValidation, once the credential and its limits passed; the body is
-   * parsed, not yet validated): every leg is charged against the per-IP orders bucket before any
-   * leg runs, all or nothing, so a batch refused here charges nothing. A body the schema then
-   * refuses has been charged too (at least one unit, at most the 20 legs a batch may hold), so
-   * bad batches meet the ceiling like any request. A batch refused before this (401, 403, a key
-   * or route limit) counts once, in {@link settleLegs}.
-   */
-  async chargeLegs(req: FastifyRequest): Promise<void> {
-    if (!this.enabled) return;
-    this.legsCharged.add(req);
+  /** The legs a per-leg request asks for (1..20; a body that holds no list counts as 1). */
+  legsOf(req: FastifyRequest): number {
     const body = req.body as { orders?: unknown } | undefined;
-    const legs = Array.isArray(body?.orders)
+    return Array.isArray(body?.orders)
       ? Math.min(MAX_BATCH_LEGS, Math.max(1, body.orders.length))
       : 1;
+  }
+
+  /**
+   * POST /orders/batch, once its body is parsed and before authentication, as per-IP ceilings
+   * are: refused when the IP's bucket cannot take its legs, charging nothing (a refusal by a
+   * limit has no other effect). Nothing is charged here either way; the legs are charged with the
+   * key's limits ({@link legCharge}), all or nothing.
+   */
+  async gateLegs(req: FastifyRequest, legs: number): Promise<void> {
+    if (!this.enabled) return;
+    const now = this.clock.now();
+    const charge = this.ipCharge(req.ip, categoryOf(req), legs, now);
+    const used = await this.countOr(charge.bucket, now);
+    if (used !== null && used + legs > charge.limit) {
+      this.legsCharged.add(req); // refused by the limit itself: nothing to count afterwards
+      throw this.ipLimited(charge, now);
+    }
+  }
+
+  /**
+   * The per-IP charge of a per-leg request's legs, to be taken in one all-or-nothing step with
+   * the key's ceiling, its route limit and its quotas ({@link checkCredential}). A batch the
+   * legs do not fit charges nothing anywhere; one refused by a key or route limit counts one
+   * per-IP unit, as any request does, and not its legs; one that passes is charged everywhere. A
+   * body the schema then refuses has been charged too (at least one unit, at most the 20 legs a
+   * batch may hold), so bad batches meet the ceiling like any request.
+   */
+  legCharge(req: FastifyRequest, legs: number): LegCharge | null {
+    if (!this.enabled) return null;
+    return { req, charge: this.ipCharge(req.ip, categoryOf(req), legs, this.clock.now()) };
+  }
+
+  /** The legs of a per-leg request that had no credential to charge them with (no access layer). */
+  async chargeLegs(req: FastifyRequest, legs: number): Promise<void> {
+    if (!this.enabled || this.legsCharged.has(req)) return;
+    this.legsCharged.add(req);
     await this.chargeIp(req.ip, categoryOf(req), legs);
   }
 
   /**
    * After the response: a per-leg request that never reached its leg charge (a body that is not
-   * JSON, a refused credential, a key or route limit) still counts once, like any other request.
+   * JSON, a refused credential) still counts once, like any other request.
    */
   async settleLegs(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge !== 'legs' || this.legsCharged.has(req)) return;
     // The answer is out already: a full bucket refuses nothing more here.
     await this.chargeIp(req.ip, categoryOf(req), 1).catch(() => undefined);
+  }
+
+  private ipCharge(
+    ip: string,
+    category: keyof typeof IP_CEILINGS,
+    units: number,
+    now: number,
+  ): IpCharge {
+    const [start, end] = minuteWindow(now);
+    return {
+      bucket: `ip:${category}:${ip}:${start}`,
+      units,
+      limit: IP_CEILINGS[category],
+      windowEnd: end,
+      category,
+    };
+  }
+
+  private ipLimited(charge: IpCharge, now: number): DomainError {
+    return this.limited('ip', charge.limit, charge.windowEnd, now, {
+      category: charge.category,
+      window_seconds: IP_WINDOW_SECONDS,
+      units: charge.units,
+    });
   }
 
   private async chargeIp(
@@ -98,34 +158,23 @@ export class LimitsService {
     units: number,
   ): Promise<void> {
     const now = this.clock.now();
-    const [start, end] = minuteWindow(now);
-    const limit = IP_CEILINGS[category];
-    const charge: Charge = {
-      bucket: `ip:${category}:${ip}:${start}`,
-      units,
-      limit,
-      windowEnd: end,
-    };
+    const charge = this.ipCharge(ip, category, units, now);
     const result = await this.safeTake([charge], now);
     if (result === null) return; // store unavailable: per-IP ceilings fail open
-    if (!result.ok) {
-      throw this.limited('ip', limit, end, now, {
-        category,
-        window_seconds: IP_WINDOW_SECONDS,
-        units,
-      });
-    }
+    if (!result.ok) throw this.ipLimited(charge, now);
   }
 
   /**
    * Per-key (or per-user for sessions) tier ceiling, the route's limit and, while metering is on,
-   * the key's quotas: charged together, all or nothing, after authentication and scope.
+   * the key's quotas: charged together, all or nothing, after authentication and scope. A
+   * per-leg request's per-IP charge of its legs ({@link legCharge}) comes first in the same step.
    */
   async checkCredential(
     c: Credential,
     meta: RouteMeta,
     routeId: string,
     reply: FastifyReply,
+    legs: LegCharge | null = null,
   ): Promise<void> {
     if (!this.enabled) return;
     const now = this.clock.now();
@@ -162,18 +211,27 @@ export class LimitsService {
         ]
       : charges;
 
-    let result = await this.safeTake(withQuotas, now);
+    // The legs' per-IP charge, if any, first: `base` is where the key's own charge sits.
+    let taken = legs === null ? withQuotas : [legs.charge, ...withQuotas];
+    let base = taken.length - withQuotas.length;
+    let result = await this.safeTake(taken, now);
     let quotasCounted = metered;
     if (result === null) {
-      // Store unavailable: quotas fail open; the tier and route ceilings still hold, locally.
+      // Store unavailable: per-IP ceilings and quotas fail open; the tier and route ceilings
+      // still hold, locally.
+      taken = charges;
+      base = 0;
       result = this.fallback.take(charges, now);
       quotasCounted = false;
     }
+    // Legs that fit, or did not (nothing is charged then), need no more; a key or route refusal
+    // leaves them to count once after the answer (settleLegs).
+    const keyRefused = !result.ok && result.index >= base;
+    if (legs !== null && !keyRefused) this.legsCharged.add(legs.req);
     reply
       .header('X-RateLimit-Limit', String(perMinute))
       .header('X-RateLimit-Reset', String(Math.ceil(mEnd / 1000)));
     if (!result.ok) {
-      const scope = [...scopes, 'day', 'month'][result.index] as Scope;
       // A refusal charged nothing: what is left is read back, so every limit header is present
       // on a 429 too (the key's remaining minute, and the quotas while they are metered).
       const refusedAt = result.index;
@@ -181,20 +239,20 @@ export class LimitsService {
       const left = async (i: number): Promise<number> =>
         Math.max(
           0,
-          withQuotas[i].limit -
-            (i === refusedAt
-              ? refusedCount
-              : ((await this.countOr(withQuotas[i].bucket, now)) ?? 0)),
+          taken[i].limit -
+            (i === refusedAt ? refusedCount : ((await this.countOr(taken[i].bucket, now)) ?? 0)),
         );
-      reply.header('X-RateLimit-Remaining', String(await left(0)));
+      reply.header('X-RateLimit-Remaining', String(await left(base)));
       if (quotasCounted) {
-        const n = withQuotas.length;
+        const n = taken.length;
         reply
           .header('X-Quota-Daily-Limit', String(quota.day))
           .header('X-Quota-Daily-Remaining', String(await left(n - 2)))
           .header('X-Quota-Monthly-Limit', String(quota.month))
           .header('X-Quota-Monthly-Remaining', String(await left(n - 1)));
       }
+      if (refusedAt < base) throw this.ipLimited(legs!.charge, now);
+      const scope = [...scopes, 'day', 'month'][refusedAt - base] as Scope;
       if (scope === 'day' || scope === 'month') {
         const end = scope === 'day' ? dEnd : moEnd;
         throw new DomainError(
@@ -209,12 +267,12 @@ export class LimitsService {
           { 'Retry-After': String(retryAfter(end, now)) },
         );
       }
-      throw this.limited(scope, charges[result.index].limit, mEnd, now, {
+      throw this.limited(scope, taken[refusedAt].limit, mEnd, now, {
         tier: c.tier,
         window_seconds: 60,
       });
     }
-    reply.header('X-RateLimit-Remaining', String(Math.max(0, perMinute - result.counts[0])));
+    reply.header('X-RateLimit-Remaining', String(Math.max(0, perMinute - result.counts[base])));
     if (quotasCounted) {
       const n = result.counts.length;
       reply
