@@ -367,4 +367,31 @@ describe('webhooks: slow endpoints filling the global cap do not hold up another
       10_000,
     );
   });
+
+  it('never more attempts in flight than the cap, however many one endpoint has due', async () => {
+    const t = await hookUser(svc);
+    const DELAY = 1_000;
+    rx.on('/c/queue', { status: 200, delayMs: DELAY });
+    const ep = await createEndpoint(svc, t, rx.url('/c/queue'), ['order.created']);
+    const m = TRADABLE[3];
+    for (let i = 0; i < 6; i++)
+      await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 12, 1 + i));
+    const got = await rx.waitFor('/c/queue', 6, 10_000);
+    // Each request is open from its arrival until the receiver answers DELAY ms later.
+    const edges = got.flatMap((r) => [
+      [r.at, 1],
+      [r.at + DELAY, -1],
+    ]);
+    edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let open = 0;
+    let most = 0;
+    for (const [, d] of edges) most = Math.max(most, (open += d));
+    expect(most).toBe(2); // WEBHOOK_MAX_IN_FLIGHT; the endpoint alone could take 4
+    await until(
+      () => deliveries(svc, t, ep.id),
+      (ds) => ds.length === 6 && ds.every((d: Json) => d.status === 'SUCCEEDED'),
+      'every queued delivery SUCCEEDED',
+      10_000,
+    );
+  });
 });

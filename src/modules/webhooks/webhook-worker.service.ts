@@ -72,10 +72,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * One pass: start every due delivery the per-endpoint and global caps allow. Slow endpoints
-   * must not hold up the others: once WEBHOOK_MAX_IN_FLIGHT attempts are out, an endpoint with
-   * none in flight may still start one (so the overshoot is at most one per endpoint), and each
-   * pass starts at the next endpoint, so no endpoint is always served first.
+   * One pass: start every due delivery the per-endpoint and global caps allow. Below
+   * WEBHOOK_MAX_IN_FLIGHT an endpoint starts at most what the cap has left. Slow endpoints must
+   * not hold up the others: once the cap is reached, an endpoint with none in flight may still
+   * start one (so the overshoot is at most one per endpoint), and each pass starts at the next
+   * endpoint, so no endpoint is always served first.
    */
   poll(): void {
     if (this.stopped) return;
@@ -92,7 +93,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
         const busy = this.inFlight.get(e.id) ?? 0;
         const free = PER_ENDPOINT_CONCURRENCY - busy;
         if (free <= 0) continue;
-        const allowed = this.attempting.size < maxInFlight ? free : busy === 0 ? 1 : 0;
+        // Within the cap, as many as it leaves (the endpoint's own cap permitting); past it, one
+        // for an endpoint with none in flight.
+        const room = maxInFlight - this.attempting.size;
+        const allowed = room > 0 ? Math.min(free, room) : busy === 0 ? 1 : 0;
         if (allowed === 0) continue;
         let started = 0;
         for (const d of this.core.repo.due(e.id, now, allowed + this.attemptingOf(e.id))) {
