@@ -119,6 +119,31 @@ describe('Idempotency-Key on mutations', () => {
     );
     const err = expectError(res, 400, 'VALIDATION_FAILED');
     expect(err.details.fields[0].field).toBe('Idempotency-Key');
+    // A tab or a non-ASCII character is refused too; spaces inside are printable ASCII.
+    for (const bad of ['a\tb', 'cl\u00e9']) {
+      const refused = await createKeyRaw(
+        svc,
+        alice,
+        { name: 'x', environment: 'live' },
+        { 'idempotency-key': bad },
+      );
+      expect(expectError(refused, 400, 'VALIDATION_FAILED').details.fields[0].field).toBe(
+        'Idempotency-Key',
+      );
+    }
+    const spaced = () =>
+      createKeyRaw(
+        svc,
+        alice,
+        { name: 'spaced', environment: 'live' },
+        { 'idempotency-key': 'retry 1 of 3' },
+      );
+    const first = await spaced();
+    expect(first.status).toBe(201);
+    const again = await spaced();
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
     const get = await asSession(alice, `${svc.api}/api-keys`, {
       headers: { 'idempotency-key': 'create-1' },
     });

@@ -235,10 +235,18 @@ describe('OpenAPI 3.1 contract', () => {
         'X-RateLimit-Limit',
         'X-RateLimit-Remaining',
         'X-RateLimit-Reset',
+        'X-Quota-Daily-Limit',
+        'X-Quota-Daily-Remaining',
+        'X-Quota-Monthly-Limit',
+        'X-Quota-Monthly-Remaining',
         'Idempotent-Replayed',
       ]),
     );
     expect(headersOf(place, '429')).toContain('Retry-After');
+    const idem = place.parameters.find((p: Obj) => p.name === 'Idempotency-Key');
+    const pattern = new RegExp(idem.schema.pattern);
+    for (const ok of ['a', 'retry 1', 'k'.repeat(255), '~!']) expect(pattern.test(ok)).toBe(true);
+    for (const bad of [' a', 'a ', 'a\tb', 'é']) expect(pattern.test(bad)).toBe(false);
     // Deposits answer 422 for a reused Idempotency-Key like any mutation.
     expect(Object.keys(op('/api/v1/wallet/deposits', 'post').responses)).toContain('422');
     // A read takes no Idempotency-Key; a public read has no limit headers.

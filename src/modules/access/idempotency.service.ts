@@ -21,7 +21,11 @@ import { requestIdFor } from '../../common/http/request-id.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
+/**
+ * 1 to 255 printable ASCII characters (spaces inside, not at the ends: HTTP trims those from a
+ * header value before anyone sees them).
+ */
+const KEY_FORMAT = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 declare module 'fastify' {

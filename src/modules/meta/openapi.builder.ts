@@ -160,8 +160,13 @@ function describeHeadersAndShared(op: Obj, method: string): void {
       in: 'header',
       required: false,
       description:
-        '1 to 255 printable ASCII characters, scoped to the credential owner for 24 hours: the same key with the same request replays the stored answer (Idempotent-Replayed: true) and never runs twice.',
-      schema: { type: 'string', minLength: 1, maxLength: 255 },
+        '1 to 255 printable ASCII characters (spaces inside allowed), scoped to the credential owner for 24 hours: the same key with the same request replays the stored answer (Idempotent-Replayed: true) and never runs twice.',
+      schema: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$',
+      },
     });
     op.parameters = params;
   }
@@ -179,6 +184,20 @@ function describeHeadersAndShared(op: Obj, method: string): void {
       );
       h['X-RateLimit-Remaining'] = header('Requests left in the current minute', 'integer');
       h['X-RateLimit-Reset'] = header('When the current minute ends (unix seconds)', 'integer');
+      // Sent while DATA_API_USAGE_METERING_ENABLED is on, to API keys (sessions are not metered).
+      for (const [period, span] of [
+        ['Daily', 'UTC day'],
+        ['Monthly', 'UTC month'],
+      ] as const) {
+        h[`X-Quota-${period}-Limit`] = header(
+          `Requests this key may make in the ${span} (only while usage metering is on)`,
+          'integer',
+        );
+        h[`X-Quota-${period}-Remaining`] = header(
+          `Requests left in the current ${span} (only while usage metering is on)`,
+          'integer',
+        );
+      }
     }
     if (status === '429') h['Retry-After'] = header('Seconds to wait before retrying', 'integer');
     if (mutation && authed && !status.startsWith('5')) {
