@@ -447,10 +447,11 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     }
   });
 
-  // The body is parsed, not yet validated. The credential and its limits come first, before any
-  // validation: an anonymous or over-limit caller learns that (401, 403, 429) rather than what is
-  // wrong with its body, and costs no validation work. Then a per-leg route is charged, so a
-  // batch the schema refuses still counts against the per-IP ceiling.
+  // The body is parsed, not yet validated. A per-leg route's legs meet the per-IP ceiling first
+  // (as per-IP ceilings come before authentication); then the credential and its limits, before
+  // any validation: an anonymous or over-limit caller learns that (401, 403, 429) rather than
+  // what is wrong with its body, and costs no validation work. The legs are charged with the
+  // key's limits, so a batch the schema refuses still counts against the per-IP ceiling.
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta !== undefined) {

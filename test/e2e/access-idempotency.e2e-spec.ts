@@ -11,7 +11,7 @@ import {
   startAccessApp,
   verifiedAccount,
 } from '../support/access.js';
-import { expectError, type Running } from '../support/harness.js';
+import { expectError, rawRequest, type Running } from '../support/harness.js';
 
 describe('Idempotency-Key on mutations', () => {
   let svc: Running;
@@ -144,6 +144,20 @@ describe('Idempotency-Key on mutations', () => {
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.id).toBe(first.body.id);
+    // Two Idempotency-Key header lines are refused (Node would hand them over joined, "k1, k2").
+    const body = JSON.stringify({ name: 'twice', environment: 'live' });
+    const twice = await rawRequest(
+      svc.baseUrl,
+      `POST /api/v1/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Idempotency-Key: k1\r\nIdempotency-Key: k2\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body).error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { fields: [{ field: 'Idempotency-Key', message: 'may be given once' }] },
+    });
+    expect((await keysOf(alice)).map((k) => k.name)).not.toContain('twice');
     const get = await asSession(alice, `${svc.api}/api-keys`, {
       headers: { 'idempotency-key': 'create-1' },
     });

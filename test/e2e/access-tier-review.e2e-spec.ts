@@ -1,4 +1,8 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { PLATFORM_DB } from '../../src/database/databases.js';
+import { TierRequestEntity } from '../../src/modules/api-keys/entities/tier-request.entity.js';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
@@ -118,7 +122,7 @@ describe('tier requests: admin review', () => {
     expect(list.body.data.find((k: { id: string }) => k.id === short.id).tier).toBe('FREE');
   });
 
-  it('one request per key waits at a time; racing requests let one through; the current tier is refused', async () => {
+  it('one request per key waits at a time, also against a racing request; the current tier is refused', async () => {
     svc = await startApp();
     const asUser = { authorization: `Bearer ${await sessionFor(svc.api)}` };
     const asAdmin = { authorization: `Bearer ${await sessionFor(svc.api, 'admin@sandbox.test')}` };
@@ -151,6 +155,17 @@ describe('tier requests: admin review', () => {
         .filter((r: { key_id: string }) => r.key_id === key.id)
         .map((r: { id: string }) => r.id),
     ).toEqual([first.id]);
+
+    // A request that passed its check while another was inserted (forced here: the check finds
+    // nothing once) meets the unique index and names the waiting request all the same.
+    const ds = svc.app.get<DataSource>(getDataSourceToken(PLATFORM_DB), { strict: false });
+    const spy = jest
+      .spyOn(ds.getRepository(TierRequestEntity), 'findOneBy')
+      .mockResolvedValueOnce(null);
+    const late = expectError(await ask('ENTERPRISE'), 409, 'TIER_REQUEST_PENDING');
+    expect(late.details).toEqual({ request_id: first.id, tier: first.tier });
+    expect(spy).toHaveBeenCalledTimes(2);
+    spy.mockRestore();
 
     // Once decided, the key may ask again.
     await http(`${svc.api}/admin/tier-requests/${first.id}/deny`, {

@@ -243,6 +243,14 @@ describe('OpenAPI 3.1 contract', () => {
       ]),
     );
     expect(headersOf(place, '429')).toContain('Retry-After');
+    // The operation's own 422 codes and the shared Idempotency-Key one, side by side.
+    for (const code of ['INSUFFICIENT_FUNDS', 'OPEN_ORDERS_LIMIT', 'IDEMPOTENCY_KEY_REUSED']) {
+      expect(place.responses['422'].description).toContain(code);
+    }
+    const amendOp = op('/api/v1/orders/{id}', 'patch');
+    for (const code of ['AMEND_NO_CHANGE', 'IDEMPOTENCY_KEY_REUSED']) {
+      expect(amendOp.responses['422'].description).toContain(code);
+    }
     const idem = place.parameters.find((p: Obj) => p.name === 'Idempotency-Key');
     const pattern = new RegExp(idem.schema.pattern);
     for (const ok of ['a', 'retry 1', 'k'.repeat(255), '~!']) expect(pattern.test(ok)).toBe(true);

@@ -10,14 +10,20 @@ export class TierRequestPending1763769600009 implements MigrationInterface {
   name = 'TierRequestPending1763769600009';
 
   async up(q: QueryRunner): Promise<void> {
-    // Portable SQL (no placeholders): the older request is decided when the newer one came in.
+    // Portable SQL (no placeholders): the older request is decided when the next one came in.
+    // Two statements, so the subquery reads the same PENDING rows whichever order the rows are
+    // visited in (SQLite sees a statement's own earlier changes, PostgreSQL does not).
     const newer = `FROM tier_requests newer
          WHERE newer.key_id = tier_requests.key_id AND newer.status = 'PENDING'
            AND (newer.created_at > tier_requests.created_at
              OR (newer.created_at = tier_requests.created_at AND newer.id > tier_requests.id))`;
     await q.query(
-      `UPDATE tier_requests SET status = 'DENIED', decided_at = (SELECT MIN(newer.created_at) ${newer})
+      `UPDATE tier_requests SET decided_at = (SELECT MIN(newer.created_at) ${newer})
        WHERE status = 'PENDING' AND EXISTS (SELECT 1 ${newer})`,
+    );
+    await q.query(
+      `UPDATE tier_requests SET status = 'DENIED'
+       WHERE status = 'PENDING' AND decided_at IS NOT NULL`,
     );
     await q.createIndex(
       'tier_requests',

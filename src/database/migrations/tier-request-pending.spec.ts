@@ -48,8 +48,9 @@ describe('migration: one pending tier request per key', () => {
     const insert = `INSERT INTO tier_requests (id, key_id, user_id, tier, reason, status, created_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?)`;
     for (const r of [
-      row('tier_a1', 'key_a', 'PENDING', '2026-01-01T00:00:00.000Z'),
-      row('tier_a2', 'key_a', 'PENDING', '2026-01-02T00:00:00.000Z'),
+      // Ids out of time order: each is decided when the next one by time came in.
+      row('tier_a1', 'key_a', 'PENDING', '2026-01-02T00:00:00.000Z'),
+      row('tier_a2', 'key_a', 'PENDING', '2026-01-01T00:00:00.000Z'),
       row('tier_a3', 'key_a', 'PENDING', '2026-01-03T00:00:00.000Z'),
       row('tier_a0', 'key_a', 'APPROVED', '2025-12-01T00:00:00.000Z'),
       row('tier_b1', 'key_b', 'PENDING', '2026-01-01T00:00:00.000Z'),
@@ -64,8 +65,8 @@ describe('migration: one pending tier request per key', () => {
     );
     expect(rows).toEqual([
       { id: 'tier_a0', status: 'APPROVED', decided_at: null },
-      { id: 'tier_a1', status: 'DENIED', decided_at: '2026-01-02T00:00:00.000Z' },
-      { id: 'tier_a2', status: 'DENIED', decided_at: '2026-01-03T00:00:00.000Z' },
+      { id: 'tier_a1', status: 'DENIED', decided_at: '2026-01-03T00:00:00.000Z' },
+      { id: 'tier_a2', status: 'DENIED', decided_at: '2026-01-02T00:00:00.000Z' },
       { id: 'tier_a3', status: 'PENDING', decided_at: null },
       { id: 'tier_b1', status: 'PENDING', decided_at: null },
     ]);

@@ -149,14 +149,17 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     const raw = req.headers['idempotency-key'];
     if (raw === undefined || !MUTATIONS.has(req.method)) return false;
     const key = Array.isArray(raw) ? raw[0] : raw;
-    if (!KEY_FORMAT.test(key)) {
-      throw new DomainError(
-        'VALIDATION_FAILED',
-        'Invalid request: Idempotency-Key: 1 to 255 printable ASCII characters',
-        {
-          fields: [{ field: 'Idempotency-Key', message: '1 to 255 printable ASCII characters' }],
-        },
-      );
+    // Two Idempotency-Key headers reach us joined ("k1, k2"), which the format alone would take.
+    const problem =
+      timesSent(req.raw.rawHeaders, 'idempotency-key') > 1
+        ? 'may be given once'
+        : KEY_FORMAT.test(key)
+          ? null
+          : '1 to 255 printable ASCII characters';
+    if (problem !== null) {
+      throw new DomainError('VALIDATION_FAILED', `Invalid request: Idempotency-Key: ${problem}`, {
+        fields: [{ field: 'Idempotency-Key', message: problem }],
+      });
     }
     const userId = req.svc.userId;
     if (userId === null) return false; // only authenticated mutations are scoped to an owner
@@ -298,4 +301,11 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       );
     }
   }
+}
+
+/** How many times a header (lower-case name) was sent, from Node's raw name/value list. */
+function timesSent(rawHeaders: readonly string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) n++;
+  return n;
 }

@@ -189,10 +189,6 @@ export class ApiKeysService {
       });
     }
     const repo = this.db.getRepository(TierRequestEntity);
-    const pending = (): Promise<TierRequestEntity | null> =>
-      repo.findOneBy({ keyId: key.id, status: 'PENDING' });
-    const waiting = await pending();
-    if (waiting !== null) throw tierRequestPending(waiting);
     const row: TierRequestEntity = {
       id: this.ids.next('tier'),
       keyId: key.id,
@@ -204,13 +200,18 @@ export class ApiKeysService {
       decidedAt: null,
       decidedBy: null,
     };
-    try {
-      await repo.insert(row);
-    } catch (err) {
-      // A request racing this one passed the check too; the unique index let one through.
-      const winner = isUniqueViolation(err) ? await pending() : null;
-      if (winner !== null) throw tierRequestPending(winner);
-      throw err;
+    // The check, then the insert; a request racing this one may pass the check too, and the
+    // unique index lets one through: the loser names the winner, or, if an admin decided it in
+    // between, tries once more.
+    for (let attempt = 0; ; attempt++) {
+      const waiting = await repo.findOneBy({ keyId: key.id, status: 'PENDING' });
+      if (waiting !== null) throw tierRequestPending(waiting);
+      try {
+        await repo.insert(row);
+        break;
+      } catch (err) {
+        if (!isUniqueViolation(err) || attempt > 0) throw err;
+      }
     }
     return toTierDto(row);
   }

@@ -120,7 +120,8 @@ export class LimitsService {
 
   /**
    * After the response: a per-leg request that never reached its leg charge (a body that is not
-   * JSON, a refused credential) still counts once, like any other request.
+   * JSON, a refused credential, a key, route or quota limit) still counts once, like any other
+   * request.
    */
   async settleLegs(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge !== 'legs' || this.legsCharged.has(req)) return;

@@ -128,6 +128,17 @@ function describeHeadersAndShared(op: Obj, method: string): void {
   const ensure = (status: string, description: string): void => {
     responses[status] ??= { description, content: ERROR_BODY };
   };
+  /** Like ensure, and where the operation states the status itself, its codes join the text. */
+  const ensureCodes = (status: string, description: string, codes: string[]): void => {
+    const own = responses[status];
+    if (own === undefined) {
+      ensure(status, description);
+      return;
+    }
+    const text = String(own.description ?? '');
+    const missing = codes.filter((c) => !text.includes(c));
+    if (missing.length > 0) own.description = `${text}; also ${description}`;
+  };
   // A query parameter the operation does not list is refused on every operation that takes a
   // credential.
   const takesQuery = ((op.parameters as Obj[] | undefined) ?? []).some((p) => p.in === 'query');
@@ -147,11 +158,16 @@ function describeHeadersAndShared(op: Obj, method: string): void {
     );
   }
   if (mutation && authed) {
-    ensure(
+    ensureCodes(
       '409',
-      'IDEMPOTENCY_KEY_IN_USE (the same Idempotency-Key still running) or IDEMPOTENT_REQUEST_APPLIED, among the operation’s own conflicts',
+      'IDEMPOTENCY_KEY_IN_USE (the same Idempotency-Key still running) or IDEMPOTENT_REQUEST_APPLIED',
+      ['IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENT_REQUEST_APPLIED'],
     );
-    ensure('422', 'IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used with another request)');
+    ensureCodes(
+      '422',
+      'IDEMPOTENCY_KEY_REUSED (the Idempotency-Key was used with another request)',
+      ['IDEMPOTENCY_KEY_REUSED'],
+    );
     const params = ((op.parameters as Obj[] | undefined) ?? []).filter(
       (p) => String(p.name).toLowerCase() !== 'idempotency-key',
     );
@@ -190,11 +206,11 @@ function describeHeadersAndShared(op: Obj, method: string): void {
         ['Monthly', 'UTC month'],
       ] as const) {
         h[`X-Quota-${period}-Limit`] = header(
-          `Requests this key may make in the ${span} (only while usage metering is on)`,
+          `Requests this API key may make in the ${span} (only while usage metering is on; never on a session)`,
           'integer',
         );
         h[`X-Quota-${period}-Remaining`] = header(
-          `Requests left in the current ${span} (only while usage metering is on)`,
+          `Requests left to this API key in the current ${span} (only while usage metering is on; never on a session)`,
           'integer',
         );
       }

@@ -40,10 +40,21 @@ import { OrdersService } from './orders.service.js';
 
 const ORDER_ERRORS = [400, 404, 409, 422];
 /** The 422 codes of a place or amend, named in the OpenAPI document. */
-const ORDER_REFUSALS = [
-  'INSUFFICIENT_FUNDS (details.required_cents: what the order needs of the available balance; details.available_cents)',
+const FUNDS_REFUSAL =
+  'INSUFFICIENT_FUNDS (details.required_cents: what the order needs of the available balance; details.available_cents)';
+const PLACE_REFUSALS = [
+  FUNDS_REFUSAL,
   'MARKET_NOT_OPEN',
   'POST_ONLY_WOULD_CROSS',
+  'ORDER_QUANTITY_LIMIT',
+  'OPEN_ORDERS_LIMIT',
+];
+const AMEND_REFUSALS = [
+  FUNDS_REFUSAL,
+  'MARKET_NOT_OPEN',
+  'POST_ONLY_WOULD_CROSS',
+  'ORDER_QUANTITY_LIMIT',
+  'AMEND_NO_CHANGE',
 ];
 
 /**
@@ -83,7 +94,7 @@ export class OrdersController {
     status: 201,
     type: OrderDto,
     errors: ORDER_ERRORS,
-    codes: { 422: ORDER_REFUSALS },
+    codes: { 422: PLACE_REFUSALS },
   })
   place(@Cred() c: Credential, @Body() body: PlaceOrderBody): Promise<OrderDto> {
     return this.orders.place(c, body);
@@ -215,7 +226,7 @@ export class OrdersController {
     routeLimitPerMinute: 120,
     type: OrderDto,
     errors: ORDER_ERRORS,
-    codes: { 422: ORDER_REFUSALS },
+    codes: { 422: AMEND_REFUSALS },
   })
   amend(@Cred() c: Credential, @Param('id') id: string, @Body() body: AmendBody): OrderDto {
     return this.orders.amend(c, id, body);
