@@ -279,6 +279,17 @@ describe('limits', () => {
       const ok = await http(`${svc.api}/markets?limit=1`, { headers: h });
       expectError(ok, 429, 'RATE_LIMITED');
       expect(ok.headers.get('x-quota-daily-limit')).toBeNull();
+      // A route limit holds locally too, and its refusal reads the key's minute from the same
+      // local counters (6 exports used, 54 left; the store that is down would say 60).
+      const other = { 'x-api-key': (await createKey(svc.api, await sessionFor(svc.api))).key };
+      for (let i = 0; i < 6; i++) {
+        expect((await http(`${svc.api}/orders/export`, { headers: other })).status).toBe(200);
+      }
+      const route = await http(`${svc.api}/orders/export`, { headers: other });
+      expect(expectError(route, 429, 'RATE_LIMITED').details).toMatchObject({
+        limit_scope: 'route',
+      });
+      expect(route.headers.get('x-ratelimit-remaining')).toBe('54');
       const warnings = svc.logs.filter((l) => l.includes('limit store unavailable'));
       expect(warnings.length).toBe(1); // logged, and rate-limited
     },

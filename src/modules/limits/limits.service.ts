@@ -217,6 +217,8 @@ export class LimitsService {
     let base = taken.length - withQuotas.length;
     let result = await this.safeTake(taken, now);
     let quotasCounted = metered;
+    /** Reads a counter back from the store that took the charges. */
+    let countOf = (bucket: string): Promise<number | null> => this.countOr(bucket, now);
     if (result === null) {
       // Store unavailable: per-IP ceilings and quotas fail open; the tier and route ceilings
       // still hold, locally.
@@ -224,6 +226,7 @@ export class LimitsService {
       base = 0;
       result = this.fallback.take(charges, now);
       quotasCounted = false;
+      countOf = (bucket) => Promise.resolve(this.fallback.count(bucket, now));
     }
     // Legs that fit, or did not (nothing is charged then), need no more; a key or route refusal
     // leaves them to count once after the answer (settleLegs).
@@ -241,7 +244,7 @@ export class LimitsService {
         Math.max(
           0,
           taken[i].limit -
-            (i === refusedAt ? refusedCount : ((await this.countOr(taken[i].bucket, now)) ?? 0)),
+            (i === refusedAt ? refusedCount : ((await countOf(taken[i].bucket)) ?? 0)),
         );
       reply.header('X-RateLimit-Remaining', String(await left(base)));
       if (quotasCounted) {
