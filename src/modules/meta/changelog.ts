@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-limits-and-shapes',
+    date: '2026-11-22',
+    title:
+      'One pending tier request per key, one trade object, batches limited before authentication',
+    kind: 'CHANGED',
+    description:
+      "Tier requests: one request per key waits for review at a time; another is 409 TIER_REQUEST_PENDING (details.request_id, details.tier) and asking for the key's current tier is 409 TIER_UNCHANGED (older duplicate PENDING requests were DENIED, decided when the next one came in). Realtime: a trades:<market_id> message carries the object GET /markets/{id}/trades returns (adds no_price; taker_side is YES or NO, was BUY_YES or SELL_YES). An order or amend refused for INSUFFICIENT_FUNDS says by how much: details.required_cents and details.available_cents, beside market_id (and order_id on an amend). POST /orders/batch meets the per-IP orders ceiling before authentication, so a full bucket refuses a batch whatever its credential; legs that do not fit use none of the key's minute, route budget or quota. Webhooks: an endpoint starts at most what WEBHOOK_MAX_IN_FLIGHT has left. Idempotency-Key takes spaces inside; two Idempotency-Key header lines are 400. While the limit store is down, a route-limit refusal reports the key's real remaining minute. The OpenAPI document names every 422 code of placing and amending an order, the Idempotency-Key pattern and the X-Quota-* headers.",
+  },
+  {
     id: '2026-11-22-contract-fixes',
     date: '2026-11-22',
     title:
