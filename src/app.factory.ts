@@ -28,7 +28,7 @@ import { PinoNestLogger } from './common/http/nest-logger.js';
 import { installJsonBodyParser } from './common/http/json-body.js';
 import { newRequestContext } from './common/http/request-context.js';
 import { requestIdFor } from './common/http/request-id.js';
-import { RouteRegistry } from './common/http/route-registry.js';
+import { methodNotAllowed, RouteRegistry, routerPath } from './common/http/route-registry.js';
 import { createValidationPipe } from './common/http/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigService } from './config/config.service.js';
@@ -106,7 +106,15 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     // Node answers an HTTP/1.1 request without Host with a bare 400; the onRequest hook answers
     // it in the contract's shape instead.
-    http: { requireHostHeader: false },
+    // A request not fully received in REQUEST_TIMEOUT_MS (a stalled body included) is answered
+    // 408 through the client-error handler; checked every second.
+    http: {
+      requireHostHeader: false,
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: 1_000,
+    },
+    requestTimeout: config.requestTimeoutMs,
     // While closing, new requests get the contract's 503 from our onRequest hook instead.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -158,6 +166,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   // useProcessExit: exit 0 once closed, instead of re-raising the signal (which exits 143).
   app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
   registerLegacyOpenApi(fastify);
+  registerRealtimePath(fastify);
 
   pipeline.access = app.get(AccessPipeline, { strict: false });
   pipeline.idempotency = app.get(IdempotencyService, { strict: false });
@@ -216,11 +225,33 @@ function serveOtherUpgradesAsHttp(server: Server): void {
   });
 }
 
-/** An HTTP/1.1 request without Host (RFC 9112 3.2), which Node is told to let through. */
-function missingHost(req: IncomingMessage): DomainError | null {
-  return req.httpVersion === '1.1' && req.headers.host === undefined
-    ? new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header')
-    : null;
+/** RFC 3986 host (IP literal, IPv4 address or registered name; not empty) and optional port. */
+const HOST_HEADER = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?$/;
+
+/**
+ * What RFC 9112 has a server refuse with 400 that Node's parser lets through: an HTTP version
+ * other than 1.0 or 1.1, and (section 3.2) an HTTP/1.1 request without a Host, any request with
+ * more than one, or a Host value that is not a host.
+ */
+function malformedRequest(req: IncomingMessage): DomainError | null {
+  if (req.httpVersion !== '1.1' && req.httpVersion !== '1.0') {
+    return new DomainError(
+      'BAD_REQUEST',
+      `HTTP/${req.httpVersion} is not supported here: send HTTP/1.1`,
+    );
+  }
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return new DomainError('BAD_REQUEST', 'A request takes one Host header');
+  if (hosts === 0) {
+    return req.httpVersion === '1.1'
+      ? new DomainError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header')
+      : null;
+  }
+  return HOST_HEADER.test(req.headers.host ?? '')
+    ? null
+    : new DomainError('BAD_REQUEST', 'Invalid Host header: expected a host name and port');
 }
 
 /**
@@ -236,8 +267,11 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
       { Allow: 'GET' },
     );
   }
-  const host = missingHost(req);
-  if (host !== null) return host;
+  if (req.httpVersion !== '1.1') {
+    return new DomainError('BAD_REQUEST', 'A WebSocket handshake needs HTTP/1.1 (RFC 6455 4.1)');
+  }
+  const malformed = malformedRequest(req);
+  if (malformed !== null) return malformed;
   if ((req.headers.upgrade ?? '').trim().toLowerCase() !== 'websocket') {
     return new DomainError('BAD_REQUEST', 'Invalid Upgrade header: expected "websocket"');
   }
@@ -419,10 +453,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
         { 'Retry-After': '1' },
       );
     }
-    const noHost = missingHost(req.raw);
-    if (noHost !== null) {
+    const malformed = malformedRequest(req.raw);
+    if (malformed !== null) {
       reply.header('Connection', 'close');
-      throw noHost;
+      throw malformed;
     }
     const meta = routeMetaOf(req.routeOptions?.config);
     const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';
@@ -435,6 +469,14 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     if (applyCors(req, reply, firstParty)) return reply;
     // Every request counts against its path category, an operation past its sunset included.
     await pipeline.limits?.checkIp(req, meta);
+    // GET /orders/batch reached GET /orders/{id}: that path is POST /orders/batch's, so 405
+    // (counted against the per-IP ceiling as any unknown method on a known path is).
+    const template = req.routeOptions?.url;
+    if (template !== undefined) {
+      const path = routerPath(req.url.split('?')[0]);
+      const owned = routes.shadowedMethods(template, path);
+      if (owned !== null) throw methodNotAllowed(req.method, path, owned);
+    }
     if (deprecated && isSunset(meta.lifecycle, clock.now())) {
       const link = meta.lifecycle.successor;
       throw new DomainError(
@@ -528,6 +570,24 @@ function registerLegacyOpenApi(fastify: FastifyInstance): void {
     },
     handler: async (_req, reply) => {
       await reply.code(308).header('Location', '/api/v1/openapi.json').send();
+    },
+  });
+}
+
+/**
+ * The realtime path over plain HTTP: a GET that asks for no WebSocket upgrade (or for another
+ * protocol) is a refused handshake, 400 BAD_REQUEST, and other methods are 405 (Allow: GET, HEAD)
+ * as on any known path. A real handshake never gets here: the server's upgrade listener takes it.
+ */
+function registerRealtimePath(fastify: FastifyInstance): void {
+  fastify.route({
+    method: 'GET',
+    url: '/api/v1/ws',
+    handler: async () => {
+      throw new DomainError(
+        'BAD_REQUEST',
+        'This is the WebSocket endpoint: open it with a handshake (GET with Upgrade: websocket and Connection: Upgrade)',
+      );
     },
   });
 }

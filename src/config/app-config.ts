@@ -33,6 +33,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** Graceful shutdown: connections still open this long after SIGTERM are closed (ms). */
   shutdownDrainMs: number;
+  /** A request (headers and body) not fully received in this long is answered 408 (ms). */
+  requestTimeoutMs: number;
   /** Proxies whose X-Forwarded-For is honoured (IPs or CIDRs); empty: the socket address. */
   trustedProxies: string[];
   /** Rate limits and quotas on (default). Off only for benchmarks; refused on production. */
@@ -231,7 +233,7 @@ export function loadConfig(env: Env): AppConfig {
     throw new ConfigError('SANDBOX_CLOCK_CONTROL', 'must not be true when APP_ENV is production');
   }
   const apiTermsVersion = str(env, 'API_TERMS_VERSION', '2026-07-17');
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(apiTermsVersion)) {
+  if (!isCalendarDate(apiTermsVersion)) {
     throw new ConfigError(
       'API_TERMS_VERSION',
       `must be a date like 2026-07-17, got "${apiTermsVersion}"`,
@@ -274,6 +276,7 @@ export function loadConfig(env: Env): AppConfig {
     secretsEncryptionKey: encKey,
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     trustedProxies: proxies(env, 'TRUSTED_PROXIES'),
     rateLimitsEnabled,
     sandboxFeedSeed: int(env, 'SANDBOX_FEED_SEED', 20260508, -2147483648, 2147483647),
@@ -300,4 +303,11 @@ export function loadConfig(env: Env): AppConfig {
     webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
   };
+}
+
+/** YYYY-MM-DD naming a day that exists (2026-02-30 does not). */
+function isCalendarDate(s: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+  const d = new Date(`${s}T00:00:00.000Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -202,6 +203,41 @@ describe('error model: every error path answers the contract body', () => {
     );
   });
 
+  it('a fixed path is not taken for an id: GET /orders/batch is 405 (POST only), not order "batch"', async () => {
+    const t = await trader(svc);
+    const cases: [string, string, string][] = [
+      ['GET', '/orders/batch', 'POST'],
+      ['PATCH', '/orders/batch', 'POST'],
+      ['DELETE', '/orders/batch', 'POST'],
+      ['PUT', '/orders/batch', 'POST'],
+      ['GET', '/orders/quote', 'POST'],
+      ['GET', '/orders/cancel-all', 'POST'],
+      ['PUT', '/orders/cancel-all', 'POST'],
+      ['GET', '/orders/cancel-batch', 'POST'],
+      ['PATCH', '/orders/cancel-on-disconnect', 'DELETE, GET, POST, HEAD'],
+      ['DELETE', '/orders/export', 'GET, HEAD'],
+      ['PATCH', '/orders/export', 'GET, HEAD'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await http(`${svc.api}${path}`, {
+        method,
+        headers: { 'x-api-key': t.key },
+        ...(method === 'GET' ? {} : { json: {} }),
+      });
+      const err = expectContractError(res, 405, 'METHOD_NOT_ALLOWED');
+      expect({ method, path, allow: res.headers.get('allow') }).toEqual({ method, path, allow });
+      expect(err.details.allowed_methods.join(', ')).toBe(allow);
+    }
+    // HEAD of a POST-only fixed path, too; an id still reaches the order routes.
+    const head = await http(`${svc.api}/orders/batch`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('allow')]).toEqual([405, 'POST']);
+    expectContractError(
+      await http(`${svc.api}/orders/ord_00000000000000000000`, { headers: { 'x-api-key': t.key } }),
+      404,
+      'NOT_FOUND',
+    );
+  });
+
   it('413 PAYLOAD_TOO_LARGE above BODY_LIMIT_BYTES, declared or streamed', async () => {
     const big = JSON.stringify({ advance_seconds: 1, pad: 'x'.repeat(3000) });
     expectContractError(
@@ -303,6 +339,26 @@ describe('error model: every error path answers the contract body', () => {
     // HTTP/1.0 needs no Host.
     const old = await rawRequest(svc.baseUrl, 'GET /api/v1/health HTTP/1.0\r\n\r\n');
     expect(old.status).toBe(200);
+    // RFC 9112 3.2: more than one Host, or a Host that is not a host, is 400; so is a version
+    // other than HTTP/1.0 and 1.1.
+    for (const [head, why] of [
+      ['GET /api/v1/health HTTP/1.1\r\nHost: a.example\r\nHost: b.example', 'one Host'],
+      ['GET /api/v1/health HTTP/1.1\r\nHost: a b/c', 'Invalid Host'],
+      ['GET /api/v1/health HTTP/1.1\r\nHost:', 'Invalid Host'],
+      ['GET /api/v1/health HTTP/2.0\r\nHost: x', 'HTTP/2.0'],
+      ['GET /api/v1/health', 'HTTP/'],
+    ]) {
+      const bad = await rawRequest(svc.baseUrl, `${head}\r\n\r\n`);
+      expect({ head, status: bad.status }).toEqual({ head, status: 400 });
+      expect(contract(bad, 'BAD_REQUEST').message).toContain(why);
+    }
+    for (const host of ['127.0.0.1:3000', '[::1]:8080', 'api.example', 'xn--bcher-kva.example']) {
+      const ok = await rawRequest(
+        svc.baseUrl,
+        `GET /api/v1/health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      );
+      expect({ host, status: ok.status }).toEqual({ host, status: 200 });
+    }
 
     // The caller's X-Request-Id is kept, as on every other answer.
     const expectation = await rawRequest(
@@ -368,6 +424,48 @@ describe('error model: every error path answers the contract body', () => {
     const client = await WsClient.connect(svc.baseUrl);
     expect(client.closed).toBeNull();
     await client.close();
+
+    // The endpoint asked for no WebSocket (no Upgrade, another protocol, HTTP/1.0): a refused
+    // handshake, 400; another method without an upgrade: 405 as on any known path.
+    const plain = (head: string) => rawRequest(svc.baseUrl, `${head}\r\nConnection: close\r\n\r\n`);
+    for (const head of [
+      'GET /api/v1/ws HTTP/1.1\r\nHost: x',
+      `GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c`,
+      `GET /api/v1/ws HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n${key}Sec-WebSocket-Version: 13`,
+    ]) {
+      const r = await plain(head);
+      expect({ head, status: r.status }).toEqual({ head, status: 400 });
+      expect(JSON.parse(r.body).error).toMatchObject({
+        code: 'BAD_REQUEST',
+        request_id: r.headers['x-request-id'],
+      });
+      expect(r.headers['svc-api-version']).toBe('v1');
+    }
+    const post = await plain('POST /api/v1/ws HTTP/1.1\r\nHost: x\r\nContent-Length: 0');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+
+    // The 101 answer carries the caller's X-Request-Id and Svc-API-Version like any response.
+    const upgraded = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+      const req = httpRequest(`${svc.baseUrl}/api/v1/ws`, {
+        headers: {
+          Connection: 'Upgrade',
+          Upgrade: 'websocket',
+          'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version': '13',
+          'X-Request-Id': 'trace-ws-101-ok',
+        },
+      });
+      req.on('upgrade', (res, socket) => {
+        socket.destroy();
+        resolve(res.headers);
+      });
+      req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(upgraded['svc-api-version']).toBe('v1');
+    expect(upgraded['x-request-id']).toBe('trace-ws-101-ok');
   });
 
   it('echoes a well-formed caller X-Request-Id and replaces a malformed one', async () => {
@@ -729,5 +827,35 @@ describe('HTTP requests carrying an Upgrade header (curl --http2, Java HttpClien
     const err = JSON.parse(text).error;
     expect(err).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
     expect(err.request_id).toMatch(/^req_/);
+  });
+});
+
+describe('error model: a request that stalls is answered 408', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp({ env: { REQUEST_TIMEOUT_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('a body that stops arriving gets 408 REQUEST_TIMEOUT and the connection is closed', async () => {
+    const started = Date.now();
+    const stalled = await rawRequest(
+      svc.baseUrl,
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100\r\nX-Request-Id: trace-stalled-1\r\n\r\n{"a',
+    );
+    expect(stalled.status).toBe(408);
+    expect(Date.now() - started).toBeLessThan(4_000); // 1 s, checked every second
+    expect(stalled.headers['svc-api-version']).toBe('v1');
+    expect(JSON.parse(stalled.body).error).toMatchObject({
+      code: 'REQUEST_TIMEOUT',
+      status: 408,
+      request_id: stalled.headers['x-request-id'],
+    });
+    // Headers that stop arriving too.
+    const headers = await rawRequest(svc.baseUrl, 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n');
+    expect(headers.status).toBe(408);
   });
 });

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { DomainError } from '../errors/domain-error.js';
 import { mapError } from '../errors/error-mapper.js';
-import type { RouteRegistry } from './route-registry.js';
+import { methodNotAllowed, routerPath, type RouteRegistry } from './route-registry.js';
 
 /**
  * Every error of every request ends here (Nest routes, Fastify's parser errors, the not-found
@@ -27,26 +27,12 @@ export class ErrorFilter implements ExceptionFilter {
     // Nest's router reports an unmatched route as NotFoundException; a known path with another
     // method is 405, not 404.
     if (err instanceof NotFoundException) {
-      // The path as the router matched it: percent-encoded unreserved characters decoded
-      // (/api/v1/%6Darkets is /api/v1/markets), reserved ones such as %2F kept.
-      const raw = req.url.split('?')[0];
-      let path = raw;
-      try {
-        path = decodeURI(raw);
-      } catch {
-        // malformed escapes: match the raw path (no route will)
-      }
+      const path = routerPath(req.url.split('?')[0]);
       const allowed = this.routes.methodsFor(path);
       // HEAD is GET without the body (Fastify adds it to every GET route): answered as GET is.
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       if (allowed.length > 0 && !allowed.includes(method)) {
-        const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
-        return new DomainError(
-          'METHOD_NOT_ALLOWED',
-          `${req.method} is not allowed on ${path}; allowed: ${allow.join(', ')}`,
-          { allowed_methods: allow },
-          { Allow: allow.join(', ') },
-        );
+        return methodNotAllowed(req.method, path, allowed);
       }
       return new DomainError('NOT_FOUND', `No route ${req.method} ${path}`);
     }

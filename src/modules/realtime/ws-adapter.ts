@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { WsAdapter } from '@nestjs/platform-ws';
+import type { IncomingMessage } from 'node:http';
+import { requestIdFor } from '../../common/http/request-id.js';
 
 // The adapter's own signature takes `any`; this is the part of ws's server it uses.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -18,7 +20,8 @@ function isPeerError(err: unknown): boolean {
  * Nest's WebSocket adapter, logging what a client does wrong at debug instead of error: a
  * malformed frame (bad RSV bits, invalid UTF-8, an oversized message) is the client's fault, is
  * answered by `ws` with its close code (1002, 1007, 1009), and must not let anyone flood the error
- * log. Everything else still logs as an error.
+ * log. Everything else still logs as an error. The handshake's 101 answer carries X-Request-Id
+ * and Svc-API-Version, as every response does.
  */
 export class PeerTolerantWsAdapter extends WsAdapter {
   private readonly peerLog = new Logger('Realtime');
@@ -31,6 +34,10 @@ export class PeerTolerantWsAdapter extends WsAdapter {
       }),
     );
     server.on('error', (err: Error) => this.peerLog.error(err));
+    // The 101 answer carries the headers every response does.
+    server.on('headers', (headers: string[], req: IncomingMessage) => {
+      headers.push(`X-Request-Id: ${requestIdFor(req)}`, 'Svc-API-Version: v1');
+    });
     return server;
   }
 }
