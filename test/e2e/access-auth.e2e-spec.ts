@@ -297,3 +297,63 @@ describe('session and verification expiry follow the service clock', () => {
     expect(me.body.user.email_verified).toBe(false);
   });
 });
+
+describe('accounts: a new verification email', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startAccessApp({ now: NOW });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('an expired or lost verification token can be replaced by the account itself', async () => {
+    const email = 'late.verifier@example.com';
+    const password = 'a-long-enough-password';
+    expect((await register(svc, email, password)).status).toBe(201);
+    const first = verificationToken(svc, email);
+    (svc.clock as ManualClock).advance(48 * 3_600_000 + 1_000);
+    expectError(
+      await http(`${svc.api}/auth/verify-email`, { method: 'POST', json: { token: first } }),
+      422,
+      'VERIFICATION_TOKEN_INVALID',
+    );
+    const session = await login(svc, email, password);
+    const resend = () =>
+      asSession(session, `${svc.api}/auth/verify-email/resend`, { method: 'POST', json: {} });
+    const sent = await resend();
+    expect(sent.status).toBe(202);
+    expect(sent.body).toEqual({
+      email,
+      expires_at: new Date(svc.clock.now() + 48 * 3_600_000).toISOString(),
+    });
+    const second = verificationToken(svc, email);
+    expect(second).not.toBe(first);
+    // Only the newest token works: one sent before it is void.
+    expect((await resend()).status).toBe(202);
+    const third = verificationToken(svc, email);
+    expectError(
+      await http(`${svc.api}/auth/verify-email`, { method: 'POST', json: { token: second } }),
+      422,
+      'VERIFICATION_TOKEN_INVALID',
+    );
+    const ok = await http(`${svc.api}/auth/verify-email`, {
+      method: 'POST',
+      json: { token: third },
+    });
+    expect(ok.body).toMatchObject({ email, email_verified: true });
+    expectError(await resend(), 409, 'EMAIL_ALREADY_VERIFIED');
+    // An API key is not the account's owner at the keyboard: sessions only.
+    const key = await createKey(svc, session, { name: 'k', environment: 'live' });
+    expectError(
+      await asKey(key.key, `${svc.api}/auth/verify-email/resend`, { method: 'POST', json: {} }),
+      403,
+      'SESSION_REQUIRED',
+    );
+    expectError(
+      await http(`${svc.api}/auth/verify-email/resend`, { method: 'POST', json: {} }),
+      401,
+      'UNAUTHENTICATED',
+    );
+  });
+});

@@ -10,6 +10,7 @@ import {
   RegisterDto,
   SessionDto,
   UserDto,
+  VerificationSentDto,
   VerifyEmailDto,
 } from './dto/auth.dto.js';
 
@@ -43,6 +44,22 @@ export class AuthController {
   })
   verify(@Body() body: VerifyEmailDto): Promise<UserDto> {
     return this.auth.verifyEmail(body.token);
+  }
+
+  @Post('verify-email/resend')
+  @Endpoint({
+    summary: 'Send a new verification email to the caller (session token)',
+    description:
+      'For an account whose verification email was lost or whose token expired: log in (an unverified account gets a read-only session) and call this. A new token goes out (48 hours); earlier unused ones stop working. At most 3 a minute.',
+    auth: 'session',
+    status: 202,
+    type: VerificationSentDto,
+    routeLimitPerMinute: 3,
+    errors: [409],
+    codes: { 409: ['EMAIL_ALREADY_VERIFIED'] },
+  })
+  resendVerification(@Cred() c: Credential): Promise<VerificationSentDto> {
+    return this.auth.resendVerification(c);
   }
 
   @Post('login')

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { IsNull, type DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { hashPassword, verifyPassword } from '../../common/crypto/password.js';
 import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
@@ -12,7 +12,7 @@ import { SessionTokensService } from '../access/session-tokens.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { UserEntity } from '../users/entities/user.entity.js';
 import { normalizeEmail, rolesOf, UsersService } from '../users/users.service.js';
-import type { MeDto, SessionDto, UserDto } from './dto/auth.dto.js';
+import type { MeDto, SessionDto, UserDto, VerificationSentDto } from './dto/auth.dto.js';
 import { EmailVerificationEntity } from './entities/email-verification.entity.js';
 
 const VERIFY_TTL_MS = 48 * 3600 * 1000;
@@ -69,13 +69,40 @@ export class AuthService {
       }
       throw err;
     }
+    await this.sendVerification(email, token);
+    return toUserDto(user);
+  }
+
+  /**
+   * A fresh verification token for the caller's own unverified email (a lost or expired one
+   * would otherwise leave the account without write scopes for good): the earlier unused tokens
+   * stop working, the new one lasts 48 hours.
+   */
+  async resendVerification(c: Credential): Promise<VerificationSentDto> {
+    const user = await this.users.byId(c.userId);
+    if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
+    if (user.emailVerified) {
+      throw new DomainError('EMAIL_ALREADY_VERIFIED', `${user.email} is verified already`);
+    }
+    const token = randomBase62(40);
+    const now = this.clock.nowDate().toISOString();
+    const expiresAt = new Date(this.clock.now() + VERIFY_TTL_MS).toISOString();
+    await this.db.transaction(async (tx) => {
+      const repo = tx.getRepository(EmailVerificationEntity);
+      await repo.update({ userId: user.id, usedAt: IsNull() }, { usedAt: now });
+      await repo.insert({ tokenHash: sha256Hex(token), userId: user.id, expiresAt, usedAt: null });
+    });
+    await this.sendVerification(user.email, token);
+    return { email: user.email, expires_at: expiresAt };
+  }
+
+  private async sendVerification(email: string, token: string): Promise<void> {
     await this.mail.send({
       to: email,
       kind: 'EMAIL_VERIFICATION',
       subject: 'Verify your email for the sandbox exchange',
       body: `Confirm your email with POST /api/v1/auth/verify-email {"token": "${token}"}. The token expires in 48 hours.`,
     });
-    return toUserDto(user);
   }
 
   async verifyEmail(token: string): Promise<UserDto> {

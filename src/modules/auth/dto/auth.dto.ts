@@ -32,6 +32,14 @@ export class VerifyEmailDto {
   token: string;
 }
 
+export class VerificationSentDto {
+  @ApiProperty({ description: 'Where the new verification email went' })
+  email: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the new token expires (48 hours)' })
+  expires_at: string;
+}
+
 export class UserDto {
   @ApiProperty({ example: 'usr_01jd3x0000000000abcd' })
   id: string;
