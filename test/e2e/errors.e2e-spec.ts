@@ -139,16 +139,24 @@ describe('error model: every error path answers the contract body', () => {
     ).toBe(200);
   });
 
-  it('400 MALFORMED_JSON for broken JSON, an empty JSON body and prototype-poisoning keys', async () => {
+  it('400 MALFORMED_JSON for broken JSON and an empty JSON body; prototype-poisoning keys are fields no operation takes', async () => {
     const headers = { 'content-type': 'application/json' };
     const broken = await clock({ headers, body: '{"advance_seconds":' });
     expect(expectContractError(broken, 400, 'MALFORMED_JSON').details).toEqual({});
     expectContractError(await clock({ headers, body: '' }), 400, 'MALFORMED_JSON');
-    expectContractError(
-      await clock({ headers, body: '{"__proto__":{"admin":true},"advance_seconds":1}' }),
-      400,
-      'MALFORMED_JSON',
-    );
+    for (const [body, field] of [
+      ['{"__proto__":{"admin":true},"advance_seconds":1}', '__proto__'],
+      ['{"advance_seconds":1,"constructor":{"prototype":{"admin":true}}}', 'constructor'],
+    ]) {
+      const poisoned = expectContractError(
+        await clock({ headers, body }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expect(poisoned.details.fields).toEqual([
+        { field, message: `property ${field} should not exist` },
+      ]);
+    }
     expectContractError(
       await clock({ headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{' }),
       400,

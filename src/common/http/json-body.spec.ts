@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { MAX_JSON_VALUES, tooManyValues, unpairedSurrogateField } from './json-body.js';
+import {
+  MAX_JSON_VALUES,
+  poisoningKey,
+  tooManyValues,
+  unpairedSurrogateField,
+} from './json-body.js';
 
 describe('tooManyValues', () => {
   it('counts every value, containers included, against the cap', () => {
@@ -46,5 +51,17 @@ describe('unpairedSurrogateField', () => {
       },
     };
     expect(unpairedSurrogateField('{"a":"x"}', trap)).toBeNull();
+  });
+});
+
+describe('poisoningKey', () => {
+  it('finds __proto__ and constructor.prototype at any depth, and nothing else', () => {
+    expect(poisoningKey('{"__proto__":{"admin":true}}')).toBe('__proto__');
+    expect(poisoningKey('{"a":[{"b":{"__proto__":1}}]}')).toBe('__proto__');
+    expect(poisoningKey('{"constructor":{"prototype":{"x":1}}}')).toBe('constructor');
+    expect(poisoningKey('[1,{"c":{"constructor":{"prototype":null}}}]')).toBe('constructor');
+    expect(poisoningKey('{"constructor":"plain"}')).toBeNull();
+    expect(poisoningKey('{"proto":1,"prototype":2}')).toBeNull();
+    expect(poisoningKey('{"a":')).toBeNull();
   });
 });

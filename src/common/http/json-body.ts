@@ -100,8 +100,9 @@ export function unpairedSurrogateField(text: string, value: unknown): string | n
 
 /**
  * The API speaks JSON only: one parser for application/json (and +json types) that keeps the raw
- * bytes; any other body media type is refused by Fastify with 415. Prototype-poisoning keys are
- * refused the way Fastify's default parser refuses them.
+ * bytes; any other body media type is refused by Fastify with 415. Prototype-poisoning keys
+ * (`__proto__`, `constructor.prototype`) are detected as Fastify's default parser does and
+ * refused as unknown fields (400 VALIDATION_FAILED).
  */
 export function installJsonBodyParser(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
@@ -132,6 +133,16 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
       const text = buf.toString('utf8');
       void parse(req, text, (err, value) => {
         if (err !== null) {
+          // Valid JSON with a prototype-poisoning key: a field no operation takes, refused with
+          // validation like any other unknown field; the parsed value is never handed on.
+          const field = poisoningKey(text);
+          if (field !== null) {
+            req.bodyIssue = validationFailed([
+              { field, message: `property ${field} should not exist` },
+            ]);
+            done(null, {});
+            return;
+          }
           done(new DomainError('MALFORMED_JSON', 'Request body is not valid JSON'), undefined);
           return;
         }
@@ -161,4 +172,36 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
       });
     },
   );
+}
+
+/**
+ * The prototype-poisoning key (`__proto__`, or `constructor` holding `prototype`) of a text that
+ * is valid JSON, at any depth; null if there is none or the text is not JSON. JSON.parse makes
+ * such keys plain own properties, so reading them here is safe; the value is then dropped.
+ */
+export function poisoningKey(text: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Object.prototype.hasOwnProperty.call(v, '__proto__')) return '__proto__';
+    const ctor = Object.prototype.hasOwnProperty.call(v, 'constructor')
+      ? (v as Record<string, unknown>).constructor
+      : undefined;
+    if (
+      ctor !== null &&
+      typeof ctor === 'object' &&
+      Object.prototype.hasOwnProperty.call(ctor, 'prototype')
+    ) {
+      return 'constructor';
+    }
+    for (const child of Object.values(v)) stack.push(child);
+  }
+  return null;
 }
