@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-verification-resend-and-http',
+    date: '2026-11-22',
+    title: 'A new verification email on request; stricter HTTP handling',
+    kind: 'ADDED',
+    description:
+      "POST /auth/verify-email/resend (the account's own session token, 3 a minute) sends a new verification token (48 hours) and voids the earlier unused ones, so an account whose token expired or whose email was lost can still be verified; 409 EMAIL_ALREADY_VERIFIED once it is. HTTP: a request whose headers and body have not all arrived within REQUEST_TIMEOUT_MS (30 s) is 408 REQUEST_TIMEOUT (a stalled body used to hold its connection for ever); more than one Host header, a Host that is not a host name, or an HTTP version other than 1.0 and 1.1 is 400 BAD_REQUEST; a fixed path asked with a method only its parametric sibling takes (GET /orders/batch, PATCH /orders/export) is 405 with that path's Allow header instead of a lookup of order 'batch'; /api/v1/ws without a WebSocket upgrade is 400 BAD_REQUEST (was 404) and other methods there 405, an HTTP/1.0 handshake is 400, and the 101 answer carries X-Request-Id and Svc-API-Version. A JSON body with a __proto__ key (or a constructor holding prototype) is 400 VALIDATION_FAILED naming it (was MALFORMED_JSON). API_TERMS_VERSION must name a real date.",
+  },
+  {
     id: '2026-11-22-limits-and-shapes',
     date: '2026-11-22',
     title:
