@@ -133,7 +133,8 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     // Errors raised before any hook runs (malformed URL, over-long path parameter, malformed
     // HTTP) also leave as the contract's error body with the id and version headers.
     frameworkErrors: sendEarlyError,
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (err: Error, socket: Socket) =>
+      answerClientError(err, socket, undefined, log),
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
   const pipeline: Pipeline = {
@@ -225,8 +226,13 @@ function serveOtherUpgradesAsHttp(server: Server): void {
   });
 }
 
-/** RFC 3986 host (IP literal, IPv4 address or registered name; not empty) and optional port. */
-const HOST_HEADER = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?$/;
+/**
+ * RFC 3986 host and optional port: an IP literal (IPv6 with an optional zone id, as Node and
+ * Python send for link-local addresses, or IPvFuture), an IPv4 address or a registered name,
+ * which may be empty (RFC 9112 3.2: a request target without an authority).
+ */
+const HOST_HEADER =
+  /^(?:\[[0-9A-Fa-f:.]+(?:%(?:25)?[A-Za-z0-9\-._~]+)?\]|\[v[0-9A-Fa-f]+\.[A-Za-z0-9\-._~!$&'()*+,;=:]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::\d*)?$/;
 
 /**
  * What RFC 9112 has a server refuse with 400 that Node's parser lets through: an HTTP version
@@ -260,11 +266,12 @@ function malformedRequest(req: IncomingMessage): DomainError | null {
  */
 function handshakeProblem(req: IncomingMessage): DomainError | null {
   if (req.method !== 'GET') {
+    // The same Allow as the path answers without an upgrade (GET, and HEAD with it).
     return new DomainError(
       'METHOD_NOT_ALLOWED',
       'A WebSocket handshake is a GET request',
-      { allowed_methods: ['GET'] },
-      { Allow: 'GET' },
+      { allowed_methods: ['GET', 'HEAD'] },
+      { Allow: 'GET, HEAD' },
     );
   }
   if (req.httpVersion !== '1.1') {
@@ -472,7 +479,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     // GET /orders/batch reached GET /orders/{id}: that path is POST /orders/batch's, so 405
     // (counted against the per-IP ceiling as any unknown method on a known path is).
     const template = req.routeOptions?.url;
-    if (template !== undefined) {
+    if (template !== undefined && RouteRegistry.isParametric(template)) {
       const path = routerPath(req.url.split('?')[0]);
       const owned = routes.shadowedMethods(template, path);
       if (owned !== null) throw methodNotAllowed(req.method, path, owned);
@@ -635,10 +642,26 @@ function answerClientError(
   err: Error & { code?: string },
   socket: Socket,
   req?: IncomingMessage,
+  log?: Logger,
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   socket.on('error', () => undefined); // the destroy below ends it with the error
-  const answer = closingAnswer(err, req);
+  const internals = socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null };
+  // A timeout arrives without the request; the parser still holds it once its headers were read,
+  // so the caller's X-Request-Id is kept.
+  const request = req ?? internals.parser?.incoming ?? undefined;
+  const answer = closingAnswer(err, request);
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && request !== undefined) {
+    log?.info(
+      {
+        req_id: answer.headers['X-Request-Id'],
+        method: request.method,
+        url: request.url,
+        status: answer.status,
+      },
+      'request timed out before it was fully received',
+    );
+  }
   if (socket.writable) {
     const head = Object.entries(answer.headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)

@@ -356,4 +356,36 @@ describe('accounts: a new verification email', () => {
       'UNAUTHENTICATED',
     );
   });
+
+  it('ten verification emails a day at most, the registration included', async () => {
+    const email = 'many.resends@example.com';
+    const password = 'a-long-enough-password';
+    expect((await register(svc, email, password)).status).toBe(201);
+    const clock = svc.clock as ManualClock;
+    const session = await login(svc, email, password);
+    const resend = () =>
+      asSession(session, `${svc.api}/auth/verify-email/resend`, { method: 'POST', json: {} });
+    for (let i = 1; i <= 9; i++) {
+      expect((await resend()).status).toBe(202);
+      if (i % 3 === 0) clock.advance(60_000); // 3 a minute
+    }
+    const mails = () => outbox(svc, email).filter((m) => m.kind === 'EMAIL_VERIFICATION').length;
+    expect(mails()).toBe(10);
+    const refused = await resend();
+    expect(expectError(refused, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'route',
+      limit: 10,
+      window_seconds: 86_400,
+    });
+    // The registration's token was the first of the ten: free again 24 h after it (3 min ago).
+    expect(Number(refused.headers.get('retry-after'))).toBe(86_400 - 180);
+    expect(mails()).toBe(10);
+    clock.advance(86_400_000);
+    const later = await login(svc, email, password);
+    const again = await asSession(later, `${svc.api}/auth/verify-email/resend`, {
+      method: 'POST',
+      json: {},
+    });
+    expect(again.status).toBe(202);
+  });
 });

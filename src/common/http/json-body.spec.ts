@@ -56,12 +56,13 @@ describe('unpairedSurrogateField', () => {
 
 describe('poisoningKey', () => {
   it('finds __proto__ and constructor.prototype at any depth, and nothing else', () => {
-    expect(poisoningKey('{"__proto__":{"admin":true}}')).toBe('__proto__');
-    expect(poisoningKey('{"a":[{"b":{"__proto__":1}}]}')).toBe('__proto__');
-    expect(poisoningKey('{"constructor":{"prototype":{"x":1}}}')).toBe('constructor');
-    expect(poisoningKey('[1,{"c":{"constructor":{"prototype":null}}}]')).toBe('constructor');
-    expect(poisoningKey('{"constructor":"plain"}')).toBeNull();
-    expect(poisoningKey('{"proto":1,"prototype":2}')).toBeNull();
-    expect(poisoningKey('{"a":')).toBeNull();
+    expect(poisoningKey(JSON.parse('{"__proto__":{"admin":true}}'))).toBe('__proto__');
+    expect(poisoningKey(JSON.parse('{"a":[{"b":{"__proto__":1}}]}'))).toBe('__proto__');
+    expect(poisoningKey(JSON.parse('{"constructor":{"prototype":{"x":1}}}'))).toBe('constructor');
+    expect(poisoningKey(JSON.parse('[1,{"c":{"constructor":{"prototype":null}}}]'))).toBe(
+      'constructor',
+    );
+    expect(poisoningKey(JSON.parse('{"constructor":"plain"}'))).toBeNull();
+    expect(poisoningKey(JSON.parse('{"proto":1,"prototype":2}'))).toBeNull();
   });
 });

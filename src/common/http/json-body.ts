@@ -135,7 +135,19 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
         if (err !== null) {
           // Valid JSON with a prototype-poisoning key: a field no operation takes, refused with
           // validation like any other unknown field; the parsed value is never handed on.
-          const field = poisoningKey(text);
+          // Read again without the poisoning check, capped as any body: only a failure.
+          let plain: unknown;
+          try {
+            plain = JSON.parse(text);
+          } catch {
+            done(new DomainError('MALFORMED_JSON', 'Request body is not valid JSON'), undefined);
+            return;
+          }
+          if (tooManyValues(plain)) {
+            done(tooLarge(), undefined);
+            return;
+          }
+          const field = poisoningKey(plain);
           if (field !== null) {
             req.bodyIssue = validationFailed([
               { field, message: `property ${field} should not exist` },
@@ -147,14 +159,7 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
           return;
         }
         if (tooManyValues(value)) {
-          done(
-            new DomainError(
-              'PAYLOAD_TOO_LARGE',
-              `Request body holds more than ${MAX_JSON_VALUES} values; no operation takes that many`,
-              { max_values: MAX_JSON_VALUES },
-            ),
-            undefined,
-          );
+          done(tooLarge(), undefined);
           return;
         }
         // A field error like any other: raised with validation, after the credential is checked.
@@ -174,18 +179,20 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
   );
 }
 
+function tooLarge(): DomainError {
+  return new DomainError(
+    'PAYLOAD_TOO_LARGE',
+    `Request body holds more than ${MAX_JSON_VALUES} values; no operation takes that many`,
+    { max_values: MAX_JSON_VALUES },
+  );
+}
+
 /**
- * The prototype-poisoning key (`__proto__`, or `constructor` holding `prototype`) of a text that
- * is valid JSON, at any depth; null if there is none or the text is not JSON. JSON.parse makes
- * such keys plain own properties, so reading them here is safe; the value is then dropped.
+ * The prototype-poisoning key (`__proto__`, or `constructor` holding `prototype`) of a value
+ * JSON.parse made, at any depth; null if there is none. JSON.parse makes such keys plain own
+ * properties, so reading them here is safe; the value is then dropped.
  */
-export function poisoningKey(text: string): string | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
+export function poisoningKey(value: unknown): string | null {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();

@@ -6,6 +6,11 @@ import { DomainError } from '../errors/domain-error.js';
  * own (more specific) route lacks (GET /orders/batch against GET /orders/{id}) is 405 too.
  */
 export class RouteRegistry {
+  /** Whether a route template takes parameters (only such a route can take a fixed path). */
+  static isParametric(url: string): boolean {
+    return url.includes(':') || url.includes('*');
+  }
+
   private readonly routes: Route[] = [];
   /** By parametric route: the more specific routes whose paths it would also take. */
   private readonly shadows = new Map<string, Route[]>();
@@ -46,7 +51,7 @@ export class RouteRegistry {
    * owns that path (for other methods), the methods of that path; otherwise null.
    */
   shadowedMethods(url: string, path: string): string[] | null {
-    if (!url.includes(':') && !url.includes('*')) return null;
+    if (!RouteRegistry.isParametric(url)) return null;
     let candidates = this.shadows.get(url);
     if (candidates === undefined) {
       const segments = url.split('/');

@@ -50,12 +50,12 @@ export class AuthController {
   @Endpoint({
     summary: 'Send a new verification email to the caller (session token)',
     description:
-      'For an account whose verification email was lost or whose token expired: log in (an unverified account gets a read-only session) and call this. A new token goes out (48 hours); earlier unused ones stop working. At most 3 a minute.',
+      "For an account whose verification email was lost or whose token expired: log in (an unverified account gets a read-only session) and call this. A new token goes out (48 hours); earlier unused ones stop working. At most 3 a minute, and 10 verification emails a day (the registration's included): more is 429 RATE_LIMITED with Retry-After.",
     auth: 'session',
     status: 202,
     type: VerificationSentDto,
     routeLimitPerMinute: 3,
-    errors: [409],
+    errors: [409, 429],
     codes: { 409: ['EMAIL_ALREADY_VERIFIED'] },
   })
   resendVerification(@Cred() c: Credential): Promise<VerificationSentDto> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { IsNull, type DataSource } from 'typeorm';
+import { IsNull, MoreThan, type DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { hashPassword, verifyPassword } from '../../common/crypto/password.js';
 import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
@@ -16,6 +16,9 @@ import type { MeDto, SessionDto, UserDto, VerificationSentDto } from './dto/auth
 import { EmailVerificationEntity } from './entities/email-verification.entity.js';
 
 const VERIFY_TTL_MS = 48 * 3600 * 1000;
+const DAY_MS = 86_400_000;
+/** Verification emails an account may get in 24 hours, the registration's included. */
+export const RESENDS_PER_DAY = 10;
 // Checked against when the email is unknown, so a login for a missing account costs the same.
 const DUMMY_HASH =
   'scrypt$32768$8$1$c2FsdHNhbHRzYWx0c2FsdA$0000000000000000000000000000000000000000000';
@@ -84,9 +87,34 @@ export class AuthService {
     if (user.emailVerified) {
       throw new DomainError('EMAIL_ALREADY_VERIFIED', `${user.email} is verified already`);
     }
+    // At most RESENDS_PER_DAY tokens a day (the registration's included): the address was never
+    // proved, so it must not be a way to mail someone else without end.
+    const nowMs = this.clock.now();
+    const today = await this.db.getRepository(EmailVerificationEntity).find({
+      where: {
+        userId: user.id,
+        expiresAt: MoreThan(new Date(nowMs + VERIFY_TTL_MS - DAY_MS).toISOString()),
+      },
+      order: { expiresAt: 'ASC' },
+    });
+    if (today.length >= RESENDS_PER_DAY) {
+      const freeAt = Date.parse(today[0].expiresAt) - VERIFY_TTL_MS + DAY_MS;
+      const seconds = Math.max(1, Math.ceil((freeAt - nowMs) / 1000));
+      throw new DomainError(
+        'RATE_LIMITED',
+        `At most ${RESENDS_PER_DAY} verification emails a day; retry after ${seconds} s`,
+        {
+          limit_scope: 'route',
+          limit: RESENDS_PER_DAY,
+          window_seconds: 86_400,
+          retry_after_seconds: seconds,
+        },
+        { 'Retry-After': String(seconds) },
+      );
+    }
     const token = randomBase62(40);
     const now = this.clock.nowDate().toISOString();
-    const expiresAt = new Date(this.clock.now() + VERIFY_TTL_MS).toISOString();
+    const expiresAt = new Date(nowMs + VERIFY_TTL_MS).toISOString();
     await this.db.transaction(async (tx) => {
       const repo = tx.getRepository(EmailVerificationEntity);
       await repo.update({ userId: user.id, usedAt: IsNull() }, { usedAt: now });
