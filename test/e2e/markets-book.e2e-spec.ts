@@ -180,6 +180,21 @@ describe('market reads per engine', () => {
       res.body.data.map((t: { id: string }) => t.id),
     );
     expect(rest.body.next_cursor).toBeNull();
+    // The cursor belongs to this market's trades: another market, or another list, refuses it.
+    for (const url of [
+      `${svc.api}/markets/${TRADABLE[6].id}/trades?cursor=${first.body.next_cursor}`,
+      `${svc.api}/orders?cursor=${first.body.next_cursor}`,
+      `${svc.api}/transactions/cursor?cursor=${first.body.next_cursor}`,
+    ]) {
+      const refused = await as(paper, url);
+      expect({ url, status: refused.status }).toEqual({ url, status: 400 });
+      expect(refused.body.error.details.fields).toEqual([
+        {
+          field: 'cursor',
+          message: 'a cursor of another list: use the next_cursor this list returned',
+        },
+      ]);
+    }
     // The live engine has no trades in it.
     expect((await http(`${svc.api}/markets/${m.id}/trades`)).body).toEqual({
       data: [],

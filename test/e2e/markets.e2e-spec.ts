@@ -75,7 +75,8 @@ describe('public markets', () => {
     expectError(await http(`${svc.api}/markets?cursor=garbage`), 400, 'VALIDATION_FAILED');
     // A cursor of the right length but forged keys (wrong types, not a time, not an id) is
     // refused too, rather than restarting or ending the listing.
-    const forge = (keys: unknown[]) => Buffer.from(JSON.stringify(keys)).toString('base64url');
+    const forge = (keys: unknown[]) =>
+      Buffer.from(JSON.stringify(['markets', ...keys])).toString('base64url');
     for (const keys of [
       [123, 'x'],
       ['2027-01-03T17:00:00.000Z', 5],
@@ -95,11 +96,39 @@ describe('public markets', () => {
       (await http(`${svc.api}/markets?cursor=${forge(['2027-01-03T17:00:00.000Z', 'mkt_x'])}`))
         .status,
     ).toBe(200);
+    // A cursor of another list, or of another market's trades, is refused by name.
+    const other = Buffer.from(
+      JSON.stringify(['transactions', '2027-01-03T17:00:00.000Z', 'mkt_x']),
+    ).toString('base64url');
+    expect(
+      expectError(await http(`${svc.api}/markets?cursor=${other}`), 400, 'VALIDATION_FAILED')
+        .details.fields,
+    ).toEqual([
+      {
+        field: 'cursor',
+        message: 'a cursor of another list: use the next_cursor this list returned',
+      },
+    ]);
     // Integers are plain decimal: hex, padding, exponents and fractions are refused, not read.
-    for (const q of ['limit=0x10', 'limit=%20%201', 'limit=1e1', 'limit=2.0', 'limit=']) {
+    for (const q of [
+      'limit=0x10',
+      'limit=%20%201',
+      'limit=1e1',
+      'limit=2.0',
+      'limit=',
+      'limit=abc',
+    ]) {
       const e = expectError(await http(`${svc.api}/markets?${q}`), 400, 'VALIDATION_FAILED');
-      expect(e.details.fields.map((f: { field: string }) => f.field)).toEqual(['limit']);
+      // What is wrong is the type, not the range.
+      expect(e.details.fields).toEqual([
+        { field: 'limit', message: 'limit must be an integer number' },
+      ]);
     }
+    // A number out of range is told its range.
+    expect(
+      expectError(await http(`${svc.api}/markets?limit=500`), 400, 'VALIDATION_FAILED').details
+        .fields,
+    ).toEqual([{ field: 'limit', message: 'limit must not be greater than 200' }]);
     const id = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
     expectError(
       await http(`${svc.api}/markets/${id}/orderbook?depth=0x5`),

@@ -1,8 +1,13 @@
 import { DomainError } from '../errors/domain-error.js';
 
-/** Opaque keyset cursors: base64url of a small JSON array of the last row's sort keys. */
-export function encodeCursor(keys: (string | number)[]): string {
-  return Buffer.from(JSON.stringify(keys), 'utf8').toString('base64url');
+/**
+ * Opaque keyset cursors: base64url of a small JSON array, the list it belongs to (`orders`,
+ * `trades:<market>`, ...) then the last row's sort keys. The list name keeps a cursor to the list
+ * that issued it: one from another list (or another market's trades) is refused, not read as a
+ * position in this one.
+ */
+export function encodeCursor(list: string, keys: (string | number)[]): string {
+  return Buffer.from(JSON.stringify([list, ...keys]), 'utf8').toString('base64url');
 }
 
 /** What a cursor key may be: a prefixed id (`ord_...`, `mkt_...`) or an ISO timestamp. */
@@ -14,31 +19,30 @@ const KEY_SHAPE: Record<CursorKey, RegExp> = {
 };
 
 /**
- * The keys of a cursor this API issued, one per entry of `kinds`; anything else (another shape,
- * another type, a forged value) is 400 VALIDATION_FAILED rather than a page that silently
- * restarts or ends.
+ * The keys of a cursor this API issued for `list`, one per entry of `kinds`; anything else (a
+ * cursor of another list, another shape, another type, a forged value) is 400 VALIDATION_FAILED
+ * rather than a page that silently restarts, ends or starts somewhere else.
  */
-export function decodeCursor(cursor: string, kinds: readonly CursorKey[]): string[] {
+export function decodeCursor(cursor: string, list: string, kinds: readonly CursorKey[]): string[] {
+  let problem = 'not a cursor this API issued';
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === kinds.length &&
-      parsed.every((k, i) => typeof k === 'string' && KEY_SHAPE[kinds[i]].test(k)) &&
-      kinds.every((k, i) => k !== 'time' || !Number.isNaN(Date.parse(parsed[i] as string)))
-    ) {
-      return parsed as string[];
+    if (Array.isArray(parsed) && parsed.length === kinds.length + 1) {
+      const keys = parsed.slice(1);
+      if (
+        keys.every((k, i) => typeof k === 'string' && KEY_SHAPE[kinds[i]].test(k)) &&
+        kinds.every((k, i) => k !== 'time' || !Number.isNaN(Date.parse(keys[i] as string)))
+      ) {
+        if (parsed[0] === list) return keys as string[];
+        problem = 'a cursor of another list: use the next_cursor this list returned';
+      }
     }
   } catch {
     // fall through to the validation error
   }
-  throw new DomainError(
-    'VALIDATION_FAILED',
-    'Invalid request: cursor: not a cursor this API issued',
-    {
-      fields: [{ field: 'cursor', message: 'not a cursor this API issued' }],
-    },
-  );
+  throw new DomainError('VALIDATION_FAILED', `Invalid request: cursor: ${problem}`, {
+    fields: [{ field: 'cursor', message: problem }],
+  });
 }
 
 export interface Page<T> {

@@ -128,7 +128,7 @@ export class ApiKeysService {
     const limit = q.limit ?? 50;
     const qb = this.keys.repo.createQueryBuilder('k').where('k.user_id = :userId', { userId });
     if (q.cursor !== undefined)
-      qb.andWhere('k.id > :after', { after: decodeCursor(q.cursor, ['id'])[0] });
+      qb.andWhere('k.id > :after', { after: decodeCursor(q.cursor, 'api-keys', ['id'])[0] });
     const rows = await qb
       .orderBy('k.id', 'ASC')
       .take(limit + 1)
@@ -136,7 +136,8 @@ export class ApiKeysService {
     const page = rows.slice(0, limit);
     return {
       data: page.map(toKeyDto),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor('api-keys', [page[page.length - 1].id]) : null,
     };
   }
 
@@ -226,7 +227,7 @@ export class ApiKeysService {
     const qb = this.db.getRepository(TierRequestEntity).createQueryBuilder('t');
     if (status !== undefined) qb.where('t.status = :status', { status });
     if (q.cursor !== undefined)
-      qb.andWhere('t.id > :after', { after: decodeCursor(q.cursor, ['id'])[0] });
+      qb.andWhere('t.id > :after', { after: decodeCursor(q.cursor, 'tier-requests', ['id'])[0] });
     const rows = await qb
       .orderBy('t.id', 'ASC')
       .take(limit + 1)
@@ -234,7 +235,8 @@ export class ApiKeysService {
     const page = rows.slice(0, limit);
     return {
       data: page.map(toTierDto),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor('tier-requests', [page[page.length - 1].id]) : null,
     };
   }
 

@@ -43,7 +43,7 @@ export class MarketsService {
     if (q.status !== undefined) qb.andWhere('m.status = :status', { status: q.status });
     if (q.category !== undefined) qb.andWhere('m.category = :category', { category: q.category });
     if (q.cursor !== undefined) {
-      const [closeTime, id] = decodeCursor(q.cursor, ['time', 'id']);
+      const [closeTime, id] = decodeCursor(q.cursor, 'markets', ['time', 'id']);
       qb.andWhere('(m.close_time > :ct OR (m.close_time = :ct AND m.id > :id))', {
         ct: String(closeTime),
         id: String(id),
@@ -58,7 +58,7 @@ export class MarketsService {
     const last = page[page.length - 1];
     return {
       data: page.map((m) => toDto(m, env, this.summary(env, m.id))),
-      next_cursor: rows.length > limit ? encodeCursor([last.closeTime, last.id]) : null,
+      next_cursor: rows.length > limit ? encodeCursor('markets', [last.closeTime, last.id]) : null,
     };
   }
 
@@ -89,7 +89,8 @@ export class MarketsService {
       throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     }
     const limit = q.limit ?? 50;
-    const beforeId = q.cursor === undefined ? null : decodeCursor(q.cursor, ['id'])[0];
+    const beforeId =
+      q.cursor === undefined ? null : decodeCursor(q.cursor, `trades:${id}`, ['id'])[0];
     const rows = this.engines.get(env).repo.tradesOfMarket(id, beforeId, limit + 1);
     const page = rows.slice(0, limit);
     return {
@@ -102,7 +103,8 @@ export class MarketsService {
         taker_side: t.taker_book_side === 'BID' ? 'YES' : 'NO',
         created_at: t.created_at,
       })),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor(`trades:${id}`, [page[page.length - 1].id]) : null,
     };
   }
 }

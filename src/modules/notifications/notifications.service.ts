@@ -57,7 +57,8 @@ export class NotificationsService {
     q: { limit?: number; cursor?: string; unread?: boolean },
   ): Page<NotificationView> {
     const limit = q.limit ?? 50;
-    const before = q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, ['id'])[0];
+    const before =
+      q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, 'notifications', ['id'])[0];
     const rows = (q.unread === true ? this.pageUnread : this.page).all(
       userId,
       before,
@@ -66,7 +67,8 @@ export class NotificationsService {
     const page = rows.slice(0, limit);
     return {
       data: page.map(view),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor('notifications', [page[page.length - 1].id]) : null,
     };
   }
 

@@ -189,7 +189,8 @@ export class OrdersService {
   list(c: Credential, q: ListOrdersQueryDto): Page<OrderDto> {
     const rt = this.engines.get(c.environment);
     const limit = q.limit ?? 50;
-    const beforeId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['id'])[0];
+    const beforeId =
+      q.cursor === undefined ? undefined : decodeCursor(q.cursor, 'orders', ['id'])[0];
     const rows = rt.repo.listOrders(c.userId, {
       status: q.status,
       marketId: q.market_id,
@@ -199,7 +200,7 @@ export class OrdersService {
     const page = rows.slice(0, limit);
     return {
       data: page.map((r) => rowToDto(r, c.environment, rt.repo.tradesOfOrder(r.id))),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor: rows.length > limit ? encodeCursor('orders', [page[page.length - 1].id]) : null,
     };
   }
 

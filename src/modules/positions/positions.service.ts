@@ -16,7 +16,8 @@ export class PositionsService {
   list(c: Credential, q: ListPositionsQueryDto): Page<PositionDto> {
     const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
-    const afterMarketId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['id'])[0];
+    const afterMarketId =
+      q.cursor === undefined ? undefined : decodeCursor(q.cursor, 'positions', ['id'])[0];
     const rows = rt.repo.positionsPage(c.userId, {
       afterMarketId,
       includeFlat: q.include_closed === 'true',
@@ -25,7 +26,8 @@ export class PositionsService {
     const page = rows.slice(0, limit);
     return {
       data: page.map((r) => positionDto(r, markPrice(rt.engine.marketSummary(r.market_id)))),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].market_id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor('positions', [page[page.length - 1].market_id]) : null,
     };
   }
 }

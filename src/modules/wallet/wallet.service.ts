@@ -38,12 +38,14 @@ export class WalletService {
   transactions(c: Credential, q: ListTransactionsQueryDto): Page<TransactionDto> {
     const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
-    const beforeId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['id'])[0];
+    const beforeId =
+      q.cursor === undefined ? undefined : decodeCursor(q.cursor, 'transactions', ['id'])[0];
     const rows = rt.repo.ledgerPage(c.userId, { beforeId, type: q.type, limit: limit + 1 });
     const page = rows.slice(0, limit);
     return {
       data: page.map(transactionDto),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor('transactions', [page[page.length - 1].id]) : null,
     };
   }
 

@@ -97,12 +97,13 @@ export class WebhooksService {
 
   list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
     const limit = q.limit ?? 50;
-    const after = q.cursor === undefined ? '' : decodeCursor(q.cursor, ['id'])[0];
+    const after = q.cursor === undefined ? '' : decodeCursor(q.cursor, 'webhooks', ['id'])[0];
     const rows = this.core.repo.endpointsOfUser(c.userId, c.environment, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       data: page.map((r) => this.view(r)),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor('webhooks', [page[page.length - 1].id]) : null,
     };
   }
 
@@ -209,12 +210,14 @@ export class WebhooksService {
   ): Page<DeliveryView> {
     const e = this.owned(c, id);
     const limit = q.limit ?? 50;
-    const before = q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, ['id'])[0];
+    const before =
+      q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, `deliveries:${e.id}`, ['id'])[0];
     const rows = this.core.repo.deliveriesOf(e.id, q.status, before, limit + 1);
     const page = rows.slice(0, limit);
     return {
       data: page.map(deliveryView),
-      next_cursor: rows.length > limit ? encodeCursor([page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit ? encodeCursor(`deliveries:${e.id}`, [page[page.length - 1].id]) : null,
     };
   }
 
