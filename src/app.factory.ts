@@ -646,10 +646,22 @@ function answerClientError(
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   socket.on('error', () => undefined); // the destroy below ends it with the error
-  const internals = socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null };
-  // A timeout arrives without the request; the parser still holds it once its headers were read,
-  // so the caller's X-Request-Id is kept.
-  const request = req ?? internals.parser?.incoming ?? undefined;
+  const internals = socket as Socket & {
+    parser?: { incoming?: (IncomingMessage & { _dumped?: boolean }) | null } | null;
+    _httpMessage?: { headersSent?: boolean } | null;
+  };
+  const incoming = internals.parser?.incoming ?? null;
+  // No second answer: the request in progress was answered already, before its body had all
+  // arrived (Node then discards the rest: _dumped), or another answer has begun on the socket
+  // (as Node's own handler checks). A keep-alive client would read ours as its next answer.
+  if (incoming?._dumped === true || internals._httpMessage?.headersSent === true) {
+    socket.destroy(err);
+    return;
+  }
+  // A timeout arrives without the request; the parser holds the one still arriving once its
+  // headers were read, so its caller's X-Request-Id is kept (a request received whole and
+  // waiting for its answer is not the one that timed out).
+  const request = req ?? (incoming !== null && !incoming.complete ? incoming : undefined);
   const answer = closingAnswer(err, request);
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && request !== undefined) {
     log?.info(

@@ -372,10 +372,10 @@ describe('accounts: a new verification email', () => {
     const mails = () => outbox(svc, email).filter((m) => m.kind === 'EMAIL_VERIFICATION').length;
     expect(mails()).toBe(10);
     const refused = await resend();
-    expect(expectError(refused, 429, 'RATE_LIMITED').details).toMatchObject({
-      limit_scope: 'route',
+    expect(expectError(refused, 429, 'QUOTA_EXCEEDED').details).toEqual({
+      period: 'day',
       limit: 10,
-      window_seconds: 86_400,
+      resets_at: new Date(svc.clock.now() + (86_400 - 180) * 1000).toISOString(),
     });
     // The registration's token was the first of the ten: free again 24 h after it (3 min ago).
     expect(Number(refused.headers.get('retry-after'))).toBe(86_400 - 180);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -887,8 +887,36 @@ describe('error model: a request that stalls is answered 408', () => {
         'Content-Length: 100\r\n\r\n{"a":',
     );
     expect(refusedEarly.status).toBe(405);
-    expect(refusedEarly.headers.connection).toBe('close');
     expect(refusedEarly.raw.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 405']);
+    // Refusals of whole requests keep the connection alive (one socket for all of them).
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let sockets = 0;
+    agent.on('free', () => undefined);
+    const create = agent.createConnection.bind(agent);
+    agent.createConnection = ((...args: Parameters<typeof create>) => {
+      sockets++;
+      return create(...args);
+    }) as typeof agent.createConnection;
+    const send = (method: string, path: string) =>
+      new Promise<[number, string | undefined]>((resolve, reject) => {
+        const r = httpRequest(`${svc.baseUrl}${path}`, {
+          method,
+          agent,
+          headers: { 'content-type': 'application/json', 'x-api-key': 'svc_test_bad' },
+        });
+        r.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve([res.statusCode ?? 0, res.headers.connection]));
+        });
+        r.on('error', reject);
+        r.end('{"price":50}');
+      });
+    for (let i = 0; i < 5; i++) {
+      expect(await send('PATCH', '/api/v1/orders/export')).toEqual([405, 'keep-alive']);
+      expect(await send('POST', '/api/v1/orders')).toEqual([401, 'keep-alive']);
+    }
+    expect(sockets).toBe(1);
+    agent.destroy();
     // Headers that stop arriving too.
     const headers = await rawRequest(svc.baseUrl, 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n');
     expect(headers.status).toBe(408);

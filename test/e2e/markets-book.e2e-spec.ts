@@ -195,6 +195,16 @@ describe('market reads per engine', () => {
         },
       ]);
     }
+    // Nor does the live engine's list of the same market take the paper list's cursor.
+    expect(
+      (await http(`${svc.api}/markets/${m.id}/trades?cursor=${first.body.next_cursor}`)).status,
+    ).toBe(400);
+    // Lists of one user in the two engines are two lists: a paper cursor does not page live.
+    const paperOrders = await as(paper, `${svc.api}/orders?limit=1`);
+    expect(paperOrders.body.next_cursor).toEqual(expect.any(String));
+    const crossed = await as(live, `${svc.api}/orders?cursor=${paperOrders.body.next_cursor}`);
+    expect(crossed.status).toBe(400);
+    expect(crossed.body.error.details.fields[0].message).toContain('another list');
     // The live engine has no trades in it.
     expect((await http(`${svc.api}/markets/${m.id}/trades`)).body).toEqual({
       data: [],

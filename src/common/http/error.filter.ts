@@ -49,10 +49,6 @@ export class ErrorFilter implements ExceptionFilter {
     }
     if (reply.sent) return;
     for (const [k, v] of Object.entries(mapped.headers)) reply.header(k, v);
-    // Refused before its body had all arrived (a limit, a 405 in onRequest): the connection
-    // closes after this answer, so the rest of the body is never read as a next request and a
-    // request timeout can never add a second answer.
-    if (!req.raw.complete) reply.header('Connection', 'close');
     void reply
       .code(mapped.status)
       .type('application/json; charset=utf-8')

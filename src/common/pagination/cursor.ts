@@ -1,8 +1,8 @@
 import { DomainError } from '../errors/domain-error.js';
 
 /**
- * Opaque keyset cursors: base64url of a small JSON array, the list it belongs to (`orders`,
- * `trades:<market>`, ...) then the last row's sort keys. The list name keeps a cursor to the list
+ * Opaque keyset cursors: base64url of a small JSON array, the list it belongs to
+ * (`orders:<environment>`, `trades:<environment>:<market>`, ...) then the last row's sort keys. The list name keeps a cursor to the list
  * that issued it: one from another list (or another market's trades) is refused, not read as a
  * position in this one.
  */
@@ -34,7 +34,9 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
         kinds.every((k, i) => k !== 'time' || !Number.isNaN(Date.parse(keys[i] as string)))
       ) {
         if (parsed[0] === list) return keys as string[];
-        problem = 'a cursor of another list: use the next_cursor this list returned';
+        if (typeof parsed[0] === 'string') {
+          problem = 'a cursor of another list: use the next_cursor this list returned';
+        }
       }
     }
   } catch {

@@ -101,13 +101,12 @@ export class AuthService {
       const freeAt = Date.parse(today[0].expiresAt) - VERIFY_TTL_MS + DAY_MS;
       const seconds = Math.max(1, Math.ceil((freeAt - nowMs) / 1000));
       throw new DomainError(
-        'RATE_LIMITED',
+        'QUOTA_EXCEEDED',
         `At most ${RESENDS_PER_DAY} verification emails a day; retry after ${seconds} s`,
         {
-          limit_scope: 'route',
+          period: 'day',
           limit: RESENDS_PER_DAY,
-          window_seconds: 86_400,
-          retry_after_seconds: seconds,
+          resets_at: new Date(freeAt).toISOString(),
         },
         { 'Retry-After': String(seconds) },
       );

@@ -90,7 +90,7 @@ export class MarketsService {
     }
     const limit = q.limit ?? 50;
     const beforeId =
-      q.cursor === undefined ? null : decodeCursor(q.cursor, `trades:${id}`, ['id'])[0];
+      q.cursor === undefined ? null : decodeCursor(q.cursor, `trades:${env}:${id}`, ['id'])[0];
     const rows = this.engines.get(env).repo.tradesOfMarket(id, beforeId, limit + 1);
     const page = rows.slice(0, limit);
     return {
@@ -104,7 +104,9 @@ export class MarketsService {
         created_at: t.created_at,
       })),
       next_cursor:
-        rows.length > limit ? encodeCursor(`trades:${id}`, [page[page.length - 1].id]) : null,
+        rows.length > limit
+          ? encodeCursor(`trades:${env}:${id}`, [page[page.length - 1].id])
+          : null,
     };
   }
 }

@@ -190,7 +190,9 @@ export class OrdersService {
     const rt = this.engines.get(c.environment);
     const limit = q.limit ?? 50;
     const beforeId =
-      q.cursor === undefined ? undefined : decodeCursor(q.cursor, 'orders', ['id'])[0];
+      q.cursor === undefined
+        ? undefined
+        : decodeCursor(q.cursor, `orders:${c.environment}`, ['id'])[0];
     const rows = rt.repo.listOrders(c.userId, {
       status: q.status,
       marketId: q.market_id,
@@ -200,7 +202,10 @@ export class OrdersService {
     const page = rows.slice(0, limit);
     return {
       data: page.map((r) => rowToDto(r, c.environment, rt.repo.tradesOfOrder(r.id))),
-      next_cursor: rows.length > limit ? encodeCursor('orders', [page[page.length - 1].id]) : null,
+      next_cursor:
+        rows.length > limit
+          ? encodeCursor(`orders:${c.environment}`, [page[page.length - 1].id])
+          : null,
     };
   }
 

@@ -17,7 +17,9 @@ export class PositionsService {
     const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
     const afterMarketId =
-      q.cursor === undefined ? undefined : decodeCursor(q.cursor, 'positions', ['id'])[0];
+      q.cursor === undefined
+        ? undefined
+        : decodeCursor(q.cursor, `positions:${c.environment}`, ['id'])[0];
     const rows = rt.repo.positionsPage(c.userId, {
       afterMarketId,
       includeFlat: q.include_closed === 'true',
@@ -27,7 +29,9 @@ export class PositionsService {
     return {
       data: page.map((r) => positionDto(r, markPrice(rt.engine.marketSummary(r.market_id)))),
       next_cursor:
-        rows.length > limit ? encodeCursor('positions', [page[page.length - 1].market_id]) : null,
+        rows.length > limit
+          ? encodeCursor(`positions:${c.environment}`, [page[page.length - 1].market_id])
+          : null,
     };
   }
 }

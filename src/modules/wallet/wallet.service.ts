@@ -39,13 +39,17 @@ export class WalletService {
     const rt = this.engines.forCredential(c);
     const limit = q.limit ?? 50;
     const beforeId =
-      q.cursor === undefined ? undefined : decodeCursor(q.cursor, 'transactions', ['id'])[0];
+      q.cursor === undefined
+        ? undefined
+        : decodeCursor(q.cursor, `transactions:${c.environment}`, ['id'])[0];
     const rows = rt.repo.ledgerPage(c.userId, { beforeId, type: q.type, limit: limit + 1 });
     const page = rows.slice(0, limit);
     return {
       data: page.map(transactionDto),
       next_cursor:
-        rows.length > limit ? encodeCursor('transactions', [page[page.length - 1].id]) : null,
+        rows.length > limit
+          ? encodeCursor(`transactions:${c.environment}`, [page[page.length - 1].id])
+          : null,
     };
   }
 

@@ -97,13 +97,16 @@ export class WebhooksService {
 
   list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
     const limit = q.limit ?? 50;
-    const after = q.cursor === undefined ? '' : decodeCursor(q.cursor, 'webhooks', ['id'])[0];
+    const after =
+      q.cursor === undefined ? '' : decodeCursor(q.cursor, `webhooks:${c.environment}`, ['id'])[0];
     const rows = this.core.repo.endpointsOfUser(c.userId, c.environment, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       data: page.map((r) => this.view(r)),
       next_cursor:
-        rows.length > limit ? encodeCursor('webhooks', [page[page.length - 1].id]) : null,
+        rows.length > limit
+          ? encodeCursor(`webhooks:${c.environment}`, [page[page.length - 1].id])
+          : null,
     };
   }
 
