@@ -25,6 +25,7 @@ function request(key: string): FastifyRequest {
     method: 'POST',
     url: '/api/v1/orders',
     headers: { 'idempotency-key': key },
+    raw: { rawHeaders: ['Idempotency-Key', key] },
     rawBody: Buffer.from('{"quantity":1}'),
     svc: { userId: 'usr_1', environment: 'test' },
   } as unknown as FastifyRequest;
