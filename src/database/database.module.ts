@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ConfigError } from '../config/app-config.js';
 import { ConfigService } from '../config/config.service.js';
 import {
   ENGINE_DB,
@@ -8,16 +9,25 @@ import {
   PLATFORM_DB,
   PLATFORM_ENTITIES,
   PLATFORM_MIGRATIONS,
+  openDatabase,
   sqliteOptions,
 } from './databases.js';
 import { WalCheckpointService } from './wal-checkpoint.service.js';
+
+/** A configuration error (a newer schema, see openDatabase) stops the boot at once. */
+const noRetryOnConfig = {
+  toRetry: (err: unknown) => !(err instanceof ConfigError),
+};
 
 const engineDb = (name: string) =>
   TypeOrmModule.forRootAsync({
     name,
     inject: [ConfigService],
-    useFactory: (c: ConfigService) =>
-      sqliteOptions(name, c.values.dataDir, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
+    useFactory: (c: ConfigService) => ({
+      ...sqliteOptions(name, c.values.dataDir, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
+      ...noRetryOnConfig,
+    }),
+    dataSourceFactory: (options) => openDatabase(options!),
   });
 
 /**
@@ -29,8 +39,11 @@ const engineDb = (name: string) =>
     TypeOrmModule.forRootAsync({
       name: PLATFORM_DB,
       inject: [ConfigService],
-      useFactory: (c: ConfigService) =>
-        sqliteOptions(PLATFORM_DB, c.values.dataDir, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS),
+      useFactory: (c: ConfigService) => ({
+        ...sqliteOptions(PLATFORM_DB, c.values.dataDir, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS),
+        ...noRetryOnConfig,
+      }),
+      dataSourceFactory: (options) => openDatabase(options!),
     }),
     engineDb(ENGINE_DB.live),
     engineDb(ENGINE_DB.test),

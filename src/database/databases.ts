@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
-import type { DataSource, DataSourceOptions, MigrationInterface } from 'typeorm';
+import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
+import { ConfigError } from '../config/app-config.js';
 import type { Environment } from '../common/environment.js';
 import { MarketEntity } from '../modules/markets/entities/market.entity.js';
 import { IdempotencyRecordEntity } from '../modules/access/entities/idempotency-record.entity.js';
@@ -98,4 +99,36 @@ export function sqliteOptions(
     synchronize: false,
     logging: false,
   };
+}
+
+/**
+ * Opens a database: its schema is brought up to date by this version's migrations, but one that
+ * a newer version migrated (it lists migrations this code does not know) is refused, as a
+ * configuration error (exit 78), before anything runs on it: older code would misread the newer
+ * schema (a unique index it does not expect answered 500s).
+ */
+export async function openDatabase(options: DataSourceOptions): Promise<DataSource> {
+  const ds = new DataSource({ ...options, migrationsRun: false } as DataSourceOptions);
+  await ds.initialize();
+  try {
+    const known = new Set(ds.migrations.map((m) => m.name ?? m.constructor.name));
+    const table = ds.options.migrationsTableName ?? 'migrations';
+    const runner = ds.createQueryRunner();
+    const migrated = await runner.hasTable(table).finally(() => runner.release());
+    if (migrated) {
+      const rows = (await ds.query(`SELECT name FROM ${table}`)) as { name: string }[];
+      const unknown = rows.map((r) => r.name).filter((n) => !known.has(n));
+      if (unknown.length > 0) {
+        throw new ConfigError(
+          'DATA_DIR',
+          `holds a database (${String(options.database)}) migrated by a newer version of this service (${unknown.join(', ')}); run that version, or restore a backup made before it`,
+        );
+      }
+    }
+    await ds.runMigrations({ transaction: 'each' });
+    return ds;
+  } catch (err) {
+    await ds.destroy();
+    throw err;
+  }
 }

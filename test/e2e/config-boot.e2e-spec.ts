@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,34 @@ describe('boot of the built service', () => {
         expect(readFileSync(join(broken, 'secrets.json'), 'utf8')).toBe('{not json');
       } finally {
         rmSync(base, { recursive: true, force: true });
+      }
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it(
+    'a DATA_DIR a newer version migrated (a migration this code does not know) stops the boot naming it',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-newer-'));
+      try {
+        const first = await startService({ dataDir });
+        await first.stop();
+        const db = new Database(join(dataDir, 'paper.sqlite'));
+        db.prepare('INSERT INTO migrations (timestamp, name) VALUES (?, ?)').run(
+          1893456000000,
+          'FromTheFuture1893456000000',
+        );
+        db.close();
+        const { code, signal, stderr, stdout } = await runToExit({ dataDir });
+        expect(signal).toBeNull();
+        expect(code).toBe(78);
+        expect(stderr).toContain('Invalid configuration: DATA_DIR ');
+        expect(stderr).toContain('paper.sqlite');
+        expect(stderr).toContain('FromTheFuture1893456000000');
+        expect(stderr).not.toMatch(/\n\s+at /);
+        expect(stdout).not.toContain('listening');
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
       }
     },
     PROCESS_TIMEOUT,
