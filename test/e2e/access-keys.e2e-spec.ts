@@ -353,6 +353,12 @@ describe('API keys: lifecycle (revoke, rotate, list, ownership, tiers)', () => {
     for (const [method, path, json] of calls) {
       const res = await asKey(k.key, `${svc.api}${path}`, { method, json });
       expectError(res, 403, 'SESSION_REQUIRED');
+      // A key that does not exist is no credential at all: 401, as anywhere else.
+      const unknown = await asKey('svc_test_garbage0000000000000000000', `${svc.api}${path}`, {
+        method,
+        json,
+      });
+      expectError(unknown, 401, 'UNAUTHENTICATED');
     }
     // Nothing changed: the key is neither rotated nor revoked.
     expect((await meWithKey(svc, k.key)).status).toBe(200);

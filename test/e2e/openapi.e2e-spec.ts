@@ -247,6 +247,17 @@ describe('OpenAPI 3.1 contract', () => {
     for (const code of ['INSUFFICIENT_FUNDS', 'OPEN_ORDERS_LIMIT', 'IDEMPOTENCY_KEY_REUSED']) {
       expect(place.responses['422'].description).toContain(code);
     }
+    expect(op('/api/v1/orders/{id}', 'delete').responses['409'].description).toContain(
+      'ORDER_NOT_OPEN',
+    );
+    expect(op('/api/v1/webhooks/{id}/reactivate', 'post').responses['409'].description).toContain(
+      'WEBHOOK_NOT_SUSPENDED',
+    );
+    // Request bodies named by a component schema take no other field, as the server enforces.
+    const schemas = (doc.components as Obj).schemas as Record<string, Obj>;
+    for (const name of ['CreateApiKeyDto', 'CreateWebhookDto', 'AmountDto', 'LoginDto']) {
+      expect({ name, closed: schemas[name].additionalProperties }).toEqual({ name, closed: false });
+    }
     const amendOp = op('/api/v1/orders/{id}', 'patch');
     for (const code of ['AMEND_NO_CHANGE', 'IDEMPOTENCY_KEY_REUSED']) {
       expect(amendOp.responses['422'].description).toContain(code);

@@ -106,19 +106,22 @@ export class AccessPipeline {
       );
     }
     if (apiKey !== undefined) {
-      if (meta.auth === 'session') {
-        throw new DomainError(
-          'SESSION_REQUIRED',
-          'API keys cannot manage keys or security settings; use a session token (POST /api/v1/auth/login)',
-        );
-      }
-      return this.fromKey(Array.isArray(apiKey) ? apiKey[0] : apiKey, {
+      // The key is checked first (an unknown, revoked or unsigned one is 401 whatever the route),
+      // then its kind: a good key on a session-only operation is 403 SESSION_REQUIRED.
+      const key = await this.fromKey(Array.isArray(apiKey) ? apiKey[0] : apiKey, {
         method: req.method,
         pathWithQuery: req.url,
         rawBody: req.rawBody,
         timestamp: header(req, 'x-svc-timestamp'),
         signature: header(req, 'x-svc-signature'),
       });
+      if (meta.auth === 'session') {
+        throw new DomainError(
+          'SESSION_REQUIRED',
+          'API keys cannot manage keys or security settings; use a session token (POST /api/v1/auth/login)',
+        );
+      }
+      return key;
     }
     if (authz !== undefined) return this.fromSession(authz);
     return null;

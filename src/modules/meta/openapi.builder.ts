@@ -56,12 +56,14 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
   }) as unknown as Obj;
 
   const paths = doc.paths as Record<string, Obj>;
+  const schemas = ((doc.components as Obj | undefined)?.schemas ?? {}) as Record<string, Obj>;
   for (const item of Object.values(paths)) {
     for (const m of METHODS) {
       const op = item[m] as Obj | undefined;
       if (op === undefined) continue;
       op.security = securityFor(op);
       describeHeadersAndShared(op, m);
+      closeBodySchema(op, schemas);
     }
   }
   for (const [path, media] of Object.entries(NON_JSON_BODIES)) {
@@ -277,4 +279,19 @@ function legacyOpenApiPath(): Obj {
       },
     },
   };
+}
+
+/**
+ * A request body named by a component schema (a class DTO) takes no other field: the validation
+ * pipe refuses unknown ones (400 "property x should not exist"), as the inline order schemas say.
+ */
+function closeBodySchema(op: Obj, schemas: Record<string, Obj>): void {
+  const ref = ((op.requestBody as Obj | undefined)?.content as Obj | undefined)?.[
+    'application/json'
+  ] as Obj | undefined;
+  const name = /^#\/components\/schemas\/(.+)$/.exec(String((ref?.schema as Obj)?.$ref ?? ''));
+  const schema = name === null ? undefined : schemas[name[1]];
+  if (schema !== undefined && schema.additionalProperties === undefined) {
+    schema.additionalProperties = false;
+  }
 }

@@ -39,6 +39,7 @@ import {
 import { OrdersService } from './orders.service.js';
 
 const ORDER_ERRORS = [400, 404, 409, 422];
+const ORDER_NOT_OPEN = 'ORDER_NOT_OPEN (the order is filled, cancelled or expired)';
 /** The 422 codes of a place or amend, named in the OpenAPI document. */
 const FUNDS_REFUSAL =
   'INSUFFICIENT_FUNDS (details.required_cents: what the order needs of the available balance; details.available_cents)';
@@ -226,7 +227,7 @@ export class OrdersController {
     routeLimitPerMinute: 120,
     type: OrderDto,
     errors: ORDER_ERRORS,
-    codes: { 422: AMEND_REFUSALS },
+    codes: { 409: [ORDER_NOT_OPEN], 422: AMEND_REFUSALS },
   })
   amend(@Cred() c: Credential, @Param('id') id: string, @Body() body: AmendBody): OrderDto {
     return this.orders.amend(c, id, body);
@@ -240,6 +241,7 @@ export class OrdersController {
     routeLimitPerMinute: 120,
     type: OrderDto,
     errors: [404, 409],
+    codes: { 409: [ORDER_NOT_OPEN] },
   })
   cancel(@Cred() c: Credential, @Param('id') id: string): OrderDto {
     return this.orders.cancel(c, id);

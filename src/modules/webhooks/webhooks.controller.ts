@@ -121,6 +121,7 @@ export class WebhooksController {
     status: 200,
     type: WebhookEndpointDto,
     errors: [404, 409],
+    codes: { 409: ['WEBHOOK_NOT_SUSPENDED (the endpoint is not SUSPENDED)'] },
   })
   reactivate(@Cred() c: Credential, @Param('id') id: string): WebhookEndpointDto {
     return this.webhooks.reactivate(c, id);
@@ -162,6 +163,7 @@ export class WebhooksController {
     status: 202,
     type: DeliveryDto,
     errors: [404, 409],
+    codes: { 409: ['DELIVERY_NOT_DEAD_LETTERED (only a dead-lettered delivery is replayed)'] },
   })
   replay(
     @Cred() c: Credential,
