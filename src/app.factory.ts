@@ -143,6 +143,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     limits: null,
     closing: false,
     queryNames: null,
+    bodiless: null,
   };
   installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
@@ -179,6 +180,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   const contract = buildOpenApi(app, config.stagingBaseUrl);
   app.get(OpenApiService, { strict: false }).set(contract);
   pipeline.queryNames = queryNamesOf(contract);
+  pipeline.bodiless = bodilessOf(contract);
   return { app, clock, log };
 }
 
@@ -360,6 +362,8 @@ interface Pipeline extends Lifecycle {
   limits: LimitsService | null;
   /** The query parameters each operation takes, by `METHOD /route/:param` (see queryNamesOf). */
   queryNames: ReadonlyMap<string, ReadonlySet<string>> | null;
+  /** The operations that take no request body, keyed the same way (see bodilessOf). */
+  bodiless: ReadonlySet<string> | null;
 }
 
 /**
@@ -386,6 +390,40 @@ function queryNamesOf(doc: Record<string, unknown>): Map<string, ReadonlySet<str
     }
   }
   return out;
+}
+
+/** The documented operations that declare no request body, keyed as in queryNamesOf. */
+function bodilessOf(doc: Record<string, unknown>): Set<string> {
+  const out = new Set<string>();
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [path, ops] of Object.entries(paths)) {
+    const route = path.replace(/\{([^}]+)\}/g, ':$1');
+    for (const [method, op] of Object.entries(ops)) {
+      if (op === null || typeof op !== 'object') continue;
+      if ((op as { requestBody?: unknown }).requestBody === undefined) {
+        out.add(`${method.toUpperCase()} ${route}`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * 400 VALIDATION_FAILED for a body sent to an operation that takes none, in the pipe's words
+ * (an empty object, which many clients send with every POST, is no body).
+ */
+function checkNoBody(req: FastifyRequest, bodiless: ReadonlySet<string>): void {
+  const body = req.body;
+  if (body === undefined || body === null) return;
+  if (!bodiless.has(operationKey(req))) return;
+  if (typeof body === 'object' && !Array.isArray(body)) {
+    const keys = Object.keys(body);
+    if (keys.length === 0) return;
+    throw validationFailed(
+      keys.map((k) => ({ field: k, message: `property ${k} should not exist` })),
+    );
+  }
+  throw validationFailed([{ field: 'body', message: 'this operation takes no body' }]);
 }
 
 /**
@@ -530,6 +568,9 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     // Public documents and the health probe take no credential and tolerate cache-busters.
     if (meta !== undefined && meta.auth !== 'public' && pipeline.queryNames !== null) {
       checkQueryNames(req, pipeline.queryNames);
+    }
+    if (meta !== undefined && meta.auth !== 'public' && pipeline.bodiless !== null) {
+      checkNoBody(req, pipeline.bodiless);
     }
   });
 

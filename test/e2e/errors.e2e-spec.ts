@@ -164,6 +164,30 @@ describe('error model: every error path answers the contract body', () => {
     );
   });
 
+  it('an operation that takes no body refuses one (an empty object is no body)', async () => {
+    const t = await trader(svc);
+    const reset = (body: string) =>
+      http(`${svc.api}/orders/cancel-on-disconnect`, {
+        method: 'DELETE',
+        headers: { 'x-api-key': t.key, 'content-type': 'application/json' },
+        body,
+      });
+    const named = expectContractError(await reset('{"bogus_field":1}'), 400, 'VALIDATION_FAILED');
+    expect(named.details.fields).toEqual([
+      { field: 'bogus_field', message: 'property bogus_field should not exist' },
+    ]);
+    const list = expectContractError(await reset('[1]'), 400, 'VALIDATION_FAILED');
+    expect(list.details.fields).toEqual([
+      { field: 'body', message: 'this operation takes no body' },
+    ]);
+    expect((await reset('{}')).status).toBe(200);
+    const none = await http(`${svc.api}/orders/cancel-on-disconnect`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': t.key },
+    });
+    expect(none.status).toBe(200);
+  });
+
   it('404 NOT_FOUND for unknown routes inside and outside /api/v1', async () => {
     for (const [method, path] of [
       ['GET', '/api/v1/nope'],
