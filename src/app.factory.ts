@@ -26,6 +26,7 @@ import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
 import { installJsonBodyParser } from './common/http/json-body.js';
+import { timesSent } from './common/http/raw-headers.js';
 import { newRequestContext } from './common/http/request-context.js';
 import { requestIdFor } from './common/http/request-id.js';
 import { methodNotAllowed, RouteRegistry, routerPath } from './common/http/route-registry.js';
@@ -142,8 +143,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     idempotency: null,
     limits: null,
     closing: false,
-    queryNames: null,
-    bodiless: null,
+    operations: null,
   };
   installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
@@ -179,8 +179,7 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
   const contract = buildOpenApi(app, config.stagingBaseUrl);
   app.get(OpenApiService, { strict: false }).set(contract);
-  pipeline.queryNames = queryNamesOf(contract);
-  pipeline.bodiless = bodilessOf(contract);
+  pipeline.operations = operationsOf(contract);
   return { app, clock, log };
 }
 
@@ -248,9 +247,7 @@ function malformedRequest(req: IncomingMessage): DomainError | null {
       `HTTP/${req.httpVersion} is not supported here: send HTTP/1.1`,
     );
   }
-  let hosts = 0;
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'host') hosts++;
+  const hosts = timesSent(req.rawHeaders, 'host');
   if (hosts > 1) return new DomainError('BAD_REQUEST', 'A request takes one Host header');
   if (hosts === 0) {
     return req.httpVersion === '1.1'
@@ -360,49 +357,37 @@ interface Pipeline extends Lifecycle {
   access: AccessPipeline | null;
   idempotency: IdempotencyService | null;
   limits: LimitsService | null;
-  /** The query parameters each operation takes, by `METHOD /route/:param` (see queryNamesOf). */
-  queryNames: ReadonlyMap<string, ReadonlySet<string>> | null;
-  /** The operations that take no request body, keyed the same way (see bodilessOf). */
-  bodiless: ReadonlySet<string> | null;
+  /** What each documented operation takes, by `METHOD /route/:param` (see operationsOf). */
+  operations: ReadonlyMap<string, OperationInputs> | null;
+}
+
+/** What a documented operation takes besides its path: its query parameters and whether a body. */
+interface OperationInputs {
+  query: ReadonlySet<string>;
+  body: boolean;
 }
 
 /**
- * The query parameters of every documented operation, from the OpenAPI document itself, keyed
- * as Fastify names the route (`GET /api/v1/markets/:id/orderbook`): a parameter the document
- * does not list is refused, on every operation that takes a credential alike, rather than
- * ignored on those without a query (`GET /orders/export?status=OPEN` would otherwise look like a
- * filter that worked). Public operations (health, the documents, the changelog) are left alone:
- * cache-busters and tracking parameters on them harm no one.
+ * The inputs of every documented operation, from the OpenAPI document itself, keyed as Fastify
+ * names the route (`GET /api/v1/markets/:id/orderbook`): a query parameter the document does not
+ * list, or a body sent to an operation that takes none, is refused on every operation that takes
+ * a credential alike, rather than ignored (`GET /orders/export?status=OPEN` would otherwise look
+ * like a filter that worked). Public operations (health, the documents, the changelog) are left
+ * alone: cache-busters and tracking parameters on them harm no one.
  */
-function queryNamesOf(doc: Record<string, unknown>): Map<string, ReadonlySet<string>> {
-  const out = new Map<string, ReadonlySet<string>>();
+function operationsOf(doc: Record<string, unknown>): Map<string, OperationInputs> {
+  const out = new Map<string, OperationInputs>();
   const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
   for (const [path, ops] of Object.entries(paths)) {
     const route = path.replace(/\{([^}]+)\}/g, ':$1');
     for (const [method, op] of Object.entries(ops)) {
       if (op === null || typeof op !== 'object') continue;
-      const params = ((op as { parameters?: unknown[] }).parameters ?? []) as {
-        in?: string;
-        name?: string;
-      }[];
-      const names = params.filter((p) => p.in === 'query').map((p) => String(p.name));
-      out.set(`${method.toUpperCase()} ${route}`, new Set(names));
-    }
-  }
-  return out;
-}
-
-/** The documented operations that declare no request body, keyed as in queryNamesOf. */
-function bodilessOf(doc: Record<string, unknown>): Set<string> {
-  const out = new Set<string>();
-  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown>>;
-  for (const [path, ops] of Object.entries(paths)) {
-    const route = path.replace(/\{([^}]+)\}/g, ':$1');
-    for (const [method, op] of Object.entries(ops)) {
-      if (op === null || typeof op !== 'object') continue;
-      if ((op as { requestBody?: unknown }).requestBody === undefined) {
-        out.add(`${method.toUpperCase()} ${route}`);
-      }
+      const { parameters, requestBody } = op as { parameters?: unknown[]; requestBody?: unknown };
+      const params = (parameters ?? []) as { in?: string; name?: string }[];
+      out.set(`${method.toUpperCase()} ${route}`, {
+        query: new Set(params.filter((p) => p.in === 'query').map((p) => String(p.name))),
+        body: requestBody !== undefined,
+      });
     }
   }
   return out;
@@ -412,10 +397,9 @@ function bodilessOf(doc: Record<string, unknown>): Set<string> {
  * 400 VALIDATION_FAILED for a body sent to an operation that takes none, in the pipe's words
  * (an empty object, which many clients send with every POST, is no body).
  */
-function checkNoBody(req: FastifyRequest, bodiless: ReadonlySet<string>): void {
+function checkNoBody(req: FastifyRequest, op: OperationInputs): void {
   const body = req.body;
-  if (body === undefined || body === null) return;
-  if (!bodiless.has(operationKey(req))) return;
+  if (body === undefined || body === null || op.body) return;
   if (typeof body === 'object' && !Array.isArray(body)) {
     const keys = Object.keys(body);
     if (keys.length === 0) return;
@@ -435,16 +419,12 @@ function operationKey(req: FastifyRequest): string {
 }
 
 /** 400 VALIDATION_FAILED for query parameters the operation does not take, in the pipe's words. */
-function checkQueryNames(
-  req: FastifyRequest,
-  names: ReadonlyMap<string, ReadonlySet<string>>,
-): void {
+function checkQueryNames(req: FastifyRequest, op: OperationInputs): void {
   const query = req.query as Record<string, unknown> | undefined;
   if (query === undefined || query === null) return;
   const keys = Object.keys(query);
   if (keys.length === 0) return;
-  const allowed = names.get(operationKey(req));
-  if (allowed === undefined) return; // a route the document does not describe
+  const allowed = op.query;
   // `/markets/?limit=1` reaches `/markets/:id` with an empty id: the handler's 404 says it best.
   const params = req.params as Record<string, unknown> | undefined;
   if (params !== undefined && Object.values(params).some((v) => v === '')) return;
@@ -544,10 +524,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     if (meta !== undefined) {
       const limits = pipeline.limits;
       // A batch's legs meet the per-IP ceiling before authentication, as any request does; they
-      // are charged below with the key's limits, all or nothing. A batch refused before that
-      // charge (a bad credential) counts once, like any request (settleLegs, after the answer).
-      const legs = meta.ipCharge === 'legs' && limits !== null ? limits.legsOf(req) : null;
-      if (legs !== null) await limits!.gateLegs(req, legs);
+      // are charged with the key's limits, all or nothing. A batch refused before that charge
+      // (a bad credential) counts once, like any request (settleLegs, after the answer).
+      const legs = meta.ipCharge === 'legs' ? (limits?.legCharge(req) ?? null) : null;
+      if (legs !== null) await limits!.gateLegs(legs);
       if (pipeline.access !== null) {
         await pipeline.access.authenticate(req, meta);
         const credential = req.svc.credential;
@@ -557,20 +537,20 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
             meta,
             meta.routeLimitGroup ?? operationKey(req),
             reply,
-            legs === null ? null : limits!.legCharge(req, legs),
+            legs,
           );
         }
       }
-      if (legs !== null) await limits!.chargeLegs(req, legs);
     }
     // What the body parser found wrong with a field, now that the caller is known.
     if (req.bodyIssue !== undefined) throw req.bodyIssue;
     // Public documents and the health probe take no credential and tolerate cache-busters.
-    if (meta !== undefined && meta.auth !== 'public' && pipeline.queryNames !== null) {
-      checkQueryNames(req, pipeline.queryNames);
-    }
-    if (meta !== undefined && meta.auth !== 'public' && pipeline.bodiless !== null) {
-      checkNoBody(req, pipeline.bodiless);
+    if (meta !== undefined && meta.auth !== 'public') {
+      const op = pipeline.operations?.get(operationKey(req));
+      if (op !== undefined) {
+        checkQueryNames(req, op);
+        checkNoBody(req, op);
+      }
     }
   });
 

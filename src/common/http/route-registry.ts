@@ -19,10 +19,10 @@ export class RouteRegistry {
     const methods = Array.isArray(method) ? method : [method];
     const segments = url.split('/');
     const pattern = toRegExp(segments);
-    const statics = segments.filter((s) => !isParam(s)).length;
+    const statics = staticCount(segments);
     for (const m of methods) {
       if (m === 'HEAD' || m === 'OPTIONS') continue;
-      this.routes.push({ method: m, url, segments, pattern, statics });
+      this.routes.push({ method: m, segments, pattern, statics });
     }
     this.shadows.clear();
   }
@@ -48,14 +48,14 @@ export class RouteRegistry {
 
   /**
    * When the router matched `path` to the parametric route `url` although a more specific route
-   * owns that path (for other methods), the methods of that path; otherwise null.
+   * owns that path (for other methods), the methods of that path; otherwise null. Only a
+   * parametric route can be shadowed (callers ask {@link isParametric} first, to skip the work).
    */
   shadowedMethods(url: string, path: string): string[] | null {
-    if (!RouteRegistry.isParametric(url)) return null;
     let candidates = this.shadows.get(url);
     if (candidates === undefined) {
       const segments = url.split('/');
-      const statics = segments.filter((s) => !isParam(s)).length;
+      const statics = staticCount(segments);
       candidates = this.routes.filter(
         (r) =>
           r.statics > statics &&
@@ -71,7 +71,6 @@ export class RouteRegistry {
 
 interface Route {
   method: string;
-  url: string;
   segments: string[];
   pattern: RegExp;
   /** Static segments: the more, the more specific. */
@@ -80,6 +79,10 @@ interface Route {
 
 function isParam(segment: string): boolean {
   return segment.startsWith(':') || segment === '*';
+}
+
+function staticCount(segments: string[]): number {
+  return segments.filter((s) => !isParam(s)).length;
 }
 
 function toRegExp(segments: string[]): RegExp {

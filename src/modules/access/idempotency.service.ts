@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
+import { timesSent } from '../../common/http/raw-headers.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
@@ -301,11 +302,4 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       );
     }
   }
-}
-
-/** How many times a header (lower-case name) was sent, from Node's raw name/value list. */
-function timesSent(rawHeaders: readonly string[], name: string): number {
-  let n = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) n++;
-  return n;
 }

@@ -57,12 +57,9 @@ export class AuthService {
     try {
       await this.db.transaction(async (tx) => {
         await tx.getRepository(UserEntity).insert(user);
-        await tx.getRepository(EmailVerificationEntity).insert({
-          tokenHash: sha256Hex(token),
-          userId: user.id,
-          expiresAt: new Date(this.clock.now() + VERIFY_TTL_MS).toISOString(),
-          usedAt: null,
-        });
+        await tx
+          .getRepository(EmailVerificationEntity)
+          .insert(verificationRow(user.id, token, this.clock.now()));
       });
     } catch (err) {
       // The same email registered concurrently: the check above passed for both, the unique
@@ -112,15 +109,15 @@ export class AuthService {
       );
     }
     const token = randomBase62(40);
-    const now = this.clock.nowDate().toISOString();
-    const expiresAt = new Date(nowMs + VERIFY_TTL_MS).toISOString();
+    const row = verificationRow(user.id, token, nowMs);
     await this.db.transaction(async (tx) => {
       const repo = tx.getRepository(EmailVerificationEntity);
+      const now = new Date(nowMs).toISOString();
       await repo.update({ userId: user.id, usedAt: IsNull() }, { usedAt: now });
-      await repo.insert({ tokenHash: sha256Hex(token), userId: user.id, expiresAt, usedAt: null });
+      await repo.insert(row);
     });
     await this.sendVerification(user.email, token);
-    return { email: user.email, expires_at: expiresAt };
+    return { email: user.email, expires_at: row.expiresAt };
   }
 
   private async sendVerification(email: string, token: string): Promise<void> {
@@ -179,4 +176,14 @@ export class AuthService {
 
 export function toUserDto(u: UserEntity): UserDto {
   return { id: u.id, email: u.email, email_verified: u.emailVerified, roles: rolesOf(u) };
+}
+
+/** A verification token's stored row: its hash, never the token, lasting VERIFY_TTL_MS. */
+function verificationRow(userId: string, token: string, nowMs: number): EmailVerificationEntity {
+  return {
+    tokenHash: sha256Hex(token),
+    userId,
+    expiresAt: new Date(nowMs + VERIFY_TTL_MS).toISOString(),
+    usedAt: null,
+  };
 }

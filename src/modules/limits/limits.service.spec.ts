@@ -118,12 +118,12 @@ describe('LimitsService', () => {
     const minute = Date.parse('2027-01-01T00:00:00.000Z');
     const meta: RouteMeta = { ...META, routeLimitPerMinute: 10, ipCharge: 'legs' };
     const free: Credential = { ...cred, tier: 'FREE' };
-    const req = (ip: string) =>
+    const req = (ip: string, legs: number) =>
       ({
         ip,
         url: '/api/v1/orders/batch',
         routeOptions: { url: '/api/v1/orders/batch' },
-        body: { orders: [] },
+        body: { orders: Array.from({ length: legs }, () => ({})) },
       }) as unknown as Parameters<LimitsService['legCharge']>[0];
     const counts = (ip: string) => ({
       ip: store.count(`ip:orders:${ip}:${minute}`, clock.now()),
@@ -131,13 +131,12 @@ describe('LimitsService', () => {
       route: store.count(`route:POST /orders/batch:key_1:${minute}`, clock.now()),
     });
     const check = (ip: string, legs: number) => {
-      const r = req(ip);
       return limits.checkCredential(
         free,
         meta,
         'POST /orders/batch',
         fakeReply(),
-        limits.legCharge(r, legs),
+        limits.legCharge(req(ip, legs)),
       );
     };
 

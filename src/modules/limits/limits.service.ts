@@ -61,61 +61,48 @@ export class LimitsService {
     this.enabled = config.values.rateLimitsEnabled;
   }
 
-  /** Requests of a per-leg route whose legs were charged (see {@link legCharge}). */
+  /** Requests of a per-leg route whose legs were charged or refused (see {@link legCharge}). */
   private readonly legsCharged = new WeakSet<FastifyRequest>();
 
   /**
    * Per-IP ceiling for the request's path category (onRequest, before authentication). A per-leg
-   * route (POST /orders/batch) is charged once its body is parsed: see {@link gateLegs}.
+   * route (POST /orders/batch) is charged once its body is parsed: see {@link legCharge}.
    */
   async checkIp(req: FastifyRequest, meta: RouteMeta | undefined): Promise<void> {
     if (!this.enabled || meta?.ipCharge === 'legs') return;
     await this.chargeIp(req.ip, categoryOf(req), 1);
   }
 
-  /** The legs a per-leg request asks for (1..20; a body that holds no list counts as 1). */
-  legsOf(req: FastifyRequest): number {
+  /**
+   * The per-IP charge of a per-leg request's legs (1..20; a body that holds no list counts as 1),
+   * computed once: first held against the bucket before authentication ({@link gateLegs}), then
+   * taken in one all-or-nothing step with the key's ceiling, its route limit and its quotas
+   * ({@link checkCredential}). A batch the legs do not fit charges nothing anywhere; one refused
+   * by a key or route limit counts one per-IP unit, as any request does, and not its legs; one
+   * that passes is charged everywhere. A body the schema then refuses has been charged too, so
+   * bad batches meet the ceiling like any request.
+   */
+  legCharge(req: FastifyRequest): LegCharge | null {
+    if (!this.enabled) return null;
     const body = req.body as { orders?: unknown } | undefined;
-    return Array.isArray(body?.orders)
+    const legs = Array.isArray(body?.orders)
       ? Math.min(MAX_BATCH_LEGS, Math.max(1, body.orders.length))
       : 1;
+    return { req, charge: this.ipCharge(req.ip, categoryOf(req), legs, this.clock.now()) };
   }
 
   /**
    * POST /orders/batch, once its body is parsed and before authentication, as per-IP ceilings
    * are: refused when the IP's bucket cannot take its legs, charging nothing (a refusal by a
-   * limit has no other effect). Nothing is charged here either way; the legs are charged with the
-   * key's limits ({@link legCharge}), all or nothing.
+   * limit has no other effect). Nothing is charged here either way.
    */
-  async gateLegs(req: FastifyRequest, legs: number): Promise<void> {
-    if (!this.enabled) return;
+  async gateLegs(legs: LegCharge): Promise<void> {
     const now = this.clock.now();
-    const charge = this.ipCharge(req.ip, categoryOf(req), legs, now);
-    const used = await this.countOr(charge.bucket, now);
-    if (used !== null && used + legs > charge.limit) {
-      this.legsCharged.add(req); // refused by the limit itself: nothing to count afterwards
-      throw this.ipLimited(charge, now);
+    const used = await this.countOr(legs.charge.bucket, now);
+    if (used !== null && used + legs.charge.units > legs.charge.limit) {
+      this.legsCharged.add(legs.req); // refused by the limit itself: nothing to count afterwards
+      throw this.ipLimited(legs.charge, now);
     }
-  }
-
-  /**
-   * The per-IP charge of a per-leg request's legs, to be taken in one all-or-nothing step with
-   * the key's ceiling, its route limit and its quotas ({@link checkCredential}). A batch the
-   * legs do not fit charges nothing anywhere; one refused by a key or route limit counts one
-   * per-IP unit, as any request does, and not its legs; one that passes is charged everywhere. A
-   * body the schema then refuses has been charged too (at least one unit, at most the 20 legs a
-   * batch may hold), so bad batches meet the ceiling like any request.
-   */
-  legCharge(req: FastifyRequest, legs: number): LegCharge | null {
-    if (!this.enabled) return null;
-    return { req, charge: this.ipCharge(req.ip, categoryOf(req), legs, this.clock.now()) };
-  }
-
-  /** The legs of a per-leg request that had no credential to charge them with (no access layer). */
-  async chargeLegs(req: FastifyRequest, legs: number): Promise<void> {
-    if (!this.enabled || this.legsCharged.has(req)) return;
-    this.legsCharged.add(req);
-    await this.chargeIp(req.ip, categoryOf(req), legs);
   }
 
   /**
