@@ -71,14 +71,14 @@ describe('error model: every error path answers the contract body', () => {
 
   it('a query parameter the operation does not take is 400 on every operation, not ignored', async () => {
     const t = await trader(svc);
-    // An operation without query parameters: the export would otherwise look filtered.
+    // The export takes filters; one it does not take would otherwise look applied.
     const exported = expectContractError(
-      await http(`${svc.api}/orders/export?status=OPEN`, { headers: { 'x-api-key': t.key } }),
+      await http(`${svc.api}/orders/export?side=YES`, { headers: { 'x-api-key': t.key } }),
       400,
       'VALIDATION_FAILED',
     );
     expect(exported.details.fields).toEqual([
-      { field: 'status', message: 'property status should not exist' },
+      { field: 'side', message: 'property side should not exist' },
     ]);
     const wallet = expectContractError(
       await http(`${svc.api}/wallet?foo=1&bar=2`, { headers: { 'x-api-key': t.key } }),

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
-import { as, limit, place, TRADABLE, trader } from '../support/orders.js';
+import { as, limit, place, placeRaw, TRADABLE, trader } from '../support/orders.js';
 
 const ROWS = 100_000;
 const HEAP_MB = 96;
@@ -83,7 +83,8 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
     const real = await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 3));
     expect((await svc.stop('SIGTERM')).code).toBe(0);
 
-    // 100,000 closed orders, inserted in one transaction. Ids sort after the real order's.
+    // 100,000 closed orders, inserted in one transaction. Ids sort before the real order's, so
+    // the real (open) order is the export's last row.
     const db = new Database(join(dataDir, 'paper.sqlite'));
     const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
     const insert = db.prepare(
@@ -91,7 +92,7 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
        book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force,
        post_only, sequence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const idOf = (i: number) => `ord_zz${String(i).padStart(8, '0')}`;
+    const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
     const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
     db.transaction(() => {
       for (let i = 0; i < ROWS; i++) {
@@ -171,6 +172,7 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
       const f = parseCsvLine(line);
       same('columns', f.length, 16);
       if (!(f[0] > lastId)) same(`order of ${f[0]}`, f[0], `> ${lastId}`); // oldest first, no duplicate
+      if (f[0] > real.id) same('a row after the export began', f[0], real.id);
       lastId = f[0];
       if (f[0] === real.id) {
         same('the placed order', f.slice(1, 14), [
@@ -183,8 +185,8 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
           '3',
           '0',
           '0',
-          'OPEN',
-          '',
+          'CANCELLED',
+          'USER',
           'GTC',
           'false',
         ]);
@@ -208,7 +210,17 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
       }
       rows++;
     };
+    // Once the export streams, the same user cancels the real order and places another. The
+    // export reads a chunk a turn, so the cancel is committed long before it reaches its last
+    // row, the real order (read synchronously, it held every other request until it ended, and
+    // the row said OPEN); the new order is after its end, so not in it.
+    let probe: Promise<[number, number, string]> | null = null;
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      probe ??= (async () => {
+        const cancel = await as(t, `${svc!.api}/orders/${real.id}`, { method: 'DELETE' });
+        const late = await placeRaw(svc!, t, limit(m, 'BUY', 'YES', m.reference - 11, 2));
+        return [cancel.status, late.status, String(late.body.id)];
+      })();
       bytes += chunk.byteLength;
       rest += decoder.decode(chunk, { stream: true });
       let nl = rest.indexOf('\n');
@@ -220,6 +232,10 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
     }
     clearInterval(sampler);
     const streamMs = Date.now() - started;
+    const [cancelled, placed, lateId] = await probe!;
+    expect([cancelled, placed]).toEqual([200, 201]);
+    expect(lastId).toBe(real.id);
+    expect(lateId > real.id).toBe(true);
     expect(problems).toEqual([]);
     expect(rest).toBe('');
     expect(header).toBe(COLUMNS);

@@ -839,13 +839,62 @@ describe('orders: resource caps (ORDER_MAX_QUANTITY, MAX_OPEN_ORDERS_PER_KEY, EX
     expect(ok.status).toBe(200);
     expect(ok.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(ok.text.trim().split('\n')).toHaveLength(7);
-    await place(svc, fresh, market(m, 'BUY', 'YES', 1));
+    const other = TRADABLE[3];
+    const seventh = await place(svc, fresh, market(other, 'BUY', 'YES', 1));
     const err = expectContractError(
       await as(fresh, `${svc.api}/orders/export`),
       422,
       'EXPORT_TOO_LARGE',
     );
     expect(err.details).toEqual({ rows: 7, max_rows: 6 });
+    expect(err.message).toMatch(/narrow it with status, market_id, created_from or created_to/);
+
+    // The filters narrow it under the cap.
+    const rowsOf = (text: string) => text.trim().split('\n').slice(1);
+    const inM = await as(fresh, `${svc.api}/orders/export?market_id=${m.id}`);
+    expect(inM.status).toBe(200);
+    expect(rowsOf(inM.text)).toHaveLength(6);
+    expect(rowsOf(inM.text).every((r) => r.split(',')[2] === m.id)).toBe(true);
+    const inOther = await as(fresh, `${svc.api}/orders/export?market_id=${other.id}`);
+    expect(rowsOf(inOther.text).map((r) => r.split(',')[0])).toEqual([seventh.id]);
+    const byStatus = await as(
+      fresh,
+      `${svc.api}/orders/export?status=${String(seventh.status)}&market_id=${other.id}`,
+    );
+    expect(rowsOf(byStatus.text)).toHaveLength(1);
+    // The window: created_from inclusive, created_to exclusive (this app's clock stands still,
+    // so all seven share one instant).
+    const created = String(seventh.created_at);
+    const from = await as(
+      fresh,
+      `${svc.api}/orders/export?created_from=${created}&market_id=${other.id}`,
+    );
+    expect(rowsOf(from.text).map((r) => r.split(',')[0])).toEqual([seventh.id]);
+    expectContractError(
+      await as(fresh, `${svc.api}/orders/export?created_from=${created}`),
+      422,
+      'EXPORT_TOO_LARGE',
+    );
+    const to = await as(fresh, `${svc.api}/orders/export?created_to=${created}`);
+    expect(to.status).toBe(200);
+    expect(rowsOf(to.text)).toEqual([]);
+    const none = await as(fresh, `${svc.api}/orders/export?created_from=2099-01-01T00:00:00Z`);
+    expect(none.status).toBe(200);
+    expect(none.text).toBe(ok.text.split('\n')[0] + '\n');
+    const bad = expectContractError(
+      await as(fresh, `${svc.api}/orders/export?created_to=yesterday`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(JSON.stringify(bad.details)).toMatch(/created_to must be an ISO 8601 date-time/);
+    // HEAD answers the headers, without a body.
+    const head = await fetch(`${svc.api}/orders/export?market_id=${m.id}`, {
+      method: 'HEAD',
+      headers: { 'x-api-key': fresh.key },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await head.text()).toBe('');
   });
 });
 

@@ -21,6 +21,7 @@ import {
   BatchResultDto,
   CancelResultDto,
   ListOrdersQueryDto,
+  ExportOrdersQueryDto,
   OrderDto,
   OrderPageDto,
   QuoteDto,
@@ -191,17 +192,21 @@ export class OrdersController {
 
   @Get('export')
   @Endpoint({
-    summary: 'Export all your orders as CSV (streamed)',
+    summary: 'Export your orders as CSV (streamed)',
     description:
-      'text/csv, a header row then one order a row, oldest first; streamed in constant memory whatever the count. Columns (named as in the order JSON): id, client_order_id, market_id, action, side, type, price, quantity, filled_quantity, filled_cost_cents, status, cancel_reason, time_in_force, post_only, created_at, updated_at. Refused with EXPORT_TOO_LARGE above EXPORT_MAX_ROWS.',
+      'text/csv, a header row then one order a row (LF line endings), oldest first; streamed in constant memory whatever the count. Columns (named as in the order JSON): id, client_order_id, market_id, action, side, type, price, quantity, filled_quantity, filled_cost_cents, status, cancel_reason, time_in_force, post_only, created_at, updated_at; values as in the JSON, verbatim (the id patterns rule out spreadsheet formulas: no =, + or @, and no parentheses). The export holds the orders you had when it began (ending at your newest order then; orders placed while it streams are not in it), optionally narrowed by status, market_id and a creation-time window (created_from inclusive, created_to exclusive). Refused with EXPORT_TOO_LARGE when it would hold more than EXPORT_MAX_ROWS orders (details rows and max_rows): narrow it with the filters. HEAD answers the headers without reading any order.',
     auth: 'key',
     scopes: ['orders:read'],
     routeLimitPerMinute: 6,
     responseDescription: 'CSV (text/csv)',
     errors: [422],
   })
-  export(@Cred() c: Credential, @Res() reply: FastifyReply): void {
-    this.exporter.stream(c, reply);
+  export(
+    @Cred() c: Credential,
+    @Query() q: ExportOrdersQueryDto,
+    @Res() reply: FastifyReply,
+  ): void {
+    this.exporter.stream(c, q, reply);
   }
 
   @Get(':id')

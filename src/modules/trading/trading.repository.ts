@@ -3,6 +3,20 @@ import type { BalanceReason, EngineEvent, OrderSnapshot } from '../../engine/ind
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 
+/**
+ * What an order export holds: one user's orders up to the newest one when it started (orders
+ * placed while it streams are not in it), optionally by status, market and creation time
+ * (`from` inclusive, `to` exclusive; ISO 8601 UTC, as created_at is stored).
+ */
+export interface ExportFilter {
+  userId: string;
+  throughId: string;
+  status?: string;
+  marketId?: string;
+  from?: string;
+  to?: string;
+}
+
 /** Row shapes as stored. */
 export interface OrderRow {
   id: string;
@@ -206,7 +220,7 @@ export class TradingRepository {
       market: p(
         `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets WHERE id = ?`,
       ),
-      ordersChunk: p(`SELECT * FROM orders WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`),
+      newestOrderId: p(`SELECT id FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT 1`),
       countOrders: p(`SELECT COUNT(*) AS n FROM orders WHERE user_id = ?`),
       tradesOfMarket: p(
         `SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
@@ -470,13 +484,46 @@ export class TradingRepository {
     return stmt.all({ userId, ...f }) as OrderRow[];
   }
 
-  /** Orders of a user in id order after `afterId`, a chunk at a time (the CSV export). */
-  ordersChunk(userId: string, afterId: string, limit: number): OrderRow[] {
-    return this.s.ordersChunk.all(userId, afterId, limit) as OrderRow[];
+  private readonly exportCache = new Map<string, Statement>();
+
+  /** One prepared statement per filter combination of the export (see {@link ExportFilter}). */
+  private exportStatement(what: 'rows' | 'count', f: ExportFilter): Statement {
+    const key = `${what}${f.status !== undefined}${f.marketId !== undefined}${f.from !== undefined}${f.to !== undefined}`;
+    let stmt = this.exportCache.get(key);
+    if (stmt === undefined) {
+      const where = ['user_id = @userId', 'id <= @throughId'];
+      if (f.status !== undefined) where.push('status = @status');
+      if (f.marketId !== undefined) where.push('market_id = @marketId');
+      if (f.from !== undefined) where.push('created_at >= @from');
+      if (f.to !== undefined) where.push('created_at < @to');
+      stmt = this.db.prepare(
+        what === 'rows'
+          ? `SELECT * FROM orders WHERE ${where.join(' AND ')} AND id > @afterId ORDER BY id LIMIT @limit`
+          : `SELECT COUNT(*) AS n FROM orders WHERE ${where.join(' AND ')}`,
+      );
+      this.exportCache.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  /** The user's newest order id, or null: the end of an export started now. */
+  newestOrderId(userId: string): string | null {
+    const row = this.s.newestOrderId.get(userId) as { id: string } | undefined;
+    return row?.id ?? null;
+  }
+
+  /** The export's orders in id order after `afterId`, a chunk at a time. */
+  exportChunk(f: ExportFilter, afterId: string, limit: number): OrderRow[] {
+    return this.exportStatement('rows', f).all({ ...f, afterId, limit }) as OrderRow[];
   }
 
   countOrders(userId: string): number {
     return (this.s.countOrders.get(userId) as { n: number }).n;
+  }
+
+  /** How many orders the export holds. */
+  countExport(f: ExportFilter): number {
+    return (this.exportStatement('count', f).get({ ...f }) as { n: number }).n;
   }
 
   market(id: string): MarketRow | undefined {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, Matches } from 'class-validator';
+import { IsIn, IsISO8601, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
 import { OptionalField } from '../../../common/validation/fields.js';
@@ -120,6 +120,36 @@ export class ListOrdersQueryDto extends PageQueryDto {
   @OptionalField()
   @Matches(MARKET_ID, { message: 'market_id must be a market id (mkt_...)' })
   market_id?: string;
+}
+
+/** Filters of the CSV export: those of the order list, and a creation-time window. */
+export class ExportOrdersQueryDto {
+  @ApiPropertyOptional({ enum: ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'] })
+  @OptionalField()
+  @IsIn(['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'])
+  status?: string;
+
+  @ApiPropertyOptional({ description: 'Market id (mkt_...)' })
+  @OptionalField()
+  @Matches(MARKET_ID, { message: 'market_id must be a market id (mkt_...)' })
+  market_id?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'Only orders created at or after this instant (ISO 8601, e.g. 2026-11-01T00:00:00Z)',
+  })
+  @OptionalField()
+  @IsISO8601({ strict: true }, { message: 'created_from must be an ISO 8601 date-time' })
+  created_from?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Only orders created before this instant (ISO 8601; exclusive)',
+  })
+  @OptionalField()
+  @IsISO8601({ strict: true }, { message: 'created_to must be an ISO 8601 date-time' })
+  created_to?: string;
 }
 
 export class BatchLegResultDto {
