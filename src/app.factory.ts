@@ -24,7 +24,7 @@ import { DomainError } from './common/errors/domain-error.js';
 import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
-import { installJsonBodyParser } from './common/http/json-body.js';
+import { hasNoBody, installJsonBodyParser } from './common/http/json-body.js';
 import { newRequestContext } from './common/http/request-context.js';
 import { requestIdFor } from './common/http/request-id.js';
 import { methodNotAllowed, RouteRegistry, routerPath } from './common/http/route-registry.js';
@@ -265,6 +265,15 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     if (malformed !== null) {
       reply.header('Connection', 'close');
       throw malformed;
+    }
+    // Answers carry keys, tokens, secrets and account data: no cache keeps them (a GET sent
+    // with X-API-Key is not protected as one with Authorization is, RFC 9111 3.5). The contract
+    // document sets its own (no-cache, with its ETag).
+    reply.header('Cache-Control', 'no-store');
+    // A request without a body has nothing to parse, whatever media type it names (fetch sends
+    // text/plain with body '', SDKs application/json on every call): no 415, no "empty JSON".
+    if (req.headers['content-type'] !== undefined && hasNoBody(req.headers)) {
+      delete req.headers['content-type'];
     }
     const meta = routeMetaOf(req.routeOptions?.config);
     const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';

@@ -139,11 +139,15 @@ describe('error model: every error path answers the contract body', () => {
     ).toBe(200);
   });
 
-  it('400 MALFORMED_JSON for broken JSON and an empty JSON body; prototype-poisoning keys are fields no operation takes', async () => {
+  it('400 MALFORMED_JSON for broken JSON (an empty body is no body); prototype-poisoning keys are fields no operation takes', async () => {
     const headers = { 'content-type': 'application/json' };
     const broken = await clock({ headers, body: '{"advance_seconds":' });
     expect(expectContractError(broken, 400, 'MALFORMED_JSON').details).toEqual({});
-    expectContractError(await clock({ headers, body: '' }), 400, 'MALFORMED_JSON');
+    // No body: the operation's required field is missing, not the JSON broken.
+    const empty = expectContractError(await clock({ headers, body: '' }), 400, 'VALIDATION_FAILED');
+    expect(empty.details.fields.map((f: { field: string }) => f.field)).toEqual([
+      'advance_seconds',
+    ]);
     for (const [body, field] of [
       ['{"__proto__":{"admin":true},"advance_seconds":1}', '__proto__'],
       ['{"advance_seconds":1,"constructor":{"prototype":{"admin":true}}}', 'constructor'],

@@ -158,6 +158,7 @@ describe('realtime: AsyncAPI document', () => {
       'UNAUTHENTICATED',
       'INSUFFICIENT_SCOPE',
       'API_KEY_REVOKED',
+      'API_KEY_ROTATED',
       'API_KEY_EXPIRED',
       'SANDBOX_DISABLED',
       'BAD_MESSAGE',

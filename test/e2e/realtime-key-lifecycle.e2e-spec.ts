@@ -43,7 +43,7 @@ describe('realtime sessions end with their key or session token', () => {
     await wb.close();
   });
 
-  it('rotating a key closes the connections made with its old secret', async () => {
+  it('rotating a key closes the connections made with its old secret (4401 API_KEY_ROTATED)', async () => {
     svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
     const token = await sessionFor(svc.api);
     const a = await createKey(svc.api, token, SCOPES);
@@ -53,7 +53,16 @@ describe('realtime sessions end with their key or session token', () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(rotated.status).toBe(200);
-    expect(await wa.waitClose()).toMatchObject({ code: 4401 });
+    expect(await wa.waitClose()).toMatchObject({ code: 4401, reason: 'API_KEY_ROTATED' });
+    // Told apart from a revocation: the key lives on, with a new secret.
+    const errors = wa.messages.filter((m) => m.type === 'error');
+    expect(errors).toEqual([
+      {
+        type: 'error',
+        code: 'API_KEY_ROTATED',
+        message: 'The API key was rotated: reconnect with its new secret',
+      },
+    ]);
     // The new secret authenticates.
     const again = await WsClient.authed(svc.baseUrl, { api_key: rotated.body.key });
     await again.close();

@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   // Authentication and access
   UNAUTHENTICATED: 401,
   API_KEY_REVOKED: 401,
+  /** Realtime only: the connection's key was rotated (over HTTP the old secret is unknown: 401 UNAUTHENTICATED). */
+  API_KEY_ROTATED: 401,
   API_KEY_EXPIRED: 401,
   SIGNATURE_REQUIRED: 401,
   SIGNATURE_INVALID: 401,

@@ -77,6 +77,9 @@ interface FastifyLikeError {
   message?: unknown;
 }
 
+/** The credentials the API takes: an API key in X-API-Key, or a first-party session token. */
+export const CHALLENGES = 'ApiKey realm="api", Bearer realm="api"';
+
 /**
  * Maps anything thrown while serving a request to the contract's error body. This is the one
  * place where errors become HTTP; an unexpected error becomes 500 INTERNAL with nothing of its
@@ -87,7 +90,9 @@ export function mapError(err: unknown, requestId: string): MappedError {
     return {
       status: err.status,
       body: body(err.code, err.message, err.status, requestId, err.details),
-      headers: err.headers,
+      // RFC 9110 15.5.2: a 401 names the ways to authenticate.
+      headers:
+        err.status === 401 ? { 'WWW-Authenticate': CHALLENGES, ...err.headers } : err.headers,
       unexpected: false,
     };
   }

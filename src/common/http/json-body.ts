@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { isUtf8 } from 'node:buffer';
+import type { IncomingHttpHeaders } from 'node:http';
 import { DomainError, validationFailed } from '../errors/domain-error.js';
 
 declare module 'fastify' {
@@ -99,23 +101,82 @@ export function unpairedSurrogateField(text: string, value: unknown): string | n
 }
 
 /**
- * The API speaks JSON only: one parser for application/json (and +json types) that keeps the raw
- * bytes; any other body media type is refused by Fastify with 415. Prototype-poisoning keys
- * (`__proto__`, `constructor.prototype`) are detected as Fastify's default parser does and
- * refused as unknown fields (400 VALIDATION_FAILED).
+ * What the body's headers say that makes it unreadable here, or null: a Content-Encoding (the
+ * body arrives compressed: 415 naming the one accepted, RFC 9110 15.5.16), a charset other than
+ * UTF-8 (RFC 8259 8.1: JSON is UTF-8; its bytes would be misread), or a transfer coding besides
+ * chunked (Node's parser takes `gzip, chunked` and hands on the compressed bytes).
+ */
+export function unreadableBody(headers: IncomingHttpHeaders): DomainError | null {
+  const encoding = headers['content-encoding']?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    return new DomainError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding ${encoding.slice(0, 40)} is not supported: send the body uncompressed`,
+      { accepted_encodings: ['identity'] },
+      { 'Accept-Encoding': 'identity' },
+    );
+  }
+  const charset = CHARSET.exec(headers['content-type'] ?? '')?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    return new DomainError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `charset ${charset.slice(0, 40)} is not supported: send JSON in UTF-8`,
+    );
+  }
+  const te = headers['transfer-encoding'];
+  if (te !== undefined && te.split(',').some((t) => t.trim().toLowerCase() !== 'chunked')) {
+    return new DomainError(
+      'BAD_REQUEST',
+      `Transfer-Encoding ${te.slice(0, 40)} is not supported: send the body chunked or with a Content-Length`,
+    );
+  }
+  return null;
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+
+/**
+ * Whether a request carries no body: neither a length above zero nor a transfer coding. Such a
+ * request has nothing to parse, whatever media type it names: fetch sends `text/plain` with an
+ * empty body, curl -d '' a form type, and many SDKs `application/json` on every request.
+ */
+export function hasNoBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+}
+
+/**
+ * The API speaks JSON only: one parser for application/json that keeps the raw bytes; any other
+ * body media type is refused by Fastify with 415, as are other charsets and content codings
+ * ({@link unreadableBody}). A body that is not UTF-8 is MALFORMED_JSON (its bytes used to become
+ * U+FFFD and be stored so). An empty body is no body. Prototype-poisoning keys (`__proto__`,
+ * `constructor.prototype`) are detected as Fastify's default parser does and refused as unknown
+ * fields (400 VALIDATION_FAILED).
  */
 export function installJsonBodyParser(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   const parse = fastify.getDefaultJsonParser('error', 'error');
   fastify.addContentTypeParser(
-    /^application\/([\w.+-]+\+)?json(\s*;.*)?$/i,
+    /^application\/json(\s*;.*)?$/i,
     { parseAs: 'buffer' },
     (req, body, done) => {
       const buf = body as Buffer;
       req.rawBody = buf;
       if (buf.length === 0) {
+        done(null, undefined);
+        return;
+      }
+      const unreadable = unreadableBody(req.headers);
+      if (unreadable !== null) {
+        done(unreadable, undefined);
+        return;
+      }
+      if (!isUtf8(buf)) {
         done(
-          new DomainError('MALFORMED_JSON', 'Body is empty but Content-Type is application/json'),
+          new DomainError(
+            'MALFORMED_JSON',
+            'Request body is not valid UTF-8 (RFC 8259: JSON is UTF-8)',
+          ),
           undefined,
         );
         return;

@@ -177,13 +177,33 @@ function closingAnswer(
       ...mapped.headers,
       'X-Request-Id': id,
       'Svc-API-Version': 'v1',
+      'Cache-Control': 'no-store',
+      Date: new Date().toUTCString(),
       Connection: 'close',
     },
     body,
   };
 }
 
-/** Malformed HTTP never becomes a request: answer on the socket, still in the contract's shape. */
+/** Sockets with an answer on its way: the parser repeats its error for every later chunk. */
+const answering = new WeakSet<Socket>();
+
+/** Earlier answers waited for once (see answerInTurn). */
+const waited = new WeakSet<ServerResponse>();
+
+/** A pipelined response of the connection (Node queues them, one on the socket at a time). */
+type PendingResponse = ServerResponse & { req?: IncomingMessage };
+
+interface SocketInternals {
+  parser?: { incoming?: (IncomingMessage & { _dumped?: boolean }) | null } | null;
+  _httpMessage?: PendingResponse | null;
+}
+
+/**
+ * Malformed HTTP never becomes a request: answer on the socket, still in the contract's shape.
+ * Requests pipelined before the malformed one are answered first, in order (RFC 9112 9.3.2):
+ * they ran, so their answers must not be lost to ours (an order placed, its 201 dropped).
+ */
 export function answerClientError(
   err: Error & { code?: string },
   socket: Socket,
@@ -191,23 +211,61 @@ export function answerClientError(
   log?: Logger,
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  socket.on('error', () => undefined); // the destroy below ends it with the error
-  const internals = socket as Socket & {
-    parser?: { incoming?: (IncomingMessage & { _dumped?: boolean }) | null } | null;
-    _httpMessage?: { headersSent?: boolean } | null;
-  };
-  const incoming = internals.parser?.incoming ?? null;
-  // No second answer: the request in progress was answered already, before its body had all
-  // arrived (Node then discards the rest: _dumped), or another answer has begun on the socket
-  // (as Node's own handler checks). A keep-alive client would read ours as its next answer.
-  if (incoming?._dumped === true || internals._httpMessage?.headersSent === true) {
-    socket.destroy(err);
-    return;
+  if (req === undefined) {
+    if (answering.has(socket)) return;
+    answering.add(socket);
   }
+  socket.on('error', () => undefined); // the destroy below ends it with the error
+  answerInTurn(err, socket, req, log);
+}
+
+function answerInTurn(
+  err: Error & { code?: string },
+  socket: Socket,
+  req: IncomingMessage | undefined,
+  log: Logger | undefined,
+): void {
+  if (socket.destroyed) return;
+  const internals = socket as Socket & SocketInternals;
+  const incoming = internals.parser?.incoming ?? null;
   // A timeout arrives without the request; the parser holds the one still arriving once its
   // headers were read, so its caller's X-Request-Id is kept (a request received whole and
   // waiting for its answer is not the one that timed out).
-  const request = req ?? (incoming !== null && !incoming.complete ? incoming : undefined);
+  const request: (IncomingMessage & { _dumped?: boolean }) | undefined =
+    req ?? (incoming !== null && !incoming.complete ? incoming : undefined);
+  const current = internals._httpMessage ?? null;
+  const earlier = req === undefined && current !== null && current.req !== request ? current : null;
+  if (earlier !== null && !(earlier.writableFinished && waited.has(earlier))) {
+    // An earlier request's answer holds the socket: ours goes after it (and any queued behind
+    // it), once it has finished; Node then hands the socket to the next. One that has finished
+    // already (its 'finish' may be on its way) gets one more turn.
+    let done = false;
+    const retry = (): void => {
+      if (done) return;
+      done = true;
+      earlier.off('finish', retry);
+      socket.off('close', drop);
+      waited.add(earlier);
+      answerInTurn(err, socket, req, log);
+    };
+    const drop = (): void => {
+      done = true;
+      earlier.off('finish', retry);
+    };
+    earlier.once('finish', retry);
+    socket.once('close', drop);
+    if (earlier.writableFinished) setImmediate(retry);
+    return;
+  }
+  // No second answer: the request in progress was answered already, before its body had all
+  // arrived (Node then discards the rest: _dumped), or its answer has begun on the socket (as
+  // Node's own handler checks). A keep-alive client would read ours as its next answer. (A
+  // request received whole is dumped too once answered; it is an earlier one, answered above.)
+  const own = current !== null && current.req === request ? current : null;
+  if (request?._dumped === true || own?.headersSent === true) {
+    socket.destroy(err);
+    return;
+  }
   const answer = closingAnswer(err, request);
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && request !== undefined) {
     log?.info(
@@ -220,13 +278,20 @@ export function answerClientError(
       'request timed out before it was fully received',
     );
   }
-  if (socket.writable) {
-    const head = Object.entries(answer.headers)
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join('');
-    socket.write(
-      `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n${head}\r\n${answer.body}`,
-    );
+  if (!socket.writable) {
+    socket.destroy(err);
+    return;
   }
-  socket.destroy(err);
+  const head = Object.entries(answer.headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  const text = `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\n${head}\r\n${answer.body}`;
+  if (socket.writableLength === 0) {
+    socket.write(text);
+    socket.destroy(err);
+    return;
+  }
+  // Earlier answers still wait in the socket's buffer: end after them rather than drop them.
+  socket.end(text);
+  socket.once('finish', () => socket.destroy(err));
 }

@@ -24,13 +24,19 @@ const CACHE_LIMIT = 10_000;
  * Revoke, rotate and tier changes go through {@link update}, which refreshes or drops the cache
  * entry, so a revoked key is refused on the very next request.
  */
+/** A key whose secret stopped working, and why (a rotated key lives on with a new secret). */
+export interface WithdrawnKey {
+  keyId: string;
+  reason: 'REVOKED' | 'ROTATED';
+}
+
 @Injectable()
 export class ApiKeyRepository {
   readonly repo: Repository<ApiKeyEntity>;
   readonly box: SecretBox;
   private readonly cache = new Map<string, ResolvedKey>();
-  /** Ids of keys just revoked or rotated: long-lived sessions made with them (WebSockets) end. */
-  readonly withdrawn = new Subject<string>();
+  /** Keys just revoked or rotated: long-lived sessions made with them (WebSockets) end. */
+  readonly withdrawn = new Subject<WithdrawnKey>();
 
   constructor(@InjectDataSource(PLATFORM_DB) db: DataSource, config: ConfigService) {
     this.repo = db.getRepository(ApiKeyEntity);

@@ -146,7 +146,7 @@ export class ApiKeysService {
     const entity = await this.owned(userId, id);
     const inactive = this.inactive(entity);
     if (inactive !== null) {
-      throw new DomainError('API_KEY_NOT_ACTIVE', `A ${inactive} key cannot be rotated`);
+      throw new DomainError('API_KEY_NOT_ACTIVE', `${article(inactive)} key cannot be rotated`);
     }
     const previousHash = entity.secretHash;
     const secret = newKeySecret(entity.environment);
@@ -154,7 +154,7 @@ export class ApiKeysService {
     entity.prefix = secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE);
     entity.rotatedAt = this.clock.nowDate().toISOString();
     await this.keys.update(entity, previousHash);
-    this.keys.withdrawn.next(entity.id);
+    this.keys.withdrawn.next({ keyId: entity.id, reason: 'ROTATED' });
     const user = await this.users.byId(userId);
     await this.securityMail(user!.email, 'API_KEY_ROTATED', 'rotated', entity);
     return { ...toKeyDto(entity), key: secret };
@@ -165,7 +165,7 @@ export class ApiKeysService {
     if (entity.revokedAt === null) {
       entity.revokedAt = this.clock.nowDate().toISOString();
       await this.keys.update(entity);
-      this.keys.withdrawn.next(entity.id);
+      this.keys.withdrawn.next({ keyId: entity.id, reason: 'REVOKED' });
       const user = await this.users.byId(userId);
       await this.securityMail(user!.email, 'API_KEY_REVOKED', 'revoked', entity);
     }
@@ -181,7 +181,7 @@ export class ApiKeysService {
     const key = await this.owned(userId, id);
     const inactive = this.inactive(key);
     if (inactive !== null) {
-      throw new DomainError('API_KEY_NOT_ACTIVE', `A ${inactive} key cannot change tier`);
+      throw new DomainError('API_KEY_NOT_ACTIVE', `${article(inactive)} key cannot change tier`);
     }
     if (tier === key.tier) {
       throw new DomainError('TIER_UNCHANGED', `The key is already on tier ${tier}`, {
@@ -354,4 +354,9 @@ function tierRequestPending(waiting: TierRequestEntity): DomainError {
     `Tier request ${waiting.id} for this key (tier ${waiting.tier}) is still waiting for review`,
     { request_id: waiting.id, tier: waiting.tier },
   );
+}
+
+/** "A revoked", "An expired". */
+function article(state: 'revoked' | 'expired'): string {
+  return `${state === 'expired' ? 'An' : 'A'} ${state}`;
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Controller, Get, Headers, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -87,7 +88,9 @@ export class MetaController {
   private sendContract(inm: string | undefined, reply: FastifyReply): void {
     reply.header('ETag', this.openapi.etag).header('Cache-Control', 'no-cache');
     if (this.openapi.matches(inm)) {
-      void reply.code(304).send();
+      // A 304 has no Content-Length but the 200's (RFC 9110 8.6); Fastify's HEAD handling writes
+      // 0 for an absent body, and leaves a (finished) stream's answer without one.
+      void reply.code(304).send(reply.request.method === 'HEAD' ? Readable.from([]) : undefined);
       return;
     }
     void reply.type('application/json; charset=utf-8').send(this.openapi.body);

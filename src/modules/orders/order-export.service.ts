@@ -106,9 +106,9 @@ export class OrderExportService {
     reply
       .type('text/csv; charset=utf-8')
       .header('Content-Disposition', `attachment; filename="orders-${c.environment}.csv"`);
-    if (reply.request.method === 'HEAD' || total === 0) {
-      // HEAD reads no rows; an empty export is its header row.
-      void reply.send(reply.request.method === 'HEAD' ? undefined : COLUMNS.join(',') + '\n');
+    if (reply.request.method === 'HEAD') {
+      // HEAD reads no rows; a finished stream keeps Fastify from claiming Content-Length: 0.
+      void reply.send(Readable.from([]));
       return;
     }
     let after = '';

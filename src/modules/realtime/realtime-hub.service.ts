@@ -66,12 +66,15 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     });
     this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
     this.heartbeat.unref();
-    // A revoked or rotated key ends its sessions at once, like its HTTP requests.
-    this.keySub = this.keys.withdrawn.subscribe((keyId) =>
+    // A revoked or rotated key ends its sessions at once, like its HTTP requests; a rotated one
+    // says so, so a client can tell "reconnect with the new secret" from "stop".
+    this.keySub = this.keys.withdrawn.subscribe(({ keyId, reason }) =>
       this.endKeySessions(
         (c) => c.keyId === keyId,
-        'API_KEY_REVOKED',
-        'The API key was revoked or rotated',
+        reason === 'ROTATED' ? 'API_KEY_ROTATED' : 'API_KEY_REVOKED',
+        reason === 'ROTATED'
+          ? 'The API key was rotated: reconnect with its new secret'
+          : 'The API key was revoked',
       ),
     );
     // Keys and session tokens that expire while connected are cut within a second (service
@@ -95,7 +98,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
 
   private endKeySessions(
     match: (c: Credential) => boolean,
-    code: 'API_KEY_REVOKED' | 'API_KEY_EXPIRED' | 'UNAUTHENTICATED',
+    code: 'API_KEY_REVOKED' | 'API_KEY_ROTATED' | 'API_KEY_EXPIRED' | 'UNAUTHENTICATED',
     message: string,
   ): void {
     for (const conn of this.connections) {
