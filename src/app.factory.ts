@@ -45,6 +45,7 @@ import { createValidationPipe } from './common/http/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
+import { lockDataDir, type DataDirLock } from './config/data-dir-lock.js';
 import { clockOffsetFile, fileClockOffset } from './config/clock-offset.js';
 import { buildOpenApi, LEGACY_OPENAPI_LIFECYCLE } from './modules/meta/openapi.builder.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
@@ -63,6 +64,8 @@ export interface App {
   app: NestFastifyApplication;
   clock: Clock;
   log: Logger;
+  /** Closes the app, then releases its DATA_DIR (an in-process restart on it needs both). */
+  close(): Promise<void>;
 }
 
 /** Paths and header names a log line must never carry in full. */
@@ -78,6 +81,17 @@ const REDACT = [
  * databases, the seeds and the contract. main.ts and the end-to-end tests both start it this way.
  */
 export async function createApp(opts: CreateAppOptions): Promise<App> {
+  const { config } = opts;
+  const lock = lockDataDir(config.dataDir);
+  try {
+    return await build(opts, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
   const { config } = opts;
   const secrets = ensureSecrets(config.dataDir, {
     jwtSecret: config.jwtSecret,
@@ -156,6 +170,14 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     closing: false,
     operations: null,
   };
+  // Closing starts before Nest's destroy hooks (the webhook worker's wait among them), which run
+  // before the HTTP server closes: from the first moment, new requests (readiness included) are
+  // 503 and their connections close, so no new order lands on a stopping service.
+  const beforeClose = adapter.beforeClose.bind(adapter);
+  adapter.beforeClose = () => {
+    pipeline.closing = true;
+    beforeClose();
+  };
   installHooks(fastify, { routes, clock, log, config, pipeline });
   installJsonBodyParser(fastify);
 
@@ -191,7 +213,20 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
   const contract = buildOpenApi(app, config.stagingBaseUrl);
   app.get(OpenApiService, { strict: false }).set(contract);
   pipeline.operations = operationsOf(contract);
-  return { app, clock, log };
+  return {
+    app,
+    clock,
+    log,
+    // DATA_DIR is released once everything closed, the databases included. A signal's shutdown
+    // ends with the process, which drops the lock with it.
+    close: async () => {
+      try {
+        await app.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
 }
 
 /**

@@ -1,5 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureSecrets } from './secrets.js';
@@ -49,5 +57,47 @@ describe('ensureSecrets', () => {
     const stored = JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8'));
     expect(stored).toEqual({ encryptionKey: half.encryptionKey });
     expect(readFileSync(join(dir, 'secrets.json'), 'utf8')).not.toContain(given.jwtSecret);
+  });
+});
+
+describe('ensureSecrets: what it keeps and what it refuses', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-secrets-keep-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const KEY = 'b'.repeat(64);
+
+  it('an operator-given key never erases the generated one kept in secrets.json', () => {
+    const generated = ensureSecrets(dir, NONE);
+    // One start with SECRETS_ENCRYPTION_KEY set uses it, and keeps the file as it was...
+    expect(ensureSecrets(dir, { jwtSecret: null, encryptionKey: KEY }).encryptionKey).toBe(KEY);
+    expect(JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8'))).toEqual(generated);
+    // ...so the next start without it is back on the key that sealed the stored secrets.
+    expect(ensureSecrets(dir, NONE)).toEqual(generated);
+  });
+
+  it('databases without secrets.json stop the boot, unless the key is given', () => {
+    ensureSecrets(dir, NONE);
+    writeFileSync(join(dir, 'platform.sqlite'), '');
+    rmSync(join(dir, 'secrets.json'));
+    expect(() => ensureSecrets(dir, NONE)).toThrow(
+      /DATA_DIR holds databases but no encryption key .*restore secrets\.json, or set SECRETS_ENCRYPTION_KEY/,
+    );
+    expect(existsSync(join(dir, 'secrets.json'))).toBe(false);
+    expect(ensureSecrets(dir, { jwtSecret: null, encryptionKey: KEY }).encryptionKey).toBe(KEY);
+    // The generated session key is kept; the given encryption key is not written down.
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8')))).toEqual([
+      'jwtSecret',
+    ]);
+  });
+
+  it('a secrets.json it cannot write is a configuration error naming DATA_DIR', () => {
+    // A link to a place that does not exist: nothing to read, and the write fails (root writes
+    // through permissions, so a read-only directory would not do here).
+    symlinkSync(join(dir, 'missing', 'secrets.json'), join(dir, 'secrets.json'));
+    expect(() => ensureSecrets(dir, NONE)).toThrow(/DATA_DIR cannot be written \(ENOENT/);
   });
 });

@@ -45,19 +45,37 @@ export function ensureSecrets(
       );
     }
   }
+  // Databases without the key that sealed their secrets: generating a new one would leave every
+  // stored signing and webhook secret unreadable (500s on signed requests, failed deliveries).
+  if (
+    given.encryptionKey === null &&
+    stored.encryptionKey === undefined &&
+    existsSync(join(dataDir, 'platform.sqlite'))
+  ) {
+    throw new ConfigError(
+      'DATA_DIR',
+      `holds databases but no encryption key (${path} is missing it): restore secrets.json, or set SECRETS_ENCRYPTION_KEY to the key that encrypted them`,
+    );
+  }
   const secrets: ServiceSecrets = {
     jwtSecret: given.jwtSecret ?? stored.jwtSecret ?? randomBytes(48).toString('base64url'),
     encryptionKey: given.encryptionKey ?? stored.encryptionKey ?? randomBytes(32).toString('hex'),
   };
+  // Generated values are kept; operator-given values stay with the operator and never replace
+  // (or erase) a generated one kept here: unsetting the variable later brings it back.
+  const toStore: Partial<ServiceSecrets> = { ...stored };
+  if (given.jwtSecret === null) toStore.jwtSecret = secrets.jwtSecret;
+  if (given.encryptionKey === null) toStore.encryptionKey = secrets.encryptionKey;
   const needsWrite =
-    stored.jwtSecret !== secrets.jwtSecret || stored.encryptionKey !== secrets.encryptionKey;
-  if (needsWrite && (given.jwtSecret === null || given.encryptionKey === null)) {
-    // Only generated values are persisted; operator-given values stay with the operator.
-    const toStore: Partial<ServiceSecrets> = {};
-    if (given.jwtSecret === null) toStore.jwtSecret = secrets.jwtSecret;
-    if (given.encryptionKey === null) toStore.encryptionKey = secrets.encryptionKey;
-    writeFileSync(path, JSON.stringify(toStore, null, 2), { mode: 0o600 });
+    toStore.jwtSecret !== stored.jwtSecret || toStore.encryptionKey !== stored.encryptionKey;
+  try {
+    if (needsWrite) writeFileSync(path, JSON.stringify(toStore, null, 2), { mode: 0o600 });
+    if (existsSync(path)) chmodSync(path, 0o600);
+  } catch (err) {
+    throw new ConfigError(
+      'DATA_DIR',
+      `cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${path})`,
+    );
   }
-  if (existsSync(path)) chmodSync(path, 0o600);
   return secrets;
 }

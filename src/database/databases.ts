@@ -1,3 +1,4 @@
+import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
@@ -108,8 +109,13 @@ export function sqliteOptions(
  * schema (a unique index it does not expect answered 500s).
  */
 export async function openDatabase(options: DataSourceOptions): Promise<DataSource> {
+  const file = String(options.database);
+  const created = !existsSync(file);
   const ds = new DataSource({ ...options, migrationsRun: false } as DataSourceOptions);
   await ds.initialize();
+  // Password and key hashes, ledgers: readable by the service's user only (its -wal and -shm
+  // files take the database file's permissions). Existing files keep what the operator set.
+  if (created && existsSync(file)) chmodSync(file, 0o600);
   try {
     const known = new Set(ds.migrations.map((m) => m.name ?? m.constructor.name));
     const table = ds.options.migrationsTableName ?? 'migrations';

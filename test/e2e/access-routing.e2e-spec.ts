@@ -234,6 +234,26 @@ describe.each(SANDBOX_OFF)('sandbox off (%s): 403 SANDBOX_DISABLED', (_label, of
     const liveKey = await createKey(svc!, s, { name: 'live-after', environment: 'live' });
     expect((await meWithKey(svc!, liveKey.key)).body.credential.environment).toBe('live');
   });
+
+  it('rotating a test (or env:paper) key mints nothing: 403 SANDBOX_DISABLED, the key unchanged', async () => {
+    const s = await login(svc!, TRADER);
+    for (const k of [test, paper]) {
+      const res = await http(`${svc!.api}/api-keys/${k.id}/rotate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s}` },
+      });
+      expect(expectError(res, 403, 'SANDBOX_DISABLED').message).toMatch(/cannot be rotated/);
+      expect(res.text).not.toMatch(/svc_test_|svc_live_/);
+      // The old secret still names the key (refused for the sandbox, not unknown).
+      expectError(await meWithKey(svc!, k.key), 403, 'SANDBOX_DISABLED');
+    }
+    const rotated = await http(`${svc!.api}/api-keys/${live.id}/rotate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s}` },
+    });
+    expect(rotated.status).toBe(200);
+    live = { id: live.id, key: rotated.body.key as string };
+  });
 });
 
 describe('sandbox defaults by APP_ENV', () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { PLATFORM_DB } from '../../src/database/databases.js';
+import { ApiKeyRepository } from '../../src/modules/api-keys/api-key.repository.js';
 import { TierRequestEntity } from '../../src/modules/api-keys/entities/tier-request.entity.js';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
@@ -175,5 +176,81 @@ describe('tier requests: admin review', () => {
     const again = await ask('PRO');
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ key_id: key.id, tier: 'PRO', status: 'PENDING' });
+  });
+});
+
+/**
+ * Requests that read a key (or a tier request) before another changed it: forced here by handing
+ * the handler the copy read before the change. Saving that whole stale copy used to write the
+ * other request's change back (a revoked key came back to life).
+ */
+describe('key changes that race: the first change wins, a stale read changes nothing', () => {
+  let svc: Running | undefined;
+  afterEach(async () => {
+    await svc?.close();
+    svc = undefined;
+  });
+
+  it('a rotation that read the key before it was revoked is 409 and the key stays revoked', async () => {
+    svc = await startApp();
+    const token = await sessionFor(svc.api);
+    const asUser = { authorization: `Bearer ${token}` };
+    const key = await createKey(svc.api, token);
+    const repo = svc.app.get(ApiKeyRepository, { strict: false });
+    const stale = await repo.repo.findOneByOrFail({ id: key.id });
+    const revoked = await http(`${svc.api}/api-keys/${key.id}/revoke`, {
+      method: 'POST',
+      headers: asUser,
+    });
+    expect(revoked.status).toBe(200);
+    const spy = jest.spyOn(repo.repo, 'findOneBy').mockResolvedValueOnce({ ...stale });
+    const rotated = await http(`${svc.api}/api-keys/${key.id}/rotate`, {
+      method: 'POST',
+      headers: asUser,
+    });
+    spy.mockRestore();
+    expect(rotated.text).not.toMatch(/svc_test_|svc_live_/);
+    expect(expectError(rotated, 409, 'API_KEY_NOT_ACTIVE').message).toMatch(/meanwhile/);
+    const row = await repo.repo.findOneByOrFail({ id: key.id });
+    expect(row.revokedAt).not.toBeNull();
+    expect(row.secretHash).toBe(stale.secretHash);
+    expectError(
+      await http(`${svc.api}/auth/me`, { headers: { 'x-api-key': key.key } }),
+      401,
+      'API_KEY_REVOKED',
+    );
+  });
+
+  it('an approval that read the request before another admin decided it is 409 and changes nothing', async () => {
+    svc = await startApp();
+    const token = await sessionFor(svc.api);
+    const admin = await sessionFor(svc.api, 'admin@sandbox.test');
+    const asAdmin = { authorization: `Bearer ${admin}` };
+    const key = await createKey(svc.api, token);
+    const asked = await http(`${svc.api}/api-keys/${key.id}/tier-request`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      json: { tier: 'PRO', reason: 'more traffic' },
+    });
+    const ds = svc.app.get<DataSource>(getDataSourceToken(PLATFORM_DB), { strict: false });
+    const requests = ds.getRepository(TierRequestEntity);
+    const stale = await requests.findOneByOrFail({ id: asked.body.id });
+    const denied = await http(`${svc.api}/admin/tier-requests/${asked.body.id}/deny`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    expect(denied.body.status).toBe('DENIED');
+    const spy = jest.spyOn(requests, 'findOneBy').mockResolvedValueOnce({ ...stale });
+    const approved = await http(`${svc.api}/admin/tier-requests/${asked.body.id}/approve`, {
+      method: 'POST',
+      headers: asAdmin,
+    });
+    spy.mockRestore();
+    expect(expectError(approved, 409, 'TIER_REQUEST_NOT_PENDING').message).toMatch(/DENIED/);
+    expect((await requests.findOneByOrFail({ id: asked.body.id })).status).toBe('DENIED');
+    const keys = await http(`${svc.api}/api-keys`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(keys.body.data.find((k: { id: string }) => k.id === key.id).tier).toBe('FREE');
   });
 });

@@ -154,6 +154,7 @@ describe('realtime: AsyncAPI document', () => {
     for (const code of Object.values(WS_CLOSE)) expect(text).toContain(String(code));
     // The protocol-level close for an oversized client message (ws's maxPayload).
     expect(text).toContain(`1009 a client message over ${WS_MAX_MESSAGE_BYTES / 1024} KiB`);
+    expect(text).toContain('1001 the server shutting down');
     for (const code of [
       'UNAUTHENTICATED',
       'INSUFFICIENT_SCOPE',

@@ -151,3 +151,45 @@ describe('webhooks: an order answered during a graceful shutdown keeps its webho
     }
   });
 });
+
+describe('webhooks: a slow receiver does not hold a stopping service', () => {
+  it('closing answers new requests 503 at once and waits SHUTDOWN_DRAIN_MS, not the receiver; the delivery comes again after the restart', async () => {
+    const rx = await Receiver.start();
+    rx.on('/slow', { status: 200, delayMs: 30_000 });
+    let svc: Running = await startWebhookApp({ env: { SHUTDOWN_DRAIN_MS: '1000' } });
+    try {
+      const t = await hookUser(svc);
+      await createEndpoint(svc, t, rx.url('/slow'), ['order.created']);
+      const m = TRADABLE[0];
+      await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 1));
+      const first = await rx.waitFor('/slow', 1, 5_000);
+      const t0 = Date.now();
+      const closing = svc.close({ keepData: true });
+      await new Promise((r) => setTimeout(r, 200));
+      // While the worker waits for its delivery, the service takes no new work.
+      const late = await fetch(`${svc.api}/orders`, {
+        method: 'POST',
+        headers: { 'x-api-key': t.key, 'content-type': 'application/json' },
+        body: JSON.stringify(limit(m, 'BUY', 'YES', m.reference - 10, 2)),
+      });
+      expect(late.status).toBe(503);
+      expect(((await late.json()) as Json).error.code).toBe('SERVICE_UNAVAILABLE');
+      expect((await fetch(`${svc.api}/health/ready`)).status).toBe(503);
+      await closing;
+      // SHUTDOWN_DRAIN_MS (1 s), not the receiver's 30 s.
+      expect(Date.now() - t0).toBeLessThan(10_000);
+
+      // The delivery cut short is attempted again after the restart (at least once).
+      rx.on('/slow', { status: 200 });
+      svc = await startWebhookApp({
+        dataDir: svc.dataDir,
+        now: new Date(Date.parse(NOON) + 60_000).toISOString(),
+      });
+      const again = await rx.waitFor('/slow', 2, 10_000);
+      expect(again[1].json.id).toBe(first[0].json.id);
+    } finally {
+      await svc.close();
+      await rx.close();
+    }
+  });
+});

@@ -59,7 +59,8 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     },
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
-  const { app } = await createApp({ config, clock, logStream, limitStore: opts.limitStore });
+  const created = await createApp({ config, clock, logStream, limitStore: opts.limitStore });
+  const { app } = created;
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
@@ -72,7 +73,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     logs,
     app,
     async close(closeOpts) {
-      await app.close();
+      await created.close();
       if (closeOpts?.keepData !== true) rmSync(dataDir, { recursive: true, force: true });
     },
   };

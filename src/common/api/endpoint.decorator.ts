@@ -49,7 +49,7 @@ const ERROR_TEXT: Record<number, string> = {
   422: 'Request understood but refused by a business rule',
   429: 'Rate limit or quota exceeded (RATE_LIMITED, QUOTA_EXCEEDED); see Retry-After',
   500: 'Unexpected error (INTERNAL)',
-  503: 'Not ready (SERVICE_UNAVAILABLE)',
+  503: 'Shutting down or not ready (SERVICE_UNAVAILABLE); see Retry-After',
 };
 
 /**
@@ -71,7 +71,8 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     ...(opts.apiKeyOnly === true ? { apiKeyOnly: true } : {}),
   };
   const status = opts.status ?? 200;
-  const errorStatuses = new Set<number>([429, 500, ...(opts.errors ?? [])]);
+  // Every operation may answer 503 while the service shuts down (Retry-After: 1).
+  const errorStatuses = new Set<number>([429, 500, 503, ...(opts.errors ?? [])]);
   if (opts.auth !== 'public') errorStatuses.add(401).add(403);
   if (lifecycle.state === 'DEPRECATED' && lifecycle.sunsetOn !== undefined) errorStatuses.add(410);
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Subject } from 'rxjs';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, Repository } from 'typeorm';
+import type { DataSource, FindOptionsWhere, Repository } from 'typeorm';
 import type { Scope } from '../../common/api/scopes.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { sha256Hex } from '../../common/crypto/tokens.js';
@@ -60,10 +60,20 @@ export class ApiKeyRepository {
   }
 
   /** Persists changes to a key and drops its cached entry (under its old hash too). */
-  async update(entity: ApiKeyEntity, previousHash?: string): Promise<void> {
-    await this.repo.save(entity);
-    this.cache.delete(entity.secretHash);
-    if (previousHash !== undefined) this.cache.delete(previousHash);
+  /**
+   * Changes a key only while `where` still holds (its id, and e.g. not revoked, or still this
+   * secret), so two requests that read it at once cannot undo each other: saving a whole entity
+   * read before a concurrent revoke would write `revoked_at` back to null. False when nothing
+   * matched. The cached resolutions of `secretHashes` are dropped.
+   */
+  async updateWhere(
+    where: FindOptionsWhere<ApiKeyEntity>,
+    changes: Partial<ApiKeyEntity>,
+    secretHashes: string[],
+  ): Promise<boolean> {
+    const result = await this.repo.update(where, changes);
+    for (const h of secretHashes) this.cache.delete(h);
+    return (result.affected ?? 0) > 0;
   }
 
   resolve(entity: ApiKeyEntity): ResolvedKey {

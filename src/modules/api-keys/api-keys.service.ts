@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { IsNull, type DataSource } from 'typeorm';
 import {
   ADMIN_SCOPES,
   DEFAULT_KEY_SCOPES,
@@ -148,12 +148,37 @@ export class ApiKeysService {
     if (inactive !== null) {
       throw new DomainError('API_KEY_NOT_ACTIVE', `${article(inactive)} key cannot be rotated`);
     }
+    // A rotation mints a new secret: while the sandbox is off no test (or env:paper) secret is.
+    const paperOnly =
+      entity.environment === 'test' || entity.scopes.split(',').includes('env:paper');
+    if (paperOnly && !this.config.values.sandboxEnabled) {
+      throw new DomainError(
+        'SANDBOX_DISABLED',
+        'The developer sandbox is disabled: a test key (or env:paper key) cannot be rotated',
+      );
+    }
     const previousHash = entity.secretHash;
     const secret = newKeySecret(entity.environment);
-    entity.secretHash = sha256Hex(secret);
-    entity.prefix = secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE);
-    entity.rotatedAt = this.clock.nowDate().toISOString();
-    await this.keys.update(entity, previousHash);
+    const changes = {
+      secretHash: sha256Hex(secret),
+      prefix: secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE),
+      rotatedAt: this.clock.nowDate().toISOString(),
+    };
+    // Only from the secret read above, and only while not revoked: a concurrent revoke or
+    // rotation wins, and this one changes nothing.
+    const rotated = await this.keys.updateWhere(
+      { id: entity.id, secretHash: previousHash, revokedAt: IsNull() },
+      changes,
+      [previousHash],
+    );
+    if (!rotated) {
+      throw new DomainError(
+        'API_KEY_NOT_ACTIVE',
+        'The key was revoked or rotated by another request meanwhile; read it again',
+        { key_id: entity.id },
+      );
+    }
+    Object.assign(entity, changes);
     this.keys.withdrawn.next({ keyId: entity.id, reason: 'ROTATED' });
     const user = await this.users.byId(userId);
     await this.securityMail(user!.email, 'API_KEY_ROTATED', 'rotated', entity);
@@ -163,8 +188,15 @@ export class ApiKeysService {
   async revoke(userId: string, id: string): Promise<ApiKeyDto> {
     const entity = await this.owned(userId, id);
     if (entity.revokedAt === null) {
-      entity.revokedAt = this.clock.nowDate().toISOString();
-      await this.keys.update(entity);
+      const revokedAt = this.clock.nowDate().toISOString();
+      const revoked = await this.keys.updateWhere(
+        { id: entity.id, revokedAt: IsNull() },
+        { revokedAt },
+        [entity.secretHash],
+      );
+      // Revoked by a concurrent request: that one told the owner.
+      if (!revoked) return toKeyDto(await this.owned(userId, id));
+      entity.revokedAt = revokedAt;
       this.keys.withdrawn.next({ keyId: entity.id, reason: 'REVOKED' });
       const user = await this.users.byId(userId);
       await this.securityMail(user!.email, 'API_KEY_REVOKED', 'revoked', entity);
@@ -263,13 +295,25 @@ export class ApiKeysService {
         },
       );
     }
-    req.status = approve ? 'APPROVED' : 'DENIED';
-    req.decidedAt = this.clock.nowDate().toISOString();
-    req.decidedBy = c.userId;
-    await repo.save(req);
+    const decision = {
+      status: approve ? ('APPROVED' as const) : ('DENIED' as const),
+      decidedAt: this.clock.nowDate().toISOString(),
+      decidedBy: c.userId,
+    };
+    // Decided once: of two admins deciding at the same moment, one wins and the other is told.
+    const decided = await repo.update({ id: requestId, status: 'PENDING' }, decision);
+    if ((decided.affected ?? 0) === 0) {
+      const now = await repo.findOneBy({ id: requestId });
+      throw new DomainError(
+        'TIER_REQUEST_NOT_PENDING',
+        `Tier request ${requestId} is already ${now?.status ?? 'decided'}`,
+      );
+    }
+    Object.assign(req, decision);
     if (approve && key !== null) {
-      key.tier = req.tier;
-      await this.keys.update(key);
+      await this.keys.updateWhere({ id: key.id, revokedAt: IsNull() }, { tier: req.tier }, [
+        key.secretHash,
+      ]);
     }
     return toTierDto(req);
   }

@@ -217,7 +217,9 @@ function describeHeadersAndShared(op: Obj, method: string): void {
         );
       }
     }
-    if (status === '429') h['Retry-After'] = header('Seconds to wait before retrying', 'integer');
+    if (status === '429' || status === '503') {
+      h['Retry-After'] = header('Seconds to wait before retrying', 'integer');
+    }
     if (mutation && authed && !status.startsWith('5')) {
       if (!status.startsWith('2')) {
         h['Idempotent-Original-Request-Id'] = header(

@@ -56,10 +56,26 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     this.soon();
   }
 
+  /**
+   * Starts nothing more, and gives the deliveries in flight SHUTDOWN_DRAIN_MS to finish (a slow
+   * receiver must not hold a stopping service for WEBHOOK_TIMEOUT_MS). Those still in flight then
+   * stay recorded as attempting and are delivered again after the restart (at least once).
+   */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
-    await Promise.allSettled([...this.pending]);
+    if (this.pending.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), this.config.values.shutdownDrainMs);
+    });
+    const outcome = await Promise.race([Promise.allSettled([...this.pending]), deadline]);
+    clearTimeout(timer);
+    if (outcome === 'late') {
+      this.log.warn(
+        `${this.pending.size} webhook deliveries still in flight after SHUTDOWN_DRAIN_MS; they are delivered again after the restart`,
+      );
+    }
   }
 
   private soon(): void {
