@@ -156,16 +156,25 @@ describe('POST /wallet/deposits and POST /wallet/withdrawals', () => {
     const en = await session('/security/mfa/enroll');
     expect(en.status).toBe(201);
     const secret = en.body.secret as string;
-    // Enrolled but not stepped up: still refused.
-    expectContractError(
-      await post(live, 'withdrawals', { amount_cents: 1_000 }),
-      403,
-      'MFA_STEP_UP_REQUIRED',
-    );
+    // Enrolled but not stepped up: still refused. The refusal is not kept under its
+    // Idempotency-Key, so the very same retry after the step-up runs (it was replayed, 24 h).
+    const withdraw = () =>
+      as(live, `${svc.api}/wallet/withdrawals`, {
+        method: 'POST',
+        headers: { 'idempotency-key': 'withdraw-after-step-up' },
+        json: { amount_cents: 20_000 },
+      });
+    expectContractError(await withdraw(), 403, 'MFA_STEP_UP_REQUIRED');
     await stepUp(secret);
 
-    const res = await post(live, 'withdrawals', { amount_cents: 20_000 });
+    const res = await withdraw();
     expect(res.status).toBe(201);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    // From now on the key holds this answer.
+    const replayed = await withdraw();
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(res.body);
     expect(res.body.transaction).toMatchObject({
       type: 'WITHDRAWAL',
       amount_cents: -20_000,
