@@ -1,6 +1,9 @@
+import type { Server } from 'node:http';
+import { isIP } from 'node:net';
 import { createApp } from './app.factory.js';
 import { ConfigError } from './config/app-config.js';
 import { configFromProcessEnv } from './config/env.js';
+import { listenFailureMessage } from './config/listen-failure.js';
 
 async function main(): Promise<void> {
   let config;
@@ -25,15 +28,33 @@ async function main(): Promise<void> {
     throw err;
   }
   const { app, log } = created;
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // A port in use, a HOST that is not this machine's or does not resolve: a one-line message
+    // naming HOST and PORT, not a stack trace.
+    const message = listenFailureMessage(err, config.host, config.port);
+    if (message === null) throw err;
+    process.stderr.write(`${message}\n`);
+    // Close the databases and workers opened by createApp; a close that hangs does not hold the exit.
+    await Promise.race([
+      app.close().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 5_000)),
+    ]);
+    process.exit(78);
+  }
+  // PORT=0 asks the system for a free port: log the one it gave.
+  const address = (app.getHttpServer() as Server).address();
+  const port = address !== null && typeof address === 'object' ? address.port : config.port;
+  const where = isIP(config.host) === 6 ? `[${config.host}]` : config.host;
   log.info(
     {
-      port: config.port,
+      port,
       host: config.host,
       app_env: config.appEnv,
       sandbox: config.sandboxEnabled,
     },
-    `listening on http://${config.host}:${config.port}/api/v1`,
+    `listening on http://${where}:${port}/api/v1`,
   );
 }
 

@@ -153,6 +153,19 @@ describe('loadConfig', () => {
       expectRefused({ WEBHOOK_SECRET_GRACE_HOURS: '1.5' }, 'WEBHOOK_SECRET_GRACE_HOURS');
       expectRefused({ WEBHOOK_SECRET_GRACE_HOURS: 'day' }, 'WEBHOOK_SECRET_GRACE_HOURS');
     });
+
+    it('accepts 0..100000, lowering 73..100000 to 72, as the README and the message say', () => {
+      expect(loadConfig({ WEBHOOK_SECRET_GRACE_HOURS: '100000' }).webhookSecretGraceHours).toBe(72);
+      for (const v of ['100001', '-1']) {
+        const err = expectRefused({ WEBHOOK_SECRET_GRACE_HOURS: v }, 'WEBHOOK_SECRET_GRACE_HOURS');
+        expect(err.message).toContain('between 0 and 100000');
+        expect(err.message).toContain('values above 72 are lowered to 72');
+      }
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const row = readme.split('\n').find((l) => l.startsWith('| `WEBHOOK_SECRET_GRACE_HOURS`'));
+      expect(row).toContain('0..100000 accepted');
+      expect(row).toContain('above 72 (73..100000) are lowered to 72');
+    });
   });
 
   it('accepts the usual spellings of booleans, case-insensitively', () => {
@@ -162,6 +175,104 @@ describe('loadConfig', () => {
     for (const f of ['false', 'False', '0', 'no', 'off']) {
       expect(loadConfig({ DEVELOPER_TERMS_REQUIRED: f }).developerTermsRequired).toBe(false);
     }
+  });
+
+  it('names the accepted spellings when a boolean is refused', () => {
+    const err = expectRefused({ RATE_LIMITS_ENABLED: 'nah' }, 'RATE_LIMITS_ENABLED');
+    expect(err.message).toBe(
+      'Invalid configuration: RATE_LIMITS_ENABLED must be true/false, 1/0, yes/no or on/off (any letter case), got "nah"',
+    );
+  });
+
+  describe('TRUSTED_PROXIES', () => {
+    it('accepts IP addresses and CIDR ranges of either family', () => {
+      const list = '10.0.0.1, 10.0.0.0/8, 128.0.0.0/1, 192.168.1.0/32, ::1, fd00::/8, ::1/128';
+      expect(loadConfig({ TRUSTED_PROXIES: list }).trustedProxies).toEqual(list.split(', '));
+    });
+
+    it.each([
+      '10.0.0.0/33',
+      '0.0.0.0/0',
+      '::/0',
+      '999.1.1.1',
+      ':::',
+      '::1/129',
+      '10.0.0.0/',
+      '1.2.3',
+      '01.2.3.4',
+      '10.0.0.1/08',
+      'fe80::1%eth0',
+      'loopback',
+    ])('refuses %j, naming the entry', (entry) => {
+      const err = expectRefused({ TRUSTED_PROXIES: `10.0.0.1, ${entry}` }, 'TRUSTED_PROXIES');
+      expect(err.message).toContain(`"${entry}"`);
+    });
+  });
+
+  describe('HOST', () => {
+    it('accepts IP literals and host names without resolving them', () => {
+      for (const host of ['0.0.0.0', '::', '::1', 'localhost', 'api-1.internal', '3com.example']) {
+        expect(loadConfig({ HOST: host }).host).toBe(host);
+      }
+    });
+
+    it.each(['256.1.1.1', '1.2.3', '10.1', '999', 'not..a..host', 'under_score.example'])(
+      'refuses %j',
+      (host) => {
+        const err = expectRefused({ HOST: host }, 'HOST');
+        expect(err.message).toContain(`"${host}"`);
+      },
+    );
+  });
+
+  describe('FIRST_PARTY_ORIGINS', () => {
+    it('keeps each origin as a browser sends it: lower-case, without the default port', () => {
+      expect(
+        loadConfig({
+          FIRST_PARTY_ORIGINS:
+            'https://app.example:443, https://App.Example, HTTP://LOCALHOST:80/, http://localhost:5173, https://app.example:8443',
+        }).firstPartyOrigins,
+      ).toEqual([
+        'https://app.example',
+        'https://app.example',
+        'http://localhost',
+        'http://localhost:5173',
+        'https://app.example:8443',
+      ]);
+    });
+
+    it.each([
+      'https://app.example/path',
+      'https://app.example//',
+      'https://app.example?',
+      'https://app.example?x=1',
+      'https://app.example#top',
+      'https://user@app.example',
+      'https://user:pw@app.example',
+      'https://*.example',
+      '*',
+      'null',
+      'app.example',
+      'ftp//broken',
+    ])('refuses %j, naming it', (origin) => {
+      const err = expectRefused({ FIRST_PARTY_ORIGINS: origin }, 'FIRST_PARTY_ORIGINS');
+      expect(err.message).toContain(`"${origin}"`);
+    });
+  });
+
+  describe('SMTP_URL', () => {
+    it('accepts a URL naming the mail server, credentials included', () => {
+      const url = 'smtps://user:pw@mail.example:465';
+      expect(loadConfig({ SMTP_URL: url }).smtpUrl).toBe(url);
+    });
+
+    it.each(['smtp://', 'smtps://', 'smtp:///path', 'smtp://user:secret-pw@', 'smtp://:25'])(
+      'refuses %j without echoing it (it may hold a password)',
+      (url) => {
+        const err = expectRefused({ SMTP_URL: url }, 'SMTP_URL');
+        expect(err.message).not.toContain('secret-pw');
+      },
+    );
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import proxyaddr from '@fastify/proxy-addr';
 /**
  * The service configuration: every variable the service reads, parsed and validated once at boot.
  * Nothing else in the code reads `process.env`; a bad value stops the boot with a message that
@@ -91,12 +92,18 @@ function str(env: Env, name: string, fallback: string): string {
   return present(env, name) ?? fallback;
 }
 
-/** An IP address or an RFC 1123 host name (labels of 1..63 letters, digits and inner hyphens). */
+/**
+ * An IP address or an RFC 1123 host name (labels of 1..63 letters, digits and inner hyphens). A
+ * name whose last label is all digits (256.1.1.1, 10.1) is neither: no top-level domain is
+ * numeric (RFC 3696), and the resolver would read it as a malformed IPv4 address. Names are not
+ * resolved here: a name that does not resolve stops the boot when the service starts listening.
+ */
 function hostName(env: Env, name: string, fallback: string): string {
   const v = present(env, name);
   if (v === undefined) return fallback;
   const label = '[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
-  if (isIP(v) !== 0 || (v.length <= 253 && new RegExp(`^${label}(\\.${label})*$`).test(v)))
+  if (isIP(v) !== 0) return v;
+  if (v.length <= 253 && new RegExp(`^${label}(\\.${label})*$`).test(v) && !/(^|\.)\d+$/.test(v))
     return v;
   throw new ConfigError(name, `must be an IP address or a host name, got "${v}"`);
 }
@@ -107,16 +114,27 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   const lower = v.toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(lower)) return true;
   if (['false', '0', 'no', 'off'].includes(lower)) return false;
-  throw new ConfigError(name, `must be true or false, got "${v}"`);
+  throw new ConfigError(
+    name,
+    `must be true/false, 1/0, yes/no or on/off (any letter case), got "${v}"`,
+  );
 }
 
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** An integer in min..max; `note` is added to the range in the message (e.g. what is capped). */
+function int(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  note = '',
+): number {
   const v = present(env, name);
   if (v === undefined) return fallback;
   if (!/^-?\d+$/.test(v)) throw new ConfigError(name, `must be an integer, got "${v}"`);
   const n = Number(v);
   if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new ConfigError(name, `must be between ${min} and ${max}, got ${v}`);
+    throw new ConfigError(name, `must be between ${min} and ${max}${note}, got ${v}`);
   }
   return n;
 }
@@ -147,7 +165,10 @@ function origins(env: Env, name: string): string[] {
           `holds "${s}", which is not an origin like https://app.example`,
         );
       }
-      if (url.origin !== s.replace(/\/$/, '')) {
+      // scheme://host[:port] and at most a trailing slash: no path, query, fragment,
+      // credentials or wildcard. The URL parser then gives the origin as a browser sends it
+      // (scheme and host lower-cased, a default port such as :443 for https dropped).
+      if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#@*\\\s]+\/?$/.test(s) || url.origin === 'null') {
         throw new ConfigError(
           name,
           `holds "${s}", which is not a bare origin (scheme://host[:port])`,
@@ -199,11 +220,33 @@ function proxies(env: Env, name: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '')
     .map((s) => {
-      if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s)) {
-        throw new ConfigError(name, `holds "${s}", which is not an IP address or CIDR range`);
+      if (!isProxyEntry(s)) {
+        throw new ConfigError(
+          name,
+          `holds "${s}", which is not an IP address or CIDR range (e.g. 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8)`,
+        );
       }
       return s;
     });
+}
+
+/**
+ * An IP address, or one with a prefix length its family allows (/1../32 for IPv4, /1../128 for
+ * IPv6; proxy-addr refuses /0), that proxy-addr (what Fastify and the realtime hub compile the
+ * list with) also accepts.
+ */
+function isProxyEntry(s: string): boolean {
+  const m = /^([0-9a-fA-F:.]+)(?:\/([1-9]\d{0,2}))?$/.exec(s);
+  if (m === null) return false;
+  const family = isIP(m[1]);
+  if (family === 0) return false;
+  if (m[2] !== undefined && Number(m[2]) > (family === 4 ? 32 : 128)) return false;
+  try {
+    proxyaddr.compile([s]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const LOG_LEVELS: readonly LogLevel[] = [
@@ -227,7 +270,11 @@ export function loadConfig(env: Env): AppConfig {
   const sandboxDefault = appEnv !== 'production';
   const sandboxFlag = bool(env, 'DEVELOPER_SANDBOX_ENABLED', sandboxDefault);
   // SPEC: default 24 hours, capped at 72: a larger value is lowered to the cap, not refused.
-  const grace = Math.min(int(env, 'WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 100_000), 72);
+  // Accepted: 0..100000 (README); 73..100000 is lowered to 72.
+  const grace = Math.min(
+    int(env, 'WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 100_000, ' (values above 72 are lowered to 72)'),
+    72,
+  );
   const sandboxClockControl = bool(env, 'SANDBOX_CLOCK_CONTROL', false);
   if (sandboxClockControl && appEnv === 'production') {
     throw new ConfigError('SANDBOX_CLOCK_CONTROL', 'must not be true when APP_ENV is production');
@@ -240,9 +287,7 @@ export function loadConfig(env: Env): AppConfig {
     );
   }
   const smtpUrl = present(env, 'SMTP_URL') ?? null;
-  if (smtpUrl !== null && !/^smtps?:\/\//.test(smtpUrl)) {
-    throw new ConfigError('SMTP_URL', 'must start with smtp:// or smtps://');
-  }
+  if (smtpUrl !== null) smtpUrlChecked(smtpUrl);
   const jwtSecret = present(env, 'JWT_SECRET') ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) {
     throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
@@ -303,6 +348,28 @@ export function loadConfig(env: Env): AppConfig {
     webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
   };
+}
+
+/**
+ * smtp://host[:port] or smtps://..., credentials allowed. The value is never echoed: it may hold
+ * a password.
+ */
+function smtpUrlChecked(v: string): void {
+  if (!/^smtps?:\/\//.test(v)) {
+    throw new ConfigError('SMTP_URL', 'must start with smtp:// or smtps://');
+  }
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ConfigError('SMTP_URL', 'must be a URL like smtp://user:password@mail.example:587');
+  }
+  if (url.hostname === '') {
+    throw new ConfigError(
+      'SMTP_URL',
+      'must name the mail server, like smtp://mail.example:587 (no host given)',
+    );
+  }
 }
 
 /** YYYY-MM-DD naming a day that exists (2026-02-30 does not). */

@@ -1,13 +1,62 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { http } from '../support/harness.js';
-import { ensureBuilt, runToExit, startService } from '../support/process.js';
+import {
+  ROOT,
+  ensureBuilt,
+  freePort,
+  killGroup,
+  runToExit,
+  spawnService,
+  startService,
+  type Exit,
+  type ServiceProcess,
+} from '../support/process.js';
 
 const BUILD_TIMEOUT = 180_000;
 const PROCESS_TIMEOUT = 60_000; // a start is ~1 s, but the machine may be busy
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once the process itself has exited (not its pipes: an orphan may hold those). */
+function processExit(svc: ServiceProcess, timeoutMs: number): Promise<Exit | 'still running'> {
+  const { proc } = svc;
+  if (proc.exitCode !== null || proc.signalCode !== null) {
+    return Promise.resolve({ code: proc.exitCode, signal: proc.signalCode });
+  }
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('still running'), timeoutMs);
+    proc.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
+  });
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createConnection({ host: '127.0.0.1', port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** Asserts a boot that stopped with exit 78 and one line matching `line` on stderr. */
+function expectListenRefused(run: Exit & { stdout: string; stderr: string }, line: RegExp): void {
+  expect(run.signal).toBeNull();
+  expect(run.code).toBe(78);
+  expect(run.stderr).toMatch(line);
+  expect(run.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+  expect(run.stdout).not.toContain('listening on');
+}
 
 /** The built service, as `npm start` runs it: node dist/main.js. */
 describe('boot of the built service', () => {
@@ -22,6 +71,11 @@ describe('boot of the built service', () => {
     [{ APP_ENV: 'production', SANDBOX_CLOCK_CONTROL: 'true' }, 'SANDBOX_CLOCK_CONTROL'],
     [{ FIRST_PARTY_ORIGINS: 'app.example' }, 'FIRST_PARTY_ORIGINS'],
     [{ HOST: 'not..a..host' }, 'HOST'],
+    [{ HOST: '256.1.1.1' }, 'HOST'],
+    [{ DEVELOPER_TERMS_REQUIRED: 'maybe' }, 'DEVELOPER_TERMS_REQUIRED'],
+    [{ WEBHOOK_SECRET_GRACE_HOURS: '100001' }, 'WEBHOOK_SECRET_GRACE_HOURS'],
+    [{ FIRST_PARTY_ORIGINS: 'https://*.app.example' }, 'FIRST_PARTY_ORIGINS'],
+    [{ SMTP_URL: 'smtp://' }, 'SMTP_URL'],
   ])(
     'a bad value stops the boot with a message naming the variable (%j)',
     async (env, variable) => {
@@ -32,6 +86,110 @@ describe('boot of the built service', () => {
       expect(stderr).toContain(`Invalid configuration: ${variable} `);
       expect(stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
       expect(stdout).not.toContain('listening');
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it.each(['10.0.0.0/33', '999.1.1.1', ':::', '::1/129'])(
+    'TRUSTED_PROXIES holding %j stops the boot naming the variable and the entry',
+    async (entry) => {
+      const { code, signal, stderr, stdout } = await runToExit({
+        env: { TRUSTED_PROXIES: `10.0.0.1,${entry}` },
+      });
+      expect(signal).toBeNull();
+      expect(code).toBe(78);
+      expect(stderr).toContain(`Invalid configuration: TRUSTED_PROXIES holds "${entry}"`);
+      expect(stderr).not.toMatch(/\n\s+at /);
+      expect(stdout).not.toContain('listening');
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it(
+    'a port in use stops the boot with one line naming HOST and PORT, exit 78',
+    async () => {
+      const taken = createServer();
+      const port = await freePort();
+      await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+      try {
+        expectListenRefused(
+          await runToExit({ port }),
+          new RegExp(
+            `^Cannot listen on 127\\.0\\.0\\.1:${port} \\(HOST=127\\.0\\.0\\.1, PORT=${port}\\): the port is in use \\(EADDRINUSE\\)$`,
+            'm',
+          ),
+        );
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it.each([
+    // .invalid never resolves (RFC 6761); without a name service the lookup fails another way.
+    ['nonexistent.invalid', /\((ENOTFOUND|EAI_AGAIN|EAI_FAIL|EAI_NONAME)\)$/m],
+    // A documentation address (RFC 5737): not this machine's.
+    ['192.0.2.1', /: the host is not an address of this machine \(EADDRNOTAVAIL\)$/m],
+  ])(
+    'HOST=%s that cannot be listened on stops the boot with one line naming HOST and PORT, exit 78',
+    async (host, cause) => {
+      const port = await freePort();
+      const run = await runToExit({ port, env: { HOST: host } });
+      expectListenRefused(run, cause);
+      expect(run.stderr).toContain(
+        `Cannot listen on ${host}:${port} (HOST=${host}, PORT=${port}): `,
+      );
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it(
+    'with PORT=0 it logs the port it was given, not 0',
+    async () => {
+      const svc = await spawnService({ port: 0 });
+      try {
+        const deadline = Date.now() + 20_000;
+        let match: RegExpMatchArray | null = null;
+        while (match === null && Date.now() < deadline && svc.proc.exitCode === null) {
+          match = svc.stdout().match(/"listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1"/);
+          if (match === null) await sleep(100);
+        }
+        expect(match).not.toBeNull();
+        const port = Number(match?.[1]);
+        expect(port).toBeGreaterThan(0);
+        expect(svc.stdout()).toContain(`"port":${port},`);
+        expect((await http(`http://127.0.0.1:${port}/api/v1/health/ready`)).status).toBe(200);
+      } finally {
+        expect(await svc.stop()).toEqual({ code: 0, signal: null });
+        rmSync(svc.dataDir, { recursive: true, force: true });
+      }
+    },
+    PROCESS_TIMEOUT,
+  );
+
+  it(
+    "npm start's command hands SIGTERM to the service: it ends in exec node, not a shell that keeps it",
+    async () => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      const start: string = pkg.scripts.start;
+      expect(start).toMatch(/^npm run build && /);
+      expect(start).toContain('--max-semi-space-size=64 dist/main.js');
+      // npm runs the script with sh -c; the build is already done, so `true` stands in for it
+      // (keeping the list, which is what stops sh from handing its process over by itself).
+      const svc = await startService({
+        script: start.replace(/^npm run build && /, 'true && '),
+        env: { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+      });
+      try {
+        svc.proc.kill('SIGTERM'); // what npm forwards to its script on SIGTERM
+        expect(await processExit(svc, 15_000)).toEqual({ code: 0, signal: null });
+        expect(await accepts(svc.port)).toBe(false);
+        expect(svc.stdout()).toContain('listening on');
+      } finally {
+        killGroup(svc);
+        rmSync(svc.dataDir, { recursive: true, force: true });
+      }
     },
     PROCESS_TIMEOUT,
   );

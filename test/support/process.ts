@@ -111,6 +111,12 @@ export interface SpawnOptions {
   dataDir?: string | null;
   cwd?: string;
   port?: number;
+  /**
+   * A shell command line run with `sh -c`, as npm runs a package script, instead of
+   * `node dist/main.js`. The shell leads a new process group, so a test can end everything it
+   * started (see killGroup).
+   */
+  script?: string;
 }
 
 /** Starts `node dist/main.js` as the README's start command does (without the build step). */
@@ -127,11 +133,19 @@ export async function spawnService(opts: SpawnOptions = {}): Promise<ServiceProc
     ...(dataDir !== null ? { DATA_DIR: dataDir } : {}),
     ...opts.env,
   };
-  const proc = spawn(process.execPath, [MAIN], {
-    cwd: opts.cwd ?? ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc =
+    opts.script === undefined
+      ? spawn(process.execPath, [MAIN], {
+          cwd: opts.cwd ?? ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn('/bin/sh', ['-c', opts.script], {
+          cwd: opts.cwd ?? ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true,
+        });
   let out = '';
   let err = '';
   proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
@@ -160,6 +174,16 @@ export async function spawnService(opts: SpawnOptions = {}): Promise<ServiceProc
       return result;
     },
   };
+}
+
+/** SIGKILLs the process group a `script` service leads (whatever its shell left running). */
+export function killGroup(svc: ServiceProcess): void {
+  if (svc.proc.pid === undefined) return;
+  try {
+    process.kill(-svc.proc.pid, 'SIGKILL');
+  } catch {
+    // the group is gone already
+  }
 }
 
 /** Polls GET /api/v1/health/ready until it answers 200; fails fast if the process exits. */
