@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${message}\n`);
     // Close the databases and workers opened by createApp; a close that hangs does not hold the exit.
     await Promise.race([
-      app.close().catch(() => undefined),
+      created.close().catch(() => undefined),
       new Promise((resolve) => setTimeout(resolve, 5_000)),
     ]);
     process.exit(78);
