@@ -95,7 +95,8 @@ async function main(): Promise<void> {
     RATE_LIMITS_ENABLED: 'false',
   });
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const { app } = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
+  const created = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
+  const { app } = created;
   try {
     const rt = app.get(EngineRegistry).get('test');
     const service = app.get(SandboxControlsService);
@@ -215,7 +216,7 @@ async function main(): Promise<void> {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/reset.json', JSON.stringify(figures, null, 2) + '\n');
   } finally {
-    await app.close();
+    await created.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

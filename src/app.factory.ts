@@ -191,28 +191,35 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     adapter,
     { bodyParser: false, logger: new PinoNestLogger(log), abortOnError: false },
   );
-  app.setGlobalPrefix('api/v1');
-  // The realtime feed shares the HTTP port; its protocol parses messages itself.
-  const ws = new PeerTolerantWsAdapter(app);
-  ws.setMessageParser(() => undefined);
-  app.useWebSocketAdapter(ws);
-  app.useGlobalFilters(new ErrorFilter(routes, log));
-  app.useGlobalPipes(createValidationPipe());
-  // useProcessExit: exit 0 once closed, instead of re-raising the signal (which exits 143).
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
-  registerLegacyOpenApi(fastify);
-  registerRealtimePath(fastify);
+  // What Nest built is closed again if the rest fails (databases, timers), before DATA_DIR is
+  // released: a retry in the same process must not meet a second engine on it.
+  try {
+    app.setGlobalPrefix('api/v1');
+    // The realtime feed shares the HTTP port; its protocol parses messages itself.
+    const ws = new PeerTolerantWsAdapter(app);
+    ws.setMessageParser(() => undefined);
+    app.useWebSocketAdapter(ws);
+    app.useGlobalFilters(new ErrorFilter(routes, log));
+    app.useGlobalPipes(createValidationPipe());
+    // useProcessExit: exit 0 once closed, instead of re-raising the signal (which exits 143).
+    app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
+    registerLegacyOpenApi(fastify);
+    registerRealtimePath(fastify);
 
-  pipeline.access = app.get(AccessPipeline, { strict: false });
-  pipeline.idempotency = app.get(IdempotencyService, { strict: false });
-  pipeline.limits = app.get(LimitsService, { strict: false });
-  await app.init();
-  serveOtherUpgradesAsHttp(fastify.server);
-  answerOddHttp(fastify.server);
-  drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
-  const contract = buildOpenApi(app, config.stagingBaseUrl);
-  app.get(OpenApiService, { strict: false }).set(contract);
-  pipeline.operations = operationsOf(contract);
+    pipeline.access = app.get(AccessPipeline, { strict: false });
+    pipeline.idempotency = app.get(IdempotencyService, { strict: false });
+    pipeline.limits = app.get(LimitsService, { strict: false });
+    await app.init();
+    serveOtherUpgradesAsHttp(fastify.server);
+    answerOddHttp(fastify.server);
+    drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
+    const contract = buildOpenApi(app, config.stagingBaseUrl);
+    app.get(OpenApiService, { strict: false }).set(contract);
+    pipeline.operations = operationsOf(contract);
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
   return {
     app,
     clock,
@@ -321,6 +328,17 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     if (applyCors(req, reply, firstParty)) return reply;
     // Every request counts against its path category, an operation past its sunset included.
     await pipeline.limits?.checkIp(req, meta);
+    // Fastify would refuse a QUERY without Content-Type (RFC 10008) in its own words before the
+    // not-found handler: no route takes QUERY, so it is answered as any method no route takes.
+    if (req.method === 'QUERY' && req.headers['content-type'] === undefined) {
+      const path = routerPath(req.url.split('?')[0]);
+      const allowed = routes.methodsFor(path);
+      if (!allowed.includes('QUERY')) {
+        throw allowed.length > 0
+          ? methodNotAllowed(req.method, path, allowed)
+          : new DomainError('NOT_FOUND', `No route ${req.method} ${path}`);
+      }
+    }
     // GET /orders/batch reached GET /orders/{id}: that path is POST /orders/batch's, so 405
     // (counted against the per-IP ceiling as any unknown method on a known path is).
     const template = req.routeOptions?.url;

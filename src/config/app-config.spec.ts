@@ -184,6 +184,24 @@ describe('loadConfig', () => {
     );
   });
 
+  describe('ADMIN_EMAILS', () => {
+    it('is a list of email addresses, lower-cased as accounts store them', () => {
+      expect(loadConfig({}).adminEmails).toEqual([]);
+      expect(loadConfig({ ADMIN_EMAILS: ' Ops@Corp.test ,, lead@corp.test' }).adminEmails).toEqual([
+        'ops@corp.test',
+        'lead@corp.test',
+      ]);
+    });
+
+    it.each(['ops', 'ops@', '@corp.test', 'a b@corp.test', 'ops@corp'])(
+      'refuses %j, naming the entry',
+      (entry) => {
+        const err = expectRefused({ ADMIN_EMAILS: `ok@corp.test, ${entry}` }, 'ADMIN_EMAILS');
+        expect(err.message).toContain(`"${entry}"`);
+      },
+    );
+  });
+
   describe('TRUSTED_PROXIES', () => {
     it('accepts IP addresses and CIDR ranges of either family', () => {
       const list = '10.0.0.1, 10.0.0.0/8, 128.0.0.0/1, 192.168.1.0/32, ::1, fd00::/8, ::1/128';

@@ -23,6 +23,8 @@ export interface AppConfig {
   mfaStepUpTtlSeconds: number;
   sandboxClockControl: boolean;
   firstPartyOrigins: string[];
+  /** Verified accounts with these emails (lower-cased) hold the admin role (ADMIN_EMAILS). */
+  adminEmails: string[];
   smtpUrl: string | null;
   logLevel: LogLevel;
   /** Base URL of the staging deployment; the only server listed in the OpenAPI document. */
@@ -178,6 +180,22 @@ function origins(env: Env, name: string): string[] {
     });
 }
 
+/** Comma-separated email addresses, lower-cased as accounts store them. */
+function emails(env: Env, name: string): string[] {
+  const v = present(env, name);
+  if (v === undefined) return [];
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      if (!/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(s)) {
+        throw new ConfigError(name, `holds "${s}", which is not an email address`);
+      }
+      return s.toLowerCase();
+    });
+}
+
 function baseUrl(env: Env, name: string, fallback: string): string {
   const v = str(env, name, fallback);
   let url: URL;
@@ -314,6 +332,7 @@ export function loadConfig(env: Env): AppConfig {
     mfaStepUpTtlSeconds: int(env, 'MFA_STEP_UP_TTL_SECONDS', 300, 1, 86400),
     sandboxClockControl,
     firstPartyOrigins: origins(env, 'FIRST_PARTY_ORIGINS'),
+    adminEmails: emails(env, 'ADMIN_EMAILS'),
     smtpUrl,
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),

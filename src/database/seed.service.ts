@@ -1,3 +1,4 @@
+import { ConfigService } from '../config/config.service.js';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
@@ -36,7 +37,10 @@ export function marketIdForSlug(slug: string): string {
   return `mkt_${createHash('sha256').update(slug).digest('hex').slice(0, 20)}`;
 }
 
-/** Loads seeds/ on start. Idempotent: rows that exist (by slug or email) are left alone. */
+/**
+ * Loads seeds/ on start. Idempotent: rows that exist (by slug or email) are left alone. The demo
+ * accounts are not loaded with APP_ENV=production.
+ */
 @Injectable()
 export class SeedService implements OnModuleInit {
   private readonly log = new Logger('Seed');
@@ -47,6 +51,7 @@ export class SeedService implements OnModuleInit {
     @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly config: ConfigService,
   ) {}
 
   /** Runs at module init, so the engines (restored at bootstrap) see the seeded markets. */
@@ -56,7 +61,12 @@ export class SeedService implements OnModuleInit {
       await this.seedMarkets(this.live, markets),
       await this.seedMarkets(this.paper, markets),
     ];
-    const users = await this.seedAccounts(readSeed('accounts.json'));
+    // The demo accounts' password is public (README, seeds/): never on production, where
+    // ADMIN_EMAILS names the admins instead.
+    const users =
+      this.config.values.appEnv === 'production'
+        ? 0
+        : await this.seedAccounts(readSeed('accounts.json'));
     if (added[0] + added[1] + users > 0) {
       this.log.log(`seeded ${added[0]} live markets, ${added[1]} paper markets, ${users} accounts`);
     }

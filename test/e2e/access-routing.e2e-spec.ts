@@ -27,6 +27,7 @@ import {
   READ_SCOPES,
   startAccessApp,
   TRADER,
+  verifiedAccount,
 } from '../support/access.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
 
@@ -266,7 +267,12 @@ describe('sandbox defaults by APP_ENV', () => {
     for (const env of envs) {
       const svc = await startAccessApp({ env });
       try {
-        const k = await createKey(svc, await login(svc, TRADER), { environment: 'test' });
+        // Production seeds no demo account: a registered, verified one there.
+        const token =
+          env.APP_ENV === 'production'
+            ? await verifiedAccount(svc, 'sandbox@routing.test')
+            : await login(svc, TRADER);
+        const k = await createKey(svc, token, { environment: 'test' });
         expect((await meWithKey(svc, k.key)).body.credential.environment).toBe('test');
       } finally {
         await svc.close();
@@ -349,6 +355,7 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
     } as unknown as SessionTokensService;
     const users = {
       byId: async (id: string) => (id === USER ? { id, roles: '', emailVerified: true } : null),
+      isAdmin: () => false,
     } as unknown as UsersService;
     const config = { values: { sandboxEnabled } } as unknown as ConfigService;
     return new AccessPipeline(keys, sessions, users, clock, config);

@@ -253,4 +253,31 @@ describe('key changes that race: the first change wins, a stale read changes not
     });
     expect(keys.body.data.find((k: { id: string }) => k.id === key.id).tier).toBe('FREE');
   });
+
+  it('an approval that read the key before it was revoked is 409; the request waits, to be denied', async () => {
+    svc = await startApp();
+    const token = await sessionFor(svc.api);
+    const admin = await sessionFor(svc.api, 'admin@sandbox.test');
+    const asUser = { authorization: `Bearer ${token}` };
+    const key = await createKey(svc.api, token);
+    const asked = await http(`${svc.api}/api-keys/${key.id}/tier-request`, {
+      method: 'POST',
+      headers: asUser,
+      json: { tier: 'PRO', reason: 'more traffic' },
+    });
+    const keys = svc.app.get(ApiKeyRepository, { strict: false });
+    const stale = await keys.repo.findOneByOrFail({ id: key.id });
+    await http(`${svc.api}/api-keys/${key.id}/revoke`, { method: 'POST', headers: asUser });
+    const spy = jest.spyOn(keys.repo, 'findOneBy').mockResolvedValueOnce({ ...stale });
+    const approved = await http(`${svc.api}/admin/tier-requests/${asked.body.id}/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    spy.mockRestore();
+    expectError(approved, 409, 'API_KEY_NOT_ACTIVE');
+    const ds = svc.app.get<DataSource>(getDataSourceToken(PLATFORM_DB), { strict: false });
+    const row = await ds.getRepository(TierRequestEntity).findOneByOrFail({ id: asked.body.id });
+    expect(row.status).toBe('PENDING');
+    expect((await keys.repo.findOneByOrFail({ id: key.id })).tier).toBe('FREE');
+  });
 });

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { EngineRegistry } from '../../src/modules/trading/engine-registry.js';
 import { expectContractError, http, rawRequest, type Running } from '../support/harness.js';
 import {
   allOrders,
@@ -102,6 +103,27 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
         'GARBAGE\r\n\r\n',
     );
     expect(healthTwice.map((a) => a.status)).toEqual([200, 200, 400]);
+  });
+
+  it('an upgrade, a refused handshake or CONNECT pipelined after a request waits for its answer', async () => {
+    // Upgrade: h2c handed the socket on while the first answer held it: the process stopped.
+    const h2c = await pipelined(
+      svc,
+      'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n',
+    );
+    expect(h2c.map((a) => a.status)).toEqual([200, 200]);
+    for (const second of [
+      'POST /api/v1/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+      'CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n',
+    ]) {
+      const answers = await pipelined(
+        svc,
+        'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n' + second,
+      );
+      expect(answers.map((a) => a.status)).toEqual([200, 405]);
+    }
+    expect((await http(`${svc.api}/health`)).status).toBe(200);
   });
 
   it('a request without a body is one, whatever Content-Type it names (fetch, curl -d "", SDKs)', async () => {
@@ -306,5 +328,43 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
     expect(known.status).toBe(405);
     expect(JSON.parse(known.body).error.code).toBe('METHOD_NOT_ALLOWED');
     expect(known.headers.allow).toMatch(/GET/);
+    // Other refusals keep their own answer.
+    const twoHosts = await rawRequest(
+      svc.baseUrl,
+      'QUERY /api/v1/markets HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n',
+    );
+    expect(twoHosts.status).toBe(400);
+    expect(JSON.parse(twoHosts.body).error.message).toBe('A request takes one Host header');
+  });
+
+  it('an export whose read fails ends that export only; the service answers on', async () => {
+    await place(svc, t, limit(m, 'BUY', 'YES', 2, 1));
+    const repo = svc.app.get(EngineRegistry, { strict: false }).get('test').repo;
+    const spy = jest.spyOn(repo, 'exportChunk').mockImplementationOnce(() => {
+      throw new Error('disk I/O error');
+    });
+    const cut = await fetch(`${svc.api}/orders/export`, { headers: { 'x-api-key': t.key } })
+      .then((r) => r.text())
+      .then(
+        () => 'complete',
+        () => 'cut',
+      );
+    spy.mockRestore();
+    expect(cut).toBe('cut');
+    expect((await http(`${svc.api}/health`)).status).toBe(200);
+    const whole = await as(t, `${svc.api}/orders/export`);
+    expect(whole.status).toBe(200);
+    // Zone-less times would be read in the server's time zone: refused.
+    const zoneless = expectContractError(
+      await as(t, `${svc.api}/orders/export?created_from=2026-11-22T15:46`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(JSON.stringify(zoneless.details)).toMatch(/created_from must be an ISO 8601 date/);
+    for (const ok of ['2026-11-22', '2026-11-22T15:46:00Z', '2026-11-22T15:46:00.5+02:00']) {
+      expect(
+        (await as(t, `${svc.api}/orders/export?created_to=${encodeURIComponent(ok)}`)).status,
+      ).toBe(200);
+    }
   });
 });

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectContractError, type Running } from '../support/harness.js';
 import { as, expectValidation, keyFor, type Trader } from '../support/orders.js';
-import { sessionFor } from '../support/keys.js';
+import { verifiedAccount } from '../support/access.js';
 import { Receiver } from '../support/receiver.js';
 import {
   attempted,
@@ -84,8 +84,9 @@ describe('webhooks SSRF: APP_ENV=production', () => {
 
   beforeAll(async () => {
     svc = await startWebhookApp({ env: PRODUCTION });
-    const token = await sessionFor(svc.api, 'trader@sandbox.test');
-    t = await keyFor(svc, 'trader@sandbox.test', token, {
+    // Production seeds no demo account: a registered, verified one.
+    const token = await verifiedAccount(svc, 'hooks@ssrf.test');
+    t = await keyFor(svc, 'hooks@ssrf.test', token, {
       environment: 'live',
       scopes: HOOK_SCOPES,
     });

@@ -26,12 +26,9 @@ export class ErrorFilter implements ExceptionFilter {
   private classify(err: unknown, req: FastifyRequest): unknown {
     // Nest's router reports an unmatched route as NotFoundException; a known path with another
     // method is 405, not 404.
-    // Fastify refuses a QUERY without Content-Type (RFC 10008) before the not-found handler runs:
-    // where no route takes QUERY it is answered as any such method, 404 or 405 on a known path.
-    if (!(err instanceof NotFoundException) && req.method !== 'QUERY') return err;
-    const path = routerPath(req.url.split('?')[0]);
-    const allowed = this.routes.methodsFor(path);
-    if (err instanceof NotFoundException || !allowed.includes('QUERY')) {
+    if (err instanceof NotFoundException) {
+      const path = routerPath(req.url.split('?')[0]);
+      const allowed = this.routes.methodsFor(path);
       // HEAD is GET without the body (Fastify adds it to every GET route): answered as GET is.
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       if (allowed.length > 0 && !allowed.includes(method)) {

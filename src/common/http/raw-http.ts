@@ -21,37 +21,55 @@ import { requestIdFor } from './request-id.js';
 export function serveOtherUpgradesAsHttp(server: Server): void {
   const adapterListeners = server.listeners('upgrade') as ((...args: unknown[]) => void)[];
   server.removeAllListeners('upgrade');
-  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '') && path === '/api/v1/ws') {
-      const refusal = handshakeProblem(req);
-      if (refusal !== null) {
-        answerClientError(refusal, socket, req);
-        return;
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) =>
+    // Pipelined after a request still being answered: its answer goes first (handing the
+    // socket on before that threw ERR_HTTP_SOCKET_ASSIGNED, and the process stopped).
+    whenEarlierAnswered(socket, undefined, () => {
+      try {
+        upgradeOrServe(server, adapterListeners, req, socket, head);
+      } catch (err) {
+        socket.destroy(err as Error);
       }
-      for (const l of adapterListeners) l.call(server, req, socket, head);
+    }),
+  );
+}
+
+function upgradeOrServe(
+  server: Server,
+  adapterListeners: ((...args: unknown[]) => void)[],
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+): void {
+  const path = (req.url ?? '/').split('?')[0];
+  if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '') && path === '/api/v1/ws') {
+    const refusal = handshakeProblem(req);
+    if (refusal !== null) {
+      answerClientError(refusal, socket, req);
       return;
     }
-    const hasBody =
-      head.length > 0 ||
-      req.headers['transfer-encoding'] !== undefined ||
-      Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody) {
-      answerClientError(
-        new DomainError(
-          'BAD_REQUEST',
-          'A request with a body cannot ask to upgrade the connection; send it without the Upgrade header',
-        ),
-        socket,
-      );
-      return;
-    }
-    const res = new ServerResponse(req);
-    res.shouldKeepAlive = false;
-    res.assignSocket(socket);
-    res.on('finish', () => socket.end());
-    server.emit('request', req, res);
-  });
+    for (const l of adapterListeners) l.call(server, req, socket, head);
+    return;
+  }
+  const hasBody =
+    head.length > 0 ||
+    req.headers['transfer-encoding'] !== undefined ||
+    Number(req.headers['content-length'] ?? 0) > 0;
+  if (hasBody) {
+    answerClientError(
+      new DomainError(
+        'BAD_REQUEST',
+        'A request with a body cannot ask to upgrade the connection; send it without the Upgrade header',
+      ),
+      socket,
+    );
+    return;
+  }
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.on('finish', () => socket.end());
+  server.emit('request', req, res);
 }
 
 /**
@@ -233,30 +251,55 @@ function answerInTurn(
   // waiting for its answer is not the one that timed out).
   const request: (IncomingMessage & { _dumped?: boolean }) | undefined =
     req ?? (incoming !== null && !incoming.complete ? incoming : undefined);
-  const current = internals._httpMessage ?? null;
-  const earlier = req === undefined && current !== null && current.req !== request ? current : null;
-  if (earlier !== null && !(earlier.writableFinished && waited.has(earlier))) {
-    // An earlier request's answer holds the socket: ours goes after it (and any queued behind
-    // it), once it has finished; Node then hands the socket to the next. One that has finished
-    // already (its 'finish' may be on its way) gets one more turn.
-    let done = false;
-    const retry = (): void => {
-      if (done) return;
-      done = true;
-      earlier.off('finish', retry);
-      socket.off('close', drop);
-      waited.add(earlier);
-      answerInTurn(err, socket, req, log);
-    };
-    const drop = (): void => {
-      done = true;
-      earlier.off('finish', retry);
-    };
-    earlier.once('finish', retry);
-    socket.once('close', drop);
-    if (earlier.writableFinished) setImmediate(retry);
+  whenEarlierAnswered(socket, request, () => answerNow(err, socket, request, log));
+}
+
+/**
+ * Runs `then` once the answers of requests before `own` on this connection have finished (Node
+ * hands the socket to the next queued answer on each 'finish'); never if the socket closes first.
+ * An answer that finished already (its 'finish' may be on its way) gets one more turn.
+ */
+function whenEarlierAnswered(
+  socket: Socket,
+  own: IncomingMessage | undefined,
+  then: () => void,
+): void {
+  if (socket.destroyed) return;
+  const current = (socket as Socket & SocketInternals)._httpMessage ?? null;
+  if (
+    current === null ||
+    current.req === own ||
+    (current.writableFinished && waited.has(current))
+  ) {
+    then();
     return;
   }
+  let done = false;
+  const retry = (): void => {
+    if (done) return;
+    done = true;
+    current.off('finish', retry);
+    socket.off('close', drop);
+    waited.add(current);
+    whenEarlierAnswered(socket, own, then);
+  };
+  const drop = (): void => {
+    done = true;
+    current.off('finish', retry);
+  };
+  current.once('finish', retry);
+  socket.once('close', drop);
+  if (current.writableFinished) setImmediate(retry);
+}
+
+function answerNow(
+  err: Error & { code?: string },
+  socket: Socket,
+  request: (IncomingMessage & { _dumped?: boolean }) | undefined,
+  log: Logger | undefined,
+): void {
+  if (socket.destroyed) return;
+  const current = (socket as Socket & SocketInternals)._httpMessage ?? null;
   // No second answer: the request in progress was answered already, before its body had all
   // arrived (Node then discards the rest: _dumped), or its answer has begun on the socket (as
   // Node's own handler checks). A keep-alive client would read ours as its next answer. (A

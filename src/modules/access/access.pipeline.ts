@@ -7,7 +7,7 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
-import { isAdmin, UsersService } from '../users/users.service.js';
+import { UsersService } from '../users/users.service.js';
 import { verifyRequestSignature, type SignedRequest } from './request-signature.js';
 import { SessionTokensService } from './session-tokens.service.js';
 
@@ -220,7 +220,7 @@ export class AccessPipeline {
       userId: user.id,
       keyId: null,
       environment: 'live',
-      scopes: sessionScopes(isAdmin(user), user.emailVerified),
+      scopes: sessionScopes(this.users.isAdmin(user), user.emailVerified),
       tier: highestTier(keys, this.clock.nowDate().toISOString()),
       expiresAt: claims.exp * 1000,
       ...(user.emailVerified ? {} : { emailUnverified: true }),

@@ -280,8 +280,11 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       // Refused before it did anything, for something the caller fixes and then retries with
       // the same key (a step-up, accepting the terms): kept, the refusal would be replayed to
       // that retry for 24 hours. The key is released instead.
+      // Settled as a 5xx is: should a refusal ever come after an engine change, the key still
+      // answers 409 IDEMPOTENT_REQUEST_APPLIED rather than run the request twice.
       try {
-        await this.repo.delete({ ownerId: idem.ownerId, idemKey: idem.key, state: 'RUNNING' });
+        const record = await this.repo.findOneBy({ ownerId: idem.ownerId, idemKey: idem.key });
+        if (record !== null) await this.settleUnanswered(record);
       } catch (err) {
         this.log.error(`releasing Idempotency-Key ${idem.key} failed: ${String(err)}`);
       }

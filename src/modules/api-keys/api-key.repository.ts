@@ -67,13 +67,23 @@ export class ApiKeyRepository {
    * matched. The cached resolutions of `secretHashes` are dropped.
    */
   async updateWhere(
-    where: FindOptionsWhere<ApiKeyEntity>,
+    where: FindOptionsWhere<ApiKeyEntity> & { id: string },
     changes: Partial<ApiKeyEntity>,
     secretHashes: string[],
   ): Promise<boolean> {
     const result = await this.repo.update(where, changes);
-    for (const h of secretHashes) this.cache.delete(h);
+    await this.forget(where.id, secretHashes);
     return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * Drops the cached resolutions of a key: those of `secretHashes` and of its secret as stored
+   * now (a rotation that committed in between made a new one, which may be cached already).
+   */
+  async forget(keyId: string, secretHashes: string[]): Promise<void> {
+    for (const h of secretHashes) this.cache.delete(h);
+    const now = await this.repo.findOne({ where: { id: keyId }, select: { secretHash: true } });
+    if (now !== null) this.cache.delete(now.secretHash);
   }
 
   resolve(entity: ApiKeyEntity): ResolvedKey {

@@ -18,7 +18,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
-import { isAdmin, UsersService } from '../users/users.service.js';
+import { UsersService } from '../users/users.service.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import type {
   ApiKeyDto,
@@ -300,21 +300,35 @@ export class ApiKeysService {
       decidedAt: this.clock.nowDate().toISOString(),
       decidedBy: c.userId,
     };
-    // Decided once: of two admins deciding at the same moment, one wins and the other is told.
-    const decided = await repo.update({ id: requestId, status: 'PENDING' }, decision);
-    if ((decided.affected ?? 0) === 0) {
-      const now = await repo.findOneBy({ id: requestId });
-      throw new DomainError(
-        'TIER_REQUEST_NOT_PENDING',
-        `Tier request ${requestId} is already ${now?.status ?? 'decided'}`,
-      );
-    }
+    // Decided once, with the key's tier in the same transaction: of two admins deciding at the
+    // same moment one wins and the other is told; a key revoked since it was read is not raised
+    // (and the request stays pending, to be denied).
+    await this.db.transaction(async (tx) => {
+      const decided = await tx
+        .getRepository(TierRequestEntity)
+        .update({ id: requestId, status: 'PENDING' }, decision);
+      if ((decided.affected ?? 0) === 0) {
+        const now = await tx.getRepository(TierRequestEntity).findOneBy({ id: requestId });
+        throw new DomainError(
+          'TIER_REQUEST_NOT_PENDING',
+          `Tier request ${requestId} is already ${now?.status ?? 'decided'}`,
+        );
+      }
+      if (approve && key !== null) {
+        const raised = await tx
+          .getRepository(ApiKeyEntity)
+          .update({ id: key.id, revokedAt: IsNull() }, { tier: req.tier });
+        if ((raised.affected ?? 0) === 0) {
+          throw new DomainError(
+            'API_KEY_NOT_ACTIVE',
+            'The key was revoked since the request; deny it instead',
+            { key_id: key.id },
+          );
+        }
+      }
+    });
+    if (approve && key !== null) await this.keys.forget(key.id, [key.secretHash]);
     Object.assign(req, decision);
-    if (approve && key !== null) {
-      await this.keys.updateWhere({ id: key.id, revokedAt: IsNull() }, { tier: req.tier }, [
-        key.secretHash,
-      ]);
-    }
     return toTierDto(req);
   }
 
@@ -327,7 +341,7 @@ export class ApiKeysService {
 
   private async assertAdmin(c: Credential): Promise<void> {
     const user = await this.users.byId(c.userId);
-    if (c.type !== 'SESSION' || user === null || !isAdmin(user)) {
+    if (c.type !== 'SESSION' || user === null || !this.users.isAdmin(user)) {
       throw new DomainError('ADMIN_REQUIRED', 'This operation needs an admin session');
     }
   }

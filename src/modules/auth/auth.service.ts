@@ -11,7 +11,7 @@ import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { SessionTokensService } from '../access/session-tokens.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { UserEntity } from '../users/entities/user.entity.js';
-import { normalizeEmail, rolesOf, UsersService } from '../users/users.service.js';
+import { normalizeEmail, UsersService } from '../users/users.service.js';
 import type { MeDto, SessionDto, UserDto, VerificationSentDto } from './dto/auth.dto.js';
 import { EmailVerificationEntity } from './entities/email-verification.entity.js';
 
@@ -70,7 +70,7 @@ export class AuthService {
       throw err;
     }
     await this.sendVerification(email, token);
-    return toUserDto(user);
+    return this.toUserDto(user);
   }
 
   /**
@@ -146,7 +146,7 @@ export class AuthService {
       await tx.getRepository(UserEntity).update({ id: row.userId }, { emailVerified: true });
     });
     const user = await this.users.byId(row.userId);
-    return toUserDto(user!);
+    return this.toUserDto(user!);
   }
 
   async login(email: string, password: string): Promise<SessionDto> {
@@ -162,7 +162,7 @@ export class AuthService {
     const user = await this.users.byId(c.userId);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
     return {
-      user: toUserDto(user),
+      user: this.toUserDto(user),
       credential: {
         type: c.type,
         key_id: c.keyId,
@@ -172,10 +172,14 @@ export class AuthService {
       },
     };
   }
+
+  private toUserDto(u: UserEntity): UserDto {
+    return userDto(u, this.users.rolesOf(u));
+  }
 }
 
-export function toUserDto(u: UserEntity): UserDto {
-  return { id: u.id, email: u.email, email_verified: u.emailVerified, roles: rolesOf(u) };
+function userDto(u: UserEntity, roles: UserDto['roles']): UserDto {
+  return { id: u.id, email: u.email, email_verified: u.emailVerified, roles };
 }
 
 /** A verification token's stored row: its hash, never the token, lasting VERIFY_TTL_MS. */

@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-exports-bodies-and-operations',
+    date: '2026-11-22',
+    title: 'Export filters, bodies read as sent, one service per DATA_DIR, a prompt shutdown',
+    kind: 'CHANGED',
+    description:
+      "GET /orders/export takes status, market_id, created_from and created_to (an export over EXPORT_MAX_ROWS can be narrowed), holds the orders you had when it began, and no longer holds other requests while it streams; HEAD reads no rows. HTTP: a request without a body has none whatever its Content-Type (fetch's text/plain with body '' was 415, application/json on a DELETE was 400 MALFORMED_JSON); a body that is not UTF-8 is 400 MALFORMED_JSON; another charset, another +json media type or any Content-Encoding is 415 (Accept-Encoding: identity); a transfer coding other than chunked is 400; requests pipelined before a malformed one (or an upgrade, or CONNECT) are answered first, in order; answers carry Cache-Control: no-store (the OpenAPI document no-cache with its ETag), 401s WWW-Authenticate, socket-level answers Date; a HEAD 304 has no Content-Length; QUERY is 404/405 like any method no route takes. Idempotency-Key: 401 and 403 answers are not kept, so the same retry runs after the step-up or terms acceptance a 403 asked for. Realtime: a rotated key's connections close with API_KEY_ROTATED (was API_KEY_REVOKED). Keys: a rotation, revocation or tier decision that lost a race to another is 409 and changes nothing (a stale save could restore a revoked key); rotating a test key while the sandbox is off is 403 SANDBOX_DISABLED. Operations: a second service on one DATA_DIR, an unwritable DATA_DIR, databases without their encryption key, a bad TRUSTED_PROXIES, HOST or SMTP_URL, and a port in use stop the boot with exit 78 and one line naming the cause; an operator-given SECRETS_ENCRYPTION_KEY no longer erases the generated one; shutdown answers 503 from its first moment and waits SHUTDOWN_DRAIN_MS, not a slow webhook receiver; npm start passes SIGTERM on. Production seeds no demo accounts (their password is public): ADMIN_EMAILS names the admins.",
+  },
+  {
     id: '2026-11-22-verification-resend-and-http',
     date: '2026-11-22',
     title: 'A new verification email on request; stricter HTTP handling',

@@ -126,13 +126,18 @@ export class OrderExportService {
         setImmediate(() => {
           reading = false;
           if (this.destroyed) return;
-          const rows = repo.exportChunk(filter, after, CHUNK);
-          if (rows.length === 0) {
-            this.push(null);
-            return;
+          // Off the stream's own call now: a failing read ends this export, not the process.
+          try {
+            const rows = repo.exportChunk(filter, after, CHUNK);
+            if (rows.length === 0) {
+              this.push(null);
+              return;
+            }
+            after = rows[rows.length - 1].id;
+            this.push(rows.map(csvRow).join(''));
+          } catch (err) {
+            this.destroy(err as Error);
           }
-          after = rows[rows.length - 1].id;
-          this.push(rows.map(csvRow).join(''));
         });
       },
     });
@@ -140,12 +145,19 @@ export class OrderExportService {
   }
 }
 
+const INSTANT =
+  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
+
 /** An ISO 8601 query value as stored (UTC, milliseconds); undefined when absent. */
 function instant(value: string | undefined, field: string): string | undefined {
   if (value === undefined) return undefined;
-  const ms = Date.parse(value);
+  // A date (UTC midnight), or a date-time with Z or an offset: a zone-less time would be read in
+  // the server's own time zone.
+  const ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
-    throw validationFailed([{ field, message: `${field} must be an ISO 8601 date-time` }]);
+    throw validationFailed([
+      { field, message: `${field} must be an ISO 8601 date, or date-time with Z or an offset` },
+    ]);
   }
   return new Date(ms).toISOString();
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
+import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
 import { UserEntity, type Role } from './entities/user.entity.js';
 
@@ -8,8 +9,33 @@ import { UserEntity, type Role } from './entities/user.entity.js';
 export class UsersService {
   readonly repo: Repository<UserEntity>;
 
-  constructor(@InjectDataSource(PLATFORM_DB) db: DataSource) {
+  constructor(
+    @InjectDataSource(PLATFORM_DB) db: DataSource,
+    private readonly config: ConfigService,
+  ) {
     this.repo = db.getRepository(UserEntity);
+  }
+
+  /**
+   * The account's roles: those stored (the seeded demo admin's), and ADMIN for a verified
+   * account whose email ADMIN_EMAILS names (how an operator makes admins where no demo account
+   * is seeded, as on production). Removing an email from ADMIN_EMAILS takes the role back.
+   */
+  rolesOf(user: UserEntity): Role[] {
+    const roles = storedRoles(user);
+    if (
+      !roles.includes('ADMIN') &&
+      user.emailVerified &&
+      this.config.values.adminEmails.includes(user.email)
+    ) {
+      roles.push('ADMIN');
+    }
+    return roles;
+  }
+
+  isAdmin(user: UserEntity): boolean {
+    const roles = this.rolesOf(user);
+    return roles.includes('ADMIN') || roles.includes('SUPER_ADMIN');
   }
 
   byId(id: string): Promise<UserEntity | null> {
@@ -25,11 +51,6 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function rolesOf(user: UserEntity): Role[] {
+function storedRoles(user: UserEntity): Role[] {
   return user.roles === '' ? [] : (user.roles.split(',') as Role[]);
-}
-
-export function isAdmin(user: UserEntity): boolean {
-  const roles = rolesOf(user);
-  return roles.includes('ADMIN') || roles.includes('SUPER_ADMIN');
 }
