@@ -6,7 +6,9 @@ import { ApiKeyRepository } from '../../src/modules/api-keys/api-key.repository.
 import { TierRequestEntity } from '../../src/modules/api-keys/entities/tier-request.entity.js';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
+import { outbox } from '../support/access.js';
 import { createKey, sessionFor } from '../support/keys.js';
+import { until } from '../support/webhooks.js';
 
 describe('tier requests: admin review', () => {
   let svc: Running | undefined;
@@ -279,5 +281,43 @@ describe('key changes that race: the first change wins, a stale read changes not
     const row = await ds.getRepository(TierRequestEntity).findOneByOrFail({ id: asked.body.id });
     expect(row.status).toBe('PENDING');
     expect((await keys.repo.findOneByOrFail({ id: key.id })).tier).toBe('FREE');
+  });
+
+  it('the requester is told the decision: an in-app notification and an email, prefix only', async () => {
+    svc = await startApp();
+    const token = await sessionFor(svc.api);
+    const admin = await sessionFor(svc.api, 'admin@sandbox.test');
+    const asUser = { authorization: `Bearer ${token}` };
+    const key = await createKey(svc.api, token);
+    const ask = (tier: string) =>
+      http(`${svc!.api}/api-keys/${key.id}/tier-request`, {
+        method: 'POST',
+        headers: asUser,
+        json: { tier, reason: 'more traffic' },
+      });
+    const decide = (id: string, verb: 'approve' | 'deny') =>
+      http(`${svc!.api}/admin/tier-requests/${id}/${verb}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}` },
+      });
+    const denied = await ask('ENTERPRISE');
+    expect((await decide(denied.body.id, 'deny')).status).toBe(200);
+    const approved = await ask('PRO');
+    expect((await decide(approved.body.id, 'approve')).status).toBe(200);
+    const inbox = await http(`${svc.api}/notifications/cursor`, { headers: asUser });
+    expect(inbox.body.data.map((n: { type: string; data: unknown }) => [n.type, n.data])).toEqual([
+      ['TIER_REQUEST_APPROVED', { request_id: approved.body.id, key_id: key.id, tier: 'PRO' }],
+      ['TIER_REQUEST_DENIED', { request_id: denied.body.id, key_id: key.id, tier: 'ENTERPRISE' }],
+    ]);
+    await until(
+      () => outbox(svc!, 'trader@sandbox.test').filter((m) => m.kind.startsWith('TIER_REQUEST_')),
+      (mails) => mails.length === 2,
+    );
+    const mails = outbox(svc, 'trader@sandbox.test').filter((m) => m.kind.startsWith('TIER_'));
+    expect(mails.map((m) => m.kind).sort()).toEqual([
+      'TIER_REQUEST_APPROVED',
+      'TIER_REQUEST_DENIED',
+    ]);
+    for (const m of mails) expect(m.body).not.toContain(key.key);
   });
 });

@@ -31,7 +31,9 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
       const keys = parsed.slice(1);
       if (
         keys.every((k, i) => typeof k === 'string' && KEY_SHAPE[kinds[i]].test(k)) &&
-        kinds.every((k, i) => k !== 'time' || !Number.isNaN(Date.parse(keys[i] as string)))
+        // A time must be one the API wrote (toISOString's spelling of a real instant): no
+        // 2026-02-30 read as March 2nd.
+        kinds.every((k, i) => k !== 'time' || isIsoInstant(keys[i] as string))
       ) {
         if (parsed[0] === list) return keys as string[];
         if (typeof parsed[0] === 'string') {
@@ -50,4 +52,9 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;
+}
+
+function isIsoInstant(value: string): boolean {
+  const ms = Date.parse(value);
+  return !Number.isNaN(ms) && new Date(ms).toISOString() === value;
 }

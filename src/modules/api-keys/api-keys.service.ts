@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { IsNull, type DataSource } from 'typeorm';
 import {
@@ -34,6 +34,7 @@ const PREFIX_VISIBLE = 4;
 
 @Injectable()
 export class ApiKeysService {
+  private readonly log = new Logger('ApiKeys');
   constructor(
     private readonly keys: ApiKeyRepository,
     @InjectDataSource(PLATFORM_DB) private readonly db: DataSource,
@@ -326,9 +327,31 @@ export class ApiKeysService {
           );
         }
       }
+      // The requester learns the decision in the app (GET /notifications/cursor) and by email.
+      const name = key === null ? req.keyId : `"${key.name}" (${key.prefix}...)`;
+      await tx
+        .createQueryBuilder()
+        .insert()
+        .into('notifications')
+        .values({
+          id: this.ids.next('ntf'),
+          user_id: req.userId,
+          type: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
+          title: approve ? 'Tier request approved' : 'Tier request denied',
+          body: approve
+            ? `API key ${name} is now on tier ${req.tier}.`
+            : `Your request to move API key ${name} to tier ${req.tier} was denied.`,
+          data: JSON.stringify({ request_id: req.id, key_id: req.keyId, tier: req.tier }),
+          created_at: decision.decidedAt,
+          read_at: null,
+        })
+        .execute();
     });
     if (approve && key !== null) await this.keys.forget(key.id, [key.secretHash]);
     Object.assign(req, decision);
+    this.tierMail(req, key, approve).catch((err: unknown) =>
+      this.log.error(`tier decision email for ${req.id} failed: ${String(err)}`),
+    );
     return toTierDto(req);
   }
 
@@ -355,6 +378,25 @@ export class ApiKeysService {
   }
 
   /** Security emails show the key prefix only, never the secret. */
+  /** The decision on a tier request, to its requester (the key prefix only, as ever). */
+  private async tierMail(
+    req: TierRequestEntity,
+    key: ApiKeyEntity | null,
+    approve: boolean,
+  ): Promise<void> {
+    const user = await this.users.byId(req.userId);
+    if (user === null) return;
+    const name = key === null ? req.keyId : `"${key.name}" (${key.prefix}...)`;
+    await this.mail.send({
+      to: user.email,
+      kind: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
+      subject: approve ? `Tier request approved: ${req.tier}` : `Tier request denied: ${req.tier}`,
+      body: approve
+        ? `Your API key ${name} is now on tier ${req.tier}; its limits changed at once.`
+        : `Your request to move API key ${name} to tier ${req.tier} was denied. You may ask again.`,
+    });
+  }
+
   private async securityMail(
     to: string,
     kind: string,

@@ -1,0 +1,39 @@
+import { describe, expect, it } from '@jest/globals';
+import { DomainError } from '../errors/domain-error.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+
+const forged = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
+
+function refusal(cursor: string, list: string, kinds: ('id' | 'time')[]): string {
+  try {
+    decodeCursor(cursor, list, kinds);
+  } catch (err) {
+    expect(err).toBeInstanceOf(DomainError);
+    return (err as DomainError).message;
+  }
+  throw new Error('accepted');
+}
+
+describe('cursors', () => {
+  it('give back the keys of the list that issued them', () => {
+    const c = encodeCursor('markets', ['2026-11-22T12:00:00.000Z', 'mkt_abc']);
+    expect(decodeCursor(c, 'markets', ['time', 'id'])).toEqual([
+      '2026-11-22T12:00:00.000Z',
+      'mkt_abc',
+    ]);
+  });
+
+  it('refuse another list, another shape and times the API never wrote', () => {
+    const c = encodeCursor('orders:test', ['ord_1']);
+    expect(refusal(c, 'orders:live', ['id'])).toMatch(/a cursor of another list/);
+    expect(refusal(forged(['markets', 'mkt_a']), 'markets', ['time', 'id'])).toMatch(
+      /not a cursor this API issued/,
+    );
+    for (const time of ['2026-02-30T00:00:00.000Z', '2026-11-22T24:00:00.000Z']) {
+      expect(refusal(forged(['markets', time, 'mkt_a']), 'markets', ['time', 'id'])).toMatch(
+        /not a cursor this API issued/,
+      );
+    }
+    expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(/not a cursor/);
+  });
+});
