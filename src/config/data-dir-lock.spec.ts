@@ -32,5 +32,9 @@ describe('lockDataDir', () => {
     expect(() => lockDataDir(join(dir, 'file', 'data'))).toThrow(
       /DATA_DIR cannot be used as the data directory \(ENOTDIR/,
     );
+    // Node's recursive mkdir spun for ever there.
+    expect(() => lockDataDir('/proc/svc-no-such-dir')).toThrow(
+      /DATA_DIR cannot be used as the data directory \(ENOENT/,
+    );
   });
 });

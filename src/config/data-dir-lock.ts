@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ConfigError } from './app-config.js';
 
 /** The lock a running service holds on its DATA_DIR, released when it closes. */
@@ -20,8 +20,12 @@ const LOCK_FILE = 'service.lock';
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   try {
-    // A directory it creates is the service user's alone (databases, secrets).
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // A directory it creates is the service user's alone (databases, secrets). Its parents are
+    // made only when missing: Node's recursive mkdir spins for ever under /proc.
+    if (!existsSync(dataDir)) {
+      if (existsSync(dirname(dataDir))) mkdirSync(dataDir, { mode: 0o700 });
+      else mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    }
   } catch (err) {
     throw new ConfigError(
       'DATA_DIR',

@@ -26,6 +26,10 @@ describe('cursors', () => {
   it('refuse another list, another shape and times the API never wrote', () => {
     const c = encodeCursor('orders:test', ['ord_1']);
     expect(refusal(c, 'orders:live', ['id'])).toMatch(/a cursor of another list/);
+    // Whatever its keys: a markets cursor (two keys) on a one-key list, and the other way.
+    const markets = encodeCursor('markets', ['2026-11-22T12:00:00.000Z', 'mkt_abc']);
+    expect(refusal(markets, 'orders:test', ['id'])).toMatch(/a cursor of another list/);
+    expect(refusal(c, 'markets', ['time', 'id'])).toMatch(/a cursor of another list/);
     expect(refusal(forged(['markets', 'mkt_a']), 'markets', ['time', 'id'])).toMatch(
       /not a cursor this API issued/,
     );

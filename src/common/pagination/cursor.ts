@@ -27,7 +27,10 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
   let problem = 'not a cursor this API issued';
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(parsed) && parsed.length === kinds.length + 1) {
+    // Another list's cursor is named as such whatever its keys (a markets cursor holds two).
+    if (Array.isArray(parsed) && isListName(parsed[0]) && parsed[0] !== list) {
+      problem = 'a cursor of another list: use the next_cursor this list returned';
+    } else if (Array.isArray(parsed) && parsed.length === kinds.length + 1) {
       const keys = parsed.slice(1);
       if (
         keys.every((k, i) => typeof k === 'string' && KEY_SHAPE[kinds[i]].test(k)) &&
@@ -36,9 +39,6 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
         kinds.every((k, i) => k !== 'time' || isIsoInstant(keys[i] as string))
       ) {
         if (parsed[0] === list) return keys as string[];
-        if (typeof parsed[0] === 'string') {
-          problem = 'a cursor of another list: use the next_cursor this list returned';
-        }
       }
     }
   } catch {
@@ -57,4 +57,9 @@ export interface Page<T> {
 function isIsoInstant(value: string): boolean {
   const ms = Date.parse(value);
   return !Number.isNaN(ms) && new Date(ms).toISOString() === value;
+}
+
+/** What encodeCursor writes first: a list name such as `orders:test` or `trades:live:mkt_1`. */
+function isListName(value: unknown): boolean {
+  return typeof value === 'string' && /^[a-z][a-z-]*(?::[A-Za-z0-9_-]+)*$/.test(value);
 }

@@ -50,7 +50,7 @@ export class AuthController {
   @Endpoint({
     summary: 'Send a new verification email to the caller (session token)',
     description:
-      "For an account whose verification email was lost or whose token expired: log in (an unverified account gets a read-only session) and call this. A new token goes out (48 hours); earlier unused ones stop working. At most 3 a minute, and 10 verification emails a day (the registration's included): more is 429 QUOTA_EXCEEDED (details.period: day) with Retry-After.",
+      "For an account whose verification email was lost or whose token expired: log in (an unverified account gets a read-only session) and call this. A new token goes out (48 hours); earlier unused ones stop working. At most 3 a minute, and 10 verification emails in any 24 hours (the registration's included): more is 429 QUOTA_EXCEEDED (details.period: day) with Retry-After.",
     auth: 'session',
     status: 202,
     type: VerificationSentDto,

@@ -99,7 +99,7 @@ export class AuthService {
       const seconds = Math.max(1, Math.ceil((freeAt - nowMs) / 1000));
       throw new DomainError(
         'QUOTA_EXCEEDED',
-        `At most ${RESENDS_PER_DAY} verification emails a day; retry after ${seconds} s`,
+        `At most ${RESENDS_PER_DAY} verification emails in 24 hours; retry after ${seconds} s`,
         {
           period: 'day',
           limit: RESENDS_PER_DAY,
