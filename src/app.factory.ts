@@ -294,6 +294,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
+    // Answers carry keys, tokens, secrets and account data: no cache keeps them (a GET sent
+    // with X-API-Key is not protected as one with Authorization is, RFC 9111 3.5). The contract
+    // document sets its own (no-cache, with its ETag).
+    reply.header('Cache-Control', 'no-store');
     if (pipeline.closing) {
       reply.header('Connection', 'close');
       throw new DomainError(
@@ -308,10 +312,6 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
       reply.header('Connection', 'close');
       throw malformed;
     }
-    // Answers carry keys, tokens, secrets and account data: no cache keeps them (a GET sent
-    // with X-API-Key is not protected as one with Authorization is, RFC 9111 3.5). The contract
-    // document sets its own (no-cache, with its ETag).
-    reply.header('Cache-Control', 'no-store');
     // A request without a body has nothing to parse, whatever media type it names (fetch sends
     // text/plain with body '', SDKs application/json on every call): no 415, no "empty JSON".
     if (req.headers['content-type'] !== undefined && hasNoBody(req.headers)) {
@@ -470,7 +470,12 @@ function sendEarlyError(err: unknown, req: FastifyRequest, reply: FastifyReply):
   const mapped = mapError(err, String(req.id));
   void reply
     .code(mapped.status)
-    .headers({ ...mapped.headers, 'X-Request-Id': String(req.id), 'Svc-API-Version': 'v1' })
+    .headers({
+      ...mapped.headers,
+      'X-Request-Id': String(req.id),
+      'Svc-API-Version': 'v1',
+      'Cache-Control': 'no-store',
+    })
     .type('application/json; charset=utf-8')
     .send(JSON.stringify(mapped.body));
 }

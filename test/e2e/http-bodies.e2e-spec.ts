@@ -272,6 +272,15 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
     const refused = await http(`${svc.api}/wallet`);
     expect(refused.status).toBe(401);
     expect(refused.headers.get('cache-control')).toBe('no-store');
+    // Refused before any hook ran (broken percent-encoding) or for a malformed Host: the same.
+    for (const raw of [
+      'GET /api/v1/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n',
+    ]) {
+      const early = await rawRequest(svc.baseUrl, raw);
+      expect(early.status).toBe(400);
+      expect(early.headers['cache-control']).toBe('no-store');
+    }
     const doc = await http(`${svc.api}/openapi/v1.json`);
     expect(doc.headers.get('cache-control')).toBe('no-cache');
     expect(doc.headers.get('etag')).toBeTruthy();

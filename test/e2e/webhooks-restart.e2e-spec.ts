@@ -173,6 +173,7 @@ describe('webhooks: a slow receiver does not hold a stopping service', () => {
         body: JSON.stringify(limit(m, 'BUY', 'YES', m.reference - 10, 2)),
       });
       expect(late.status).toBe(503);
+      expect(late.headers.get('cache-control')).toBe('no-store');
       expect(((await late.json()) as Json).error.code).toBe('SERVICE_UNAVAILABLE');
       expect((await fetch(`${svc.api}/health/ready`)).status).toBe(503);
       await closing;
