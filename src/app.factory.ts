@@ -24,6 +24,12 @@ import { DomainError } from './common/errors/domain-error.js';
 import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
+import {
+  arrived,
+  behindClose,
+  closesConnection,
+  isLatest,
+} from './common/http/connection-order.js';
 import { hasNoBody, installJsonBodyParser } from './common/http/json-body.js';
 import { newRequestContext } from './common/http/request-context.js';
 import { requestIdFor } from './common/http/request-id.js';
@@ -291,7 +297,22 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   const firstParty = new Set(config.firstPartyOrigins);
   fastify.addHook('onRoute', (route) => routes.add(route.method, route.url ?? route.path));
 
+  // Behind an answer that closes the connection a pipelined request is never answered, so it is
+  // not run (see connection-order.ts): checked as it arrives and before each step that acts.
+  const skipBehindClose = (req: FastifyRequest, reply: FastifyReply): boolean => {
+    if (!behindClose(req.raw)) return false;
+    reply.hijack();
+    return true;
+  };
+  fastify.addHook('onError', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (String(reply.getHeader('connection') ?? '').toLowerCase() === 'close') {
+      closesConnection(req.raw);
+    }
+  });
+
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    arrived(req.raw);
+    if (skipBehindClose(req, reply)) return;
     req.svc = newRequestContext();
     reply.header('X-Request-Id', req.id).header('Svc-API-Version', 'v1');
     // Answers carry keys, tokens, secrets and account data: no cache keeps them (a GET sent
@@ -300,6 +321,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     reply.header('Cache-Control', 'no-store');
     if (pipeline.closing) {
       reply.header('Connection', 'close');
+      closesConnection(req.raw);
       throw new DomainError(
         'SERVICE_UNAVAILABLE',
         'The service is shutting down; retry shortly',
@@ -310,6 +332,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     const malformed = malformedRequest(req.raw);
     if (malformed !== null) {
       reply.header('Connection', 'close');
+      closesConnection(req.raw);
       throw malformed;
     }
     // A request without a body has nothing to parse, whatever media type it names (fetch sends
@@ -365,6 +388,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
   // what is wrong with its body, and costs no validation work. The legs are charged with the
   // key's limits, so a batch the schema refuses still counts against the per-IP ceiling.
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (skipBehindClose(req, reply)) return;
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta !== undefined) {
       const limits = pipeline.limits;
@@ -401,12 +425,17 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
 
   // Validated: an idempotent replay or conflict is answered now, before the controller.
   fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (skipBehindClose(req, reply)) return;
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta === undefined || pipeline.idempotency === null) return;
     if (await pipeline.idempotency.begin(req, reply)) return reply;
   });
 
   fastify.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    // While shutting down, an answer with nothing queued behind it on its connection ends that
+    // connection, so the exit need not wait SHUTDOWN_DRAIN_MS to drop it (a request already
+    // queued behind keeps it open and gets its 503).
+    if (pipeline.closing && isLatest(req.raw)) reply.header('Connection', 'close');
     if (req.idempotency !== undefined && pipeline.idempotency !== null) {
       await pipeline.idempotency.finish(req, reply, payload);
     }

@@ -105,6 +105,44 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
     expect(healthTwice.map((a) => a.status)).toEqual([200, 200, 400]);
   });
 
+  it('requests pipelined behind an answer that closes the connection are not run (never answered)', async () => {
+    const orderBody = (cid: string) =>
+      JSON.stringify(limit(m, 'BUY', 'YES', 2, 1, { client_order_id: cid }));
+    const orderAfter = (cid: string) =>
+      `POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nx-api-key: ${t.key}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(orderBody(cid))}\r\n\r\n${orderBody(cid)}`;
+    const closers: [string, number][] = [
+      ['GET /api/v1/health HTTP/1.1\r\n\r\n', 400], // no Host
+      ['GET /api/v1/health HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n', 400],
+      [
+        'POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json; charset=latin1\r\nContent-Length: 2\r\n\r\n{}',
+        415,
+      ],
+      [
+        'POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}',
+        415,
+      ],
+      ['GET /api/v1/health HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n', 417],
+    ];
+    for (const [i, [closer, status]] of closers.entries()) {
+      const cid = `behind-close-${i}`;
+      const answers = await pipelined(svc, closer + orderAfter(cid) + orderAfter(`${cid}-b`));
+      expect([i, answers.map((a) => a.status)]).toEqual([i, [status]]);
+      const placed = (await allOrders(svc, t)).map((o) => o.client_order_id);
+      expect([i, placed.filter((c: string) => c.startsWith(cid))]).toEqual([i, []]);
+    }
+    // A transfer coding that does not end with chunked leaves the length unknown: 400, and the
+    // request behind it (which would have been read as its body) is not run.
+    const te = await pipelined(
+      svc,
+      'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n' +
+        orderAfter('behind-te'),
+    );
+    expect(te.map((a) => a.status)).toEqual([200, 400]);
+    expect((await allOrders(svc, t)).some((o) => o.client_order_id === 'behind-te')).toBe(false);
+  });
+
   it('an upgrade, a refused handshake or CONNECT pipelined after a request waits for its answer', async () => {
     // Upgrade: h2c handed the socket on while the first answer held it: the process stopped.
     const h2c = await pipelined(
@@ -113,6 +151,14 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
         'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n',
     );
     expect(h2c.map((a) => a.status)).toEqual([200, 200]);
+    // Bytes after an h2c request without a length are the next request, not a body: the h2c one
+    // is answered as HTTP, the one behind it (unread once the socket is handed over) is not run.
+    const behind = await pipelined(
+      svc,
+      'GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n' +
+        'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(behind.map((a) => a.status)).toEqual([200]);
     for (const second of [
       'POST /api/v1/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
       'CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n',
@@ -370,6 +416,19 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
       'VALIDATION_FAILED',
     );
     expect(JSON.stringify(zoneless.details)).toMatch(/created_from must be an ISO 8601 date/);
+    // Finer than a millisecond rounds up (times are stored to the millisecond).
+    const last = (await allOrders(svc, t))[0];
+    const at = String(last.created_at).replace('Z', '');
+    const window = async (q: string) =>
+      (await as(t, `${svc.api}/orders/export?${q}`)).text.includes(String(last.id));
+    expect(await window(`created_to=${at}999Z`)).toBe(true);
+    expect(await window(`created_from=${at}1Z`)).toBe(false);
+    expect(await window(`created_from=${at}000Z`)).toBe(true);
+    expectContractError(
+      await as(t, `${svc.api}/orders/export?created_from=2026-11-23&created_to=2026-11-22`),
+      400,
+      'VALIDATION_FAILED',
+    );
     for (const ok of ['2026-11-22', '2026-11-22T15:46:00Z', '2026-11-22T15:46:00.5+02:00']) {
       expect(
         (await as(t, `${svc.api}/orders/export?created_to=${encodeURIComponent(ok)}`)).status,

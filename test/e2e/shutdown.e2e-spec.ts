@@ -241,6 +241,39 @@ describe('graceful shutdown on SIGTERM', () => {
   );
 
   it(
+    'a kept-alive connection whose request finished while closing is closed then, not at the drain deadline',
+    async () => {
+      const svc = await startService({
+        env: { SANDBOX_CLOCK_CONTROL: 'true', SHUTDOWN_DRAIN_MS: '20000' },
+      });
+      try {
+        const sock = connect({ host: '127.0.0.1', port: svc.port });
+        await new Promise<void>((r) => sock.once('connect', () => r()));
+        let raw = '';
+        sock.on('data', (c: Buffer) => (raw += c.toString()));
+        sock.on('error', () => undefined);
+        const body = JSON.stringify({ advance_seconds: 1 });
+        sock.write(
+          'POST /api/v1/sandbox/clock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+            `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+        );
+        await sleep(200);
+        const t0 = Date.now();
+        const exited = svc.stop('SIGTERM', 30_000);
+        await sleep(300);
+        sock.write(body.slice(5));
+        expect(await exited).toEqual({ code: 0, signal: null });
+        // Its answer went out, and the process did not sit out SHUTDOWN_DRAIN_MS (20 s).
+        expect(raw.startsWith('HTTP/1.1 200 OK')).toBe(true);
+        expect(Date.now() - t0).toBeLessThan(10_000);
+      } finally {
+        rmSync(svc.dataDir, { recursive: true, force: true });
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
     'SIGINT (Ctrl-C) shuts down the same way',
     async () => {
       const svc = await startService();

@@ -117,7 +117,7 @@ export function unreadableBody(headers: IncomingHttpHeaders): DomainError | null
     );
   }
   const charset = CHARSET.exec(headers['content-type'] ?? '')?.[1];
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+  if (charset !== undefined && !/^(?:utf-?8|us-ascii)$/i.test(charset)) {
     return new DomainError(
       'UNSUPPORTED_MEDIA_TYPE',
       `charset ${charset.slice(0, 40)} is not supported: send JSON in UTF-8`,

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { DomainError } from '../errors/domain-error.js';
 import { mapError } from '../errors/error-mapper.js';
+import { closesAfterArrived } from './connection-order.js';
 import { timesSent } from './raw-headers.js';
 import { requestIdFor } from './request-id.js';
 /**
@@ -51,8 +52,9 @@ function upgradeOrServe(
     for (const l of adapterListeners) l.call(server, req, socket, head);
     return;
   }
+  // Bytes after the headers without a length are the next pipelined request, not a body: this
+  // one is answered, that one (which the parser no longer reads) is not run.
   const hasBody =
-    head.length > 0 ||
     req.headers['transfer-encoding'] !== undefined ||
     Number(req.headers['content-length'] ?? 0) > 0;
   if (hasBody) {
@@ -90,6 +92,15 @@ export function malformedRequest(req: IncomingMessage): DomainError | null {
     return new DomainError(
       'BAD_REQUEST',
       `HTTP/${req.httpVersion} is not supported here: send HTTP/1.1`,
+    );
+  }
+  // RFC 9112 6.3: a request whose last transfer coding is not chunked has no knowable length
+  // (Node would read the next pipelined request as its body): 400, and the connection closes.
+  const te = req.headers['transfer-encoding'];
+  if (te !== undefined && te.split(',').pop()?.trim().toLowerCase() !== 'chunked') {
+    return new DomainError(
+      'BAD_REQUEST',
+      `Transfer-Encoding ${te.slice(0, 40)} does not end with chunked: the body's length is unknown`,
     );
   }
   const hosts = timesSent(req.rawHeaders, 'host');
@@ -148,6 +159,7 @@ function handshakeProblem(req: IncomingMessage): DomainError | null {
  */
 export function answerOddHttp(server: Server): void {
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    closesAfterArrived(req.socket);
     const answer = closingAnswer(
       new DomainError(
         'EXPECTATION_FAILED',

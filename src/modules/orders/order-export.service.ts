@@ -83,6 +83,11 @@ export class OrderExportService {
     const max = this.config.values.exportMaxRows;
     const from = instant(q.created_from, 'created_from');
     const to = instant(q.created_to, 'created_to');
+    if (from !== undefined && to !== undefined && from >= to) {
+      throw validationFailed([
+        { field: 'created_to', message: 'created_to must be after created_from' },
+      ]);
+    }
     const newest = repo.newestOrderId(c.userId);
     const filter: ExportFilter = {
       userId: c.userId,
@@ -153,11 +158,17 @@ function instant(value: string | undefined, field: string): string | undefined {
   if (value === undefined) return undefined;
   // A date (UTC midnight), or a date-time with Z or an offset: a zone-less time would be read in
   // the server's own time zone.
-  const ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
+  let ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw validationFailed([
-      { field, message: `${field} must be an ISO 8601 date, or date-time with Z or an offset` },
+      {
+        field,
+        message: `${field} must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)`,
+      },
     ]);
   }
+  // Times are stored to the millisecond: finer digits round up, so `created_to=...00.337999Z`
+  // keeps an order of .337 and `created_from=...00.3371Z` leaves it out.
+  if (/\.\d{3}\d*[1-9]/.test(value)) ms += 1;
   return new Date(ms).toISOString();
 }
