@@ -435,4 +435,38 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
       ).toBe(200);
     }
   });
+
+  it('names and notes shown to people refuse control characters and bidi overrides', async () => {
+    const session = { authorization: `Bearer ${t.token}` };
+    for (const name of [
+      'ci\u0000bot',
+      'ci\u001b[31mbot',
+      'evil\u202egnp.exe',
+      'two\nlines',
+      '   ',
+    ]) {
+      const res = await http(`${svc.api}/api-keys`, {
+        method: 'POST',
+        headers: session,
+        json: { name, environment: 'test' },
+      });
+      const err = expectContractError(res, 400, 'VALIDATION_FAILED');
+      expect(err.details.fields.map((f: { field: string }) => f.field)).toEqual(['name']);
+    }
+    const ok = await http(`${svc.api}/api-keys`, {
+      method: 'POST',
+      headers: session,
+      json: { name: 'Café bot ✓ עברית', environment: 'test' },
+    });
+    expect(ok.status).toBe(201);
+    // A reason may span lines, but hides nothing either.
+    const ask = (reason: string) =>
+      http(`${svc.api}/api-keys/${ok.body.id}/tier-request`, {
+        method: 'POST',
+        headers: session,
+        json: { tier: 'PRO', reason },
+      });
+    expectContractError(await ask('more\u202e traffic'), 400, 'VALIDATION_FAILED');
+    expect((await ask('more traffic:\n- bots\n- backtests')).status).toBe(202);
+  });
 });

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ValidateIf } from 'class-validator';
+import { ValidateBy, ValidateIf } from 'class-validator';
 
 /**
  * An optional body or query field: when it is absent its validators are skipped, but `null` is
@@ -19,4 +19,33 @@ export function DecimalIntegerQuery(): PropertyDecorator {
   return Transform(({ value }: { value: unknown }) =>
     typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
   );
+}
+
+/**
+ * Characters a name or note shown to people may not hold: C0 and C1 control characters (NUL,
+ * ESC, ...) and the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), which
+ * make a dashboard show text other than what is stored. Line breaks and tabs are allowed where
+ * the text may span lines.
+ */
+const HIDDEN = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
+/**
+ * Text shown to people: no control characters or bidi overrides. A one-line text (a name) must
+ * also show something; a multi-line note (a description, a reason) may be empty.
+ */
+export function PlainText(opts: { multiline?: boolean } = {}): PropertyDecorator {
+  const multiline = opts.multiline === true;
+  return ValidateBy({
+    name: 'plainText',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value !== 'string' ||
+        (!HIDDEN.test(multiline ? value.replace(/[\t\n\r]/g, '') : value) &&
+          (multiline || value.trim() !== '')),
+      defaultMessage: (args) =>
+        multiline
+          ? `${args?.property ?? 'value'} must be visible text: no control characters but line breaks and tabs, no bidirectional overrides`
+          : `${args?.property ?? 'value'} must be visible text: no control characters or bidirectional overrides, not only spaces`,
+    },
+  });
 }

@@ -13,7 +13,7 @@ import {
 } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-outbox.service.js';
-import { OptionalField } from '../../common/validation/fields.js';
+import { OptionalField, PlainText } from '../../common/validation/fields.js';
 
 const EVENT_CHOICES = ['*', ...WEBHOOK_EVENT_TYPES];
 
@@ -35,10 +35,14 @@ export class CreateWebhookDto {
   @IsIn(EVENT_CHOICES, { each: true })
   events: string[];
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({
+    maxLength: 500,
+    description: 'Visible text (line breaks allowed): no other control characters',
+  })
   @OptionalField()
   @IsString()
   @MaxLength(500)
+  @PlainText({ multiline: true })
   description?: string;
 }
 
@@ -58,10 +62,14 @@ export class UpdateWebhookDto {
   @IsIn(EVENT_CHOICES, { each: true })
   events?: string[];
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({
+    maxLength: 500,
+    description: 'Visible text (line breaks allowed): no other control characters',
+  })
   @OptionalField()
   @IsString()
   @MaxLength(500)
+  @PlainText({ multiline: true })
   description?: string;
 }
 

@@ -14,12 +14,17 @@ import {
 } from 'class-validator';
 import { ALL_SCOPES, type Scope } from '../../../common/api/scopes.js';
 import { TIERS, type Tier } from '../entities/api-key.entity.js';
-import { OptionalField } from '../../../common/validation/fields.js';
+import { OptionalField, PlainText } from '../../../common/validation/fields.js';
 
 export class CreateApiKeyDto {
-  @ApiProperty({ maxLength: 100, example: 'ci-bot' })
+  @ApiProperty({
+    maxLength: 100,
+    example: 'ci-bot',
+    description: 'Visible text: no control characters or bidirectional overrides',
+  })
   @IsString()
   @Length(1, 100)
+  @PlainText()
   name: string;
 
   @ApiProperty({ enum: ['live', 'test'], description: 'Fixes the prefix: svc_live_ or svc_test_' })
@@ -124,10 +129,14 @@ export class TierRequestBodyDto {
   @IsIn(TIERS)
   tier: Tier;
 
-  @ApiPropertyOptional({ maxLength: 1000 })
+  @ApiPropertyOptional({
+    maxLength: 1000,
+    description: 'Visible text (line breaks allowed): no other control characters',
+  })
   @OptionalField()
   @IsString()
   @MaxLength(1000)
+  @PlainText({ multiline: true })
   reason?: string;
 }
 
