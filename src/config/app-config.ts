@@ -150,50 +150,49 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
   return v as T;
 }
 
-function origins(env: Env, name: string): string[] {
+/**
+ * A comma-separated list (blanks and empty entries dropped), each entry read by `entry`, which
+ * throws a ConfigError naming the variable for a bad one. Unset: an empty list.
+ */
+function list(env: Env, name: string, entry: (s: string) => string): string[] {
   const v = present(env, name);
   if (v === undefined) return [];
   return v
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '')
-    .map((s) => {
-      let url: URL;
-      try {
-        url = new URL(s);
-      } catch {
-        throw new ConfigError(
-          name,
-          `holds "${s}", which is not an origin like https://app.example`,
-        );
-      }
-      // scheme://host[:port] and at most a trailing slash: no path, query, fragment,
-      // credentials or wildcard. The URL parser then gives the origin as a browser sends it
-      // (scheme and host lower-cased, a default port such as :443 for https dropped).
-      if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#@*\\\s]+\/?$/.test(s) || url.origin === 'null') {
-        throw new ConfigError(
-          name,
-          `holds "${s}", which is not a bare origin (scheme://host[:port])`,
-        );
-      }
-      return url.origin;
-    });
+    .map(entry);
+}
+
+function origins(env: Env, name: string): string[] {
+  return list(env, name, (s) => {
+    let url: URL;
+    try {
+      url = new URL(s);
+    } catch {
+      throw new ConfigError(name, `holds "${s}", which is not an origin like https://app.example`);
+    }
+    // scheme://host[:port] and at most a trailing slash: no path, query, fragment,
+    // credentials or wildcard. The URL parser then gives the origin as a browser sends it
+    // (scheme and host lower-cased, a default port such as :443 for https dropped).
+    if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#@*\\\s]+\/?$/.test(s) || url.origin === 'null') {
+      throw new ConfigError(
+        name,
+        `holds "${s}", which is not a bare origin (scheme://host[:port])`,
+      );
+    }
+    return url.origin;
+  });
 }
 
 /** Comma-separated email addresses, lower-cased as accounts store them. */
 function emails(env: Env, name: string): string[] {
-  const v = present(env, name);
-  if (v === undefined) return [];
-  return v
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((s) => {
-      if (!/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(s)) {
-        throw new ConfigError(name, `holds "${s}", which is not an email address`);
-      }
-      return s.toLowerCase();
-    });
+  return list(env, name, (s) => {
+    if (!/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(s)) {
+      throw new ConfigError(name, `holds "${s}", which is not an email address`);
+    }
+    return s.toLowerCase();
+  });
 }
 
 function baseUrl(env: Env, name: string, fallback: string): string {
@@ -231,21 +230,15 @@ function schedule(env: Env, name: string, fallback: number[]): number[] {
 }
 
 function proxies(env: Env, name: string): string[] {
-  const v = present(env, name);
-  if (v === undefined) return [];
-  return v
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((s) => {
-      if (!isProxyEntry(s)) {
-        throw new ConfigError(
-          name,
-          `holds "${s}", which is not an IP address or CIDR range (e.g. 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8)`,
-        );
-      }
-      return s;
-    });
+  return list(env, name, (s) => {
+    if (!isProxyEntry(s)) {
+      throw new ConfigError(
+        name,
+        `holds "${s}", which is not an IP address or CIDR range (e.g. 10.0.0.1, 10.0.0.0/8, ::1, fd00::/8)`,
+      );
+    }
+    return s;
+  });
 }
 
 /**

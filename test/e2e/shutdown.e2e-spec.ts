@@ -72,6 +72,27 @@ function fire(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A kept-alive connection with POST /sandbox/clock in flight: headers and half the body sent,
+ * then 200 ms. `finish` sends the rest (and whatever follows on the connection).
+ */
+async function halfSentClockAdvance(
+  svc: ServiceProcess,
+): Promise<{ finish(after?: string): void; received(): string }> {
+  const sock = connect({ host: '127.0.0.1', port: svc.port });
+  await new Promise<void>((r) => sock.once('connect', () => r()));
+  let raw = '';
+  sock.on('data', (c: Buffer) => (raw += c.toString()));
+  sock.on('error', () => undefined);
+  const body = JSON.stringify({ advance_seconds: 1 });
+  sock.write(
+    'POST /api/v1/sandbox/clock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+  );
+  await sleep(200);
+  return { finish: (after = '') => sock.write(body.slice(5) + after), received: () => raw };
+}
+
 describe('graceful shutdown on SIGTERM', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-shutdown-'));
   afterAll(() => {
@@ -206,23 +227,14 @@ describe('graceful shutdown on SIGTERM', () => {
     async () => {
       const svc = await startService({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
       try {
-        const sock = connect({ host: '127.0.0.1', port: svc.port });
-        await new Promise<void>((r) => sock.once('connect', () => r()));
-        let raw = '';
-        sock.on('data', (c: Buffer) => (raw += c.toString()));
-        sock.on('error', () => undefined);
-        const body = JSON.stringify({ advance_seconds: 1 });
         // A request in flight (half its body) keeps the connection busy across the signal...
-        sock.write(
-          'POST /api/v1/sandbox/clock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-            `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-        );
-        await sleep(200);
+        const inFlight = await halfSentClockAdvance(svc);
         const exited = svc.stop('SIGTERM', 8_000);
         await sleep(300);
         // ...then its rest and a second request on the same connection, after closing began.
-        sock.write(`${body.slice(5)}GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n`);
+        inFlight.finish('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
         expect(await exited).toEqual({ code: 0, signal: null });
+        const raw = inFlight.received();
         const second = raw.slice(raw.indexOf('HTTP/1.1', 1));
         expect(raw.startsWith('HTTP/1.1 200 OK')).toBe(true);
         expect(second.split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable');
@@ -247,24 +259,14 @@ describe('graceful shutdown on SIGTERM', () => {
         env: { SANDBOX_CLOCK_CONTROL: 'true', SHUTDOWN_DRAIN_MS: '20000' },
       });
       try {
-        const sock = connect({ host: '127.0.0.1', port: svc.port });
-        await new Promise<void>((r) => sock.once('connect', () => r()));
-        let raw = '';
-        sock.on('data', (c: Buffer) => (raw += c.toString()));
-        sock.on('error', () => undefined);
-        const body = JSON.stringify({ advance_seconds: 1 });
-        sock.write(
-          'POST /api/v1/sandbox/clock HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-            `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-        );
-        await sleep(200);
+        const inFlight = await halfSentClockAdvance(svc);
         const t0 = Date.now();
         const exited = svc.stop('SIGTERM', 30_000);
         await sleep(300);
-        sock.write(body.slice(5));
+        inFlight.finish();
         expect(await exited).toEqual({ code: 0, signal: null });
         // Its answer went out, and the process did not sit out SHUTDOWN_DRAIN_MS (20 s).
-        expect(raw.startsWith('HTTP/1.1 200 OK')).toBe(true);
+        expect(inFlight.received().startsWith('HTTP/1.1 200 OK')).toBe(true);
         expect(Date.now() - t0).toBeLessThan(10_000);
       } finally {
         rmSync(svc.dataDir, { recursive: true, force: true });

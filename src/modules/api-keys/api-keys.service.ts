@@ -328,7 +328,7 @@ export class ApiKeysService {
         }
       }
       // The requester learns the decision in the app (GET /notifications/cursor) and by email.
-      const name = key === null ? req.keyId : `"${key.name}" (${key.prefix}...)`;
+      const name = keyLabel(key, req.keyId);
       await tx
         .createQueryBuilder()
         .insert()
@@ -386,7 +386,7 @@ export class ApiKeysService {
   ): Promise<void> {
     const user = await this.users.byId(req.userId);
     if (user === null) return;
-    const name = key === null ? req.keyId : `"${key.name}" (${key.prefix}...)`;
+    const name = keyLabel(key, req.keyId);
     await this.mail.send({
       to: user.email,
       kind: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
@@ -413,6 +413,11 @@ export class ApiKeysService {
       ].join('\n'),
     });
   }
+}
+
+/** How a key is named to its owner: its name and prefix, never the secret. */
+function keyLabel(key: ApiKeyEntity | null, keyId: string): string {
+  return key === null ? keyId : `"${key.name}" (${key.prefix}...)`;
 }
 
 function newKeySecret(env: 'live' | 'test'): string {

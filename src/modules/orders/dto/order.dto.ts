@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsISO8601, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
@@ -110,10 +110,13 @@ export class OrderPageDto {
   next_cursor: string | null;
 }
 
-export class ListOrdersQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'] })
+const ORDER_STATUSES = ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'];
+
+/** The filters the order list and the CSV export share. */
+export class OrderFiltersDto {
+  @ApiPropertyOptional({ enum: ORDER_STATUSES })
   @OptionalField()
-  @IsIn(['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'])
+  @IsIn(ORDER_STATUSES)
   status?: string;
 
   @ApiPropertyOptional({ description: 'Market id (mkt_...)' })
@@ -122,18 +125,10 @@ export class ListOrdersQueryDto extends PageQueryDto {
   market_id?: string;
 }
 
+export class ListOrdersQueryDto extends IntersectionType(PageQueryDto, OrderFiltersDto) {}
+
 /** Filters of the CSV export: those of the order list, and a creation-time window. */
-export class ExportOrdersQueryDto {
-  @ApiPropertyOptional({ enum: ['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'] })
-  @OptionalField()
-  @IsIn(['OPEN', 'PARTIALLY_FILLED', 'FILLED', 'CANCELLED', 'EXPIRED'])
-  status?: string;
-
-  @ApiPropertyOptional({ description: 'Market id (mkt_...)' })
-  @OptionalField()
-  @Matches(MARKET_ID, { message: 'market_id must be a market id (mkt_...)' })
-  market_id?: string;
-
+export class ExportOrdersQueryDto extends OrderFiltersDto {
   @ApiPropertyOptional({
     format: 'date-time',
     description:
