@@ -182,6 +182,10 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
   const beforeClose = adapter.beforeClose.bind(adapter);
   adapter.beforeClose = () => {
     pipeline.closing = true;
+    log.info(
+      { drain_ms: config.shutdownDrainMs },
+      'shutting down: new requests are answered 503; requests in flight may finish',
+    );
     beforeClose();
   };
   installHooks(fastify, { routes, clock, log, config, pipeline });
@@ -218,7 +222,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     await app.init();
     serveOtherUpgradesAsHttp(fastify.server);
     answerOddHttp(fastify.server);
-    drainWithDeadline(fastify, config.shutdownDrainMs, pipeline);
+    drainWithDeadline(fastify, config.shutdownDrainMs, pipeline, log);
     const contract = buildOpenApi(app, config.stagingBaseUrl);
     app.get(OpenApiService, { strict: false }).set(contract);
     pipeline.operations = operationsOf(contract);
@@ -247,7 +251,12 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
  * middle of its request would hold SIGTERM indefinitely. SHUTDOWN_DRAIN_MS after closing starts,
  * the connections still open are closed.
  */
-function drainWithDeadline(fastify: FastifyInstance, drainMs: number, state: Lifecycle): void {
+function drainWithDeadline(
+  fastify: FastifyInstance,
+  drainMs: number,
+  state: Lifecycle,
+  log: Logger,
+): void {
   let timer: NodeJS.Timeout | null = null;
   fastify.addHook('preClose', (done) => {
     state.closing = true;
@@ -257,6 +266,7 @@ function drainWithDeadline(fastify: FastifyInstance, drainMs: number, state: Lif
   });
   fastify.addHook('onClose', (_instance, done) => {
     if (timer !== null) clearTimeout(timer);
+    log.info('HTTP server closed: every request answered; closing the databases');
     done();
   });
 }

@@ -28,6 +28,10 @@ async function main(): Promise<void> {
     throw err;
   }
   const { app, log } = created;
+  // Which signal began a shutdown; the shutdown itself logs its steps (see createApp).
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => log.info({ signal }, `received ${signal}`));
+  }
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -174,6 +174,20 @@ describe('graceful shutdown on SIGTERM', () => {
         (l) => l.msg === 'request' && l.route === '/api/v1/sandbox/clock' && l.status === 200,
       );
       expect(finished).toHaveLength(20);
+      // An operator reads in the log why and when it stopped: the signal, the start of the drain
+      // (before the requests it let finish), and the HTTP server closed after them.
+      const at = (msg: string) => lines.findIndex((l) => l.msg === msg);
+      const signalled = at('received SIGTERM');
+      const draining = at(
+        'shutting down: new requests are answered 503; requests in flight may finish',
+      );
+      const closed = at('HTTP server closed: every request answered; closing the databases');
+      expect(lines[signalled]).toMatchObject({ level: 30, signal: 'SIGTERM' });
+      expect(lines[draining]).toMatchObject({ level: 30, drain_ms: expect.any(Number) });
+      expect(signalled).toBeGreaterThanOrEqual(0);
+      expect(draining).toBeGreaterThan(signalled);
+      expect(lines.indexOf(finished[0])).toBeGreaterThan(draining);
+      expect(closed).toBeGreaterThan(lines.lastIndexOf(finished[finished.length - 1]));
 
       // The databases are intact and the service starts again on them.
       for (const name of ['platform', 'live', 'paper']) {
