@@ -338,7 +338,14 @@ describe('OpenAPI 3.1 contract', () => {
       },
       tags: ['Meta'],
     });
-    expect(Object.keys(legacy.responses).sort()).toEqual(['308', '410']);
+    expect(Object.keys(legacy.responses).sort()).toEqual([
+      '308',
+      '403',
+      '410',
+      '429',
+      '500',
+      '503',
+    ]);
   });
 
   it('matches what the service really answers: an error body has exactly the documented fields', async () => {

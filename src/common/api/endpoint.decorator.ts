@@ -40,7 +40,7 @@ export interface EndpointOptions {
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)',
   401: 'Missing, unknown, revoked or expired credential; bad or missing signature',
-  403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, ...)',
+  403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, ...)',
   404: 'No such resource (NOT_FOUND)',
   409: 'Conflict with the current state',
   410: 'Operation past its sunset date (SUNSET)',
@@ -51,6 +51,10 @@ const ERROR_TEXT: Record<number, string> = {
   500: 'Unexpected error (INTERNAL)',
   503: 'Shutting down or not ready (SERVICE_UNAVAILABLE); see Retry-After',
 };
+
+/** The 403 of a public operation: it takes no credential, but refuses one from a foreign origin. */
+export const CORS_REFUSAL =
+  'CORS_ORIGIN_REJECTED: a request carrying X-API-Key, Authorization or a cookie from an Origin that is not first-party';
 
 /**
  * The one decorator every route carries: it states the operation's summary, who may call it, its
@@ -72,8 +76,9 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   };
   const status = opts.status ?? 200;
   // Every operation may answer 503 while the service shuts down (Retry-After: 1).
-  const errorStatuses = new Set<number>([429, 500, 503, ...(opts.errors ?? [])]);
-  if (opts.auth !== 'public') errorStatuses.add(401).add(403);
+  // Every operation refuses a credentialed request from a foreign origin (403), public ones too.
+  const errorStatuses = new Set<number>([403, 429, 500, 503, ...(opts.errors ?? [])]);
+  if (opts.auth !== 'public') errorStatuses.add(401);
   if (lifecycle.state === 'DEPRECATED' && lifecycle.sunsetOn !== undefined) errorStatuses.add(410);
 
   const decorators: (MethodDecorator | ClassDecorator)[] = [
@@ -123,9 +128,11 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     meta.scopes.some(isWriteScope);
   for (const s of [...errorStatuses].sort()) {
     const base =
-      s === 403 && sessionWrites
-        ? 'Credential not allowed here (INSUFFICIENT_SCOPE, EMAIL_NOT_VERIFIED: a session of a user whose email is not verified, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, ...)'
-        : (ERROR_TEXT[s] ?? 'Error');
+      s === 403 && opts.auth === 'public'
+        ? CORS_REFUSAL
+        : s === 403 && sessionWrites
+          ? 'Credential not allowed here (INSUFFICIENT_SCOPE, EMAIL_NOT_VERIFIED: a session of a user whose email is not verified, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, ...)'
+          : (ERROR_TEXT[s] ?? 'Error');
     const own = [
       ...(opts.codes?.[s] ?? []),
       ...(s === 403 && opts.auth === 'session' ? ['SESSION_REQUIRED (an API key was sent)'] : []),

@@ -9,6 +9,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 
 const STATUS_SCHEMA = {
   type: 'object',
+  required: ['status'],
   properties: {
     status: { type: 'string', enum: ['ok', 'ready'] },
     checks: { type: 'object', additionalProperties: { type: 'string' } },

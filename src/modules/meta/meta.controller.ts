@@ -63,10 +63,12 @@ export class MetaController {
               kind: { type: 'string', enum: ['ADDED', 'CHANGED', 'DEPRECATED', 'REMOVED'] },
               description: { type: 'string' },
             },
+            required: ['id', 'date', 'title', 'kind', 'description'],
           },
         },
         rss: { type: 'string', description: 'URL of the RSS 2.0 feed' },
       },
+      required: ['data', 'rss'],
     },
   })
   changelog(): { data: typeof CHANGELOG; rss: string } {

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { CORS_REFUSAL } from '../../common/api/endpoint.decorator.js';
 import { deprecationHeaders, type Lifecycle } from '../../common/api/lifecycle.js';
 import { API_TAGS } from './tags.js';
 
@@ -57,6 +58,8 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
 
   const paths = doc.paths as Record<string, Obj>;
   const schemas = ((doc.components as Obj | undefined)?.schemas ?? {}) as Record<string, Obj>;
+  // Before the loop: the legacy URL answers with the same pipeline headers as every operation.
+  paths['/openapi.json'] = legacyOpenApiPath();
   for (const item of Object.values(paths)) {
     for (const m of METHODS) {
       const op = item[m] as Obj | undefined;
@@ -66,12 +69,24 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
       closeBodySchema(op, schemas);
     }
   }
+  // The contract's own answers carry its strong ETag (If-None-Match -> 304).
+  for (const path of ['/api/v1/openapi/v1.json', '/api/v1/openapi.json']) {
+    for (const status of ['200', '304']) {
+      const r = ((paths[path]?.get as Obj | undefined)?.responses as Obj | undefined)?.[status] as
+        Obj | undefined;
+      if (r !== undefined) {
+        r.headers = {
+          ...(r.headers as Obj),
+          ETag: header('Strong ETag of the document; send it as If-None-Match', 'string', true),
+        };
+      }
+    }
+  }
   for (const [path, media] of Object.entries(NON_JSON_BODIES)) {
     const ok = ((paths[path]?.get as Obj | undefined)?.responses as Obj | undefined)?.['200'] as
       Obj | undefined;
     if (ok !== undefined) ok.content = { [media]: { schema: { type: 'string' } } };
   }
-  paths['/openapi.json'] = legacyOpenApiPath();
   (doc as Obj).tags = API_TAGS;
   // The WebSocket feed is described by AsyncAPI, not by a tag.
   (doc as Obj).externalDocs = {
@@ -106,8 +121,13 @@ function securityFor(op: Obj): Obj[] {
   }
 }
 
-const header = (description: string, type: 'integer' | 'string' = 'string'): Obj => ({
+const header = (
+  description: string,
+  type: 'integer' | 'string' = 'string',
+  required = false,
+): Obj => ({
   description,
+  ...(required ? { required: true } : {}),
   schema: { type },
 });
 const ERROR_BODY: Obj = {
@@ -192,8 +212,10 @@ function describeHeadersAndShared(op: Obj, method: string): void {
     const h: Obj = {
       'X-Request-Id': header(
         'This request’s id (your own if you sent a well-formed one); equals error.request_id',
+        'string',
+        true,
       ),
-      'Svc-API-Version': header('API version: v1'),
+      'Svc-API-Version': header('API version: v1', 'string', true),
     };
     if (authed && status !== '401') {
       h['X-RateLimit-Limit'] = header(
@@ -217,8 +239,9 @@ function describeHeadersAndShared(op: Obj, method: string): void {
         );
       }
     }
+    // Every 429 says when to retry; a 503 does while shutting down (not from a failed readiness).
     if (status === '429' || status === '503') {
-      h['Retry-After'] = header('Seconds to wait before retrying', 'integer');
+      h['Retry-After'] = header('Seconds to wait before retrying', 'integer', status === '429');
     }
     if (mutation && authed && !status.startsWith('5')) {
       if (!status.startsWith('2')) {
@@ -231,12 +254,18 @@ function describeHeadersAndShared(op: Obj, method: string): void {
       );
     }
     if (deprecation !== undefined) {
-      h['Deprecation'] = header('When the operation was deprecated, as @<unix seconds> (RFC 9745)');
+      // On every answer the operation gives; a 503 while shutting down is answered before routing.
+      const always = !status.startsWith('5');
+      h['Deprecation'] = header(
+        'When the operation was deprecated, as @<unix seconds> (RFC 9745)',
+        'string',
+        always,
+      );
       if (deprecation.sunset_on !== null) {
-        h['Sunset'] = header('When the operation stops working (RFC 8594)');
+        h['Sunset'] = header('When the operation stops working (RFC 8594)', 'string', always);
       }
       if (deprecation.successor !== null) {
-        h['Link'] = header('The successor operation, rel="successor-version"');
+        h['Link'] = header('The successor operation, rel="successor-version"', 'string', always);
       }
     }
     r.headers = { ...h, ...((r.headers as Obj | undefined) ?? {}) };
@@ -247,7 +276,7 @@ function legacyOpenApiPath(): Obj {
   const headers = deprecationHeaders(LEGACY_OPENAPI_LIFECYCLE);
   const headerDocs: Obj = {};
   for (const [name, example] of Object.entries(headers)) {
-    headerDocs[name] = { schema: { type: 'string' }, example };
+    headerDocs[name] = { required: true, schema: { type: 'string' }, example };
   }
   return {
     get: {
@@ -269,14 +298,24 @@ function legacyOpenApiPath(): Obj {
       responses: {
         '308': {
           description: 'Permanent redirect to /api/v1/openapi.json',
-          headers: { Location: { schema: { type: 'string' } }, ...headerDocs },
+          headers: { Location: { required: true, schema: { type: 'string' } }, ...headerDocs },
         },
+        '403': { description: CORS_REFUSAL, headers: headerDocs, content: ERROR_BODY },
         '410': {
           description: 'Past the sunset (SUNSET)',
           headers: headerDocs,
-          content: {
-            'application/json': { schema: { $ref: '#/components/schemas/ErrorResponseDto' } },
-          },
+          content: ERROR_BODY,
+        },
+        // Like every path, it counts against the per-IP ceiling of its category (general).
+        '429': {
+          description: 'Rate limit exceeded (RATE_LIMITED: the per-IP ceiling); see Retry-After',
+          headers: headerDocs,
+          content: ERROR_BODY,
+        },
+        '500': { description: 'Unexpected error (INTERNAL)', content: ERROR_BODY },
+        '503': {
+          description: 'Shutting down (SERVICE_UNAVAILABLE); see Retry-After',
+          content: ERROR_BODY,
         },
       },
     },

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
 
 export class RegisterDto {
-  @ApiProperty({ example: 'dev@example.com' })
+  @ApiProperty({ example: 'dev@example.com', format: 'email', maxLength: 320 })
   @IsEmail()
   @MaxLength(320)
   email: string;
@@ -14,19 +14,23 @@ export class RegisterDto {
 }
 
 export class LoginDto {
-  @ApiProperty({ example: 'trader@sandbox.test' })
+  @ApiProperty({ example: 'trader@sandbox.test', format: 'email', maxLength: 320 })
   @IsEmail()
   @MaxLength(320)
   email: string;
 
-  @ApiProperty({ example: 'sandbox-password' })
+  @ApiProperty({ example: 'sandbox-password', minLength: 1, maxLength: 200 })
   @IsString()
   @Length(1, 200)
   password: string;
 }
 
 export class VerifyEmailDto {
-  @ApiProperty({ description: 'The token from the verification email' })
+  @ApiProperty({
+    minLength: 10,
+    maxLength: 200,
+    description: 'The token from the verification email',
+  })
   @IsString()
   @Length(10, 200)
   token: string;

@@ -1,0 +1,654 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { totpAt } from '../../src/common/crypto/totp.js';
+import type { ManualClock } from '../../src/common/clock/clock.js';
+import { verificationToken, verifiedAccount } from '../support/access.js';
+import { http, startApp, type Running } from '../support/harness.js';
+import {
+  callService,
+  OpenApiConformance,
+  type CallOptions,
+  type Exchange,
+  type Obj,
+} from '../support/openapi-conformance.js';
+import { ADMIN, approveTier, ORDER_SCOPES, TRADABLE, TRADER } from '../support/orders.js';
+import { Receiver } from '../support/receiver.js';
+import { sessionFor } from '../support/keys.js';
+import { until } from '../support/webhooks.js';
+
+/**
+ * Response conformance: the service, driven as a client drives it, answers what its own OpenAPI
+ * 3.1 document (GET /api/v1/openapi.json) says: a documented status, a documented Content-Type, a
+ * body valid against the documented schema (with no undocumented property), the headers marked
+ * required. Rate limits and usage metering are on, so their headers are checked too; every test
+ * starts a new minute of the service clock so the per-minute windows do not carry over. The clock
+ * starts before the legacy /openapi.json's sunset (308) and the last test moves past it (410).
+ */
+const START = '2026-07-01T12:00:00.000Z';
+const HOOK_SCOPES = [
+  ...ORDER_SCOPES,
+  'wallet:write',
+  'webhooks:read',
+  'webhooks:write',
+  'notifications:read',
+  'notifications:write',
+  'data:read',
+];
+/** Operations this suite does not reach, and why. */
+const NOT_EXERCISED: Record<string, string> = {};
+
+describe('OpenAPI response conformance', () => {
+  let svc: Running;
+  let rx: Receiver;
+  let oas: OpenApiConformance;
+  /** trader@sandbox.test: a session, a test key with every trading and webhook scope, a live key. */
+  let token: string;
+  let adminToken: string;
+  let testKey: string;
+  let testKeyId: string;
+  let liveKey: string;
+  let readOnlyKey: string;
+  /** The trader's TOTP seed, once enrolled. */
+  let mfaSecret: string;
+  const totp = () => totpAt(mfaSecret, Math.floor(svc.clock.nowSeconds() / 30));
+  const market = TRADABLE[0];
+
+  const call = (method: string, path: string, opts: CallOptions = {}) =>
+    callService(svc.baseUrl, method, path, opts);
+  const expectConforms = (ex: Exchange, status?: number) => oas.expectConforms(ex, status);
+  /** call + expectConforms under /api/v1. */
+  const api = async (method: string, path: string, status: number, opts: CallOptions = {}) =>
+    expectConforms(await call(method, `/api/v1${path}`, opts), status);
+  const advance = (ms: number) => (svc.clock as ManualClock).advance(ms);
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    rx.on('/ok', { status: 200 });
+    rx.otherwise({ status: 500 });
+    svc = await startApp({
+      now: START,
+      env: {
+        SANDBOX_FEED_INTERVAL_MS: '0',
+        DATA_API_USAGE_METERING_ENABLED: 'true',
+        WEBHOOK_POLL_MS: '20',
+        WEBHOOK_RETRY_SCHEDULE: '0',
+      },
+    });
+    const res = await http(`${svc.api}/openapi.json`);
+    expect(res.status).toBe(200);
+    oas = new OpenApiConformance(res.body as Obj);
+    token = await sessionFor(svc.api, TRADER);
+    adminToken = await sessionFor(svc.api, ADMIN);
+    const created = await api('POST', '/api-keys', 201, {
+      token,
+      json: {
+        name: 'conformance',
+        environment: 'test',
+        scopes: HOOK_SCOPES,
+        acknowledge_write_scopes: true,
+      },
+    });
+    testKey = created.body.key;
+    testKeyId = created.body.id;
+    await approveTier(
+      svc,
+      { email: TRADER, token, key: testKey, keyId: testKeyId, userId: '' },
+      'ENTERPRISE',
+      adminToken,
+    );
+    const live = await api('POST', '/api-keys', 201, {
+      token,
+      json: {
+        name: 'live',
+        environment: 'live',
+        scopes: HOOK_SCOPES,
+        acknowledge_write_scopes: true,
+      },
+    });
+    liveKey = live.body.key;
+    const ro = await api('POST', '/api-keys', 201, {
+      token,
+      json: { name: 'read-only', environment: 'test' },
+    });
+    readOnlyKey = ro.body.key;
+  });
+  afterAll(async () => {
+    await svc.close();
+    await rx.close();
+  });
+  beforeEach(() => advance(61_000));
+
+  describe('meta', () => {
+    it('health, readiness, changelog (JSON and RSS), AsyncAPI', async () => {
+      await api('GET', '/health', 200);
+      await api('GET', '/health/ready', 200);
+      await api('GET', '/changelog', 200);
+      await api('GET', '/changelog.rss', 200);
+      await api('GET', '/asyncapi.json', 200);
+    });
+
+    it('the contract: 200, then 304 with If-None-Match; the legacy URL redirects (308)', async () => {
+      for (const path of ['/openapi.json', '/openapi/v1.json']) {
+        const full = await api('GET', path, 200);
+        const etag = full.headers.get('etag') ?? '';
+        await api('GET', path, 304, { headers: { 'if-none-match': etag } });
+      }
+      expectConforms(await call('GET', '/openapi.json'), 308);
+    });
+
+    it('public operations refuse a credential from a foreign origin (403 CORS_ORIGIN_REJECTED)', async () => {
+      const foreign = { key: testKey, headers: { origin: 'https://evil.example' } };
+      for (const path of ['/health', '/changelog', '/changelog.rss', '/openapi.json']) {
+        await api('GET', path, 403, foreign);
+      }
+      expectConforms(await call('GET', '/openapi.json', foreign), 403);
+      await api('POST', '/auth/login', 403, {
+        headers: { origin: 'https://evil.example', cookie: 'session=1' },
+        json: { email: TRADER, password: 'sandbox-password' },
+      });
+    });
+  });
+
+  describe('accounts and sessions', () => {
+    it('register, verify, resend, login, me', async () => {
+      const email = `conf-${Date.now()}@example.test`;
+      const reg = await api('POST', '/auth/register', 201, {
+        json: { email, password: 'correct-horse-battery' },
+      });
+      expect(reg.body.email).toBe(email);
+      await api('POST', '/auth/register', 409, {
+        json: { email, password: 'correct-horse-battery' },
+      });
+      await api('POST', '/auth/register', 400, { json: { email, password: 'short' } });
+      const fresh = await api('POST', '/auth/login', 200, {
+        json: { email, password: 'correct-horse-battery' },
+      });
+      await api('POST', '/auth/verify-email/resend', 202, { token: fresh.body.token });
+      await api('POST', '/auth/verify-email', 422, { json: { token: 'x'.repeat(32) } });
+      await api('POST', '/auth/verify-email', 400, { json: { token: 'short' } });
+      await api('POST', '/auth/verify-email', 200, {
+        json: { token: verificationToken(svc, email) },
+      });
+      await api('POST', '/auth/verify-email/resend', 409, { token: fresh.body.token });
+      await api('POST', '/auth/login', 401, { json: { email, password: 'wrong-password!' } });
+      await api('POST', '/auth/login', 400, { body: '{"email":', headers: json() });
+      await api('GET', '/auth/me', 200, { key: testKey });
+      await api('GET', '/auth/me', 200, { token });
+      await api('GET', '/auth/me', 401);
+      await api('GET', '/auth/me', 401, { key: 'svc_test_00000000000000000000000000000000' });
+      await api('GET', '/auth/me', 403, {
+        key: testKey,
+        headers: { origin: 'https://evil.example' },
+      });
+    });
+  });
+
+  describe('API keys, tiers, security, terms, usage', () => {
+    it('create (with a signing secret), list, rotate, revoke, and their refusals', async () => {
+      const signed = await api('POST', '/api-keys', 201, {
+        token,
+        json: { name: 'signed', environment: 'live', signing_required: true, expires_in_days: 30 },
+      });
+      expect(signed.body.signing_secret).toMatch(/^svc_sign_/);
+      await api('GET', '/api-keys', 200, { token });
+      await api('GET', '/api-keys?limit=0', 400, { token });
+      await api('GET', '/markets', 401, { key: signed.body.key });
+      const rotated = await api('POST', `/api-keys/${signed.body.id}/rotate`, 200, { token });
+      await api('POST', `/api-keys/${signed.body.id}/revoke`, 200, { token });
+      await api('GET', '/markets', 401, { key: rotated.body.key });
+      await api('POST', `/api-keys/${signed.body.id}/rotate`, 409, { token });
+      await api('POST', '/api-keys/key_00000000000000000000/revoke', 404, { token });
+      await api('POST', '/api-keys', 422, {
+        token,
+        json: { name: 'w', environment: 'test', scopes: ['orders:write'] },
+      });
+      await api('POST', '/api-keys', 403, {
+        token,
+        json: { name: 'a', environment: 'test', scopes: ['admin:read'] },
+      });
+      await api('POST', '/api-keys', 400, { token, json: { name: 'x', environment: 'prod' } });
+      await api('POST', '/api-keys', 403, {
+        key: testKey,
+        json: { name: 'x', environment: 'test' },
+      });
+      await api('POST', '/api-keys', 415, {
+        token,
+        body: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      await api('POST', '/api-keys', 413, {
+        token,
+        json: { name: 'x', environment: 'test', pad: 'x'.repeat(2_000_000) },
+      });
+      const unverified = await sessionFor(svc.api, 'unverified@sandbox.test');
+      await api('POST', '/api-keys', 403, {
+        token: unverified,
+        json: {
+          name: 'w',
+          environment: 'test',
+          scopes: ['orders:write'],
+          acknowledge_write_scopes: true,
+        },
+      });
+    });
+
+    it('tier requests: ask, list (admin), approve, deny, and a second decision', async () => {
+      const key = await api('POST', '/api-keys', 201, {
+        token,
+        json: { name: 'tiers', environment: 'live' },
+      });
+      const ask = (tier: string) =>
+        api('POST', `/api-keys/${key.body.id}/tier-request`, 202, {
+          token,
+          json: { tier, reason: 'conformance' },
+        });
+      const first = await ask('PRO');
+      await api('GET', '/admin/tier-requests', 200, { token: adminToken });
+      await api('GET', '/admin/tier-requests?status=PENDING', 200, { token: adminToken });
+      await api('GET', '/admin/tier-requests', 403, { token });
+      await api('POST', `/admin/tier-requests/${first.body.id}/deny`, 200, { token: adminToken });
+      await api('POST', `/admin/tier-requests/${first.body.id}/approve`, 409, {
+        token: adminToken,
+      });
+      const second = await ask('PRO');
+      await api('POST', `/admin/tier-requests/${second.body.id}/approve`, 200, {
+        token: adminToken,
+      });
+      await api('POST', '/admin/tier-requests/tier_00000000000000000000/approve', 404, {
+        token: adminToken,
+      });
+      await api('POST', `/api-keys/${key.body.id}/tier-request`, 400, {
+        token,
+        json: { tier: 'GOLD' },
+      });
+    });
+
+    it('MFA enrol and step-up, developer terms, usage', async () => {
+      const enrolled = await api('POST', '/security/mfa/enroll', 201, { token });
+      mfaSecret = enrolled.body.secret as string;
+      await api('POST', '/security/mfa/step-up', 422, { token, json: { code: '000000' } });
+      await api('POST', '/security/mfa/step-up', 200, { token, json: { code: totp() } });
+      await api('POST', '/security/mfa/step-up', 400, { token, json: {} });
+      const terms = await api('GET', '/developer-terms', 200, { token });
+      await api('POST', '/developer-terms/accept', 200, {
+        token,
+        json: { version: terms.body.version },
+      });
+      await api('POST', '/developer-terms/accept', 422, { token, json: { version: '1999-01-01' } });
+      await api('GET', '/usage', 200, { key: testKey });
+      await api('GET', '/usage', 200, { token });
+    });
+  });
+
+  describe('markets', () => {
+    it('list, get, order book, trades, with and without a key, and refusals', async () => {
+      await api('GET', '/markets', 200);
+      await api('GET', '/markets?limit=2&status=OPEN', 200, { key: testKey });
+      await api('GET', '/markets?limit=0', 400);
+      await api('GET', '/markets?bogus=1', 400, { key: testKey });
+      await api('GET', '/markets', 401, { key: 'svc_test_00000000000000000000000000000000' });
+      await api('GET', `/markets/${market.id}`, 200);
+      await api('GET', `/markets/${market.id}`, 200, { key: testKey });
+      await api('GET', '/markets/mkt_00000000000000000000', 404);
+      await api('GET', `/markets/${market.id}/orderbook`, 200, { key: testKey });
+      await api('GET', `/markets/${market.id}/orderbook?depth=2`, 200);
+      await api('GET', `/markets/${market.id}/trades`, 200, { key: testKey });
+    });
+  });
+
+  describe('orders', () => {
+    const buy = (price: number, quantity = 1, extra: Obj = {}) => ({
+      market_id: market.id,
+      action: 'BUY',
+      side: 'YES',
+      type: 'LIMIT',
+      price,
+      quantity,
+      ...extra,
+    });
+
+    it('place, quote, amend, get, list, cancel, and their refusals', async () => {
+      const resting = await api('POST', '/orders', 201, { key: testKey, json: buy(5, 2) });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: { market_id: market.id, action: 'BUY', side: 'YES', type: 'MARKET', quantity: 3 },
+      });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: buy(95, 1, { time_in_force: 'IOC', client_order_id: 'conf-ioc' }),
+      });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: { ...buy(50, 5_000), time_in_force: 'FOK' },
+      });
+      await api('POST', '/orders', 400, { key: testKey, json: buy(0) });
+      await api('POST', '/orders', 404, {
+        key: testKey,
+        json: { ...buy(5), market_id: 'mkt_00000000000000000000' },
+      });
+      await api('POST', '/orders', 422, { key: testKey, json: buy(99, 1, { post_only: true }) });
+      await api('POST', '/orders', 422, { key: testKey, json: buy(50, 900_000_000) });
+      await api('POST', '/orders', 401, { json: buy(5) });
+      await api('POST', '/orders', 403, { key: readOnlyKey, json: buy(5) });
+      await api('POST', '/orders/quote', 200, { key: testKey, json: buy(60, 10) });
+      await api('POST', '/orders/quote', 400, { key: testKey, json: { market_id: market.id } });
+      const id = resting.body.id as string;
+      await api('PATCH', `/orders/${id}`, 200, { key: testKey, json: { quantity: 1 } });
+      await api('PATCH', `/orders/${id}`, 422, { key: testKey, json: { quantity: 1 } });
+      await api('PATCH', `/orders/${id}`, 400, { key: testKey, json: { price: 100 } });
+      await api('GET', `/orders/${id}`, 200, { key: testKey });
+      await api('GET', '/orders/ord_00000000000000000000', 404, { key: testKey });
+      const page = await api('GET', '/orders?limit=2', 200, { key: testKey });
+      await api('GET', `/orders?limit=2&cursor=${page.body.next_cursor}`, 200, { key: testKey });
+      await api('GET', '/orders?limit=201', 400, { key: testKey });
+      await api('GET', `/orders?status=OPEN&market_id=${market.id}`, 200, { key: testKey });
+      await api('GET', '/orders?status=NOPE', 400, { key: testKey });
+      await api('DELETE', `/orders/${id}`, 200, { key: testKey });
+      await api('DELETE', `/orders/${id}`, 409, { key: testKey });
+      await api('PATCH', `/orders/${id}`, 409, { key: testKey, json: { quantity: 1 } });
+      await api('DELETE', '/orders/ord_00000000000000000000', 404, { key: testKey });
+    });
+
+    it('batch, cancel-batch, cancel-all', async () => {
+      const batch = await api('POST', '/orders/batch', 200, {
+        key: testKey,
+        json: { orders: [buy(4), buy(3), buy(99, 1, { post_only: true })] },
+      });
+      const ids = (batch.body.results as Obj[]).filter((r) => r.order).map((r) => r.order.id);
+      await api('POST', '/orders/batch', 400, { key: testKey, json: { orders: [] } });
+      await api('POST', '/orders/cancel-batch', 200, {
+        key: testKey,
+        json: { order_ids: [ids[0], 'ord_00000000000000000000'] },
+      });
+      await api('POST', '/orders/cancel-batch', 400, { key: testKey, json: { order_ids: [] } });
+      await api('POST', '/orders/cancel-all', 200, {
+        key: testKey,
+        json: { market_id: market.id },
+      });
+      await api('POST', '/orders/cancel-all', 200, { key: testKey });
+      await api('POST', '/orders/cancel-all', 404, {
+        key: testKey,
+        json: { market_id: 'mkt_00000000000000000000' },
+      });
+    });
+
+    it('Idempotency-Key: a replay, a reuse with another body', async () => {
+      const headers = { 'idempotency-key': `conf-${Date.now()}` };
+      await api('POST', '/orders', 201, { key: testKey, json: buy(2), headers });
+      const replay = await api('POST', '/orders', 201, { key: testKey, json: buy(2), headers });
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      await api('POST', '/orders', 422, { key: testKey, json: buy(3), headers });
+      const failing = { 'idempotency-key': `conf-fail-${Date.now()}` };
+      const cross = buy(99, 1, { post_only: true });
+      await api('POST', '/orders', 422, { key: testKey, json: cross, headers: failing });
+      const again = await api('POST', '/orders', 422, {
+        key: testKey,
+        json: cross,
+        headers: failing,
+      });
+      expect(again.headers.get('idempotent-original-request-id')).toMatch(/^req_/);
+    });
+
+    it('export (CSV), its refusals, and the per-route limit (429)', async () => {
+      await api('GET', '/orders/export', 200, { key: testKey });
+      await api('HEAD', '/orders/export', 200, { key: testKey });
+      await api('GET', `/orders/export?status=CANCELLED&created_from=2026-01-01`, 200, {
+        key: testKey,
+      });
+      await api('GET', '/orders/export?created_from=yesterday', 400, { key: testKey });
+      for (let i = 0; i < 2; i++) await api('GET', '/orders/export', 200, { key: testKey });
+      await api('GET', '/orders/export', 429, { key: testKey });
+    });
+
+    it('cancel-on-disconnect: enable, read, disable; a session is refused', async () => {
+      await api('POST', '/orders/cancel-on-disconnect', 200, {
+        key: testKey,
+        json: { grace_seconds: 3 },
+      });
+      await api('GET', '/orders/cancel-on-disconnect', 200, { key: testKey });
+      await api('DELETE', '/orders/cancel-on-disconnect', 200, { key: testKey });
+      await api('POST', '/orders/cancel-on-disconnect', 400, {
+        key: testKey,
+        json: { grace_seconds: 1000 },
+      });
+      await api('GET', '/orders/cancel-on-disconnect', 403, { token });
+    });
+  });
+
+  describe('wallet, positions, transactions', () => {
+    it('wallet, ledger and positions (cursor and deprecated)', async () => {
+      await api('GET', '/wallet', 200, { key: testKey });
+      await api('GET', '/wallet', 200, { token });
+      await api('GET', '/transactions/cursor?limit=2', 200, { key: testKey });
+      await api('GET', '/transactions/cursor?type=TRADE', 200, { key: testKey });
+      await api('GET', '/transactions/cursor?cursor=forged', 400, { key: testKey });
+      await api('GET', '/wallet/transactions', 200, { key: testKey });
+      await api('GET', '/positions/cursor', 200, { key: testKey });
+      await api('GET', '/positions/cursor?include_closed=true', 200, { key: testKey });
+      await api('GET', '/wallet/positions', 200, { key: testKey });
+      await api('GET', '/wallet/positions', 401);
+      await api('GET', '/wallet/transactions?limit=0', 400, { key: testKey });
+      await api('GET', '/notifications', 403, { key: (await hookKey(['markets:read'])).key });
+      await api('GET', '/wallet', 403, { key: (await hookKey(['markets:read'])).key });
+    });
+
+    it('deposits and withdrawals (live only, step-up)', async () => {
+      await api('POST', '/wallet/deposits', 403, { key: testKey, json: { amount_cents: 100 } });
+      await api('POST', '/wallet/deposits', 201, { key: liveKey, json: { amount_cents: 5000 } });
+      await api('POST', '/wallet/deposits', 400, { key: liveKey, json: { amount_cents: '1' } });
+      await api('POST', '/wallet/withdrawals', 403, { key: liveKey, json: { amount_cents: 1 } });
+      advance(30_000);
+      await api('POST', '/security/mfa/step-up', 200, { key: liveKey, json: { code: totp() } });
+      await api('POST', '/wallet/withdrawals', 201, { key: liveKey, json: { amount_cents: 100 } });
+      await api('POST', '/wallet/withdrawals', 422, {
+        key: liveKey,
+        json: { amount_cents: 1_000_000_000 },
+      });
+      await api('GET', '/transactions/cursor', 200, { key: liveKey });
+      await api('GET', '/wallet', 200, { key: liveKey });
+    });
+  });
+
+  describe('sandbox controls', () => {
+    it('fund, move a price, resolve, reset; a live key is refused', async () => {
+      await api('POST', '/sandbox/wallet/fund', 201, { key: testKey, json: { amount_cents: 500 } });
+      await api('POST', '/sandbox/wallet/fund', 400, { key: testKey, json: { amount_cents: 0 } });
+      await api('POST', '/sandbox/wallet/fund', 403, { key: liveKey, json: { amount_cents: 5 } });
+      await api('POST', '/sandbox/wallet/fund', 403, { token, json: { amount_cents: 5 } });
+      const other = TRADABLE[1];
+      await api('POST', `/sandbox/markets/${other.id}/price`, 200, {
+        key: testKey,
+        json: { price: 40 },
+      });
+      await api('POST', '/sandbox/markets/mkt_00000000000000000000/price', 404, {
+        key: testKey,
+        json: { price: 40 },
+      });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: { market_id: other.id, action: 'BUY', side: 'YES', type: 'MARKET', quantity: 2 },
+      });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: {
+          market_id: other.id,
+          action: 'SELL',
+          side: 'YES',
+          type: 'LIMIT',
+          price: 90,
+          quantity: 1,
+        },
+      });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: {
+          market_id: other.id,
+          action: 'BUY',
+          side: 'YES',
+          type: 'LIMIT',
+          price: 3,
+          quantity: 1,
+        },
+      });
+      await api('POST', `/sandbox/markets/${other.id}/resolve`, 200, {
+        key: testKey,
+        json: { outcome: 'YES' },
+      });
+      await api('POST', `/sandbox/markets/${other.id}/resolve`, 409, {
+        key: testKey,
+        json: { outcome: 'YES' },
+      });
+      await api('POST', `/sandbox/markets/${other.id}/price`, 422, {
+        key: testKey,
+        json: { price: 40 },
+      });
+      await api('GET', '/positions/cursor?include_closed=true', 200, { key: testKey });
+      await api('GET', `/orders?market_id=${other.id}`, 200, { key: testKey });
+      await api('GET', '/transactions/cursor?type=SETTLEMENT', 200, { key: testKey });
+      await api('POST', '/sandbox/reset', 200, { key: testKey });
+      await api('GET', '/transactions/cursor', 200, { key: testKey });
+      await api('GET', '/orders', 200, { key: testKey });
+    });
+  });
+
+  describe('webhooks and notifications', () => {
+    it('create, read, update, rotate, test, deliveries, replay, health, delete', async () => {
+      const ep = await api('POST', '/webhooks', 201, {
+        key: testKey,
+        json: { url: rx.url('/ok'), events: ['*'], description: 'conformance' },
+      });
+      const id = ep.body.id as string;
+      await api('POST', '/webhooks', 400, { key: testKey, json: { url: 'nope', events: ['*'] } });
+      await api('GET', '/webhooks', 200, { key: testKey });
+      await api('GET', `/webhooks/${id}`, 200, { key: testKey });
+      await api('GET', '/webhooks/whe_00000000000000000000', 404, { key: testKey });
+      await api('PATCH', `/webhooks/${id}`, 200, {
+        key: testKey,
+        json: { events: ['order.created'] },
+      });
+      await api('PATCH', `/webhooks/${id}`, 200, { key: testKey, json: { description: 'v2' } });
+      await api('POST', `/webhooks/${id}/rotate-secret`, 200, {
+        key: testKey,
+        json: { grace_hours: 1 },
+      });
+      await api('POST', `/webhooks/${id}/reactivate`, 409, { key: testKey });
+      const sent = await api('POST', `/webhooks/${id}/test`, 202, { key: testKey });
+      await until(
+        () => call('GET', `/api/v1/webhooks/${id}/deliveries`, { key: testKey }),
+        (r) => r.body.data.some((d: Obj) => d.id === sent.body.id && d.status === 'SUCCEEDED'),
+        'the test delivery',
+      );
+      await api('GET', `/webhooks/${id}/deliveries?status=SUCCEEDED`, 200, { key: testKey });
+      await api('POST', `/webhooks/${id}/deliveries/${sent.body.id}/replay`, 409, {
+        key: testKey,
+      });
+      await api('GET', `/webhooks/${id}/health`, 200, { key: testKey });
+      await api('GET', '/webhooks', 403, { key: (await hookKey(['markets:read'])).key });
+      await api('DELETE', `/webhooks/${id}`, 200, { key: testKey });
+      await api('POST', `/webhooks/${id}/test`, 409, { key: testKey });
+    });
+
+    it('dead letters, replay, suspension, reactivation, notifications', async () => {
+      const ep = await api('POST', '/webhooks', 201, {
+        key: testKey,
+        json: { url: rx.url('/fail'), events: ['webhook.test'] },
+      });
+      const id = ep.body.id as string;
+      for (let i = 0; i < 20; i++) await api('POST', `/webhooks/${id}/test`, 202, { key: testKey });
+      const suspended = await until(
+        () => call('GET', `/api/v1/webhooks/${id}`, { key: testKey }),
+        (r) => r.body.status === 'SUSPENDED',
+        'suspension',
+      );
+      expectConforms(suspended, 200);
+      await api('GET', `/webhooks/${id}/health`, 200, { key: testKey });
+      const dead = await api('GET', `/webhooks/${id}/deliveries?status=DEAD_LETTERED`, 200, {
+        key: testKey,
+      });
+      await api('POST', `/webhooks/${id}/reactivate`, 200, { key: testKey });
+      await api('POST', `/webhooks/${id}/deliveries/${dead.body.data[0].id}/replay`, 202, {
+        key: testKey,
+      });
+      await api('GET', `/webhooks/${id}/deliveries`, 200, { key: testKey });
+
+      const inbox = await api('GET', '/notifications/cursor?limit=5', 200, { key: testKey });
+      await api('GET', '/notifications/cursor?unread=true', 200, { token });
+      await api('GET', '/notifications', 200, { key: testKey });
+      await api('POST', `/notifications/${inbox.body.data[0].id}/read`, 200, { key: testKey });
+      await api('POST', '/notifications/ntf_00000000000000000000/read', 404, { key: testKey });
+    });
+
+    it('the endpoint cap (422) of a FREE user', async () => {
+      const { key } = await hookKey(HOOK_SCOPES);
+      for (let i = 0; i < 3; i++) {
+        await api('POST', '/webhooks', 201, {
+          key,
+          json: { url: rx.url(`/c${i}`), events: ['*'] },
+        });
+      }
+      await api('POST', '/webhooks', 422, { key, json: { url: rx.url('/c3'), events: ['*'] } });
+    });
+  });
+
+  describe('limits (429)', () => {
+    it('per key, per route (batch) and per IP (the legacy contract URL); MFA lock', async () => {
+      const free = await hookKey(['markets:read', 'orders:read', 'orders:write']);
+      let res: Exchange;
+      do res = expectConforms(await call('GET', '/api/v1/orders', { key: free.key }));
+      while (res.status === 200);
+      expectConforms(res, 429);
+      advance(61_000);
+      const leg = { market_id: market.id, action: 'BUY', side: 'YES', type: 'LIMIT', price: 2 };
+      for (let i = 0; i < 10; i++) {
+        await api('POST', '/orders/batch', 200, {
+          key: testKey,
+          json: { orders: [{ ...leg, quantity: 1 }] },
+        });
+      }
+      await api('POST', '/orders/batch', 429, {
+        key: testKey,
+        json: { orders: [{ ...leg, quantity: 1 }] },
+      });
+      // The trader's keys (not sessions) are locked out of step-up for 900 s from here.
+      const wrong = { key: liveKey, json: { code: '000000' } };
+      for (let i = 0; i < 5; i++) await api('POST', '/security/mfa/step-up', 422, wrong);
+      await api('POST', '/security/mfa/step-up', 429, wrong);
+      advance(61_000);
+      do res = expectConforms(await call('GET', '/openapi.json'));
+      while (res.status === 308);
+      expectConforms(res, 429);
+    });
+  });
+
+  describe('coverage and sunset', () => {
+    it('past its sunset the legacy /openapi.json is 410; an expired key is 401', async () => {
+      const expiring = await api('POST', '/api-keys', 201, {
+        token,
+        json: { name: 'expiring', environment: 'test', expires_in_days: 1 },
+      });
+      advance(Date.parse('2026-08-09T00:00:00Z') - svc.clock.now());
+      expectConforms(await call('GET', '/openapi.json'), 410);
+      await api('GET', '/auth/me', 401, { key: expiring.body.key });
+      await api('GET', '/api-keys', 200, { token: await sessionFor(svc.api, TRADER) });
+    });
+
+    it('every documented operation was exercised, except those named here', () => {
+      const missing = oas.operations().filter((o) => !oas.seen.has(o));
+      expect(missing.sort()).toEqual(Object.keys(NOT_EXERCISED).sort());
+    });
+  });
+
+  /** A fresh verified user's key with the given scopes (a new email each time). */
+  async function hookKey(scopes: string[]): Promise<{ key: string }> {
+    const email = `conf-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`;
+    const session = await verifiedAccount(svc, email);
+    const k = await api('POST', '/api-keys', 201, {
+      token: session,
+      json: { name: 'k', environment: 'test', scopes, acknowledge_write_scopes: true },
+    });
+    return { key: k.body.key as string };
+  }
+
+  function json(): Record<string, string> {
+    return { 'content-type': 'application/json' };
+  }
+});
