@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { totpAt } from '../../src/common/crypto/totp.js';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { verificationToken, verifiedAccount } from '../support/access.js';
-import { http, startApp, type Running } from '../support/harness.js';
+import { http, rawRequest, startApp, type Running } from '../support/harness.js';
 import {
   callService,
   OpenApiConformance,
@@ -145,6 +145,36 @@ describe('OpenAPI response conformance', () => {
         headers: { origin: 'https://evil.example', cookie: 'session=1' },
         json: { email: TRADER, password: 'sandbox-password' },
       });
+    });
+
+    it('answers given before routing: malformed HTTP (400), an unmet Expect (417), oversized headers (431)', async () => {
+      /** One raw HTTP/1.1 request, its answer as an Exchange for `path`. */
+      const raw = async (method: string, path: string, head: string): Promise<Exchange> => {
+        const res = await rawRequest(svc.baseUrl, `${method} ${path} HTTP/1.1\r\n${head}\r\n`);
+        return {
+          status: res.status,
+          headers: new Headers(res.headers),
+          body: null,
+          text: res.body,
+          method,
+          path,
+        };
+      };
+      const host = `Host: ${new URL(svc.baseUrl).host}\r\n`;
+      expect(
+        expectConforms(await raw('GET', '/api/v1/health', 'Host: a b\r\n'), 400).text,
+      ).toContain('BAD_REQUEST');
+      expect(
+        expectConforms(
+          await raw('POST', '/api/v1/orders', `${host}Expect: bogus\r\nContent-Length: 2\r\n`),
+          417,
+        ).text,
+      ).toContain('EXPECTATION_FAILED');
+      const big = `X-Big: ${'a'.repeat(70_000)}\r\n`;
+      expect(
+        expectConforms(await raw('GET', '/api/v1/markets', `${host}${big}`), 431).text,
+      ).toContain('HEADERS_TOO_LARGE');
+      expectConforms(await raw('GET', '/openapi.json', 'Host: a b\r\n'), 400);
     });
   });
 

@@ -340,9 +340,12 @@ describe('OpenAPI 3.1 contract', () => {
     });
     expect(Object.keys(legacy.responses).sort()).toEqual([
       '308',
+      '400',
       '403',
       '410',
+      '417',
       '429',
+      '431',
       '500',
       '503',
     ]);

@@ -38,7 +38,7 @@ export interface EndpointOptions {
 }
 
 const ERROR_TEXT: Record<number, string> = {
-  400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON)',
+  400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON), or malformed HTTP (BAD_REQUEST: e.g. a missing or invalid Host header, a bad Transfer-Encoding); the connection closes after a BAD_REQUEST',
   401: 'Missing, unknown, revoked or expired credential; bad or missing signature',
   403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, ...)',
   404: 'No such resource (NOT_FOUND)',
@@ -46,8 +46,10 @@ const ERROR_TEXT: Record<number, string> = {
   410: 'Operation past its sunset date (SUNSET)',
   413: 'Request body too large (PAYLOAD_TOO_LARGE)',
   415: 'Unsupported Content-Type (UNSUPPORTED_MEDIA_TYPE)',
+  417: 'An Expect header other than 100-continue (EXPECTATION_FAILED); the connection closes',
   422: 'Request understood but refused by a business rule',
   429: 'Rate limit or quota exceeded (RATE_LIMITED, QUOTA_EXCEEDED); see Retry-After',
+  431: 'Request headers (the request line included) larger than allowed (HEADERS_TOO_LARGE); the connection closes',
   500: 'Unexpected error (INTERNAL)',
   503: 'Shutting down or not ready (SERVICE_UNAVAILABLE); see Retry-After',
 };
@@ -77,7 +79,18 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
   const status = opts.status ?? 200;
   // Every operation may answer 503 while the service shuts down (Retry-After: 1).
   // Every operation refuses a credentialed request from a foreign origin (403), public ones too.
-  const errorStatuses = new Set<number>([403, 429, 500, 503, ...(opts.errors ?? [])]);
+  // Malformed HTTP (400), an unmet Expect (417) and oversized headers (431) are answered before
+  // routing, so every operation may answer them too.
+  const errorStatuses = new Set<number>([
+    400,
+    403,
+    417,
+    429,
+    431,
+    500,
+    503,
+    ...(opts.errors ?? []),
+  ]);
   if (opts.auth !== 'public') errorStatuses.add(401);
   if (lifecycle.state === 'DEPRECATED' && lifecycle.sunsetOn !== undefined) errorStatuses.add(410);
 

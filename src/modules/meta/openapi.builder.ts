@@ -97,6 +97,9 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
   return doc;
 }
 
+/** Statuses the service may give before routing (malformed HTTP, an unmet Expect, big headers). */
+const BEFORE_ROUTING = new Set(['400', '417', '431']);
+
 /** Operations answering something other than JSON (their 200 content is a string). */
 const NON_JSON_BODIES: Record<string, string> = {
   '/api/v1/orders/export': 'text/csv',
@@ -254,8 +257,9 @@ function describeHeadersAndShared(op: Obj, method: string): void {
       );
     }
     if (deprecation !== undefined) {
-      // On every answer the operation gives; a 503 while shutting down is answered before routing.
-      const always = !status.startsWith('5');
+      // On every answer the operation gives; a 503 while shutting down, malformed HTTP (400), an
+      // unmet Expect (417) and oversized headers (431) are answered before routing, without them.
+      const always = !status.startsWith('5') && !BEFORE_ROUTING.has(status);
       h['Deprecation'] = header(
         'When the operation was deprecated, as @<unix seconds> (RFC 9745)',
         'string',
@@ -275,8 +279,11 @@ function describeHeadersAndShared(op: Obj, method: string): void {
 function legacyOpenApiPath(): Obj {
   const headers = deprecationHeaders(LEGACY_OPENAPI_LIFECYCLE);
   const headerDocs: Obj = {};
+  /** The same headers, absent from the answers given before routing. */
+  const earlyHeaderDocs: Obj = {};
   for (const [name, example] of Object.entries(headers)) {
     headerDocs[name] = { required: true, schema: { type: 'string' }, example };
+    earlyHeaderDocs[name] = { schema: { type: 'string' }, example };
   }
   return {
     get: {
@@ -300,7 +307,22 @@ function legacyOpenApiPath(): Obj {
           description: 'Permanent redirect to /api/v1/openapi.json',
           headers: { Location: { required: true, schema: { type: 'string' } }, ...headerDocs },
         },
+        '400': {
+          description: 'Malformed HTTP (BAD_REQUEST: e.g. a missing or invalid Host header)',
+          headers: earlyHeaderDocs,
+          content: ERROR_BODY,
+        },
         '403': { description: CORS_REFUSAL, headers: headerDocs, content: ERROR_BODY },
+        '417': {
+          description: 'An Expect header other than 100-continue (EXPECTATION_FAILED)',
+          headers: earlyHeaderDocs,
+          content: ERROR_BODY,
+        },
+        '431': {
+          description: 'Request headers larger than allowed (HEADERS_TOO_LARGE)',
+          headers: earlyHeaderDocs,
+          content: ERROR_BODY,
+        },
         '410': {
           description: 'Past the sunset (SUNSET)',
           headers: headerDocs,
