@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     for (let run = 0; run < WARMUP + RUNS; run++) {
       restOrders(rt, cred.userId, cred.keyId!, markets);
       const t0 = performance.now();
-      const res = service.reset(cred);
+      const res = await service.reset(cred);
       const ms = performance.now() - t0;
       if (res.cancelled_orders !== ORDERS || rt.repo.countOrders(cred.userId) !== 0) {
         throw new Error(`reset did not clear: ${JSON.stringify(res)}`);

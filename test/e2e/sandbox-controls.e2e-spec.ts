@@ -343,6 +343,47 @@ describe('sandbox controls', () => {
     expect(await allOrders(svc, a)).toEqual(aOrders);
   });
 
+  it('reset forgets the Idempotency-Key answers of what it deleted: the same keys run again', async () => {
+    // A suite that resets between runs and reuses its keys (b, after the previous test's reset).
+    const R = resetMarket.reference;
+    const order = limit(resetMarket, 'BUY', 'YES', R - 7, 2);
+    const huge = limit(resetMarket, 'BUY', 'YES', R - 7, 100_000); // beyond the balance
+    const send = (key: string, path: string, json: unknown) =>
+      as(b, `${svc.api}${path}`, { method: 'POST', json, headers: { 'idempotency-key': key } });
+    const placed = await send('suite-order-1', '/orders', order);
+    const funded = await send('suite-fund-1', '/sandbox/wallet/fund', { amount_cents: 500 });
+    const refused = await send('suite-huge-1', '/orders', huge);
+    expect([placed.status, funded.status, refused.status]).toEqual([201, 201, 422]);
+    expect(refused.body.error.code).toBe('INSUFFICIENT_FUNDS');
+    const replayed = await send('suite-order-1', '/orders', order);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+
+    const reset = await send('suite-reset-1', '/sandbox/reset', undefined);
+    expect(reset.status).toBe(200);
+
+    // The order and the funding are gone, so their keys run the requests again.
+    const again = await send('suite-order-1', '/orders', order);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.id).not.toBe(placed.body.id);
+    expect((await getOrder(svc, b, again.body.id)).status).toBe('OPEN');
+    const refunded = await send('suite-fund-1', '/sandbox/wallet/fund', { amount_cents: 500 });
+    expect(refunded.status).toBe(201);
+    expect(refunded.headers.get('idempotent-replayed')).toBeNull();
+    expect((await walletOf(svc, b)).balance_cents).toBe(STARTING_BALANCE + 500);
+    // A refusal changed nothing, and the reset's own answer is kept: both replay.
+    const refusedAgain = await send('suite-huge-1', '/orders', huge);
+    expect(refusedAgain.status).toBe(422);
+    expect(refusedAgain.headers.get('idempotent-replayed')).toBe('true');
+    const resetAgain = await send('suite-reset-1', '/sandbox/reset', undefined);
+    expect(resetAgain.headers.get('idempotent-replayed')).toBe('true');
+    expect(resetAgain.body).toEqual(reset.body);
+    // The new answers are kept as usual.
+    const twice = await send('suite-order-1', '/orders', order);
+    expect(twice.headers.get('idempotent-replayed')).toBe('true');
+    expect(twice.body.id).toBe(again.body.id);
+  });
+
   it('reset of an account with 10,000 open orders takes milliseconds', async () => {
     const c = await trader(svc, 'bulk@sandbox-controls.test', { scopes: SCOPES });
     expect((await walletOf(svc, c)).balance_cents).toBe(STARTING_BALANCE);

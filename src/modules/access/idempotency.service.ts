@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
+import { In, LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { timesSent } from '../../common/http/raw-headers.js';
@@ -138,6 +138,30 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   onApplicationShutdown(): void {
     if (this.sweeper !== null) clearInterval(this.sweeper);
     this.sweeper = null;
+  }
+
+  /**
+   * After a sandbox reset: forgets the stored answers of `userId`'s paper requests that changed
+   * the paper engine (orders placed, paper money added), whose orders and ledger rows the reset
+   * deleted, so the same Idempotency-Key runs its request again instead of replaying an order
+   * that no longer exists. Answers that changed nothing there (a refusal, a webhook endpoint)
+   * and requests still running keep their keys. Returns how many answers were forgotten.
+   */
+  async forgetPaperAnswers(userId: string): Promise<number> {
+    const ownerId = `test:${userId}`;
+    const since = new Date(this.clock.now() - IDEMPOTENCY_TTL_MS).toISOString();
+    const keys = this.effects.test.keysOf(ownerId, since);
+    let forgotten = 0;
+    // Bounded IN lists: SQLite (and PostgreSQL) limit the parameters of one statement.
+    for (let i = 0; i < keys.length; i += 500) {
+      const r = await this.repo.delete({
+        ownerId,
+        state: 'DONE',
+        idemKey: In(keys.slice(i, i + 500)),
+      });
+      forgotten += r.affected ?? 0;
+    }
+    return forgotten;
   }
 
   /** Effects of keys that have expired (24 hours) are of no more use. */

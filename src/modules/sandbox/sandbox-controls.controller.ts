@@ -28,13 +28,13 @@ export class SandboxControlsController {
   @Post('reset')
   @Endpoint({
     summary: 'Reset your paper account to the starting balance',
-    description: `${SANDBOX_ONLY} Your paper account goes back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the books, and your paper orders, positions and ledger are deleted; the ledger restarts with one RESET row. Your API keys and everything outside the paper engine are kept. Takes milliseconds even with 10,000 open orders. Scopes: orders:write and wallet:write (it cancels orders and rewrites the wallet).`,
+    description: `${SANDBOX_ONLY} Your paper account goes back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the books, and your paper orders, positions and ledger are deleted; the ledger restarts with one RESET row. Your API keys and everything outside the paper engine are kept. The stored Idempotency-Key answers of your paper requests that changed the paper engine (orders, funding) are forgotten with them, so the same key runs its request again instead of replaying an order that no longer exists; refusals and requests still running keep their keys. Takes milliseconds even with 10,000 open orders. Scopes: orders:write and wallet:write (it cancels orders and rewrites the wallet).`,
     auth: 'key',
     scopes: ['orders:write', 'wallet:write'],
     environment: 'sandbox-only',
     type: ResetResultDto,
   })
-  reset(@Cred() c: Credential): ResetResultDto {
+  reset(@Cred() c: Credential): Promise<ResetResultDto> {
     return this.sandbox.reset(c);
   }
 

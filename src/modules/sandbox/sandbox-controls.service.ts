@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Outcome } from '../../engine/index.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
@@ -10,6 +10,7 @@ import type { WalletMovementDto } from '../wallet/dto/wallet.dto.js';
 import { movement, walletDto, walletError } from '../wallet/wallet.service.js';
 import type { PriceResultDto, ResetResultDto, ResolveResultDto } from './dto/sandbox.dto.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
+import { IdempotencyService } from '../access/idempotency.service.js';
 
 /**
  * Sandbox controls of the paper engine (CONTRACT.md): reset, fund, set the reference price,
@@ -18,10 +19,13 @@ import { MARKET_ID } from '../../common/ids/id-patterns.js';
  */
 @Injectable()
 export class SandboxControlsService {
+  private readonly log = new Logger('SandboxControls');
+
   constructor(
     private readonly engines: EngineRegistry,
     private readonly config: ConfigService,
     private readonly clock: Clock,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   private paper(): EngineRuntime {
@@ -34,7 +38,7 @@ export class SandboxControlsService {
    * One engine command and a few set-based statements, whatever the number of orders. API keys
    * are not touched.
    */
-  reset(c: Credential): ResetResultDto {
+  async reset(c: Credential): Promise<ResetResultDto> {
     const rt = this.paper();
     const start = rt.startingBalance;
     rt.ensureAccount(c.userId);
@@ -42,6 +46,10 @@ export class SandboxControlsService {
     if (!r.ok) throw walletError(r, start, rt, c.userId);
     let cancelled = 0;
     for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
+    // The reset is committed; a failure here leaves replays of the deleted orders, not a 500.
+    await this.idempotency.forgetPaperAnswers(c.userId).catch((err: unknown) => {
+      this.log.warn(`forgetting the paper Idempotency-Key answers failed: ${String(err)}`);
+    });
     return {
       wallet: walletDto(r.account, 'test'),
       cancelled_orders: cancelled,

@@ -111,13 +111,22 @@ export interface EffectRecord {
  */
 export class EffectStore {
   private readonly byKey: Statement;
+  private readonly ofOwner: Statement;
   private readonly olderThan: Statement;
 
   constructor(db: Database) {
     this.byKey = db.prepare(
       'SELECT order_ids, reference_ids FROM idempotency_effects WHERE owner_id = ? AND idem_key = ? AND created_at >= ?',
     );
+    this.ofOwner = db.prepare(
+      'SELECT DISTINCT idem_key FROM idempotency_effects WHERE owner_id = ? AND created_at >= ?',
+    );
     this.olderThan = db.prepare('DELETE FROM idempotency_effects WHERE created_at < ?');
+  }
+
+  /** The keys whose requests changed this engine for `ownerId` since `since` (ISO time). */
+  keysOf(ownerId: string, since: string): string[] {
+    return (this.ofOwner.all(ownerId, since) as { idem_key: string }[]).map((r) => r.idem_key);
   }
 
   /**
