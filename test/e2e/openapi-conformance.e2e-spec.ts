@@ -32,6 +32,7 @@ const HOOK_SCOPES = [
   'notifications:read',
   'notifications:write',
   'data:read',
+  'websocket',
 ];
 /** Operations this suite does not reach, and why. */
 const NOT_EXERCISED: Record<string, string> = {};

@@ -113,8 +113,24 @@ describe('realtime: cancel-on-disconnect', () => {
         403,
         'INSUFFICIENT_SCOPE',
       );
-      expect(denied.details.required_scopes).toEqual(['orders:write']);
+      expect(denied.details.required_scopes).toEqual(
+        method === 'POST' ? ['orders:write', 'websocket'] : ['orders:write'],
+      );
     }
+    // Nor one without websocket: it could never keep its orders alive by a connection, and every
+    // restart (which arms every enabled key) would cancel them. It can still read and disable.
+    const noWs = await keyFor(svc, k1.email, k1.token, {
+      scopes: ['orders:read', 'orders:write'],
+      acknowledge_write_scopes: true,
+    });
+    const refused = expectContractError(
+      await cod(svc, noWs, 'POST', { grace_seconds: 5 }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+    expect(refused.details.missing_scopes).toEqual(['websocket']);
+    expect((await cod(svc, noWs, 'GET')).body).toMatchObject({ enabled: false });
+    expect((await cod(svc, noWs, 'DELETE')).status).toBe(200);
     // Reading the status needs orders:read.
     const wo = await keyFor(svc, k1.email, k1.token, {
       scopes: ['orders:write', 'websocket'],

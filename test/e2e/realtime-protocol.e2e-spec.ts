@@ -309,6 +309,26 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     await c.close();
   });
 
+  it('a market channel without markets:read: INSUFFICIENT_SCOPE, as over REST; nothing subscribed', async () => {
+    const wsOnly = await trader(svc, undefined, { scopes: ['websocket'] });
+    const rest = await as(wsOnly, `${svc.api}/markets/${m.id}/orderbook`);
+    expect(rest.status).toBe(403);
+    expect(rest.body.error.code).toBe('INSUFFICIENT_SCOPE');
+    const c = await WsClient.authed(svc.baseUrl, { api_key: wsOnly.key });
+    for (const channel of ['ticker', `orderbook:${m.id}`, `trades:${m.id}`]) {
+      expect(await c.subscribe([channel])).toEqual({
+        type: 'error',
+        code: 'INSUFFICIENT_SCOPE',
+        message: `Channel ${channel} needs the markets:read scope`,
+        details: { required_scopes: ['markets:read'] },
+      });
+    }
+    await c.sync();
+    expect(c.events(`orderbook:${m.id}`)).toEqual([]);
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
   it('a private channel without its scope: INSUFFICIENT_SCOPE error; the connection stays open', async () => {
     const ro = await trader(svc, undefined, { scopes: ['websocket', 'markets:read'] });
     const c = await WsClient.authed(svc.baseUrl, { api_key: ro.key });
@@ -326,7 +346,7 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
         details: { required_scopes: [scope] },
       });
     }
-    // Public channels need only websocket.
+    // The market channels need markets:read, as GET /markets/{id}/orderbook and /trades do.
     expect(await c.subscribe(['ticker', `trades:${m.id}`])).toEqual({
       type: 'subscribed',
       channels: ['ticker', `trades:${m.id}`],

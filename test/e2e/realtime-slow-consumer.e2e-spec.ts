@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { logLines, type Running } from '../support/harness.js';
 import {
   as,
+  getOrder,
+  keyFor,
   limit,
   ORDER_SCOPES,
   place,
@@ -120,6 +122,39 @@ describe('realtime: slow consumer', () => {
     const closed = await flood.waitClose(15_000);
     expect(closed).toEqual({ code: 4008, reason: expect.stringContaining('slow consumer') });
     expect(pongs).toBeGreaterThan(0);
+  }, 45_000);
+
+  it("a slow consumer stops keeping its key's orders alive when the server closes it, not when it reads again", async () => {
+    // Cancel-on-disconnect exists for exactly this client: hung, not reading. Its 4008 close
+    // frame waits behind what it did not read, so its socket may stay open until the heartbeat.
+    const k = await keyFor(svc, t.email, t.token, { scopes: WS_SCOPES });
+    const cod = (method: 'GET' | 'POST', json?: unknown) =>
+      as(k, `${svc.api}/orders/cancel-on-disconnect`, { method, json });
+    expect((await cod('POST', { grace_seconds: 0 })).status).toBe(200);
+    const resting = await place(svc, k, limit(m, 'BUY', 'YES', 4, 1));
+    const hung = await WsClient.authed(svc.baseUrl, { api_key: k.key });
+    expect((await cod('GET')).body.connections).toBe(1);
+    hung.ws.pause();
+    const payload = Buffer.alloc(125, 0x62);
+    const t0 = Date.now();
+    while (closedByServer(svc).length === 0) {
+      if (Date.now() - t0 > 20_000) throw new Error('not closed');
+      for (let i = 0; i < 2000; i++) hung.ws.ping(payload);
+      await sleep(5);
+    }
+    // Released at once: no connection keeps the key alive, and the grace (0 s) ran out.
+    expect((await cod('GET')).body).toMatchObject({ enabled: true, connections: 0 });
+    let order = await getOrder(svc, k, resting.id);
+    for (const t1 = Date.now(); order.status === 'OPEN' && Date.now() - t1 < 3000;) {
+      await sleep(50);
+      order = await getOrder(svc, k, resting.id);
+    }
+    expect(order).toMatchObject({ status: 'CANCELLED', cancel_reason: 'CANCEL_ON_DISCONNECT' });
+    // All while the socket is still open on the server's side.
+    expect(closedByServer(svc)).toHaveLength(1);
+    expect(hung.closed).toBeNull();
+    hung.ws.resume();
+    expect((await hung.waitClose(15_000)).code).toBe(4008);
   }, 45_000);
 
   it('a message over 64 KiB closes the connection with 1009; a large one under it is answered', async () => {

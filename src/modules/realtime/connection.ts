@@ -13,6 +13,14 @@ export class Connection {
   alive = true;
   authTimer: NodeJS.Timeout | null = null;
   closed = false;
+  /**
+   * Called once when the server decides to close this connection, before the socket is gone: a
+   * client that stopped reading may hold its socket open long after (its close frame waits
+   * behind what it did not read), but it is disconnected from that moment.
+   */
+  onServerClose: (() => void) | null = null;
+  /** Counted out of its key's realtime connections (see RealtimeHub.release). */
+  released = false;
   /** Incoming messages are handled in order, one at a time (auth is asynchronous). */
   inbox: Promise<void> = Promise.resolve();
   /** Id of the {@link Batch} this connection last joined, and the frames it holds for it. */
@@ -119,6 +127,7 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     if (this.authTimer !== null) clearTimeout(this.authTimer);
+    this.onServerClose?.();
     try {
       this.socket.close(code, reason);
     } catch {

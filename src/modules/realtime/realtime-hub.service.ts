@@ -14,7 +14,14 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
-import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
+import {
+  CHANNEL_PATTERNS,
+  MARKET_CHANNEL_SCOPE,
+  parseChannel,
+  PRIVATE_SCOPE,
+  route,
+  tickerData,
+} from './channels.js';
 import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
@@ -131,6 +138,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       ip,
       v.wsMaxBufferedBytes,
     );
+    conn.onServerClose = () => this.release(conn);
     const count = (this.perIp.get(ip) ?? 0) + 1;
     if (count > v.wsMaxConnectionsPerIp) {
       conn.sendJson({
@@ -257,14 +265,13 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           channels: CHANNEL_PATTERNS,
         });
       }
-      if (p.kind === 'private' && !c.scopes.includes(PRIVATE_SCOPE[p.name] as never)) {
-        throw new DomainError(
-          'INSUFFICIENT_SCOPE',
-          `Channel ${p.name} needs the ${PRIVATE_SCOPE[p.name]} scope`,
-          {
-            required_scopes: [PRIVATE_SCOPE[p.name]],
-          },
-        );
+      // The market channels show what GET /markets/{id}/orderbook and /trades show, under the
+      // same scope (a key without markets:read is refused those too).
+      const scope = p.kind === 'private' ? PRIVATE_SCOPE[p.name] : MARKET_CHANNEL_SCOPE;
+      if (!c.scopes.includes(scope as never)) {
+        throw new DomainError('INSUFFICIENT_SCOPE', `Channel ${name} needs the ${scope} scope`, {
+          required_scopes: [scope],
+        });
       }
       if (
         (p.kind === 'orderbook' || p.kind === 'trades') &&
@@ -433,7 +440,18 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const set = this.byUser.get(key);
     set?.delete(conn);
     if (set !== undefined && set.size === 0) this.byUser.delete(key);
-    this.cod.disconnected(c);
+    this.release(conn);
+  }
+
+  /**
+   * The connection no longer keeps its key's orders alive (cancel-on-disconnect), once: when the
+   * server closes it (a slow consumer's socket may stay open until it reads again, or until the
+   * heartbeat) or when the socket is gone, whichever comes first.
+   */
+  private release(conn: Connection): void {
+    if (conn.released || conn.credential === null) return;
+    conn.released = true;
+    this.cod.disconnected(conn.credential);
   }
 
   /** Server heartbeat: a connection that did not answer the last ping is closed. */
