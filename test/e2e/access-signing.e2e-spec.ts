@@ -57,19 +57,26 @@ describe('request signing (signing_required keys)', () => {
     db.close();
     expect(row.signing_secret_enc).toMatch(/^v1\./);
     expect(row.signing_secret_enc).not.toContain(secret.slice(9));
-    // Rotation keeps the signing secret (same settings) and does not send it again.
+    // Rotation replaces the signing secret with the key (a rotation after a leak must not leave
+    // the leaked one in force): the new one is shown this once, the old one stops signing.
     const rot = await asSession(session, `${svc.api}/api-keys/${k.id}/rotate`, { method: 'POST' });
     expect(rot.status).toBe(200);
-    expect(rot.body).not.toHaveProperty('signing_secret');
     expect(rot.body.signing_required).toBe(true);
+    expect(rot.body.signing_secret).toMatch(/^svc_sign_[0-9A-Za-z]{40}$/);
+    expect(rot.body.signing_secret).not.toBe(secret);
     k = { ...k, key: rot.body.key };
-    const res = await signedFetch(svc, {
-      key: k.key,
-      secret,
-      path: '/api/v1/auth/me',
-      timestamp: now(),
-    });
-    expect(res.status).toBe(200);
+    const me = (signingSecret: string) =>
+      signedFetch(svc, {
+        key: k.key,
+        secret: signingSecret,
+        path: '/api/v1/auth/me',
+        timestamp: now(),
+      });
+    expectError(await me(secret), 401, 'SIGNATURE_INVALID');
+    secret = rot.body.signing_secret as string;
+    expect((await me(secret)).status).toBe(200);
+    const listed = await asSession(session, `${svc.api}/api-keys`);
+    expect(listed.text).not.toContain(secret);
   });
 
   it('a correctly signed request passes; an unsigned one is 401 SIGNATURE_REQUIRED', async () => {

@@ -444,6 +444,16 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
       'evil\u202egnp.exe',
       'two\nlines',
       '   ',
+      // Shows nothing: zero width space, word joiner, soft hyphen, Hangul filler, blank Braille,
+      // ZWNJ + ZWJ, no-break space.
+      '\u200b',
+      '\u2060\u2060',
+      '\u00ad',
+      '\u3164',
+      '\u2800',
+      '\u200c\u200d',
+      '\u00a0',
+      '\u0301\u034f', // a combining accent and the combining grapheme joiner, on nothing
     ]) {
       const res = await http(`${svc.api}/api-keys`, {
         method: 'POST',
@@ -456,7 +466,11 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
     const ok = await http(`${svc.api}/api-keys`, {
       method: 'POST',
       headers: session,
-      json: { name: 'Café bot ✓ עברית', environment: 'test' },
+      // Joiners inside a name that shows something stay allowed (scripts, emoji sequences).
+      json: {
+        name: 'Café bot ✓ עברית \u{1f469}\u200d\u{1f4bb} می\u200cخواهم',
+        environment: 'test',
+      },
     });
     expect(ok.status).toBe(201);
     // A reason may span lines, but hides nothing either.

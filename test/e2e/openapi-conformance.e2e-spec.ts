@@ -436,6 +436,9 @@ describe('OpenAPI response conformance', () => {
         json: { grace_seconds: 3 },
       });
       await api('GET', '/orders/cancel-on-disconnect', 200, { key: testKey });
+      // Its body is optional: without one, grace_seconds is 5.
+      const bare = await api('POST', '/orders/cancel-on-disconnect', 200, { key: testKey });
+      expect(bare.body.grace_seconds).toBe(5);
       await api('DELETE', '/orders/cancel-on-disconnect', 200, { key: testKey });
       await api('POST', '/orders/cancel-on-disconnect', 400, {
         key: testKey,
@@ -561,6 +564,7 @@ describe('OpenAPI response conformance', () => {
         key: testKey,
         json: { grace_hours: 1 },
       });
+      await api('POST', `/webhooks/${id}/rotate-secret`, 200, { key: testKey }); // body optional
       await api('POST', `/webhooks/${id}/reactivate`, 409, { key: testKey });
       const sent = await api('POST', `/webhooks/${id}/test`, 202, { key: testKey });
       await until(

@@ -296,6 +296,15 @@ describe('OpenAPI 3.1 contract', () => {
       'BearerAuth',
     ]);
     expect(op('/api/v1/orders/cancel-on-disconnect', 'delete')['x-api-key-only']).toBe(true);
+    // A body whose every field is optional, which the operation takes absent, is not required
+    // (an SDK generated from the document must not force one).
+    for (const path of [
+      '/api/v1/orders/cancel-on-disconnect',
+      '/api/v1/orders/cancel-all',
+      '/api/v1/webhooks/{id}/rotate-secret',
+    ]) {
+      expect([path, op(path, 'post').requestBody.required]).toEqual([path, false]);
+    }
     // A write a session may call names EMAIL_NOT_VERIFIED; a read does not.
     expect(op('/api/v1/orders', 'post').responses['403'].description).toContain(
       'EMAIL_NOT_VERIFIED',

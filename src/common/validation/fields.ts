@@ -30,6 +30,15 @@ export function DecimalIntegerQuery(): PropertyDecorator {
 const HIDDEN = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
 
 /**
+ * One character that shows: not a space or separator, not a control or format character (zero
+ * width space and joiners, soft hyphen, word joiner, ...), not a combining mark (alone it shows
+ * nothing of its own), not a filler that renders blank (the Hangul fillers, the blank Braille
+ * pattern, the Mongolian vowel separator). Joiners and marks stay allowed inside a name that shows
+ * something (scripts and emoji sequences need them).
+ */
+const SHOWS = /[^\s\p{Z}\p{Cc}\p{Cf}\p{M}\u115f\u1160\u180e\u2800\u3164\uffa0]/u;
+
+/**
  * Text shown to people: no control characters or bidi overrides. A one-line text (a name) must
  * also show something; a multi-line note (a description, a reason) may be empty.
  */
@@ -41,11 +50,11 @@ export function PlainText(opts: { multiline?: boolean } = {}): PropertyDecorator
       validate: (value: unknown) =>
         typeof value !== 'string' ||
         (!HIDDEN.test(multiline ? value.replace(/[\t\n\r]/g, '') : value) &&
-          (multiline || value.trim() !== '')),
+          (multiline || SHOWS.test(value))),
       defaultMessage: (args) =>
         multiline
           ? `${args?.property ?? 'value'} must be visible text: no control characters but line breaks and tabs, no bidirectional overrides`
-          : `${args?.property ?? 'value'} must be visible text: no control characters or bidirectional overrides, not only spaces`,
+          : `${args?.property ?? 'value'} must be visible text: no control characters or bidirectional overrides, not only spaces or invisible characters`,
     },
   });
 }

@@ -52,7 +52,7 @@ export class ApiKeysController {
   @Endpoint({
     summary: 'Rotate: a new secret for the same key id and settings',
     description:
-      'The old secret is refused from the next request on. A security email shows the prefix only.',
+      'The old secret is refused from the next request on. A signing-required key also gets a new signing_secret (svc_sign_, shown this once); the old one stops signing at once. A security email shows the prefix only.',
     auth: 'session',
     type: CreatedApiKeyDto,
     errors: [404, 409],

@@ -94,7 +94,7 @@ export class ApiKeysService {
         ? [...requested, 'env:paper' as const]
         : requested;
     const secret = newKeySecret(dto.environment);
-    const signingSecret = dto.signing_required === true ? `svc_sign_${randomBase62(40)}` : null;
+    const signingSecret = dto.signing_required === true ? newSigningSecret() : null;
     const now = this.clock.now();
     const entity: ApiKeyEntity = this.keys.repo.create({
       id: this.ids.next('key'),
@@ -142,7 +142,11 @@ export class ApiKeysService {
     };
   }
 
-  /** New secret, same id and settings; the old secret is refused from the next request on. */
+  /**
+   * New secret, same id and settings; the old secret is refused from the next request on. A
+   * signing-required key gets a new signing secret with it (the old one stops signing at once):
+   * a rotation after a leak must not leave the leaked signing secret in force.
+   */
   async rotate(userId: string, id: string): Promise<CreatedApiKeyDto> {
     const entity = await this.owned(userId, id);
     const inactive = this.inactive(entity);
@@ -160,10 +164,12 @@ export class ApiKeysService {
     }
     const previousHash = entity.secretHash;
     const secret = newKeySecret(entity.environment);
+    const signingSecret = entity.signingRequired ? newSigningSecret() : null;
     const changes = {
       secretHash: sha256Hex(secret),
       prefix: secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE),
       rotatedAt: this.clock.nowDate().toISOString(),
+      ...(signingSecret !== null ? { signingSecretEnc: this.keys.box.seal(signingSecret) } : {}),
     };
     // Only from the secret read above, and only while not revoked: a concurrent revoke or
     // rotation wins, and this one changes nothing.
@@ -183,7 +189,11 @@ export class ApiKeysService {
     this.keys.withdrawn.next({ keyId: entity.id, reason: 'ROTATED' });
     const user = await this.users.byId(userId);
     await this.securityMail(user!.email, 'API_KEY_ROTATED', 'rotated', entity);
-    return { ...toKeyDto(entity), key: secret };
+    return {
+      ...toKeyDto(entity),
+      key: secret,
+      ...(signingSecret !== null ? { signing_secret: signingSecret } : {}),
+    };
   }
 
   async revoke(userId: string, id: string): Promise<ApiKeyDto> {
@@ -464,4 +474,9 @@ function tierRequestPending(waiting: TierRequestEntity): DomainError {
 /** "A revoked", "An expired". */
 function article(state: 'revoked' | 'expired'): string {
   return `${state === 'expired' ? 'An' : 'A'} ${state}`;
+}
+
+/** A request-signing secret (svc_sign_ + 40 base62 characters). */
+function newSigningSecret(): string {
+  return `svc_sign_${randomBase62(40)}`;
 }

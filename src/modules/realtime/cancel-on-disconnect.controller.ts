@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Post } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
@@ -59,6 +59,8 @@ const COD_LIMIT_GROUP = 'POST,DELETE /api/v1/orders/cancel-on-disconnect';
 export class CancelOnDisconnectController {
   constructor(private readonly cod: CancelOnDisconnectService) {}
 
+  // The body is optional (CONTRACT: {grace_seconds?}); without it grace_seconds is 5.
+  @ApiBody({ type: EnableCodDto, required: false })
   @Post()
   @Endpoint({
     summary: 'Enable cancel-on-disconnect for the calling key',

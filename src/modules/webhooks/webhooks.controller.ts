@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
@@ -93,6 +93,8 @@ export class WebhooksController {
     return this.webhooks.disable(c, id);
   }
 
+  // The body is optional (CONTRACT: {grace_hours?}); without it the default grace applies.
+  @ApiBody({ type: RotateSecretDto, required: false })
   @Post(':id/rotate-secret')
   @Endpoint({
     summary:
