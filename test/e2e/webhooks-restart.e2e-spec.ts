@@ -159,10 +159,15 @@ describe('webhooks: a slow receiver does not hold a stopping service', () => {
     let svc: Running = await startWebhookApp({ env: { SHUTDOWN_DRAIN_MS: '1000' } });
     try {
       const t = await hookUser(svc);
-      await createEndpoint(svc, t, rx.url('/slow'), ['order.created']);
+      const ep = await createEndpoint(svc, t, rx.url('/slow'), ['order.created']);
       const m = TRADABLE[0];
       await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 1));
       const first = await rx.waitFor('/slow', 1, 5_000);
+      // In flight: counted once it ends (or, cut short, by the next attempt).
+      expect((await deliveries(svc, t, ep.id))[0]).toMatchObject({
+        status: 'PENDING',
+        attempts: 0,
+      });
       const t0 = Date.now();
       const closing = svc.close({ keepData: true });
       await new Promise((r) => setTimeout(r, 200));
@@ -188,6 +193,13 @@ describe('webhooks: a slow receiver does not hold a stopping service', () => {
       });
       const again = await rx.waitFor('/slow', 2, 10_000);
       expect(again[1].json.id).toBe(first[0].json.id);
+      // Both POSTs the receiver got are counted: the one cut short and the one that succeeded.
+      const [d] = await until(
+        () => deliveries(svc, t, ep.id),
+        (ds) => ds[0]?.status === 'SUCCEEDED',
+        'the delivery SUCCEEDED',
+      );
+      expect(d).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
     } finally {
       await svc.close();
       await rx.close();

@@ -163,8 +163,12 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       'svc-webhook-id': d.id,
       'svc-webhook-event': event.type,
     };
+    // Marked before it is sent; an earlier attempt a crash or shutdown cut short is counted now
+    // (the receiver may have got it), so `attempts` is every POST the receiver may have seen.
+    if (!this.core.repo.startAttempt(d.id, this.core.nowIso())) return;
+    const earlier = d.attempts + (d.attempt_started_at !== null ? 1 : 0);
     const result = await this.post(endpoint.url, event.payload, headers);
-    this.record(endpoint.id, d, result);
+    this.record(endpoint.id, { ...d, attempts: earlier }, result);
   }
 
   /** Records the outcome, schedules the retry or dead-letters, then updates health and suspension. */

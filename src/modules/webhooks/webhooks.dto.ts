@@ -193,7 +193,12 @@ export class DeliveryDto {
   @ApiProperty() event_type: string;
   @ApiProperty({ enum: ['PENDING', 'HELD', 'SUCCEEDED', 'DEAD_LETTERED', 'CANCELLED'] })
   status: string;
-  @ApiProperty({ type: 'integer' }) attempts: number;
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'POSTs made that ended, plus one that a restart or shutdown cut short (the receiver may have got it, and it is sent again); one in flight is counted when it ends',
+  })
+  attempts: number;
   @ApiProperty() is_replay: boolean;
   @ApiProperty({ type: 'string', nullable: true }) replay_of: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;

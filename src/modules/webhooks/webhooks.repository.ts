@@ -40,6 +40,8 @@ export interface DeliveryRow {
   completed_at: string | null;
   response_status: number | null;
   last_error: string | null;
+  /** When the attempt in flight began; still set after a crash or shutdown cut it short. */
+  attempt_started_at: string | null;
 }
 
 export interface EventRow {
@@ -96,9 +98,15 @@ export class WebhooksRepository {
       ),
       due: p(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'PENDING' AND next_attempt_at <= ?
         ORDER BY next_attempt_at, id LIMIT ?`),
+      // An attempt_started_at still set is an attempt cut short (crash, shutdown): counted now.
+      startAttempt: p(
+        `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END,
+        attempt_started_at = ? WHERE id = ? AND status = 'PENDING'`,
+      ),
       attempted:
         p(`UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?,
-        completed_at = ?, response_status = ?, last_error = ? WHERE id = ? AND status = 'PENDING'`),
+        completed_at = ?, response_status = ?, last_error = ?, attempt_started_at = NULL
+        WHERE id = ? AND status = 'PENDING'`),
       moveStatus:
         p(`UPDATE webhook_deliveries SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at)
         WHERE endpoint_id = ? AND status = ?`),
@@ -198,6 +206,14 @@ export class WebhooksRepository {
   /** The endpoint's due deliveries, oldest first (per endpoint, so one backlog never starves others). */
   due(endpointId: string, nowIso: string, limit: number): DeliveryRow[] {
     return this.s.due.all(endpointId, nowIso, limit) as DeliveryRow[];
+  }
+
+  /**
+   * Marks an attempt as begun, first counting one that was cut short (its mark still set: the
+   * receiver may have got it). False if the delivery is no longer PENDING (cancelled, held).
+   */
+  startAttempt(id: string, at: string): boolean {
+    return this.s.startAttempt.run(at, id).changes > 0;
   }
 
   /** Records an attempt's outcome; false if the delivery was no longer PENDING (cancelled, held). */
