@@ -175,4 +175,33 @@ describe('webhooks: environment and user isolation, subscriptions, market.resolv
     expect(rx.at('/r/a-live')).toHaveLength(0);
     expect(await deliveries(svc, aLive, ep.aLive.id)).toHaveLength(1); // just the live order
   });
+
+  it("a sandbox reset is one account.reset event to the user's test endpoints, not one order.cancelled per order", async () => {
+    const m = TRADABLE[4];
+    for (const q of [1, 2]) await place(svc, aTest, limit(m, 'BUY', 'YES', m.reference - 10, q));
+    await rx.waitFor('/r/a-test', 2);
+    await sleep(100);
+    rx.clear();
+    const resetter = await keyFor(svc, aTest.email, aTest.token, {
+      scopes: [...HOOK_SCOPES, 'wallet:write'],
+    });
+    const res = await post(svc, resetter, '/sandbox/reset');
+    expect(res.status).toBe(200);
+    expect(res.body.cancelled_orders).toBeGreaterThanOrEqual(2);
+    const [reset] = await rx.waitFor('/r/a-test', 1);
+    expect(reset.json).toMatchObject({
+      type: 'account.reset',
+      environment: 'test',
+      data: {
+        cancelled_orders: res.body.cancelled_orders,
+        balance_cents: res.body.wallet.balance_cents,
+        market_ids: expect.arrayContaining([m.id]),
+      },
+    });
+    await sleep(200);
+    expect(types(rx.at('/r/a-test'))).toEqual(['account.reset']);
+    for (const path of ['/r/a-live', '/r/b-test', '/r/c-resolved', '/r/c-filled']) {
+      expect([path, rx.at(path)]).toEqual([path, []]);
+    }
+  });
 });

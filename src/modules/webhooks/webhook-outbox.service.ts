@@ -22,6 +22,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'order.expired',
   'market.resolved',
   'position.settled',
+  'account.reset',
   'webhook.test',
 ] as const;
 
@@ -308,6 +309,15 @@ export function toWebhookEvents(events: readonly EngineEvent[]): Outgoing[] {
           no: e.no,
           payout_cents: e.payout,
           realized_pnl_cents: e.realizedPnl,
+        });
+        break;
+      case 'account.reset':
+        // A sandbox reset: one event for all it dropped (no order.cancelled per order), so an
+        // integration mirroring its orders and positions knows to clear them.
+        push('account.reset', userOf(e.accountId), {
+          cancelled_orders: e.cancelledOrders,
+          balance_cents: e.balance,
+          market_ids: e.marketIds,
         });
         break;
       default:
