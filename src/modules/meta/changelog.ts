@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-contract-conformance-and-integrator-fixes',
+    date: '2026-11-22',
+    title:
+      'The OpenAPI document matches every answer; resets forget their idempotency answers; realtime scopes',
+    kind: 'CHANGED',
+    description:
+      "The OpenAPI document now describes every answer the service gives, checked by a test that validates real answers against it: public operations document 403 CORS_ORIGIN_REJECTED, every operation the answers given before routing (400 BAD_REQUEST for malformed HTTP, 417 EXPECTATION_FAILED, 431 HEADERS_TOO_LARGE), the legacy /openapi.json its 429; X-Request-Id and Svc-API-Version are marked required, as are Retry-After on 429 and the deprecation headers; the optional bodies of POST /orders/cancel-on-disconnect and POST /webhooks/{id}/rotate-secret are no longer marked required. POST /sandbox/reset forgets the stored Idempotency-Key answers of the paper requests whose orders and funding it deleted, so a suite that resets between runs can reuse its keys; webhooks get one account.reset event per reset. Realtime: the market channels (ticker, orderbook, trades) need markets:read, as their REST reads do; a connection the server closes (a slow consumer, 4008) stops keeping its key's orders alive at once; enabling cancel-on-disconnect needs the websocket scope. Rotating a signing-required key also issues a new signing secret. A key name must show a visible character. A webhook attempt cut short by a crash or shutdown is counted in attempts. Shutdown logs its steps.",
+  },
+  {
     id: '2026-11-22-exports-bodies-and-operations',
     date: '2026-11-22',
     title: 'Export filters, bodies read as sent, one service per DATA_DIR, a prompt shutdown',
