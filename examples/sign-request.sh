@@ -6,7 +6,7 @@
 #   X-Svc-Signature: v1=<hex HMAC-SHA256 of the signed string under the signing secret>
 #
 # Usage:
-#   SVC_BASE_URL=https://sandbox.staging.svc.example \
+#   SVC_BASE_URL=http://127.0.0.1:3000 \
 #   SVC_API_KEY=svc_test_... SVC_SIGNING_SECRET=svc_sign_... \
 #   ./sign-request.sh GET '/api/v1/markets?limit=1'
 #   ./sign-request.sh POST /api/v1/security/mfa/step-up '{"code":"123456"}'
@@ -19,7 +19,7 @@ set -euo pipefail
 command -v openssl >/dev/null 2>&1 || { echo "sign-request.sh: openssl is required" >&2; exit 127; }
 command -v curl >/dev/null 2>&1 || { echo "sign-request.sh: curl is required" >&2; exit 127; }
 
-: "${SVC_BASE_URL:?set SVC_BASE_URL, e.g. https://sandbox.staging.svc.example}"
+: "${SVC_BASE_URL:?set SVC_BASE_URL, e.g. http://127.0.0.1:3000 (npm start) or your staging URL}"
 : "${SVC_API_KEY:?set SVC_API_KEY (svc_live_... or svc_test_...)}"
 : "${SVC_SIGNING_SECRET:?set SVC_SIGNING_SECRET (svc_sign_...)}"
 

@@ -11,8 +11,10 @@
  * you send, not an object you serialise again afterwards. The server accepts timestamps within
  * +/-300 s of its clock.
  *
- * Run it directly (Node >= 22.6 with --experimental-strip-types, or tsx):
- *   SVC_BASE_URL=https://sandbox.staging.svc.example SVC_API_KEY=svc_test_... \
+ * Run it with tsx (on the project's Node 20, `npx tsx` fetches it from npm on first use; Node
+ * >= 22.6 can run it with `node --experimental-strip-types` instead). Locally, the base URL is
+ * http://127.0.0.1:3000 (`npm start`):
+ *   SVC_BASE_URL=http://127.0.0.1:3000 SVC_API_KEY=svc_test_... \
  *   SVC_SIGNING_SECRET=svc_sign_... npx tsx examples/sign-request.ts GET '/api/v1/auth/me'
  */
 import { createHmac } from 'node:crypto';
