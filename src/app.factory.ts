@@ -258,15 +258,24 @@ function drainWithDeadline(
   log: Logger,
 ): void {
   let timer: NodeJS.Timeout | null = null;
+  let forced = false;
   fastify.addHook('preClose', (done) => {
     state.closing = true;
-    timer = setTimeout(() => fastify.server.closeAllConnections(), drainMs);
+    timer = setTimeout(() => {
+      forced = true;
+      log.warn(
+        { drain_ms: drainMs },
+        'SHUTDOWN_DRAIN_MS passed: closing the connections still open, requests in flight included',
+      );
+      fastify.server.closeAllConnections();
+    }, drainMs);
     timer.unref();
     done();
   });
   fastify.addHook('onClose', (_instance, done) => {
     if (timer !== null) clearTimeout(timer);
-    log.info('HTTP server closed: every request answered; closing the databases');
+    if (forced) log.warn('HTTP server closed after the drain deadline; closing the databases');
+    else log.info('HTTP server closed: every request answered; closing the databases');
     done();
   });
 }

@@ -57,13 +57,12 @@ describe('request signing (signing_required keys)', () => {
     db.close();
     expect(row.signing_secret_enc).toMatch(/^v1\./);
     expect(row.signing_secret_enc).not.toContain(secret.slice(9));
-    // Rotation replaces the signing secret with the key (a rotation after a leak must not leave
-    // the leaked one in force): the new one is shown this once, the old one stops signing.
+    // A rotation keeps the signing secret (same settings) and does not send it again, so a
+    // client rotating its key on a schedule keeps signing as before.
     const rot = await asSession(session, `${svc.api}/api-keys/${k.id}/rotate`, { method: 'POST' });
     expect(rot.status).toBe(200);
+    expect(rot.body).not.toHaveProperty('signing_secret');
     expect(rot.body.signing_required).toBe(true);
-    expect(rot.body.signing_secret).toMatch(/^svc_sign_[0-9A-Za-z]{40}$/);
-    expect(rot.body.signing_secret).not.toBe(secret);
     k = { ...k, key: rot.body.key };
     const me = (signingSecret: string) =>
       signedFetch(svc, {
@@ -72,11 +71,30 @@ describe('request signing (signing_required keys)', () => {
         path: '/api/v1/auth/me',
         timestamp: now(),
       });
+    expect((await me(secret)).status).toBe(200);
+    // After a leak, rotate_signing_secret replaces it too: the new one is shown this once and
+    // the old one stops signing at once.
+    const both = await asSession(session, `${svc.api}/api-keys/${k.id}/rotate`, {
+      method: 'POST',
+      json: { rotate_signing_secret: true },
+    });
+    expect(both.status).toBe(200);
+    expect(both.body.signing_secret).toMatch(/^svc_sign_[0-9A-Za-z]{40}$/);
+    expect(both.body.signing_secret).not.toBe(secret);
+    k = { ...k, key: both.body.key };
     expectError(await me(secret), 401, 'SIGNATURE_INVALID');
-    secret = rot.body.signing_secret as string;
+    secret = both.body.signing_secret as string;
     expect((await me(secret)).status).toBe(200);
     const listed = await asSession(session, `${svc.api}/api-keys`);
     expect(listed.text).not.toContain(secret);
+    // A key without a signing secret has none to replace: 400, and nothing rotated.
+    const plain = await createKey(svc, session, { name: 'plain' });
+    const refused = await asSession(session, `${svc.api}/api-keys/${plain.id}/rotate`, {
+      method: 'POST',
+      json: { rotate_signing_secret: true },
+    });
+    expectError(refused, 400, 'VALIDATION_FAILED');
+    expect((await asKey(plain.key, `${svc.api}/auth/me`)).status).toBe(200);
   });
 
   it('a correctly signed request passes; an unsigned one is 401 SIGNATURE_REQUIRED', async () => {

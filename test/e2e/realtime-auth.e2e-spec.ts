@@ -86,12 +86,12 @@ describe('realtime: authentication', () => {
       await c.close();
       return { ok, data: snap.data };
     };
-    const paper = await snapshotWith(['websocket', 'markets:read', 'env:paper']);
+    const paper = await snapshotWith(['websocket', 'env:paper']);
     expect(paper.ok).toMatchObject({ type: 'auth_ok', environment: 'test' });
     expect(paper.ok.scopes).toContain('env:paper');
     // The paper engine's house quotes the book; the live engine has no house liquidity.
     expect(paper.data.bids.length).toBeGreaterThan(0);
-    const live = await snapshotWith(['websocket', 'markets:read']);
+    const live = await snapshotWith(['websocket']);
     expect(live.ok).toMatchObject({ type: 'auth_ok', environment: 'live' });
     expect(live.data).toMatchObject({ kind: 'snapshot', bids: [], asks: [] });
   });

@@ -113,24 +113,8 @@ describe('realtime: cancel-on-disconnect', () => {
         403,
         'INSUFFICIENT_SCOPE',
       );
-      expect(denied.details.required_scopes).toEqual(
-        method === 'POST' ? ['orders:write', 'websocket'] : ['orders:write'],
-      );
+      expect(denied.details.required_scopes).toEqual(['orders:write']);
     }
-    // Nor one without websocket: it could never keep its orders alive by a connection, and every
-    // restart (which arms every enabled key) would cancel them. It can still read and disable.
-    const noWs = await keyFor(svc, k1.email, k1.token, {
-      scopes: ['orders:read', 'orders:write'],
-      acknowledge_write_scopes: true,
-    });
-    const refused = expectContractError(
-      await cod(svc, noWs, 'POST', { grace_seconds: 5 }),
-      403,
-      'INSUFFICIENT_SCOPE',
-    );
-    expect(refused.details.missing_scopes).toEqual(['websocket']);
-    expect((await cod(svc, noWs, 'GET')).body).toMatchObject({ enabled: false });
-    expect((await cod(svc, noWs, 'DELETE')).status).toBe(200);
     // Reading the status needs orders:read.
     const wo = await keyFor(svc, k1.email, k1.token, {
       scopes: ['orders:write', 'websocket'],
@@ -382,13 +366,16 @@ describe('realtime: cancel-on-disconnect across a restart (the safe direction)',
     const gone = await trader(svc, undefined, { scopes: WS_SCOPES });
     const back = await keyFor(svc, gone.email, gone.token, { scopes: WS_SCOPES });
     const plain = await keyFor(svc, gone.email, gone.token, { scopes: WS_SCOPES });
-    for (const k of [gone, back]) {
+    // Enabled on a key that cannot open a realtime connection: it never had one to lose.
+    const noWs = await keyFor(svc, gone.email, gone.token, { scopes: ORDER_SCOPES });
+    for (const k of [gone, back, noWs]) {
       expect((await cod(svc, k, 'POST', { grace_seconds: 5 })).status).toBe(200);
     }
     const ws = await WsClient.authed(svc.baseUrl, { api_key: gone.key }); // open at shutdown
     const goneIds = await rest(svc, gone, 2, 1);
     const backIds = await rest(svc, back, 2, 3);
     const plainIds = await rest(svc, plain, 1, 5);
+    const noWsIds = await rest(svc, noWs, 1, 6);
     const stoppedAt = clock.now() + 60_000;
     clock.advance(60_000);
     await svc.close({ keepData: true });
@@ -406,6 +393,7 @@ describe('realtime: cancel-on-disconnect across a restart (the safe direction)',
         cancels_at: new Date(stoppedAt + 5000).toISOString(),
       });
       expect((await cod(svc, plain, 'GET')).body.enabled).toBe(false);
+      expect((await cod(svc, noWs, 'GET')).body).toMatchObject({ enabled: true, cancels_at: null });
       clock.advance(3000);
       await sleep(SWEEP_WAIT_MS);
       const again = await WsClient.authed(svc.baseUrl, { api_key: back.key }); // in time
@@ -416,6 +404,7 @@ describe('realtime: cancel-on-disconnect across a restart (the safe direction)',
       );
       expect(await statuses(svc, back, backIds)).toEqual(backIds.map(() => ['OPEN', null]));
       expect(await statuses(svc, plain, plainIds)).toEqual([['OPEN', null]]);
+      expect(await statuses(svc, noWs, noWsIds)).toEqual([['OPEN', null]]);
       await again.close();
     } finally {
       await svc.close();

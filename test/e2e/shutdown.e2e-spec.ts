@@ -229,6 +229,21 @@ describe('graceful shutdown on SIGTERM', () => {
         expect(Date.now() - t0).toBeLessThan(5_000);
         await new Promise((r) => setTimeout(r, 50));
         expect(closed).toBe(true);
+        // The log says the drain was cut short, not that every request was answered.
+        const msgs = svc
+          .stdout()
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as { level: number; msg: string });
+        expect(msgs.filter((l) => l.msg.startsWith('HTTP server closed'))).toEqual([
+          expect.objectContaining({
+            level: 40,
+            msg: 'HTTP server closed after the drain deadline; closing the databases',
+          }),
+        ]);
+        expect(
+          msgs.some((l) => l.level === 40 && l.msg.startsWith('SHUTDOWN_DRAIN_MS passed')),
+        ).toBe(true);
       } finally {
         rmSync(svc.dataDir, { recursive: true, force: true });
       }

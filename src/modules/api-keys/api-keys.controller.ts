@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
@@ -10,6 +10,7 @@ import {
   ApiKeyPageDto,
   CreateApiKeyDto,
   CreatedApiKeyDto,
+  RotateApiKeyDto,
   TierRequestBodyDto,
   TierRequestDto,
 } from './dto/api-key.dto.js';
@@ -49,17 +50,23 @@ export class ApiKeysController {
   }
 
   @Post(':id/rotate')
+  // The body is optional: without it the signing secret stays.
+  @ApiBody({ type: RotateApiKeyDto, required: false })
   @Endpoint({
     summary: 'Rotate: a new secret for the same key id and settings',
     description:
-      'The old secret is refused from the next request on. A signing-required key also gets a new signing_secret (svc_sign_, shown this once); the old one stops signing at once. A security email shows the prefix only.',
+      'The old secret is refused from the next request on; the signing secret of a signing-required key stays, unless rotate_signing_secret is true (then a new signing_secret, svc_sign_, is returned this once and the old one stops signing at once). A security email shows the prefix only.',
     auth: 'session',
     type: CreatedApiKeyDto,
-    errors: [404, 409],
+    errors: [400, 404, 409],
     codes: { 409: ['API_KEY_NOT_ACTIVE (revoked or expired)'] },
   })
-  rotate(@Cred() c: Credential, @Param('id') id: string): Promise<CreatedApiKeyDto> {
-    return this.keys.rotate(c.userId, id);
+  rotate(
+    @Cred() c: Credential,
+    @Param('id') id: string,
+    @Body() body: RotateApiKeyDto | undefined,
+  ): Promise<CreatedApiKeyDto> {
+    return this.keys.rotate(c.userId, id, body?.rotate_signing_secret === true);
   }
 
   @Post(':id/revoke')

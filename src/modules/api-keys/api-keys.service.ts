@@ -9,7 +9,7 @@ import {
 } from '../../common/api/scopes.js';
 import { Clock } from '../../common/clock/clock.js';
 import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
@@ -143,12 +143,21 @@ export class ApiKeysService {
   }
 
   /**
-   * New secret, same id and settings; the old secret is refused from the next request on. A
-   * signing-required key gets a new signing secret with it (the old one stops signing at once):
-   * a rotation after a leak must not leave the leaked signing secret in force.
+   * New secret, same id and settings; the old secret is refused from the next request on. With
+   * `signing`, a signing-required key also gets a new signing secret and the old one stops
+   * signing at once (a rotation after a leak); by default the signing secret stays, so a client
+   * that rotates its key on a schedule keeps signing as before.
    */
-  async rotate(userId: string, id: string): Promise<CreatedApiKeyDto> {
+  async rotate(userId: string, id: string, signing = false): Promise<CreatedApiKeyDto> {
     const entity = await this.owned(userId, id);
+    if (signing && !entity.signingRequired) {
+      throw validationFailed([
+        {
+          field: 'rotate_signing_secret',
+          message: 'this key has no signing secret (signing_required is false)',
+        },
+      ]);
+    }
     const inactive = this.inactive(entity);
     if (inactive !== null) {
       throw new DomainError('API_KEY_NOT_ACTIVE', `${article(inactive)} key cannot be rotated`);
@@ -164,7 +173,7 @@ export class ApiKeysService {
     }
     const previousHash = entity.secretHash;
     const secret = newKeySecret(entity.environment);
-    const signingSecret = entity.signingRequired ? newSigningSecret() : null;
+    const signingSecret = signing ? newSigningSecret() : null;
     const changes = {
       secretHash: sha256Hex(secret),
       prefix: secret.slice(0, `svc_${entity.environment}_`.length + PREFIX_VISIBLE),

@@ -49,7 +49,7 @@ class CodStatusDto {
 }
 
 const DESCRIPTION =
-  'While enabled for a key: when the last realtime connection authenticated with that key closes and none returns within grace_seconds, every open order placed with that key is cancelled (cancel_reason CANCEL_ON_DISCONNECT). After a server restart every enabled key is armed as if its connections had just closed (the safe direction): reconnect within the grace to keep the orders. Enabling it needs the websocket scope as well as orders:write (a key that cannot connect could never keep its orders alive); reading and disabling it do not.';
+  'While enabled for a key: when the last realtime connection authenticated with that key closes and none returns within grace_seconds, every open order placed with that key is cancelled (cancel_reason CANCEL_ON_DISCONNECT). After a server restart every enabled key is armed as if its connections had just closed (the safe direction): reconnect within the grace to keep the orders. A key without the websocket scope never holds a realtime connection, so its setting never fires, not at a restart either.';
 
 /** SPEC.md Limits: "POST and DELETE /orders/cancel-on-disconnect | 60", one budget for both. */
 const COD_LIMIT_GROUP = 'POST,DELETE /api/v1/orders/cancel-on-disconnect';
@@ -67,9 +67,7 @@ export class CancelOnDisconnectController {
     description: DESCRIPTION,
     auth: 'key',
     apiKeyOnly: true,
-    // Only a key that can hold a realtime connection can keep its orders alive by one: enabled on
-    // any other, every restart (which arms every enabled key) would cancel its orders.
-    scopes: ['orders:write', 'websocket'],
+    scopes: ['orders:write'],
     routeLimitPerMinute: 60,
     routeLimitGroup: COD_LIMIT_GROUP,
     status: 200,

@@ -5,12 +5,13 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, Repository } from 'typeorm';
+import { In, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PLATFORM_DB } from '../../database/databases.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
+import { ApiKeyEntity } from '../api-keys/entities/api-key.entity.js';
 import { CancelOnDisconnectEntity } from './cancel-on-disconnect.entity.js';
 
 /** How often armed keys are checked against the service clock. */
@@ -33,13 +34,15 @@ export interface CodStatus {
  * Cancel-on-disconnect per API key: when the last realtime connection authenticated with the key
  * closes and none returns within the grace, every open order placed with that key is cancelled
  * (cancel_reason CANCEL_ON_DISCONNECT), persisted and published like any cancel. Deadlines follow
- * the service Clock. Across a restart it errs on the safe side: every enabled key is armed at boot,
- * as if its connections had just closed, so orders are cancelled unless the client reconnects.
+ * the service Clock. Across a restart it errs on the safe side: every enabled key that can hold a
+ * realtime connection (websocket scope) is armed at boot, as if its connections had just closed,
+ * so orders are cancelled unless the client reconnects.
  */
 @Injectable()
 export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('CancelOnDisconnect');
   private readonly repo: Repository<CancelOnDisconnectEntity>;
+  private readonly keys: Repository<ApiKeyEntity>;
   private readonly settings = new Map<string, CancelOnDisconnectEntity>();
   private readonly live = new Map<string, number>();
   private readonly armed = new Map<string, number>();
@@ -53,13 +56,25 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     private readonly engines: EngineRegistry,
   ) {
     this.repo = db.getRepository(CancelOnDisconnectEntity);
+    this.keys = db.getRepository(ApiKeyEntity);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     const now = this.clock.now();
-    for (const s of await this.repo.find()) {
+    const rows = await this.repo.find();
+    // A key without the websocket scope never held a connection, so none closed with the
+    // restart: arming it would cancel its orders at every start.
+    const connectable = new Set<string>();
+    for (let i = 0; i < rows.length; i += 500) {
+      const keys = await this.keys.find({
+        where: { id: In(rows.slice(i, i + 500).map((r) => r.keyId)) },
+        select: { id: true, scopes: true },
+      });
+      for (const k of keys) if (k.scopes.split(',').includes('websocket')) connectable.add(k.id);
+    }
+    for (const s of rows) {
       this.settings.set(s.keyId, s);
-      this.armed.set(s.keyId, now + s.graceSeconds * 1000);
+      if (connectable.has(s.keyId)) this.armed.set(s.keyId, now + s.graceSeconds * 1000);
     }
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.timer.unref();

@@ -22,9 +22,6 @@ export const CHANNEL_PATTERNS = [
 ] as const;
 
 /** Scope a credential needs for each private channel. */
-/** The scope of the market channels (ticker, orderbook:<id>, trades:<id>), as over REST. */
-export const MARKET_CHANNEL_SCOPE = 'markets:read';
-
 export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
   orders: 'orders:read',
   fills: 'orders:read',

@@ -14,14 +14,7 @@ import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
-import {
-  CHANNEL_PATTERNS,
-  MARKET_CHANNEL_SCOPE,
-  parseChannel,
-  PRIVATE_SCOPE,
-  route,
-  tickerData,
-} from './channels.js';
+import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
 import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
@@ -265,13 +258,17 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           channels: CHANNEL_PATTERNS,
         });
       }
-      // The market channels show what GET /markets/{id}/orderbook and /trades show, under the
-      // same scope (a key without markets:read is refused those too).
-      const scope = p.kind === 'private' ? PRIVATE_SCOPE[p.name] : MARKET_CHANNEL_SCOPE;
-      if (!c.scopes.includes(scope as never)) {
-        throw new DomainError('INSUFFICIENT_SCOPE', `Channel ${name} needs the ${scope} scope`, {
-          required_scopes: [scope],
-        });
+      // The market channels (ticker, orderbook, trades) need only the websocket scope: they were
+      // published so, and asking for markets:read now would break the keys created for them
+      // (a breaking change needs an approval and a migration window, SPEC Versioning 3).
+      if (p.kind === 'private' && !c.scopes.includes(PRIVATE_SCOPE[p.name] as never)) {
+        throw new DomainError(
+          'INSUFFICIENT_SCOPE',
+          `Channel ${p.name} needs the ${PRIVATE_SCOPE[p.name]} scope`,
+          {
+            required_scopes: [PRIVATE_SCOPE[p.name]],
+          },
+        );
       }
       if (
         (p.kind === 'orderbook' || p.kind === 'trades') &&

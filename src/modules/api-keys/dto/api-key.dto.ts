@@ -20,7 +20,8 @@ export class CreateApiKeyDto {
   @ApiProperty({
     maxLength: 100,
     example: 'ci-bot',
-    description: 'Visible text: no control characters or bidirectional overrides',
+    description:
+      'Visible text: no control characters or bidirectional overrides, and at least one character that shows',
   })
   @IsString()
   @Length(1, 100)
@@ -105,6 +106,18 @@ export class ApiKeyDto {
   revoked_at: string | null;
 }
 
+/** POST /api-keys/{id}/rotate: the body is optional. */
+export class RotateApiKeyDto {
+  @ApiPropertyOptional({
+    description:
+      'Also replace the signing secret of a signing-required key (after a leak, say): the new one is returned once as signing_secret and the old one stops signing at once. Default false: the signing secret stays. 400 VALIDATION_FAILED on a key without signing_required.',
+    default: false,
+  })
+  @OptionalField()
+  @IsBoolean()
+  rotate_signing_secret?: boolean;
+}
+
 export class CreatedApiKeyDto extends ApiKeyDto {
   @ApiProperty({
     description: 'The full key. Shown this once; store it now.',
@@ -112,7 +125,10 @@ export class CreatedApiKeyDto extends ApiKeyDto {
   })
   key: string;
 
-  @ApiPropertyOptional({ description: 'svc_sign_... when signing_required; shown this once' })
+  @ApiPropertyOptional({
+    description:
+      'svc_sign_...: at creation when signing_required, and by a rotation with rotate_signing_secret; shown this once',
+  })
   signing_secret?: string;
 }
 
