@@ -382,6 +382,17 @@ describe('sandbox controls', () => {
     const twice = await send('suite-order-1', '/orders', order);
     expect(twice.headers.get('idempotent-replayed')).toBe('true');
     expect(twice.body.id).toBe(again.body.id);
+    // A key forgotten by a reset and then used for a request that changed nothing keeps that
+    // answer through the next reset: only answers of what a reset deletes are forgotten.
+    await send('suite-reuse-1', '/orders', order);
+    expect((await send('suite-reset-2', '/sandbox/reset', undefined)).status).toBe(200);
+    const reused = await send('suite-reuse-1', '/orders', huge);
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('idempotent-replayed')).toBeNull();
+    expect((await send('suite-reset-3', '/sandbox/reset', undefined)).status).toBe(200);
+    const kept = await send('suite-reuse-1', '/orders', huge);
+    expect(kept.status).toBe(422);
+    expect(kept.headers.get('idempotent-replayed')).toBe('true');
   });
 
   it('reset of an account with 10,000 open orders takes milliseconds', async () => {

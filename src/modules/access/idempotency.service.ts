@@ -154,12 +154,25 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     let forgotten = 0;
     // Bounded IN lists: SQLite (and PostgreSQL) limit the parameters of one statement.
     for (let i = 0; i < keys.length; i += 500) {
-      const r = await this.repo.delete({
-        ownerId,
-        state: 'DONE',
-        idemKey: In(keys.slice(i, i + 500)),
+      const done = await this.repo.find({
+        where: { ownerId, state: 'DONE', idemKey: In(keys.slice(i, i + 500)) },
+        select: { idemKey: true, createdAt: true },
       });
-      forgotten += r.affected ?? 0;
+      for (const r of done) {
+        // Only an answer whose own use changed the engine: a key that placed an order before an
+        // earlier reset and was then used for a request that changed nothing keeps its answer.
+        if (this.effects.test.effectOf(ownerId, r.idemKey, r.createdAt) === null) continue;
+        const deleted = await this.repo.delete({
+          ownerId,
+          idemKey: r.idemKey,
+          state: 'DONE',
+          createdAt: r.createdAt,
+        });
+        forgotten += deleted.affected ?? 0;
+        // Its effect goes too: a later use of the key that changes nothing must not look, at the
+        // next reset, like one that placed an order.
+        if ((deleted.affected ?? 0) > 0) this.effects.test.forgetKey(ownerId, r.idemKey);
+      }
     }
     return forgotten;
   }

@@ -113,6 +113,7 @@ export class EffectStore {
   private readonly byKey: Statement;
   private readonly ofOwner: Statement;
   private readonly olderThan: Statement;
+  private readonly ofKey: Statement;
 
   constructor(db: Database) {
     this.byKey = db.prepare(
@@ -122,6 +123,12 @@ export class EffectStore {
       'SELECT DISTINCT idem_key FROM idempotency_effects WHERE owner_id = ? AND created_at >= ?',
     );
     this.olderThan = db.prepare('DELETE FROM idempotency_effects WHERE created_at < ?');
+    this.ofKey = db.prepare('DELETE FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?');
+  }
+
+  /** Forgets what the key's request did (its answer was forgotten: the key is free again). */
+  forgetKey(ownerId: string, key: string): void {
+    this.ofKey.run(ownerId, key);
   }
 
   /** The keys whose requests changed this engine for `ownerId` since `since` (ISO time). */
