@@ -206,3 +206,37 @@ describe('webhooks: a slow receiver does not hold a stopping service', () => {
     }
   });
 });
+
+describe('webhooks: the last allowed attempt cut short by a stop', () => {
+  it('is counted at the next start and ends the delivery (dead-lettered, not sent past the schedule)', async () => {
+    const rx = await Receiver.start();
+    rx.on('/last', { status: 200, delayMs: 30_000 });
+    const env = { SHUTDOWN_DRAIN_MS: '300', WEBHOOK_RETRY_SCHEDULE: '0' }; // one attempt in all
+    let svc: Running = await startWebhookApp({ env });
+    try {
+      const t = await hookUser(svc);
+      const ep = await createEndpoint(svc, t, rx.url('/last'), ['order.created']);
+      const m = TRADABLE[0];
+      await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 1));
+      await rx.waitFor('/last', 1, 5_000);
+      await svc.close({ keepData: true }); // the attempt in flight is cut short
+      rx.on('/last', { status: 200 });
+      svc = await startWebhookApp({
+        dataDir: svc.dataDir,
+        now: new Date(Date.parse(NOON) + 60_000).toISOString(),
+        env,
+      });
+      const [d] = await deliveries(svc, t, ep.id);
+      expect(d).toMatchObject({
+        status: 'DEAD_LETTERED',
+        attempts: 1,
+        last_error: 'the last attempt was cut short by a restart',
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(rx.at('/last')).toHaveLength(1);
+    } finally {
+      await svc.close();
+      await rx.close();
+    }
+  });
+});

@@ -50,6 +50,13 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
+    const counted = this.core.repo.countCutShortAttempts(
+      this.config.values.webhookRetrySchedule.length,
+      this.core.nowIso(),
+    );
+    if (counted > 0) {
+      this.log.log(`${counted} webhook attempts cut short by the last stop were counted`);
+    }
     this.timer = setInterval(() => this.poll(), this.config.values.webhookPollMs);
     this.timer.unref();
     this.core.onWork(() => this.soon());
@@ -163,12 +170,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       'svc-webhook-id': d.id,
       'svc-webhook-event': event.type,
     };
-    // Marked before it is sent; an earlier attempt a crash or shutdown cut short is counted now
-    // (the receiver may have got it), so `attempts` is every POST the receiver may have seen.
+    // Marked before it is sent, so that an attempt a crash or shutdown cuts short is counted at
+    // the next boot: `attempts` is every POST the receiver may have seen.
     if (!this.core.repo.startAttempt(d.id, this.core.nowIso())) return;
-    const earlier = d.attempts + (d.attempt_started_at !== null ? 1 : 0);
     const result = await this.post(endpoint.url, event.payload, headers);
-    this.record(endpoint.id, { ...d, attempts: earlier }, result);
+    this.record(endpoint.id, d, result);
   }
 
   /** Records the outcome, schedules the retry or dead-letters, then updates health and suspension. */
@@ -206,7 +212,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
         responseStatus: r.status,
         error: r.error,
       });
-      if (!changed) return false; // cancelled or held meanwhile
+      if (!changed) {
+        // Held or cancelled meanwhile: no outcome to record, but the POST was made.
+        this.core.repo.countAttempt(d.id, at);
+        return false;
+      }
       if (r.ok) endpoint.last_success_at = at;
       else {
         endpoint.last_failure_at = at;

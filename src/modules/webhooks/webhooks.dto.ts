@@ -196,7 +196,7 @@ export class DeliveryDto {
   @ApiProperty({
     type: 'integer',
     description:
-      'POSTs made that ended, plus one that a restart or shutdown cut short (the receiver may have got it, and it is sent again); one in flight is counted when it ends',
+      'POSTs made, counted when each ends; one that a crash or shutdown cut short (the receiver may have got it) is counted at the next start, and sent again unless it was the last the schedule allows',
   })
   attempts: number;
   @ApiProperty() is_replay: boolean;

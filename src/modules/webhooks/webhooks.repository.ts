@@ -98,10 +98,25 @@ export class WebhooksRepository {
       ),
       due: p(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'PENDING' AND next_attempt_at <= ?
         ORDER BY next_attempt_at, id LIMIT ?`),
-      // An attempt_started_at still set is an attempt cut short (crash, shutdown): counted now.
       startAttempt: p(
-        `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END,
-        attempt_started_at = ? WHERE id = ? AND status = 'PENDING'`,
+        `UPDATE webhook_deliveries SET attempt_started_at = ? WHERE id = ? AND status = 'PENDING'`,
+      ),
+      // An attempt whose delivery was held or cancelled while it ran still happened.
+      countAttempt: p(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, attempt_started_at = NULL
+        WHERE id = ? AND attempt_started_at IS NOT NULL`,
+      ),
+      // At boot nothing is in flight: a mark still set is an attempt a crash or shutdown cut
+      // short. The receiver may have got it, so it counts; one that was the last allowed ends
+      // its delivery (it is not sent again past the schedule).
+      exhaustCutShort: p(
+        `UPDATE webhook_deliveries SET status = 'DEAD_LETTERED', completed_at = ?, next_attempt_at = NULL,
+        last_error = 'the last attempt was cut short by a restart' WHERE attempt_started_at IS NOT NULL
+        AND status = 'PENDING' AND attempts + 1 >= ?`,
+      ),
+      countCutShort: p(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = attempt_started_at,
+        attempt_started_at = NULL WHERE attempt_started_at IS NOT NULL`,
       ),
       attempted:
         p(`UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_attempt_at = ?,
@@ -209,11 +224,28 @@ export class WebhooksRepository {
   }
 
   /**
-   * Marks an attempt as begun, first counting one that was cut short (its mark still set: the
-   * receiver may have got it). False if the delivery is no longer PENDING (cancelled, held).
+   * Marks an attempt as begun (attempt_started_at), so that one a crash or shutdown cuts short is
+   * still counted (see countCutShortAttempts). False if the delivery is no longer PENDING.
    */
   startAttempt(id: string, at: string): boolean {
     return this.s.startAttempt.run(at, id).changes > 0;
+  }
+
+  /** Counts an attempt that ended after its delivery was held or cancelled meanwhile. */
+  countAttempt(id: string, at: string): void {
+    this.s.countAttempt.run(at, id);
+  }
+
+  /**
+   * At boot, before any attempt: counts the attempts a crash or shutdown cut short, and
+   * dead-letters the deliveries whose cut-short attempt was the last of `maxAttempts`.
+   * Returns how many were counted.
+   */
+  countCutShortAttempts(maxAttempts: number, nowIso: string): number {
+    return this.transaction(() => {
+      this.s.exhaustCutShort.run(nowIso, maxAttempts);
+      return this.s.countCutShort.run().changes;
+    });
   }
 
   /** Records an attempt's outcome; false if the delivery was no longer PENDING (cancelled, held). */
