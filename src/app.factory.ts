@@ -432,8 +432,11 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     }
     // What the body parser found wrong with a field, now that the caller is known.
     if (req.bodyIssue !== undefined) throw req.bodyIssue;
-    // Public documents and the health probe take no credential and tolerate cache-busters.
-    if (meta !== undefined && meta.auth !== 'public') {
+    // The public reads (the documents, the changelog, the health probe) tolerate cache-busters;
+    // every other operation, the public POSTs (register, login, ...) included, takes only what
+    // its OpenAPI entry lists.
+    const publicRead = meta?.auth === 'public' && (req.method === 'GET' || req.method === 'HEAD');
+    if (meta !== undefined && !publicRead) {
       const op = pipeline.operations?.get(operationKey(req));
       if (op !== undefined) {
         checkQueryNames(req, op);

@@ -87,6 +87,20 @@ describe('request signing (signing_required keys)', () => {
     expect((await me(secret)).status).toBe(200);
     const listed = await asSession(session, `${svc.api}/api-keys`);
     expect(listed.text).not.toContain(secret);
+    // A mistyped flag is refused, not a rotation that quietly keeps the signing secret.
+    for (const json of [
+      { rotate_signing_secret: 'true' },
+      { rotate_signing_secret: 1 },
+      { rotateSigningSecret: true },
+      [],
+    ]) {
+      const bad = await asSession(session, `${svc.api}/api-keys/${k.id}/rotate`, {
+        method: 'POST',
+        json,
+      });
+      expectError(bad, 400, 'VALIDATION_FAILED');
+    }
+    expect((await me(secret)).status).toBe(200); // the key was not rotated by any of them
     // A key without a signing secret has none to replace: 400, and nothing rotated.
     const plain = await createKey(svc, session, { name: 'plain' });
     const refused = await asSession(session, `${svc.api}/api-keys/${plain.id}/rotate`, {

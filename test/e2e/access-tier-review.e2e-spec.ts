@@ -17,6 +17,27 @@ describe('tier requests: admin review', () => {
     svc = undefined;
   });
 
+  it('a non-admin is told INSUFFICIENT_SCOPE on every admin operation, verified or not (verifying grants no admin scope)', async () => {
+    svc = await startApp();
+    for (const email of ['unverified@sandbox.test', 'trader@sandbox.test']) {
+      const headers = { authorization: `Bearer ${await sessionFor(svc.api, email)}` };
+      for (const [method, path] of [
+        ['GET', '/admin/tier-requests'],
+        ['POST', '/admin/tier-requests/tier_nope/approve'],
+        ['POST', '/admin/tier-requests/tier_nope/deny'],
+      ]) {
+        const res = await http(`${svc.api}${path}`, { method, headers });
+        expect([email, method, path, res.status, res.body.error?.code]).toEqual([
+          email,
+          method,
+          path,
+          403,
+          'INSUFFICIENT_SCOPE',
+        ]);
+      }
+    }
+  });
+
   it('approval changes the tier; a key revoked since the request cannot be approved, only denied', async () => {
     svc = await startApp();
     const token = await sessionFor(svc.api);

@@ -100,6 +100,18 @@ describe('error model: every error path answers the contract body', () => {
     expect(nameless.details.fields).toEqual([
       { field: '', message: 'a query parameter without a name' },
     ]);
+    // The public POSTs take only what they list, like every operation but the public reads.
+    for (const path of ['/auth/login', '/auth/register', '/auth/verify-email']) {
+      const bad = expectContractError(
+        await http(`${svc.api}${path}?zzz=1`, { method: 'POST', json: {} }),
+        400,
+        'VALIDATION_FAILED',
+      );
+      expect([path, bad.details.fields[0]]).toEqual([
+        path,
+        { field: 'zzz', message: 'property zzz should not exist' },
+      ]);
+    }
     // Public documents and the health probe take cache-busters (?_=...) as they are.
     expect((await http(`${svc.api}/health?x=1`, { method: 'HEAD' })).status).toBe(200);
     expect((await http(`${svc.api}/openapi.json?_=123`)).status).toBe(200);
@@ -180,10 +192,13 @@ describe('error model: every error path answers the contract body', () => {
     expect(named.details.fields).toEqual([
       { field: 'bogus_field', message: 'property bogus_field should not exist' },
     ]);
-    const list = expectContractError(await reset('[1]'), 400, 'VALIDATION_FAILED');
-    expect(list.details.fields).toEqual([
-      { field: 'body', message: 'this operation takes no body' },
-    ]);
+    for (const body of ['[1]', 'null', '"x"']) {
+      const refused = expectContractError(await reset(body), 400, 'VALIDATION_FAILED');
+      expect([body, refused.details.fields]).toEqual([
+        body,
+        [{ field: 'body', message: 'this operation takes no body' }],
+      ]);
+    }
     expect((await reset('{}')).status).toBe(200);
     const none = await http(`${svc.api}/orders/cancel-on-disconnect`, {
       method: 'DELETE',

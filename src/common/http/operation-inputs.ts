@@ -15,7 +15,7 @@ export interface OperationInputs {
  * names the route (`GET /api/v1/markets/:id/orderbook`): a query parameter the document does not
  * list, or a body sent to an operation that takes none, is refused on every operation that takes
  * a credential alike, rather than ignored (`GET /orders/export?status=OPEN` would otherwise look
- * like a filter that worked). Public operations (health, the documents, the changelog) are left
+ * like a filter that worked). The public reads (health, the documents, the changelog) are left
  * alone: cache-busters and tracking parameters on them harm no one.
  */
 export function operationsOf(doc: Record<string, unknown>): Map<string, OperationInputs> {
@@ -38,12 +38,13 @@ export function operationsOf(doc: Record<string, unknown>): Map<string, Operatio
 
 /**
  * 400 VALIDATION_FAILED for a body sent to an operation that takes none, in the pipe's words
- * (an empty object, which many clients send with every POST, is no body).
+ * (an empty object, which many clients send with every POST, is no body; a JSON `null` is a
+ * body, refused like `[]`).
  */
 export function checkNoBody(req: FastifyRequest, op: OperationInputs): void {
   const body = req.body;
-  if (body === undefined || body === null || op.body) return;
-  if (typeof body === 'object' && !Array.isArray(body)) {
+  if (body === undefined || op.body) return;
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const keys = Object.keys(body);
     if (keys.length === 0) return;
     throw validationFailed(

@@ -76,7 +76,13 @@ export class AccessPipeline {
     }
     this.route(credential, meta);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
-    if (missing.length > 0 && credential.emailUnverified === true && missing.some(writes)) {
+    // EMAIL_NOT_VERIFIED only when verifying would grant what is missing: never for admin scopes.
+    if (
+      missing.length > 0 &&
+      credential.emailUnverified === true &&
+      missing.some(writes) &&
+      !missing.some((s) => (ADMIN_SCOPES as readonly string[]).includes(s))
+    ) {
       throw new DomainError(
         'EMAIL_NOT_VERIFIED',
         'Write operations need a verified email: send the token from the verification mail to POST /api/v1/auth/verify-email, then retry',

@@ -64,7 +64,10 @@ export class ApiKeysController {
   rotate(
     @Cred() c: Credential,
     @Param('id') id: string,
-    @Body() body: RotateApiKeyDto | undefined,
+    // The class itself (not a union with undefined, which the validation pipe cannot see
+    // through) so that the body is validated like every other: a mistyped flag is a 400, not a
+    // rotation that quietly keeps the signing secret. No body arrives as undefined.
+    @Body() body: RotateApiKeyDto,
   ): Promise<CreatedApiKeyDto> {
     return this.keys.rotate(c.userId, id, body?.rotate_signing_secret === true);
   }
