@@ -147,6 +147,23 @@ describe('OpenAPI 3.1 contract', () => {
     expect(pinned.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
+  it('its example ids have the shape of real ones (prefix, 10 time, 4 counter, 8 random)', () => {
+    const examples: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node !== null && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node as Obj)) {
+          if (k === 'example' && typeof v === 'string') examples.push(v);
+          else walk(v);
+        }
+      }
+    };
+    walk(doc);
+    const ids = examples.filter((e) => /^(ord|fil|whe|dlv|ntf|txn|usr|key|tier|evt)_/.test(e));
+    expect(ids.length).toBeGreaterThanOrEqual(8);
+    for (const id of ids) expect([id, /^[a-z]+_[0-9a-z]{22}$/.test(id)]).toEqual([id, true]);
+  });
+
   it('is OpenAPI 3.1.0 with exactly the 18 tags of CONTRACT.md and one staging server', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info).toMatchObject({ title: expect.any(String), version: 'v1' });

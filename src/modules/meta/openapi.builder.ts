@@ -242,6 +242,14 @@ function describeHeadersAndShared(op: Obj, method: string): void {
         );
       }
     }
+    // Every 401 names the credential schemes (RFC 9110 11.6.1).
+    if (status === '401') {
+      h['WWW-Authenticate'] = header(
+        'The credential schemes taken: ApiKey realm="api", Bearer realm="api"',
+        'string',
+        true,
+      );
+    }
     // Every 429 says when to retry; a 503 does while shutting down (not from a failed readiness).
     if (status === '429' || status === '503') {
       h['Retry-After'] = header('Seconds to wait before retrying', 'integer', status === '429');

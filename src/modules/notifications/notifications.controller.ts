@@ -20,7 +20,7 @@ class NotificationsQueryDto extends PageQueryDto {
 }
 
 class NotificationDto {
-  @ApiProperty({ example: 'ntf_01jd3x0000000000abcd' }) id: string;
+  @ApiProperty({ example: 'ntf_01jd3x000000000000abcd' }) id: string;
   @ApiProperty({ example: 'WEBHOOK_SUSPENDED' }) type: string;
   @ApiProperty() title: string;
   @ApiProperty() body: string;
@@ -54,6 +54,8 @@ export class NotificationsController {
   @Get()
   @Endpoint({
     summary: 'In-app notifications (deprecated: use /notifications/cursor)',
+    description:
+      'Deprecated on 2026-05-08, no sunset scheduled. Answers exactly what GET /api/v1/notifications/cursor answers, with Deprecation and Link (successor-version) headers.',
     auth: 'key',
     scopes: ['notifications:read'],
     lifecycle: {

@@ -96,7 +96,7 @@ export class DeliveriesQueryDto extends PageQueryDto {
 }
 
 export class WebhookEndpointDto {
-  @ApiProperty({ example: 'whe_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'whe_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty()
@@ -188,7 +188,7 @@ export class HealthDto {
 }
 
 export class DeliveryDto {
-  @ApiProperty({ example: 'dlv_01jd3x0000000000abcd' }) id: string;
+  @ApiProperty({ example: 'dlv_01jd3x000000000000abcd' }) id: string;
   @ApiProperty() event_id: string;
   @ApiProperty() event_type: string;
   @ApiProperty({ enum: ['PENDING', 'HELD', 'SUCCEEDED', 'DEAD_LETTERED', 'CANCELLED'] })

@@ -69,7 +69,7 @@ export class CreateApiKeyDto {
 }
 
 export class ApiKeyDto {
-  @ApiProperty({ example: 'key_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'key_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty()
@@ -157,7 +157,7 @@ export class TierRequestBodyDto {
 }
 
 export class TierRequestDto {
-  @ApiProperty({ example: 'tier_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'tier_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty()

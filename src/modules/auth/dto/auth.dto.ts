@@ -45,7 +45,7 @@ export class VerificationSentDto {
 }
 
 export class UserDto {
-  @ApiProperty({ example: 'usr_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'usr_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty()

@@ -51,7 +51,7 @@ export class OrderBookQueryDto {
 }
 
 export class MarketTradeDto {
-  @ApiProperty({ example: 'fil_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'fil_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty()

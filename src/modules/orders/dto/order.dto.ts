@@ -5,7 +5,7 @@ import { MARKET_ID } from '../../../common/ids/id-patterns.js';
 import { OptionalField } from '../../../common/validation/fields.js';
 
 export class FillDto {
-  @ApiProperty({ example: 'fil_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'fil_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty({ type: 'integer', description: "Fill price in the order's own side, cents" })
@@ -25,7 +25,7 @@ export class FillDto {
 }
 
 export class OrderDto {
-  @ApiProperty({ example: 'ord_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'ord_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty({ type: 'string', nullable: true })

@@ -39,7 +39,7 @@ export class WalletDto {
 }
 
 export class TransactionDto {
-  @ApiProperty({ example: 'txn_01jd3x0000000000abcd' })
+  @ApiProperty({ example: 'txn_01jd3x000000000000abcd' })
   id: string;
 
   @ApiProperty({
