@@ -313,6 +313,9 @@ describe('OpenAPI 3.1 contract', () => {
       'BearerAuth',
     ]);
     expect(op('/api/v1/orders/cancel-on-disconnect', 'delete')['x-api-key-only']).toBe(true);
+    expect(op('/api/v1/orders', 'post').responses['409'].description).toContain(
+      'DUPLICATE_CLIENT_ORDER_ID',
+    );
     // A body whose every field is optional, which the operation takes absent, is not required
     // (an SDK generated from the document must not force one).
     for (const path of [

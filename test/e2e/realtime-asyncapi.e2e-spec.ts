@@ -245,6 +245,7 @@ describe('realtime: AsyncAPI document', () => {
       }),
     ).toEqual([
       '$.ts: required',
+      '$.time: required',
       '$.seq: number is not integer',
       ...['id', 'order_id', 'market_id', 'side', 'price', 'yes_price', 'quantity'].map(
         (f) => `$.data.${f}: required`,

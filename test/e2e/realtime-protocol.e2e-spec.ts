@@ -78,6 +78,7 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
       channel: `orderbook:${m.id}`,
       seq: 1,
       ts: svc.clock.now(),
+      time: svc.clock.nowDate().toISOString(),
       data: {
         kind: 'snapshot',
         bids: [1, 2, 3, 4, 5].map((i) => ({ price: m.reference - i, quantity: 100 })),
@@ -421,10 +422,11 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     const s1 = seqs(c1);
     for (const ch of ALL) expect((s1.get(ch) ?? []).length).toBeGreaterThan(0);
     expect(seqs(c2).get('orders')!.length).toBeLessThan(s1.get('orders')!.length);
-    // Every event carries the commit time on the service clock (epoch ms).
+    // Every event carries the commit time on the service clock: epoch ms, and ISO-8601 UTC.
     for (const e of c1.messages.filter((x) => x.type === 'event')) {
       expect(e.ts).toBe(svc.clock.now());
-      expect(Object.keys(e)).toEqual(['type', 'channel', 'seq', 'ts', 'data']);
+      expect(e.time).toBe(svc.clock.nowDate().toISOString());
+      expect(Object.keys(e)).toEqual(['type', 'channel', 'seq', 'ts', 'time', 'data']);
     }
     // Exact shapes of one message per channel kind.
     const delta = c1.events(`orderbook:${m.id}`).find((e) => e.data.kind === 'delta')!;
@@ -433,6 +435,7 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
       channel: `orderbook:${m.id}`,
       seq: 2,
       ts: svc.clock.now(),
+      time: svc.clock.nowDate().toISOString(),
       data: { kind: 'delta', side: 'bids', price: r, quantity: 4 },
     });
     const trade = c1.events(`trades:${m.id}`)[0];

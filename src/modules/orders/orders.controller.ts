@@ -96,7 +96,12 @@ export class OrdersController {
     status: 201,
     type: OrderDto,
     errors: ORDER_ERRORS,
-    codes: { 422: PLACE_REFUSALS },
+    codes: {
+      409: [
+        'DUPLICATE_CLIENT_ORDER_ID (client_order_id used by one of your open orders; details.order_id names it)',
+      ],
+      422: PLACE_REFUSALS,
+    },
   })
   place(@Cred() c: Credential, @Body() body: PlaceOrderBody): Promise<OrderDto> {
     return this.orders.place(c, body);
@@ -107,7 +112,7 @@ export class OrdersController {
   @Endpoint({
     summary: 'Place up to 20 orders (legs) in one request',
     description:
-      'Each leg is charged against the per-IP orders ceiling before any leg runs; if the ceiling cannot take them all, nothing is placed and the answer is 429. Legs run in order; a leg failing a business rule does not undo the others (see each result).',
+      'Each leg is charged against the per-IP orders ceiling before any leg runs; if the ceiling cannot take them all, nothing is placed and the answer is 429. Legs run in order; a leg failing a business rule does not undo the others (see each result: a leg answers the codes POST /orders answers, DUPLICATE_CLIENT_ORDER_ID among them).',
     auth: 'key',
     scopes: ['orders:write'],
     routeLimitPerMinute: 10,

@@ -27,10 +27,18 @@ function event(channel: string, data: Record<string, unknown>) {
           description:
             'Rises by 1 per channel per connection; a gap means lost messages: resubscribe. A (re)subscribe starts the channel over at 1 (on orderbook channels, with the snapshot)',
         },
-        ts: { type: 'integer', description: 'Commit time of the events, epoch ms' },
+        ts: {
+          type: 'integer',
+          description: 'Commit time of the events, epoch ms (the instant `time` gives)',
+        },
+        time: {
+          type: 'string',
+          format: 'date-time',
+          description: 'Commit time of the events, ISO-8601 UTC with milliseconds',
+        },
         data,
       },
-      ['type', 'channel', 'seq', 'ts', 'data'],
+      ['type', 'channel', 'seq', 'ts', 'time', 'data'],
     ),
   };
 }

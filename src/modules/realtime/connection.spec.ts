@@ -89,6 +89,7 @@ describe('EventMessage frames', () => {
       channel: 'orderbook:mkt_1',
       seq: 7,
       ts: 1700000000000,
+      time: '2023-11-14T22:13:20.000Z', // the same instant, as the contract writes timestamps
       data: { kind: 'delta', price: 40 },
     });
     expect(m.frame(7).subarray(2).toString()).toBe(m.text(7));

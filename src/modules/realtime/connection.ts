@@ -199,7 +199,9 @@ export class EventMessage {
 
   constructor(channel: string, ts: number, data: unknown) {
     this.headText = `{"type":"event","channel":${JSON.stringify(channel)},"seq":`;
-    this.tailText = `,"ts":${ts},"data":${JSON.stringify(data)}}`;
+    // `time` is the contract's timestamp form (ISO-8601 UTC); `ts`, the same instant in epoch
+    // ms, stays for the clients that read it.
+    this.tailText = `,"ts":${ts},"time":"${new Date(ts).toISOString()}","data":${JSON.stringify(data)}}`;
     this.head = Buffer.from(this.headText);
     this.tail = Buffer.from(this.tailText);
   }
