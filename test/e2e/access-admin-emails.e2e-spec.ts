@@ -39,11 +39,18 @@ describe('admins: no public demo accounts on production; ADMIN_EMAILS', () => {
     const unverified = await login(svc, 'ops@corp.test', 'correct-horse-battery');
     const me0 = await asSession(unverified, `${svc.api}/auth/me`);
     expect(me0.body.user.roles).toEqual([]);
-    expectError(
-      await asSession(unverified, `${svc.api}/admin/tier-requests`),
-      403,
-      'INSUFFICIENT_SCOPE',
-    );
+    // Told what would grant it: verifying the email (it would, for an address in ADMIN_EMAILS).
+    for (const [method, path] of [
+      ['GET', '/admin/tier-requests'],
+      ['POST', '/admin/tier-requests/tier_nope/approve'],
+      ['POST', '/admin/tier-requests/tier_nope/deny'],
+    ]) {
+      expectError(
+        await asSession(unverified, `${svc.api}${path}`, { method }),
+        403,
+        'EMAIL_NOT_VERIFIED',
+      );
+    }
     // Verified: the admin role, and the admin operations with it.
     const ops = await verifiedAccountAfterRegister(svc, 'ops@corp.test');
     const me = await asSession(ops, `${svc.api}/auth/me`);

@@ -192,14 +192,16 @@ describe('error model: every error path answers the contract body', () => {
     expect(named.details.fields).toEqual([
       { field: 'bogus_field', message: 'property bogus_field should not exist' },
     ]);
-    for (const body of ['[1]', 'null', '"x"']) {
+    for (const body of ['[1]', '"x"']) {
       const refused = expectContractError(await reset(body), 400, 'VALIDATION_FAILED');
       expect([body, refused.details.fields]).toEqual([
         body,
         [{ field: 'body', message: 'this operation takes no body' }],
       ]);
     }
+    // {} and null are no body, as many clients send them with every DELETE.
     expect((await reset('{}')).status).toBe(200);
+    expect((await reset('null')).status).toBe(200);
     const none = await http(`${svc.api}/orders/cancel-on-disconnect`, {
       method: 'DELETE',
       headers: { 'x-api-key': t.key },

@@ -322,6 +322,7 @@ describe('OpenAPI 3.1 contract', () => {
       '/api/v1/orders/cancel-on-disconnect',
       '/api/v1/orders/cancel-all',
       '/api/v1/webhooks/{id}/rotate-secret',
+      '/api/v1/api-keys/{id}/rotate',
     ]) {
       expect([path, op(path, 'post').requestBody.required]).toEqual([path, false]);
     }

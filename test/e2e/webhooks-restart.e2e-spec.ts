@@ -163,7 +163,7 @@ describe('webhooks: a slow receiver does not hold a stopping service', () => {
       const m = TRADABLE[0];
       await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 1));
       const first = await rx.waitFor('/slow', 1, 5_000);
-      // In flight: counted once it ends (or, cut short, by the next attempt).
+      // In flight: counted once it ends (or, cut short, at the next start).
       expect((await deliveries(svc, t, ep.id))[0]).toMatchObject({
         status: 'PENDING',
         attempts: 0,

@@ -37,13 +37,14 @@ export function operationsOf(doc: Record<string, unknown>): Map<string, Operatio
 }
 
 /**
- * 400 VALIDATION_FAILED for a body sent to an operation that takes none, in the pipe's words
- * (an empty object, which many clients send with every POST, is no body; a JSON `null` is a
- * body, refused like `[]`).
+ * 400 VALIDATION_FAILED for a body sent to an operation that takes none, in the pipe's words.
+ * An empty object and a JSON `null`, which many clients send with every POST or DELETE (Go's
+ * json.Marshal(nil), .NET's JsonContent.Create(null)), are no body, as on the operations that
+ * take an optional one (cancel-all).
  */
 export function checkNoBody(req: FastifyRequest, op: OperationInputs): void {
   const body = req.body;
-  if (body === undefined || op.body) return;
+  if (body === undefined || body === null || op.body) return;
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const keys = Object.keys(body);
     if (keys.length === 0) return;

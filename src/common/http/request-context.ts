@@ -18,6 +18,8 @@ export interface Credential {
   expiresAt?: number | null;
   /** A session of a user whose email is not verified: it holds no write scope. */
   emailUnverified?: boolean;
+  /** Such a session: the scopes it would hold once the email is verified (admin ones included). */
+  scopesIfVerified?: Scope[];
   /**
    * This request's Idempotency-Key, scoped to its owner, when it is a mutation sent with one (set
    * by the idempotency step; the credential object is per request). Engine commands run under it

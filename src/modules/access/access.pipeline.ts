@@ -76,12 +76,14 @@ export class AccessPipeline {
     }
     this.route(credential, meta);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
-    // EMAIL_NOT_VERIFIED only when verifying would grant what is missing: never for admin scopes.
+    // EMAIL_NOT_VERIFIED only when verifying would grant all that is missing (a non-admin's
+    // session never gains admin scopes; an ADMIN_EMAILS user's does, once verified).
+    const ifVerified = credential.scopesIfVerified;
     if (
       missing.length > 0 &&
       credential.emailUnverified === true &&
-      missing.some(writes) &&
-      !missing.some((s) => (ADMIN_SCOPES as readonly string[]).includes(s))
+      ifVerified !== undefined &&
+      missing.every((s) => ifVerified.includes(s))
     ) {
       throw new DomainError(
         'EMAIL_NOT_VERIFIED',
@@ -229,7 +231,12 @@ export class AccessPipeline {
       scopes: sessionScopes(this.users.isAdmin(user), user.emailVerified),
       tier: highestTier(keys, this.clock.nowDate().toISOString()),
       expiresAt: claims.exp * 1000,
-      ...(user.emailVerified ? {} : { emailUnverified: true }),
+      ...(user.emailVerified
+        ? {}
+        : {
+            emailUnverified: true,
+            scopesIfVerified: sessionScopes(this.users.isAdmin(user, true), true),
+          }),
     };
   }
 

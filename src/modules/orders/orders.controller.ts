@@ -98,7 +98,7 @@ export class OrdersController {
     errors: ORDER_ERRORS,
     codes: {
       409: [
-        'DUPLICATE_CLIENT_ORDER_ID (client_order_id used by one of your open orders; details.order_id names it)',
+        'DUPLICATE_CLIENT_ORDER_ID (client_order_id used by an open order of this API key, or of your sessions with a session token; details.order_id names it)',
       ],
       422: PLACE_REFUSALS,
     },

@@ -11,7 +11,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { guardedLookup, isBlockedAddress, isMetadataAddress } from './url-safety.js';
 import { signatureHeader } from './webhook-signer.js';
 import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
-import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
+import { CUT_SHORT_LAST, type DeliveryRow, type EndpointRow } from './webhooks.repository.js';
 
 /** At most this many attempts in flight per endpoint, so a slow endpoint only slows itself. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
@@ -30,7 +30,9 @@ interface AttemptResult {
  * succeeds, anything else (3xx included: redirects are never followed) is retried on the
  * schedule with jitter, honouring Retry-After on 429/503, and dead-lettered after the last
  * attempt. A crash loses nothing: a delivery is stored before it is attempted and stays PENDING
- * until an outcome is recorded.
+ * until an outcome is recorded. An attempt a crash or shutdown cuts short counts (the receiver
+ * may have got it): the delivery is sent again after the restart, unless that was its last
+ * attempt, in which case it is dead-lettered (replayable like any dead letter).
  */
 @Injectable()
 export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
@@ -66,7 +68,8 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Starts nothing more, and gives the deliveries in flight SHUTDOWN_DRAIN_MS to finish (a slow
    * receiver must not hold a stopping service for WEBHOOK_TIMEOUT_MS). Those still in flight then
-   * stay recorded as attempting and are delivered again after the restart (at least once).
+   * stay marked as attempting: after the restart the attempt counts and they are delivered again,
+   * unless it was their last attempt (then they are dead-lettered).
    */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
@@ -80,7 +83,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     clearTimeout(timer);
     if (outcome === 'late') {
       this.log.warn(
-        `${this.pending.size} webhook deliveries still in flight after SHUTDOWN_DRAIN_MS; they are delivered again after the restart`,
+        `${this.pending.size} webhook deliveries still in flight after SHUTDOWN_DRAIN_MS; the attempts count, and those with attempts left are delivered again after the restart`,
       );
     }
   }
@@ -170,11 +173,19 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       'svc-webhook-id': d.id,
       'svc-webhook-event': event.type,
     };
+    // An attempt whose outcome was never recorded (its mark still set) counts: the receiver may
+    // have got it. A delivery whose attempts used up its schedule is not sent again (a cut-short
+    // last attempt, or one that ran while its endpoint was suspended and is now reactivated).
+    const prior = d.attempts + (d.attempt_started_at !== null ? 1 : 0);
+    if (prior >= this.config.values.webhookRetrySchedule.length) {
+      if (this.core.repo.exhaust(d.id, this.core.nowIso(), CUT_SHORT_LAST)) this.core.invalidate();
+      return;
+    }
     // Marked before it is sent, so that an attempt a crash or shutdown cuts short is counted at
     // the next boot: `attempts` is every POST the receiver may have seen.
     if (!this.core.repo.startAttempt(d.id, this.core.nowIso())) return;
     const result = await this.post(endpoint.url, event.payload, headers);
-    this.record(endpoint.id, d, result);
+    this.record(endpoint.id, { ...d, attempts: prior }, result);
   }
 
   /** Records the outcome, schedules the retry or dead-letters, then updates health and suspension. */

@@ -25,6 +25,9 @@ export interface EndpointRow {
   updated_at: string;
 }
 
+/** last_error of a delivery whose last allowed attempt a crash or shutdown cut short. */
+export const CUT_SHORT_LAST = 'the last attempt was cut short by a restart';
+
 export interface DeliveryRow {
   id: string;
   endpoint_id: string;
@@ -98,8 +101,15 @@ export class WebhooksRepository {
       ),
       due: p(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'PENDING' AND next_attempt_at <= ?
         ORDER BY next_attempt_at, id LIMIT ?`),
+      // A mark still set here is an attempt whose outcome was never recorded: counted first.
       startAttempt: p(
-        `UPDATE webhook_deliveries SET attempt_started_at = ? WHERE id = ? AND status = 'PENDING'`,
+        `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END,
+        attempt_started_at = ? WHERE id = ? AND status = 'PENDING'`,
+      ),
+      exhaust: p(
+        `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END,
+        attempt_started_at = NULL, status = 'DEAD_LETTERED', completed_at = ?, next_attempt_at = NULL,
+        response_status = NULL, last_error = ? WHERE id = ? AND status = 'PENDING'`,
       ),
       // An attempt whose delivery was held or cancelled while it ran still happened.
       countAttempt: p(
@@ -111,7 +121,7 @@ export class WebhooksRepository {
       // its delivery (it is not sent again past the schedule).
       exhaustCutShort: p(
         `UPDATE webhook_deliveries SET status = 'DEAD_LETTERED', completed_at = ?, next_attempt_at = NULL,
-        last_error = 'the last attempt was cut short by a restart' WHERE attempt_started_at IS NOT NULL
+        response_status = NULL, last_error = '${CUT_SHORT_LAST}' WHERE attempt_started_at IS NOT NULL
         AND status = 'PENDING' AND attempts + 1 >= ?`,
       ),
       countCutShort: p(
@@ -229,6 +239,14 @@ export class WebhooksRepository {
    */
   startAttempt(id: string, at: string): boolean {
     return this.s.startAttempt.run(at, id).changes > 0;
+  }
+
+  /**
+   * Dead-letters a PENDING delivery without sending it: its attempts (a cut-short one counted)
+   * used up its schedule. False if it is no longer PENDING.
+   */
+  exhaust(id: string, at: string, error: string): boolean {
+    return this.s.exhaust.run(at, error, id).changes > 0;
   }
 
   /** Counts an attempt that ended after its delivery was held or cancelled meanwhile. */
