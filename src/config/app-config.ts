@@ -51,6 +51,8 @@ export interface AppConfig {
   orderMaxQuantity: number;
   maxOpenOrdersPerKey: number;
   exportMaxRows: number;
+  /** Active (unrevoked, unexpired) API keys one user may hold. */
+  maxApiKeysPerUser: number;
   /** Realtime: auth deadline, heartbeat, per-connection send buffer and subscription cap, per-IP connections. */
   wsAuthTimeoutMs: number;
   wsHeartbeatMs: number;
@@ -347,6 +349,7 @@ export function loadConfig(env: Env): AppConfig {
     ),
     orderMaxQuantity: int(env, 'ORDER_MAX_QUANTITY', 100_000, 1, 1_000_000_000),
     maxOpenOrdersPerKey: int(env, 'MAX_OPEN_ORDERS_PER_KEY', 10_000, 1, 1_000_000),
+    maxApiKeysPerUser: int(env, 'MAX_API_KEYS_PER_USER', 100, 1, 10_000),
     exportMaxRows: int(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
     wsAuthTimeoutMs: int(env, 'WS_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
     wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 100, 600_000),

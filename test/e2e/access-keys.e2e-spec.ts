@@ -506,3 +506,53 @@ describe('API keys: expiry follows the service clock', () => {
     expectError(await asKey(k.key, `${svc.api}/markets`), 401, 'API_KEY_EXPIRED');
   });
 });
+
+/**
+ * Every session request reads its user's active keys (for the tier), so one user cannot pile up
+ * keys without bound: MAX_API_KEYS_PER_USER active (unrevoked, unexpired) keys at most.
+ */
+describe('API keys: at most MAX_API_KEYS_PER_USER active keys per user', () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startAccessApp({ env: { MAX_API_KEYS_PER_USER: '3' } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('one more is 422 API_KEY_LIMIT_REACHED; revoked and expired keys do not count', async () => {
+    const session = await login(svc, RESPONDER);
+    const keys = [];
+    keys.push(await createKey(svc, session, { expires_in_days: 1 }));
+    for (let i = 0; i < 2; i++) keys.push(await createKey(svc, session));
+    const refused = expectError(
+      await createKeyRaw(svc, session, { name: 'one more', environment: 'live' }),
+      422,
+      'API_KEY_LIMIT_REACHED',
+    );
+    expect(refused.details).toEqual({ limit: 3, active: 3 });
+    expect((await listKeys(svc, session)).body.data).toHaveLength(3); // nothing was created
+    // A revoked key frees its place.
+    const revoked = await asSession(session, `${svc.api}/api-keys/${keys[1].id}/revoke`, {
+      method: 'POST',
+    });
+    expect(revoked.status).toBe(200);
+    keys.push(await createKey(svc, session));
+    expectError(
+      await createKeyRaw(svc, session, { name: 'one more', environment: 'live' }),
+      422,
+      'API_KEY_LIMIT_REACHED',
+    );
+    // So does an expired one.
+    (svc.clock as ManualClock).advance(2 * 86_400_000);
+    const fresh = await login(svc, RESPONDER);
+    expect(
+      (await createKeyRaw(svc, fresh, { name: 'after expiry', environment: 'live' })).status,
+    ).toBe(201);
+    // The cap is per user: another user is unaffected.
+    const other = await login(svc, TRADER);
+    expect((await createKeyRaw(svc, other, { name: 'mine', environment: 'live' })).status).toBe(
+      201,
+    );
+  });
+});

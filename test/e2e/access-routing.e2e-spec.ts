@@ -347,7 +347,19 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
   function pipeline(sandboxEnabled: boolean): AccessPipeline {
     const keys = {
       bySecret: async (s: string) => KEYS[s] ?? null,
-      repo: { update: async () => undefined, findBy: async () => [] },
+      repo: {
+        update: async () => undefined,
+        // activeKeysOf: the user's active keys (none here).
+        createQueryBuilder: () => {
+          const qb = {
+            select: () => qb,
+            where: () => qb,
+            andWhere: () => qb,
+            getMany: async () => [],
+          };
+          return qb;
+        },
+      },
     } as unknown as ApiKeyRepository;
     const sessions = {
       verify: (t: string) =>

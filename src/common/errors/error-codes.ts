@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   DUPLICATE_CLIENT_ORDER_ID: 409,
   ORDER_QUANTITY_LIMIT: 422,
   OPEN_ORDERS_LIMIT: 422,
+  API_KEY_LIMIT_REACHED: 422,
   EXPORT_TOO_LARGE: 422,
   MARKET_ALREADY_RESOLVED: 409,
   // Realtime (sent as {type:"error"} messages; see realtime/ws-errors.ts for close codes)

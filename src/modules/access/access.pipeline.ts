@@ -6,7 +6,7 @@ import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
-import { ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
+import { activeKeysOf, ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { verifyRequestSignature, type SignedRequest } from './request-signature.js';
 import { SessionTokensService } from './session-tokens.service.js';
@@ -222,14 +222,15 @@ export class AccessPipeline {
       throw new DomainError('UNAUTHENTICATED', 'Invalid or expired session token');
     const user = await this.users.byId(claims.sub);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'Invalid or expired session token');
-    const keys = await this.keys.repo.findBy({ userId: user.id });
+    const now = this.clock.nowDate().toISOString();
+    const keys = await activeKeysOf(this.keys.repo, user.id, now);
     return {
       type: 'SESSION',
       userId: user.id,
       keyId: null,
       environment: 'live',
       scopes: sessionScopes(this.users.isAdmin(user), user.emailVerified),
-      tier: highestTier(keys, this.clock.nowDate().toISOString()),
+      tier: highestTier(keys, now),
       expiresAt: claims.exp * 1000,
       ...(user.emailVerified
         ? {}

@@ -100,6 +100,24 @@ export class ApiKeyRepository {
 
 const TIER_RANK: Record<string, number> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };
 
+/**
+ * The user's active (unrevoked, unexpired) keys, with only what the tier and the key cap need:
+ * every session request asks, so revoked keys (which pile up without bound) are never loaded.
+ */
+export function activeKeysOf(
+  repo: Repository<ApiKeyEntity>,
+  userId: string,
+  nowIso: string,
+): Promise<ApiKeyEntity[]> {
+  return repo
+    .createQueryBuilder('k')
+    .select(['k.id', 'k.tier', 'k.expiresAt', 'k.revokedAt'])
+    .where('k.user_id = :userId', { userId })
+    .andWhere('k.revoked_at IS NULL')
+    .andWhere('(k.expires_at IS NULL OR k.expires_at > :now)', { now: nowIso })
+    .getMany();
+}
+
 /** The highest tier among a user's active (unrevoked, unexpired) keys; FREE when none. */
 export function highestTier(keys: ApiKeyEntity[], nowIso: string): ApiKeyEntity['tier'] {
   let best: ApiKeyEntity['tier'] = 'FREE';

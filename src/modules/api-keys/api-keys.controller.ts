@@ -31,7 +31,10 @@ export class ApiKeysController {
     errors: [400, 422],
     codes: {
       403: ['EMAIL_NOT_VERIFIED', 'ADMIN_SCOPE_FORBIDDEN', 'TERMS_ACCEPTANCE_REQUIRED'],
-      422: ['WRITE_SCOPES_NOT_ACKNOWLEDGED'],
+      422: [
+        'WRITE_SCOPES_NOT_ACKNOWLEDGED',
+        'API_KEY_LIMIT_REACHED (MAX_API_KEYS_PER_USER active keys already; details.limit, details.active)',
+      ],
     },
   })
   create(@Cred() c: Credential, @Body() body: CreateApiKeyDto): Promise<CreatedApiKeyDto> {

@@ -19,7 +19,7 @@ import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { UsersService } from '../users/users.service.js';
-import { ApiKeyRepository } from './api-key.repository.js';
+import { activeKeysOf, ApiKeyRepository } from './api-key.repository.js';
 import type {
   ApiKeyDto,
   CreateApiKeyDto,
@@ -87,6 +87,17 @@ export class ApiKeysService {
       );
     }
     await this.terms.assertAccepted(userId);
+    // A bounded number of active keys: every session request reads them (its tier).
+    const cap = this.config.values.maxApiKeysPerUser;
+    const active = (await activeKeysOf(this.keys.repo, userId, this.clock.nowDate().toISOString()))
+      .length;
+    if (active >= cap) {
+      throw new DomainError(
+        'API_KEY_LIMIT_REACHED',
+        `At most ${cap} active API keys per user: revoke one you no longer use`,
+        { limit: cap, active },
+      );
+    }
 
     // Test keys are paper-only by construction: they carry env:paper implicitly.
     const scopes =

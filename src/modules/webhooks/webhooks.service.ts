@@ -3,7 +3,7 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential, Tier } from '../../common/http/request-context.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
 import { ConfigService } from '../../config/config.service.js';
-import { ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
+import { activeKeysOf, ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
 import { assertSafeWebhookUrl } from './url-safety.js';
 import { WebhooksCore, type Health } from './webhooks.core.js';
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
@@ -57,7 +57,8 @@ export class WebhooksService {
     body: { url: string; events: string[]; description?: string },
   ): Promise<EndpointView & { secret: string }> {
     await assertSafeWebhookUrl(body.url, this.policy());
-    const tier = highestTier(await this.keys.repo.findBy({ userId: c.userId }), this.core.nowIso());
+    const now = this.core.nowIso();
+    const tier = highestTier(await activeKeysOf(this.keys.repo, c.userId, now), now);
     const cap = ENDPOINT_CAPS[tier];
     const count = this.core.repo.countCapped(c.userId);
     if (count >= cap) {
@@ -68,7 +69,6 @@ export class WebhooksService {
       );
     }
     const secret = this.core.newSecret();
-    const now = this.core.nowIso();
     const row: EndpointRow = {
       id: this.core.ids.next('whe'),
       user_id: c.userId,
