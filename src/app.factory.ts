@@ -9,6 +9,7 @@ import {
 } from 'fastify';
 import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import proxyaddr from '@fastify/proxy-addr';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AccessPipeline } from './modules/access/access.pipeline.js';
@@ -220,7 +221,13 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });
     pipeline.limits = app.get(LimitsService, { strict: false });
     await app.init();
-    serveOtherUpgradesAsHttp(fastify.server);
+    const trusted =
+      config.trustedProxies.length > 0 ? proxyaddr.compile(config.trustedProxies) : null;
+    serveOtherUpgradesAsHttp(fastify.server, async (req) => {
+      const ip =
+        trusted === null ? (req.socket.remoteAddress ?? 'unknown') : proxyaddr(req, trusted);
+      await pipeline.limits?.checkHandshake(ip);
+    });
     answerOddHttp(fastify.server);
     drainWithDeadline(fastify, config.shutdownDrainMs, pipeline, log);
     const contract = buildOpenApi(app, config.stagingBaseUrl);

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
-import { expectError, http, startApp, type Running } from '../support/harness.js';
+import { expectError, http, rawRequest, startApp, type Running } from '../support/harness.js';
+import { WsClient } from '../support/ws.js';
 import { createKey, sessionFor } from '../support/keys.js';
 
 // 12:00:00.000 UTC exactly: a minute window starts here, so counts are not split by a boundary.
@@ -139,6 +140,28 @@ describe('limits', () => {
       const err = expectError(await http(`${svc.baseUrl}${path}`), 429, 'RATE_LIMITED');
       expect(err.details).toMatchObject({ limit_scope: 'ip', limit, category });
     }
+  });
+
+  it('a WebSocket handshake counts against the per-IP general ceiling; past it, 429 before any upgrade', async () => {
+    svc = await startApp({ now: NOON });
+    // 599 general requests, then one handshake: the 600th request of the minute.
+    const statuses = await hammer(`${svc.baseUrl}/api/v1/health`, 599);
+    expect(statuses.filter((s) => s === 429)).toEqual([]);
+    const last = await WsClient.connect(svc.baseUrl);
+    await last.close();
+    const raw = await rawRequest(
+      svc.baseUrl,
+      `GET /api/v1/ws HTTP/1.1\r\nHost: ${new URL(svc.baseUrl).host}\r\nUpgrade: websocket\r\n` +
+        'Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    );
+    expect(raw.status).toBe(429);
+    expect(Number(raw.headers['retry-after'])).toBeGreaterThan(0);
+    expect(JSON.parse(raw.body).error).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { limit_scope: 'ip', limit: 600, category: 'general' },
+    });
+    // And the bucket is the HTTP routes' own.
+    expectError(await http(`${svc.baseUrl}/api/v1/health`), 429, 'RATE_LIMITED');
   });
 
   it('401 and 403 answers do not consume the per-key allowance; a limited request has no effect', async () => {

@@ -19,7 +19,10 @@ import { requestIdFor } from './request-id.js';
  * request it also is (RFC 9110: a server may ignore Upgrade), on a connection that then closes.
  * One with a body is refused with 400 (its body can no longer be read once Node let go of it).
  */
-export function serveOtherUpgradesAsHttp(server: Server): void {
+export function serveOtherUpgradesAsHttp(
+  server: Server,
+  admitHandshake: (req: IncomingMessage) => Promise<void> = async () => undefined,
+): void {
   const adapterListeners = server.listeners('upgrade') as ((...args: unknown[]) => void)[];
   server.removeAllListeners('upgrade');
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) =>
@@ -27,7 +30,7 @@ export function serveOtherUpgradesAsHttp(server: Server): void {
     // socket on before that threw ERR_HTTP_SOCKET_ASSIGNED, and the process stopped).
     whenEarlierAnswered(socket, undefined, () => {
       try {
-        upgradeOrServe(server, adapterListeners, req, socket, head);
+        upgradeOrServe(server, adapterListeners, admitHandshake, req, socket, head);
       } catch (err) {
         socket.destroy(err as Error);
       }
@@ -38,6 +41,7 @@ export function serveOtherUpgradesAsHttp(server: Server): void {
 function upgradeOrServe(
   server: Server,
   adapterListeners: ((...args: unknown[]) => void)[],
+  admitHandshake: (req: IncomingMessage) => Promise<void>,
   req: IncomingMessage,
   socket: Socket,
   head: Buffer,
@@ -49,7 +53,14 @@ function upgradeOrServe(
       answerClientError(refusal, socket, req);
       return;
     }
-    for (const l of adapterListeners) l.call(server, req, socket, head);
+    // The handshake counts against the per-IP ceiling like any request (429 before the upgrade).
+    admitHandshake(req).then(
+      () => {
+        if (socket.destroyed) return;
+        for (const l of adapterListeners) l.call(server, req, socket, head);
+      },
+      (err: unknown) => answerClientError(err as Error, socket, req),
+    );
     return;
   }
   // Bytes after the headers without a length are the next pipelined request, not a body: this

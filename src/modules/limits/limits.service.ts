@@ -116,6 +116,16 @@ export class LimitsService {
     await this.chargeIp(req.ip, categoryOf(req), 1).catch(() => undefined);
   }
 
+  /**
+   * The per-IP ceiling for a WebSocket handshake (GET /api/v1/ws, category general): it is an
+   * HTTP request like any other, which the upgrade path takes before Fastify's hooks see it.
+   * `ip` is the client address as the HTTP routes see it (TRUSTED_PROXIES honoured).
+   */
+  async checkHandshake(ip: string): Promise<void> {
+    if (!this.enabled) return;
+    await this.chargeIp(ip, 'general', 1);
+  }
+
   private ipCharge(
     ip: string,
     category: keyof typeof IP_CEILINGS,
