@@ -223,10 +223,24 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     await app.init();
     const trusted =
       config.trustedProxies.length > 0 ? proxyaddr.compile(config.trustedProxies) : null;
+    const refuseWhileClosing = (): void => {
+      if (pipeline.closing) {
+        throw new DomainError(
+          'SERVICE_UNAVAILABLE',
+          'The service is shutting down; retry shortly',
+          {},
+          {
+            'Retry-After': '1',
+          },
+        );
+      }
+    };
     serveOtherUpgradesAsHttp(fastify.server, async (req) => {
+      refuseWhileClosing();
       const ip =
         trusted === null ? (req.socket.remoteAddress ?? 'unknown') : proxyaddr(req, trusted);
       await pipeline.limits?.checkHandshake(ip);
+      refuseWhileClosing(); // the charge may have waited on the limit store
     });
     answerOddHttp(fastify.server);
     drainWithDeadline(fastify, config.shutdownDrainMs, pipeline, log);

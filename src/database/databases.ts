@@ -19,6 +19,7 @@ import { Webhooks1763769600005 } from './migrations/1763769600005-webhooks.js';
 import { MfaLockouts1763769600008 } from './migrations/1763769600008-mfa-lockouts.js';
 import { TierRequestPending1763769600009 } from './migrations/1763769600009-tier-request-pending.js';
 import { WebhookAttemptStart1763769600010 } from './migrations/1763769600010-webhook-attempt-start.js';
+import { ActiveKeysIndex1763769600011 } from './migrations/1763769600011-active-keys-index.js';
 import { MfaLockoutEntity } from '../modules/security/entities/mfa-lockout.entity.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
 import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.js';
@@ -70,6 +71,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   MfaLockouts1763769600008,
   TierRequestPending1763769600009,
   WebhookAttemptStart1763769600010,
+  ActiveKeysIndex1763769600011,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

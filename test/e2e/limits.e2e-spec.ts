@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
-import type { LimitStore } from '../../src/modules/limits/limit-store.js';
+import { connect } from 'node:net';
+import { MemoryLimitStore, type LimitStore } from '../../src/modules/limits/limit-store.js';
 import { expectError, http, rawRequest, startApp, type Running } from '../support/harness.js';
 import { WsClient } from '../support/ws.js';
 import { createKey, sessionFor } from '../support/keys.js';
@@ -162,6 +163,45 @@ describe('limits', () => {
     });
     // And the bucket is the HTTP routes' own.
     expectError(await http(`${svc.baseUrl}/api/v1/health`), 429, 'RATE_LIMITED');
+  });
+
+  it('a handshake waiting on a slow limit store survives a client reset, and is 503 if the service closes meanwhile', async () => {
+    const memory = new MemoryLimitStore();
+    let delayMs = 0;
+    const slow: LimitStore = {
+      take: async (charges, now) => {
+        await new Promise((r) => setTimeout(r, delayMs));
+        return memory.take(charges, now);
+      },
+      count: (bucket, now) => memory.count(bucket, now),
+    };
+    svc = await startApp({ now: NOON, limitStore: slow });
+    const { host, hostname, port } = new URL(svc.baseUrl);
+    const handshake =
+      `GET /api/v1/ws HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+    // The client resets the connection while its handshake waits on the store: no crash.
+    delayMs = 100;
+    for (let i = 0; i < 3; i++) {
+      const sock = connect({ host: hostname, port: Number(port) });
+      await new Promise<void>((r) => sock.once('connect', () => r()));
+      sock.on('error', () => undefined);
+      sock.write(handshake);
+      await new Promise((r) => setTimeout(r, 20));
+      sock.resetAndDestroy();
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    expect((await http(`${svc.api}/health`)).status).toBe(200);
+    // Shutting down while one waits: the contract's 503, not an upgrade onto a closing server.
+    delayMs = 300;
+    const answer = rawRequest(svc.baseUrl, handshake);
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = svc.close();
+    svc = undefined;
+    const raw = await answer;
+    await closing;
+    expect(raw.status).toBe(503);
+    expect(JSON.parse(raw.body).error.code).toBe('SERVICE_UNAVAILABLE');
   });
 
   it('401 and 403 answers do not consume the per-key allowance; a limited request has no effect', async () => {

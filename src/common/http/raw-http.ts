@@ -25,7 +25,11 @@ export function serveOtherUpgradesAsHttp(
 ): void {
   const adapterListeners = server.listeners('upgrade') as ((...args: unknown[]) => void)[];
   server.removeAllListeners('upgrade');
-  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) =>
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    // Node takes its own error listener off an upgraded socket: until the adapter adds one (after
+    // the answers ahead of it, and the per-IP charge), a reset from the client would be an
+    // unhandled 'error' event that stops the process.
+    socket.on('error', () => socket.destroy());
     // Pipelined after a request still being answered: its answer goes first (handing the
     // socket on before that threw ERR_HTTP_SOCKET_ASSIGNED, and the process stopped).
     whenEarlierAnswered(socket, undefined, () => {
@@ -34,8 +38,8 @@ export function serveOtherUpgradesAsHttp(
       } catch (err) {
         socket.destroy(err as Error);
       }
-    }),
-  );
+    });
+  });
 }
 
 function upgradeOrServe(
@@ -48,16 +52,21 @@ function upgradeOrServe(
 ): void {
   const path = (req.url ?? '/').split('?')[0];
   if (/\bwebsocket\b/i.test(req.headers.upgrade ?? '') && path === '/api/v1/ws') {
-    const refusal = handshakeProblem(req);
-    if (refusal !== null) {
-      answerClientError(refusal, socket, req);
-      return;
-    }
-    // The handshake counts against the per-IP ceiling like any request (429 before the upgrade).
+    // The handshake counts against the per-IP ceiling like any request, before it is judged, as
+    // the HTTP routes are (429 before the upgrade; 503 while shutting down).
     admitHandshake(req).then(
       () => {
         if (socket.destroyed) return;
-        for (const l of adapterListeners) l.call(server, req, socket, head);
+        const refusal = handshakeProblem(req);
+        if (refusal !== null) {
+          answerClientError(refusal, socket, req);
+          return;
+        }
+        try {
+          for (const l of adapterListeners) l.call(server, req, socket, head);
+        } catch (err) {
+          socket.destroy(err as Error);
+        }
       },
       (err: unknown) => answerClientError(err as Error, socket, req),
     );
