@@ -224,16 +224,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     const trusted =
       config.trustedProxies.length > 0 ? proxyaddr.compile(config.trustedProxies) : null;
     const refuseWhileClosing = (): void => {
-      if (pipeline.closing) {
-        throw new DomainError(
-          'SERVICE_UNAVAILABLE',
-          'The service is shutting down; retry shortly',
-          {},
-          {
-            'Retry-After': '1',
-          },
-        );
-      }
+      if (pipeline.closing) throw shuttingDown();
     };
     serveOtherUpgradesAsHttp(fastify.server, async (req) => {
       refuseWhileClosing();
@@ -301,6 +292,16 @@ function drainWithDeadline(
   });
 }
 
+/** The answer to anything that arrives once a graceful shutdown began. */
+function shuttingDown(): DomainError {
+  return new DomainError(
+    'SERVICE_UNAVAILABLE',
+    'The service is shutting down; retry shortly',
+    {},
+    { 'Retry-After': '1' },
+  );
+}
+
 /** Services the hooks call, resolved once Nest has built them. */
 interface Lifecycle {
   /** Set once a graceful shutdown began: new requests are answered 503 SERVICE_UNAVAILABLE. */
@@ -362,12 +363,7 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     if (pipeline.closing) {
       reply.header('Connection', 'close');
       closesConnection(req.raw);
-      throw new DomainError(
-        'SERVICE_UNAVAILABLE',
-        'The service is shutting down; retry shortly',
-        {},
-        { 'Retry-After': '1' },
-      );
+      throw shuttingDown();
     }
     const malformed = malformedRequest(req.raw);
     if (malformed !== null) {

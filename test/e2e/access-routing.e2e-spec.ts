@@ -349,7 +349,7 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
       bySecret: async (s: string) => KEYS[s] ?? null,
       repo: {
         update: async () => undefined,
-        // activeKeysOf: the user's active keys (none here).
+        // highestActiveTier: the user's active keys (none here).
         createQueryBuilder: () => {
           const qb = {
             select: () => qb,

@@ -16,9 +16,10 @@ export interface Credential {
   tier: Tier;
   /** When the credential expires (epoch ms): the API key's expiry or the session token's `exp`; null for a key without expiry. */
   expiresAt?: number | null;
-  /** A session of a user whose email is not verified: it holds no write scope. */
-  emailUnverified?: boolean;
-  /** Such a session: the scopes it would hold once the email is verified (admin ones included). */
+  /**
+   * Set only on a session of a user whose email is not verified (which holds no write scope):
+   * the scopes it would hold once the email is verified, admin ones included.
+   */
   scopesIfVerified?: Scope[];
   /**
    * This request's Idempotency-Key, scoped to its owner, when it is a mutation sent with one (set

@@ -6,7 +6,7 @@ import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
-import { activeKeysOf, ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
+import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { verifyRequestSignature, type SignedRequest } from './request-signature.js';
 import { SessionTokensService } from './session-tokens.service.js';
@@ -81,7 +81,6 @@ export class AccessPipeline {
     const ifVerified = credential.scopesIfVerified;
     if (
       missing.length > 0 &&
-      credential.emailUnverified === true &&
       ifVerified !== undefined &&
       missing.every((s) => ifVerified.includes(s))
     ) {
@@ -222,22 +221,22 @@ export class AccessPipeline {
       throw new DomainError('UNAUTHENTICATED', 'Invalid or expired session token');
     const user = await this.users.byId(claims.sub);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'Invalid or expired session token');
-    const now = this.clock.nowDate().toISOString();
-    const keys = await activeKeysOf(this.keys.repo, user.id, now);
+    const tier = await highestActiveTier(
+      this.keys.repo,
+      user.id,
+      this.clock.nowDate().toISOString(),
+    );
     return {
       type: 'SESSION',
       userId: user.id,
       keyId: null,
       environment: 'live',
       scopes: sessionScopes(this.users.isAdmin(user), user.emailVerified),
-      tier: highestTier(keys, now),
+      tier,
       expiresAt: claims.exp * 1000,
       ...(user.emailVerified
         ? {}
-        : {
-            emailUnverified: true,
-            scopesIfVerified: sessionScopes(this.users.isAdmin(user, true), true),
-          }),
+        : { scopesIfVerified: sessionScopes(this.users.isAdmin(user, true), true) }),
     };
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Subject } from 'rxjs';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, FindOptionsWhere, Repository } from 'typeorm';
+import type { DataSource, FindOptionsWhere, Repository, SelectQueryBuilder } from 'typeorm';
 import type { Scope } from '../../common/api/scopes.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { sha256Hex } from '../../common/crypto/tokens.js';
@@ -101,29 +101,40 @@ export class ApiKeyRepository {
 const TIER_RANK: Record<string, number> = { FREE: 0, PRO: 1, ENTERPRISE: 2 };
 
 /**
- * The user's active (unrevoked, unexpired) keys, with only what the tier and the key cap need:
- * every session request asks, so revoked keys (which pile up without bound) are never loaded.
+ * The user's active (unrevoked, unexpired) keys. Every session request reads them (its tier), so
+ * revoked keys, which pile up without bound, are never visited (a partial index holds the rest).
  */
-export function activeKeysOf(
+function activeKeys(
   repo: Repository<ApiKeyEntity>,
   userId: string,
   nowIso: string,
-): Promise<ApiKeyEntity[]> {
+): SelectQueryBuilder<ApiKeyEntity> {
   return repo
     .createQueryBuilder('k')
-    .select(['k.id', 'k.tier', 'k.expiresAt', 'k.revokedAt'])
+    .select(['k.id', 'k.tier'])
     .where('k.user_id = :userId', { userId })
     .andWhere('k.revoked_at IS NULL')
-    .andWhere('(k.expires_at IS NULL OR k.expires_at > :now)', { now: nowIso })
-    .getMany();
+    .andWhere('(k.expires_at IS NULL OR k.expires_at > :now)', { now: nowIso });
 }
 
-/** The highest tier among a user's active (unrevoked, unexpired) keys; FREE when none. */
-export function highestTier(keys: ApiKeyEntity[], nowIso: string): ApiKeyEntity['tier'] {
+/** The highest tier among a user's active keys; FREE when none. */
+export async function highestActiveTier(
+  repo: Repository<ApiKeyEntity>,
+  userId: string,
+  nowIso: string,
+): Promise<ApiKeyEntity['tier']> {
   let best: ApiKeyEntity['tier'] = 'FREE';
-  for (const k of keys) {
-    if (k.revokedAt !== null || (k.expiresAt !== null && k.expiresAt <= nowIso)) continue;
+  for (const k of await activeKeys(repo, userId, nowIso).getMany()) {
     if (TIER_RANK[k.tier] > TIER_RANK[best]) best = k.tier;
   }
   return best;
+}
+
+/** How many active keys the user holds (the MAX_API_KEYS_PER_USER cap). */
+export function countActiveKeys(
+  repo: Repository<ApiKeyEntity>,
+  userId: string,
+  nowIso: string,
+): Promise<number> {
+  return activeKeys(repo, userId, nowIso).getCount();
 }

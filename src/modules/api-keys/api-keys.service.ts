@@ -19,7 +19,7 @@ import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { UsersService } from '../users/users.service.js';
-import { activeKeysOf, ApiKeyRepository } from './api-key.repository.js';
+import { ApiKeyRepository, countActiveKeys } from './api-key.repository.js';
 import type {
   ApiKeyDto,
   CreateApiKeyDto,
@@ -89,8 +89,11 @@ export class ApiKeysService {
     await this.terms.assertAccepted(userId);
     // A bounded number of active keys: every session request reads them (its tier).
     const cap = this.config.values.maxApiKeysPerUser;
-    const active = (await activeKeysOf(this.keys.repo, userId, this.clock.nowDate().toISOString()))
-      .length;
+    const active = await countActiveKeys(
+      this.keys.repo,
+      userId,
+      this.clock.nowDate().toISOString(),
+    );
     if (active >= cap) {
       throw new DomainError(
         'API_KEY_LIMIT_REACHED',

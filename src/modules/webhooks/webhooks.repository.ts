@@ -25,6 +25,10 @@ export interface EndpointRow {
   updated_at: string;
 }
 
+/** SQL: counts the attempt that a delivery's mark (attempt_started_at) says was never recorded. */
+const COUNT_UNRECORDED =
+  'attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END';
+
 /** last_error of a delivery whose last allowed attempt a crash or shutdown cut short. */
 export const CUT_SHORT_LAST = 'the last attempt was cut short by a restart';
 
@@ -103,12 +107,11 @@ export class WebhooksRepository {
         ORDER BY next_attempt_at, id LIMIT ?`),
       // A mark still set here is an attempt whose outcome was never recorded: counted first.
       startAttempt: p(
-        `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END,
-        attempt_started_at = ? WHERE id = ? AND status = 'PENDING'`,
+        `UPDATE webhook_deliveries SET ${COUNT_UNRECORDED}, attempt_started_at = ?
+        WHERE id = ? AND status = 'PENDING'`,
       ),
       exhaust: p(
-        `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN attempt_started_at IS NULL THEN 0 ELSE 1 END,
-        attempt_started_at = NULL, status = 'DEAD_LETTERED', completed_at = ?, next_attempt_at = NULL,
+        `UPDATE webhook_deliveries SET ${COUNT_UNRECORDED}, attempt_started_at = NULL, status = 'DEAD_LETTERED', completed_at = ?, next_attempt_at = NULL,
         response_status = NULL, last_error = ? WHERE id = ? AND status = 'PENDING'`,
       ),
       // An attempt whose delivery was held or cancelled while it ran still happened.

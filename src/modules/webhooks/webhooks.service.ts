@@ -3,7 +3,7 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential, Tier } from '../../common/http/request-context.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
 import { ConfigService } from '../../config/config.service.js';
-import { activeKeysOf, ApiKeyRepository, highestTier } from '../api-keys/api-key.repository.js';
+import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { assertSafeWebhookUrl } from './url-safety.js';
 import { WebhooksCore, type Health } from './webhooks.core.js';
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
@@ -58,7 +58,7 @@ export class WebhooksService {
   ): Promise<EndpointView & { secret: string }> {
     await assertSafeWebhookUrl(body.url, this.policy());
     const now = this.core.nowIso();
-    const tier = highestTier(await activeKeysOf(this.keys.repo, c.userId, now), now);
+    const tier = await highestActiveTier(this.keys.repo, c.userId, now);
     const cap = ENDPOINT_CAPS[tier];
     const count = this.core.repo.countCapped(c.userId);
     if (count >= cap) {
