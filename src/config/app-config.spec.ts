@@ -54,6 +54,8 @@ describe('loadConfig', () => {
       wsHeartbeatMs: 30_000,
       wsMaxSubscriptions: 100,
       wsMaxConnectionsPerIp: 50,
+      wsMessageRate: 20,
+      wsMessageBurst: 100,
       webhookTimeoutMs: 10_000,
       webhookMaxInFlight: 256,
       webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ManualClock } from '../../src/common/clock/clock.js';
 import type { Running } from '../support/harness.js';
 import {
   cancel,
@@ -639,3 +640,72 @@ describe('realtime: per-IP connection limit behind a trusted proxy (TRUSTED_PROX
 
 /** A message-shape helper kept here for readability of the assertions above. */
 export type { WsMessage };
+
+describe('realtime: per-connection message budget (WS_MESSAGE_RATE, WS_MESSAGE_BURST)', () => {
+  let svc: Running;
+  let t: Trader;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({ env: { WS_MESSAGE_RATE: '5', WS_MESSAGE_BURST: '10' } });
+    t = await trader(svc, undefined, { scopes: WS_SCOPES });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('messages past the budget are not handled; the first is answered RATE_LIMITED; it refills with time', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key }); // auth: 1 of 10
+    const from = c.mark();
+    for (let i = 0; i < 9; i++) c.send({ type: 'ping' });
+    // Past the burst: none of these is handled, and the client is told once.
+    c.send({ type: 'subscribe', channels: ['ticker'] });
+    c.send({ type: 'ping' });
+    c.send({ type: 'ping' });
+    await c.waitFor((x) => x.type === 'error', 3000, from);
+    await sleep(100);
+    expect(c.messages.slice(from)).toEqual([
+      ...Array.from({ length: 9 }, () => ({ type: 'pong' })),
+      {
+        type: 'error',
+        code: 'RATE_LIMITED',
+        message: expect.stringContaining('More than 5 messages a second (burst 10)'),
+        details: { retry_after_ms: 200, limit_per_second: 5, burst: 10 },
+      },
+    ]);
+    expect(c.closed).toBeNull();
+    // One second refills five messages: the subscribe that was refused goes through now.
+    (svc.clock as ManualClock).advance(1000);
+    const ack = await c.subscribe(['ticker']);
+    expect(ack).toEqual({ type: 'subscribed', channels: ['ticker'] });
+    await c.sync();
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
+  it('a client that keeps sending far past its budget is closed 4429; other connections are not', async () => {
+    const other = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    const flood = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    for (let i = 0; i < 40; i++) flood.send({ type: 'ping' });
+    expect(await flood.waitClose()).toEqual({ code: 4429, reason: 'message rate limit' });
+    expect(flood.messages.at(-1)).toEqual({
+      type: 'error',
+      code: 'RATE_LIMITED',
+      message: 'Kept sending far past the message budget: connection closed',
+      details: { limit_per_second: 5, burst: 10 },
+    });
+    // At most the budget was handled: auth_ok, then no more than 9 pongs.
+    expect(flood.messages.filter((x) => x.type === 'pong').length).toBeLessThanOrEqual(9);
+    await other.sync();
+    expect(other.closed).toBeNull();
+    await other.close();
+  });
+
+  it('protocol-level pings count too: a ping flood is closed 4429 without a pong per ping', async () => {
+    const flood = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    let pongs = 0;
+    flood.ws.on('pong', () => pongs++);
+    for (let i = 0; i < 40; i++) flood.ws.ping();
+    expect((await flood.waitClose()).code).toBe(4429);
+    expect(pongs).toBeLessThanOrEqual(9);
+  });
+});

@@ -38,7 +38,15 @@ describe('realtime: slow consumer', () => {
   let t: Trader;
 
   beforeAll(async () => {
-    svc = await startOrdersApp({ env: { WS_MAX_BUFFERED_BYTES: '1024' } });
+    // The ping floods below are far past the default message budget, whose own test is in
+    // realtime-protocol: here they are let through to reach the send-buffer bound.
+    svc = await startOrdersApp({
+      env: {
+        WS_MAX_BUFFERED_BYTES: '1024',
+        WS_MESSAGE_RATE: '1000000',
+        WS_MESSAGE_BURST: '1000000',
+      },
+    });
     t = await trader(svc, undefined, { scopes: WS_SCOPES });
   });
   afterAll(async () => {

@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-websocket-message-budget',
+    date: '2026-11-22',
+    title: 'A message budget per WebSocket connection',
+    kind: 'ADDED',
+    description:
+      'Each realtime connection may send WS_MESSAGE_BURST messages at once (default 100) and WS_MESSAGE_RATE a second after that (default 20), protocol-level pings included. A message past the budget is not handled: the first of a run is answered {"type":"error","code":"RATE_LIMITED"} with details retry_after_ms, limit_per_second and burst, later ones get nothing until a message is handled again. Refusals are forgiven at the same rate; a client that keeps sending far past its budget (more than a burst of refusals unforgiven) gets a last RATE_LIMITED error and close 4429. Clients that subscribe, unsubscribe and ping as documented never meet it; before, messages on an open connection had no limit, and a few connections re-subscribing in a loop could slow the service for everyone.',
+  },
+  {
     id: '2026-11-22-contract-conformance-and-integrator-fixes',
     date: '2026-11-22',
     title:

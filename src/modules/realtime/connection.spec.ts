@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { WebSocket, type WebSocketServer as WsServer } from 'ws';
+import { MessageBudget } from './message-budget.js';
 
 /**
  * The server side uses the ws copy the app's WsAdapter loads (@nestjs/platform-ws's own), so the
@@ -45,7 +46,13 @@ async function pair(maxBuffered = 1 << 20): Promise<{
   });
   await once(client, 'open');
   const [server] = await accepted;
-  const conn = new Connection('c1', server, '127.0.0.1', maxBuffered);
+  const conn = new Connection(
+    'c1',
+    server,
+    '127.0.0.1',
+    maxBuffered,
+    new MessageBudget(20, 100, 0),
+  );
   return {
     conn,
     server,

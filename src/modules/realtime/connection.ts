@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Credential } from '../../common/http/request-context.js';
+import type { MessageBudget } from './message-budget.js';
 import { WS_CLOSE } from './ws-errors.js';
 
 const OPEN = 1;
@@ -33,6 +34,8 @@ export class Connection {
     readonly socket: WebSocket,
     readonly ip: string,
     private readonly maxBuffered: number,
+    /** What the client may send (messages and protocol pings alike). */
+    readonly budget: MessageBudget,
   ) {}
 
   /**

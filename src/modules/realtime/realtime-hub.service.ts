@@ -15,6 +15,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
 import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
+import { MessageBudget } from './message-budget.js';
 import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
@@ -130,6 +131,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       socket,
       ip,
       v.wsMaxBufferedBytes,
+      new MessageBudget(v.wsMessageRate, v.wsMessageBurst, this.clock.now()),
     );
     conn.onServerClose = () => this.release(conn);
     const count = (this.perIp.get(ip) ?? 0) + 1;
@@ -157,6 +159,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     // One message at a time per connection: auth is asynchronous, and a client may send
     // `subscribe` right behind `auth` without waiting for auth_ok.
     socket.on('message', (data: RawData) => {
+      if (!this.admit(conn)) return;
       conn.inbox = conn.inbox
         .then(() => (conn.closed ? undefined : this.onMessage(conn, data)))
         .catch(() => undefined);
@@ -166,9 +169,47 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     });
     // Protocol-level pings get their pong here, within the send-buffer bound (ws's own automatic
     // pong would queue without limit for a client that floods pings and never reads).
-    socket.on('ping', (data: Buffer) => conn.pong(data));
+    socket.on('ping', (data: Buffer) => {
+      if (this.admit(conn)) conn.pong(data);
+    });
     socket.on('close', () => this.drop(conn));
     socket.on('error', () => this.drop(conn));
+  }
+
+  /**
+   * Charges one incoming message (or protocol ping) to the connection's budget. A refused one is
+   * not handled; the first of a run is answered RATE_LIMITED in its turn (after the answers to
+   * the messages before it), and a client that keeps sending far past its budget is closed 4429.
+   */
+  private admit(conn: Connection): boolean {
+    if (conn.closed) return false;
+    const budget = conn.budget;
+    const verdict = budget.take(this.clock.now());
+    if (verdict === 'ok') return true;
+    if (verdict === 'refuse') {
+      const error = {
+        type: 'error',
+        code: 'RATE_LIMITED',
+        message:
+          `More than ${budget.rate} messages a second (burst ${budget.burst}): this message ` +
+          'was not handled, nor will later ones be until the budget refills',
+        details: {
+          retry_after_ms: budget.retryAfterMs(),
+          limit_per_second: budget.rate,
+          burst: budget.burst,
+        },
+      };
+      conn.inbox = conn.inbox.then(() => conn.sendJson(error)).catch(() => undefined);
+    } else if (verdict === 'close') {
+      conn.sendJson({
+        type: 'error',
+        code: 'RATE_LIMITED',
+        message: 'Kept sending far past the message budget: connection closed',
+        details: { limit_per_second: budget.rate, burst: budget.burst },
+      });
+      conn.close(WS_CLOSE.RATE_LIMITED, 'message rate limit');
+    }
+    return false;
   }
 
   private async onMessage(conn: Connection, data: RawData): Promise<void> {

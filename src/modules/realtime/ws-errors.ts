@@ -8,6 +8,8 @@ export const WS_CLOSE = {
   SLOW_CONSUMER: 4008,
   /** Too many connections from one IP. */
   CONNECTION_LIMIT: 4429,
+  /** Kept sending far past the per-connection message budget (same code: "too many"). */
+  RATE_LIMITED: 4429,
   /** Missed heartbeats. */
   DEAD: 4000,
   /** RFC 6455: the server met an unexpected condition (a 5xx-class error while authenticating). */

@@ -1,0 +1,59 @@
+/**
+ * What one WebSocket connection may send: a token bucket of `burst` messages refilled at `rate`
+ * per second. A message past it is refused (not handled). Refusals fill a second bucket of the
+ * same size, drained at the same rate: a client that keeps sending well past its budget overflows
+ * it and is closed, so a flood costs the server a bounded amount of work, while a client that
+ * briefly overshoots only loses the messages it sent too fast.
+ */
+export type BudgetVerdict =
+  /** Handle the message. */
+  | 'ok'
+  /** Refused, the first of a run: tell the client. */
+  | 'refuse'
+  /** Refused, the client was already told in this run. */
+  | 'quiet'
+  /** Refused, and the client kept sending past its budget: close the connection. */
+  | 'close';
+
+export class MessageBudget {
+  private tokens: number;
+  private strikes = 0;
+  private at: number;
+  /** A refusal was answered and no message has been handled since. */
+  private told = false;
+
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    now: number,
+  ) {
+    this.tokens = burst;
+    this.at = now;
+  }
+
+  take(now: number): BudgetVerdict {
+    // A clock that went back refills nothing (and does not bank the gap for later).
+    const elapsed = now > this.at ? now - this.at : 0;
+    this.at = now;
+    if (elapsed > 0) {
+      const refill = (elapsed / 1000) * this.rate;
+      this.tokens = Math.min(this.burst, this.tokens + refill);
+      this.strikes = Math.max(0, this.strikes - refill);
+    }
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      this.told = false;
+      return 'ok';
+    }
+    this.strikes += 1;
+    if (this.strikes > this.burst) return 'close';
+    if (this.told) return 'quiet';
+    this.told = true;
+    return 'refuse';
+  }
+
+  /** Milliseconds until the next message would be handled. */
+  retryAfterMs(): number {
+    return Math.max(1, Math.ceil(((1 - this.tokens) / this.rate) * 1000));
+  }
+}
