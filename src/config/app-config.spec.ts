@@ -55,7 +55,7 @@ describe('loadConfig', () => {
       wsMaxSubscriptions: 100,
       wsMaxConnectionsPerIp: 50,
       wsMessageRate: 20,
-      wsMessageBurst: 100,
+      wsMessageBurst: 200,
       webhookTimeoutMs: 10_000,
       webhookMaxInFlight: 256,
       webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],

@@ -359,7 +359,7 @@ export function loadConfig(env: Env): AppConfig {
     wsMaxSubscriptions: int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 50, 1, 100_000),
     wsMessageRate: int(env, 'WS_MESSAGE_RATE', 20, 1, 1_000_000),
-    wsMessageBurst: int(env, 'WS_MESSAGE_BURST', 100, 1, 1_000_000),
+    wsMessageBurst: int(env, 'WS_MESSAGE_BURST', 200, 1, 1_000_000),
     webhookRetrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 30, 120, 600, 3600, 21600]),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookMaxInFlight: int(env, 'WEBHOOK_MAX_IN_FLIGHT', 256, 1, 100_000),

@@ -64,6 +64,17 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     await c.close();
   });
 
+  it('the default message budget takes the auth message and 150 more sent at once', async () => {
+    const c = await WsClient.connect(svc.baseUrl);
+    c.send({ type: 'auth', api_key: a.key });
+    for (let i = 0; i < 150; i++) c.send({ type: 'ping' });
+    await c.waitForCount((x) => x.type === 'pong', 150);
+    await sleep(50);
+    expect(c.messages.filter((x) => x.type === 'error')).toEqual([]);
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
   it('subscribe acknowledges, sends the orderbook snapshot; unsubscribe acknowledges', async () => {
     const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
     const from = c.mark();
