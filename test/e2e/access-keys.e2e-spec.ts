@@ -555,4 +555,20 @@ describe('API keys: at most MAX_API_KEYS_PER_USER active keys per user', () => {
       201,
     );
   });
+  it('parallel creates at the cap cannot overshoot it: exactly the room left is created', async () => {
+    const session = await login(svc, ADMIN);
+    await createKey(svc, session); // one of three, so two are left
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        createKeyRaw(svc, session, { name: `parallel ${i}`, environment: 'live' }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(2);
+    const refused = answers.filter((r) => r.status !== 201);
+    expect(refused).toHaveLength(8);
+    for (const r of refused) {
+      expect(expectError(r, 422, 'API_KEY_LIMIT_REACHED').details).toEqual({ limit: 3, active: 3 });
+    }
+    expect((await listKeys(svc, session)).body.data).toHaveLength(3);
+  });
 });

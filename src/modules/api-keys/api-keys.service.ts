@@ -14,6 +14,7 @@ import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
+import { KeyedSerializer } from '../../common/keyed-serializer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
@@ -30,11 +31,20 @@ import { ApiKeyEntity, type Tier } from './entities/api-key.entity.js';
 import { TierRequestEntity } from './entities/tier-request.entity.js';
 
 const DAY_MS = 86_400_000;
+
+/** Test keys are paper-only by construction: they carry env:paper implicitly. */
+function scopesFor(dto: CreateApiKeyDto, requested: Scope[]): Scope[] {
+  return dto.environment === 'test' && !requested.includes('env:paper')
+    ? [...requested, 'env:paper' as const]
+    : requested;
+}
 const PREFIX_VISIBLE = 4;
 
 @Injectable()
 export class ApiKeysService {
   private readonly log = new Logger('ApiKeys');
+  /** Key creation per user (see {@link create}). */
+  private readonly creating = new KeyedSerializer();
   constructor(
     private readonly keys: ApiKeyRepository,
     @InjectDataSource(PLATFORM_DB) private readonly db: DataSource,
@@ -87,6 +97,25 @@ export class ApiKeysService {
       );
     }
     await this.terms.assertAccepted(userId);
+    // Counted and inserted with no other create of this user in between, so parallel creates
+    // at the cap cannot all see room. On better-sqlite3 the two never yield to other requests
+    // anyway; with a driver whose queries wait on I/O (PostgreSQL) they would.
+    const { entity, secret, signingSecret } = await this.creating.run(userId, () =>
+      this.insertWithinCap(userId, dto, scopesFor(dto, requested)),
+    );
+    await this.securityMail(user.email, 'API_KEY_CREATED', 'created', entity);
+    return {
+      ...toKeyDto(entity),
+      key: secret,
+      ...(signingSecret !== null ? { signing_secret: signingSecret } : {}),
+    };
+  }
+
+  private async insertWithinCap(
+    userId: string,
+    dto: CreateApiKeyDto,
+    scopes: Scope[],
+  ): Promise<{ entity: ApiKeyEntity; secret: string; signingSecret: string | null }> {
     // A bounded number of active keys: every session request reads them (its tier).
     const cap = this.config.values.maxApiKeysPerUser;
     const active = await countActiveKeys(
@@ -102,11 +131,6 @@ export class ApiKeysService {
       );
     }
 
-    // Test keys are paper-only by construction: they carry env:paper implicitly.
-    const scopes =
-      dto.environment === 'test' && !requested.includes('env:paper')
-        ? [...requested, 'env:paper' as const]
-        : requested;
     const secret = newKeySecret(dto.environment);
     const signingSecret = dto.signing_required === true ? newSigningSecret() : null;
     const now = this.clock.now();
@@ -131,12 +155,7 @@ export class ApiKeysService {
       revokedAt: null,
     });
     await this.keys.insert(entity);
-    await this.securityMail(user.email, 'API_KEY_CREATED', 'created', entity);
-    return {
-      ...toKeyDto(entity),
-      key: secret,
-      ...(signingSecret !== null ? { signing_secret: signingSecret } : {}),
-    };
+    return { entity, secret, signingSecret };
   }
 
   async list(userId: string, q: PageQueryDto): Promise<Page<ApiKeyDto>> {
