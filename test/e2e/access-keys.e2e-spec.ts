@@ -372,11 +372,12 @@ describe('API keys: lifecycle (revoke, rotate, list, ownership, tiers)', () => {
       ['tier-request', { tier: 'PRO' }],
     ] as const) {
       for (const id of [theirs.id, 'key_doesnotexist', 'not-a-key-id']) {
-        expectError(
+        const err = expectError(
           await asSession(trader, `${svc.api}/api-keys/${id}/${path}`, { method: 'POST', json }),
           404,
           'NOT_FOUND',
         );
+        expect(err.details).toEqual({ key_id: id });
       }
     }
     const me = await meWithKey(svc, theirs.key);

@@ -161,12 +161,18 @@ describe('notifications: cursor, deprecated list, mark-read, scopes', () => {
     const everything = await page('/notifications/cursor');
     expect(everything.data.find((n: Json) => n.id === first.id).read_at).toBe(readAt);
 
-    expectContractError(
-      await post(svc, other, `/notifications/${second.id}/read`),
-      404,
-      'NOT_FOUND',
-    );
-    expectContractError(await post(svc, t, `/notifications/ntf_nope/read`), 404, 'NOT_FOUND');
+    // A 404 names the id it did not find, as for markets and orders.
+    expect(
+      expectContractError(
+        await post(svc, other, `/notifications/${second.id}/read`),
+        404,
+        'NOT_FOUND',
+      ).details,
+    ).toEqual({ notification_id: second.id });
+    expect(
+      expectContractError(await post(svc, t, `/notifications/ntf_nope/read`), 404, 'NOT_FOUND')
+        .details,
+    ).toEqual({ notification_id: 'ntf_nope' });
     // The other user's attempt changed nothing.
     expect(
       (await page('/notifications/cursor')).data.find((n: Json) => n.id === second.id).read_at,

@@ -425,7 +425,7 @@ export class ApiKeysService {
     const entity = /^key_[a-z0-9]{1,40}$/.test(id)
       ? await this.keys.repo.findOneBy({ id, userId })
       : null;
-    if (entity === null) throw new DomainError('NOT_FOUND', `No API key ${id}`);
+    if (entity === null) throw new DomainError('NOT_FOUND', `No API key ${id}`, { key_id: id });
     return entity;
   }
 

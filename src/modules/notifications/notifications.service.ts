@@ -75,7 +75,8 @@ export class NotificationsService {
   read(userId: string, id: string): NotificationView {
     this.markRead.run(this.clock.nowDate().toISOString(), id, userId);
     const row = this.one.get(id, userId) as Row | undefined;
-    if (row === undefined) throw new DomainError('NOT_FOUND', `No notification ${id}`);
+    if (row === undefined)
+      throw new DomainError('NOT_FOUND', `No notification ${id}`, { notification_id: id });
     return view(row);
   }
 }
