@@ -164,7 +164,13 @@ describe('audit: realtime protocol', () => {
       raw.once('open', () => resolve());
       raw.once('error', reject);
     });
-    const closed = new Promise<number>((resolve) => raw.once('close', (code) => resolve(code)));
+    const closed = new Promise<number>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`not closed; got ${JSON.stringify(got)}`)), 3000);
+      raw.once('close', (code) => {
+        clearTimeout(t);
+        resolve(code);
+      });
+    });
     raw.send(JSON.stringify({ type: 'ping' }));
     expect(await closed).toBe(4401);
     expect(got).toEqual([{ type: 'error', code: 'UNAUTHENTICATED', message: expect.any(String) }]);
