@@ -55,13 +55,23 @@ describe('loadConfig', () => {
       wsMaxSubscriptions: 100,
       wsMaxConnectionsPerIp: 50,
       wsMessageRate: 20,
-      wsMessageBurst: 200,
+      wsMessageBurst: 250,
       webhookTimeoutMs: 10_000,
       webhookMaxInFlight: 256,
       webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],
       webhookAllowPrivateTargets: true,
       sqliteCheckpointIntervalMs: 25,
     });
+  });
+
+  it('sizes the WebSocket message burst from WS_MAX_SUBSCRIPTIONS unless it is given', () => {
+    // Auth, every channel subscribed, and all of them resubscribed (a resync) fit at once.
+    expect(loadConfig({ WS_MAX_SUBSCRIPTIONS: '500' }).wsMessageBurst).toBe(1050);
+    expect(loadConfig({ WS_MAX_SUBSCRIPTIONS: '500', WS_MESSAGE_BURST: '40' }).wsMessageBurst).toBe(
+      40,
+    );
+    expectRefused({ WS_MESSAGE_BURST: '0' }, 'WS_MESSAGE_BURST');
+    expectRefused({ WS_MESSAGE_RATE: 'fast' }, 'WS_MESSAGE_RATE');
   });
 
   it('treats empty and blank values as unset', () => {

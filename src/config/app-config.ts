@@ -311,6 +311,7 @@ export function loadConfig(env: Env): AppConfig {
   if (encKey !== null && !/^[0-9a-fA-F]{64}$/.test(encKey)) {
     throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hex characters (32 bytes)');
   }
+  const wsMaxSubscriptions = int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000);
   const rateLimitsEnabled = bool(env, 'RATE_LIMITS_ENABLED', true);
   if (!rateLimitsEnabled && appEnv === 'production') {
     throw new ConfigError('RATE_LIMITS_ENABLED', 'must not be false when APP_ENV is production');
@@ -356,10 +357,11 @@ export function loadConfig(env: Env): AppConfig {
     wsAuthTimeoutMs: int(env, 'WS_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
     wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 100, 600_000),
     wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1_048_576, 1024, 1_073_741_824),
-    wsMaxSubscriptions: int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000),
+    wsMaxSubscriptions,
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 50, 1, 100_000),
     wsMessageRate: int(env, 'WS_MESSAGE_RATE', 20, 1, 1_000_000),
-    wsMessageBurst: int(env, 'WS_MESSAGE_BURST', 200, 1, 1_000_000),
+    // Room for the auth message, every channel subscribed and all of them resubscribed at once.
+    wsMessageBurst: int(env, 'WS_MESSAGE_BURST', 2 * wsMaxSubscriptions + 50, 1, 1_000_000),
     webhookRetrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 30, 120, 600, 3600, 21600]),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookMaxInFlight: int(env, 'WEBHOOK_MAX_IN_FLIGHT', 256, 1, 100_000),

@@ -460,11 +460,12 @@ describe('API keys: lifecycle (revoke, rotate, list, ownership, tiers)', () => {
       409,
       'TIER_REQUEST_NOT_PENDING',
     );
-    expectError(
+    const missing = expectError(
       await asSession(admin, `${svc.api}/admin/tier-requests/tier_nope/deny`, { method: 'POST' }),
       404,
       'NOT_FOUND',
     );
+    expect(missing.details).toEqual({ tier_request_id: 'tier_nope' });
   });
 
   it('a denied tier request leaves the tier unchanged', async () => {

@@ -64,13 +64,25 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     await c.close();
   });
 
-  it('the default message budget takes the auth message and 150 more sent at once', async () => {
+  it('the default burst (2 x WS_MAX_SUBSCRIPTIONS + 50) takes auth, a subscribe and a resubscribe per channel', async () => {
+    // WS_MAX_SUBSCRIPTIONS is 8 here: a burst of 66.
     const c = await WsClient.connect(svc.baseUrl);
     c.send({ type: 'auth', api_key: a.key });
-    for (let i = 0; i < 150; i++) c.send({ type: 'ping' });
-    await c.waitForCount((x) => x.type === 'pong', 150);
-    await sleep(50);
+    for (let round = 0; round < 2; round++) {
+      for (const ch of ALL) c.send({ type: 'subscribe', channels: [ch] });
+    }
+    const pings = 66 - 1 - 2 * ALL.length;
+    for (let i = 0; i < pings; i++) c.send({ type: 'ping' });
+    await c.waitForCount((x) => x.type === 'pong', pings);
+    expect(c.messages.filter((x) => x.type === 'subscribed')).toHaveLength(2 * ALL.length);
     expect(c.messages.filter((x) => x.type === 'error')).toEqual([]);
+    // One more is past it.
+    const from = c.mark();
+    c.send({ type: 'ping' });
+    expect(await c.waitFor((x) => x.type === 'error', 3000, from)).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { limit_per_second: 20, burst: 66 },
+    });
     expect(c.closed).toBeNull();
     await c.close();
   });
@@ -688,6 +700,24 @@ describe('realtime: per-connection message budget (WS_MESSAGE_RATE, WS_MESSAGE_B
     (svc.clock as ManualClock).advance(1000);
     const ack = await c.subscribe(['ticker']);
     expect(ack).toEqual({ type: 'subscribed', channels: ['ticker'] });
+    await c.sync();
+    expect(c.closed).toBeNull();
+    await c.close();
+  });
+
+  it('a subscribe is charged a unit per channel (a snapshot each), not one per message', async () => {
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key }); // auth: 1 of 10
+    const books = TRADABLE.slice(0, 4).map((x) => `orderbook:${x.id}`);
+    const channels = [...books, `trades:${m.id}`, 'ticker', 'orders', 'fills', 'wallet'];
+    expect(channels).toHaveLength(9);
+    expect(await c.subscribe(channels)).toEqual({ type: 'subscribed', channels });
+    await c.waitForCount((x) => x.type === 'event' && x.data.kind === 'snapshot', 4);
+    // Nine channels took the nine units left: the next message waits for the refill.
+    const from = c.mark();
+    c.send({ type: 'ping' });
+    const refused = await c.waitFor((x) => x.type === 'error', 3000, from);
+    expect(refused).toMatchObject({ code: 'RATE_LIMITED', details: { retry_after_ms: 200 } });
+    (svc.clock as ManualClock).advance(200);
     await c.sync();
     expect(c.closed).toBeNull();
     await c.close();

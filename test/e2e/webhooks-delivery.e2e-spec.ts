@@ -315,7 +315,7 @@ describe('webhooks: retries, dead letters, redirects, Retry-After, timeouts and 
         404,
         'NOT_FOUND',
       ).details,
-    ).toEqual({ webhook_id: ep.id, delivery_id: 'dlv_nope' });
+    ).toEqual({ endpoint_id: ep.id, delivery_id: 'dlv_nope' });
     // replays_24h is a 24 h window on the service clock.
     advance(svc, 24 * 3_600_000 + 60_000);
     expect((await health(svc, t, ep.id)).replays_24h).toBe(0);

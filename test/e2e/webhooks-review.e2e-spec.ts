@@ -48,7 +48,7 @@ describe('webhooks: environment isolation, update races, delivery timeouts', () 
         headers: as(test.key),
         ...(method === 'PATCH' || method === 'POST' ? { json: {} } : {}),
       });
-      expect(expectError(res, 404, 'NOT_FOUND').details).toEqual({ webhook_id: id });
+      expect(expectError(res, 404, 'NOT_FOUND').details).toEqual({ endpoint_id: id });
     }
     expectError(
       await http(`${svc.api}/webhooks/${testEp.body.id}`, { headers: as(live.key) }),

@@ -330,7 +330,11 @@ export class ApiKeysService {
     await this.assertAdmin(c);
     const repo = this.db.getRepository(TierRequestEntity);
     const req = await repo.findOneBy({ id: requestId });
-    if (req === null) throw new DomainError('NOT_FOUND', `No tier request ${requestId}`);
+    if (req === null) {
+      throw new DomainError('NOT_FOUND', `No tier request ${requestId}`, {
+        tier_request_id: requestId,
+      });
+    }
     if (req.status !== 'PENDING') {
       throw new DomainError(
         'TIER_REQUEST_NOT_PENDING',

@@ -11,10 +11,10 @@ export const CHANGELOG: ChangelogEntry[] = [
   {
     id: '2026-11-22-websocket-message-budget',
     date: '2026-11-22',
-    title: 'A message budget per WebSocket connection',
-    kind: 'ADDED',
+    title: 'A message budget per WebSocket connection; 404s name the missing id',
+    kind: 'CHANGED',
     description:
-      'Each realtime connection may send WS_MESSAGE_BURST messages at once (default 200) and WS_MESSAGE_RATE a second after that (default 20), protocol-level pings included. A message past the budget is not handled: the first of a run is answered {"type":"error","code":"RATE_LIMITED"} with details retry_after_ms, limit_per_second and burst, later ones get nothing until a message is handled again. Refusals are forgiven at the same rate; a client that keeps sending far past its budget (more than a burst of refusals unforgiven) gets a last RATE_LIMITED error and close 4429. Clients that subscribe, unsubscribe and ping as documented never meet it; before, messages on an open connection had no limit, and a few connections re-subscribing in a loop could slow the service for everyone.',
+      'Each realtime connection has a message budget: WS_MESSAGE_BURST units at once (default 2 x WS_MAX_SUBSCRIPTIONS + 50, so 250: auth, every channel subscribed and all of them resubscribed fit) and WS_MESSAGE_RATE a second after that (default 20). A message or protocol-level ping costs one unit, a subscribe one per channel it names. A message past the budget is not handled (a refused protocol ping gets no pong): the first of a run is answered {"type":"error","code":"RATE_LIMITED"} with details retry_after_ms, limit_per_second and burst, later ones get nothing until a message is handled again. Refusals are forgiven at the same rate; a client that keeps sending far past its budget (more than a burst of refusals unforgiven) gets a last RATE_LIMITED error and close 4429 (the code of CONNECTION_LIMIT: the error before the close tells them apart). Before, messages on an open connection had no limit. A 404 for a resource names the id it did not find in details: key_id, endpoint_id, delivery_id, notification_id, tier_request_id (as market_id and order_id did).',
   },
   {
     id: '2026-11-22-contract-conformance-and-integrator-fixes',

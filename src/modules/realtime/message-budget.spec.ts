@@ -49,8 +49,28 @@ describe('MessageBudget', () => {
     const b = new MessageBudget(10, 2, 10_000);
     takeN(b, 2, 10_000);
     expect(b.take(5_000)).toBe('refuse');
-    // Back at 10,000 (5 s after 5,000): the gap forward is counted from the earlier time only.
+    // The clock went back to 5,000: the next 100 ms count from there (one message refilled),
+    // and the 5 s between 5,000 and 10,000 were not banked.
     expect(b.take(5_100)).toBe('ok');
     expect(b.take(5_100)).toBe('refuse');
+  });
+
+  it('once closed, every later message is refused quietly', () => {
+    const b = new MessageBudget(10, 1, 0);
+    expect(takeN(b, 3, 0)).toEqual(['ok', 'refuse', 'close']);
+    expect(takeN(b, 2, 60_000)).toEqual(['quiet', 'quiet']);
+  });
+
+  it('charges extra units for a costly message: later messages wait until they are repaid', () => {
+    const b = new MessageBudget(10, 10, 0);
+    expect(b.take(0)).toBe('ok');
+    b.charge(12); // a subscribe of 13 channels: 9 left, then 3 owed
+    expect(b.take(0)).toBe('refuse');
+    expect(b.retryAfterMs()).toBe(400);
+    expect(b.take(300)).toBe('quiet');
+    expect(b.take(400)).toBe('ok');
+    // The debt is bounded by the burst.
+    b.charge(1_000);
+    expect(b.retryAfterMs()).toBe(1_100);
   });
 });

@@ -3,7 +3,9 @@
  * per second. A message past it is refused (not handled). Refusals fill a second bucket of the
  * same size, drained at the same rate: a client that keeps sending well past its budget overflows
  * it and is closed, so a flood costs the server a bounded amount of work, while a client that
- * briefly overshoots only loses the messages it sent too fast.
+ * briefly overshoots only loses the messages it sent too fast. A message whose work grows with
+ * its content (a subscribe: a snapshot per orderbook channel) is charged for it on top
+ * ({@link charge}), so the budget bounds the work, not just the frames.
  */
 export type BudgetVerdict =
   /** Handle the message. */
@@ -21,6 +23,8 @@ export class MessageBudget {
   private at: number;
   /** A refusal was answered and no message has been handled since. */
   private told = false;
+  /** Closed for flooding: everything after is refused quietly. */
+  private over = false;
 
   constructor(
     readonly rate: number,
@@ -32,6 +36,7 @@ export class MessageBudget {
   }
 
   take(now: number): BudgetVerdict {
+    if (this.over) return 'quiet';
     // A clock that went back refills nothing (and does not bank the gap for later).
     const elapsed = now > this.at ? now - this.at : 0;
     this.at = now;
@@ -46,10 +51,21 @@ export class MessageBudget {
       return 'ok';
     }
     this.strikes += 1;
-    if (this.strikes > this.burst) return 'close';
+    if (this.strikes > this.burst) {
+      this.over = true;
+      return 'close';
+    }
     if (this.told) return 'quiet';
     this.told = true;
     return 'refuse';
+  }
+
+  /**
+   * Charges `units` more for a message already let through (its work beyond the first unit). The
+   * balance may go below zero, down to minus the burst: later messages wait until it is repaid.
+   */
+  charge(units: number): void {
+    if (units > 0) this.tokens = Math.max(-this.burst, this.tokens - units);
   }
 
   /** Milliseconds until the next message would be handled. */

@@ -177,9 +177,10 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Charges one incoming message (or protocol ping) to the connection's budget. A refused one is
-   * not handled; the first of a run is answered RATE_LIMITED in its turn (after the answers to
-   * the messages before it), and a client that keeps sending far past its budget is closed 4429.
+   * Charges one incoming message (or protocol ping) to the connection's budget (a subscribe pays
+   * for its other channels once it is handled). A refused one is not handled; the first of a run
+   * is answered RATE_LIMITED in its turn (after the answers to the messages before it), and a
+   * client that keeps sending far past its budget is closed 4429, also in its turn.
    */
   private admit(conn: Connection): boolean {
     if (conn.closed) return false;
@@ -201,13 +202,20 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       };
       conn.inbox = conn.inbox.then(() => conn.sendJson(error)).catch(() => undefined);
     } else if (verdict === 'close') {
-      conn.sendJson({
+      // In its turn too: the answers to the messages let through before it (at most a burst of
+      // them) go first; from now on the budget refuses everything quietly.
+      const last = {
         type: 'error',
         code: 'RATE_LIMITED',
         message: 'Kept sending far past the message budget: connection closed',
         details: { limit_per_second: budget.rate, burst: budget.burst },
-      });
-      conn.close(WS_CLOSE.RATE_LIMITED, 'message rate limit');
+      };
+      conn.inbox = conn.inbox
+        .then(() => {
+          conn.sendJson(last);
+          conn.close(WS_CLOSE.RATE_LIMITED, 'message rate limit');
+        })
+        .catch(() => undefined);
     }
     return false;
   }
@@ -342,6 +350,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         set.add(conn);
       }
     }
+    // One unit per channel: the message itself paid the first (a snapshot each, for orderbooks).
+    conn.budget.charge(parsed.length - 1);
     conn.sendJson({ type: 'subscribed', channels: list });
     for (const [name, p] of parsed) {
       if (p.kind !== 'orderbook') continue;

@@ -231,7 +231,7 @@ export class WebhooksService {
     const d = this.core.repo.delivery(deliveryId);
     if (d === undefined || d.endpoint_id !== e.id)
       throw new DomainError('NOT_FOUND', `No delivery ${deliveryId}`, {
-        webhook_id: id,
+        endpoint_id: id,
         delivery_id: deliveryId,
       });
     if (d.status !== 'DEAD_LETTERED') {
@@ -281,7 +281,7 @@ export class WebhooksService {
   private owned(c: Credential, id: string): EndpointRow {
     const e = ENDPOINT_ID.test(id) ? this.core.repo.endpoint(id) : undefined;
     if (e === undefined || e.user_id !== c.userId || e.environment !== c.environment)
-      throw new DomainError('NOT_FOUND', `No webhook endpoint ${id}`, { webhook_id: id });
+      throw new DomainError('NOT_FOUND', `No webhook endpoint ${id}`, { endpoint_id: id });
     return e;
   }
 
