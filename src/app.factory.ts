@@ -380,7 +380,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     const deprecated = meta !== undefined && meta.lifecycle.state === 'DEPRECATED';
     // Deprecation headers go on every answer of a deprecated operation, refusals included.
     if (deprecated) {
-      for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle))) reply.header(k, v);
+      const params = (req.params ?? {}) as Record<string, string | undefined>;
+      for (const [k, v] of Object.entries(deprecationHeaders(meta.lifecycle, params))) {
+        reply.header(k, v);
+      }
     }
     // CORS next: a preflight is answered without charging the per-IP ceiling, and a first-party
     // origin's refusals (410, 429) carry its allow and expose headers, so the browser can read them.

@@ -21,6 +21,7 @@ import { OpenApiService } from './modules/meta/openapi.service.js';
 import { UsersModule } from './modules/users/users.module.js';
 import { WalletModule } from './modules/wallet/wallet.module.js';
 import { PositionsModule } from './modules/positions/positions.module.js';
+import { IndicesModule } from './modules/indices/indices.module.js';
 import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
 
@@ -69,6 +70,7 @@ export class AppModule {
         OrdersModule,
         WalletModule,
         PositionsModule,
+        IndicesModule,
         SandboxModule,
         RealtimeModule,
         WebhooksModule,

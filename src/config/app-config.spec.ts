@@ -347,6 +347,9 @@ describe('loadConfig', () => {
     ['SANDBOX_FEED_INTERVAL_MS', '-5'],
     ['ORDER_MAX_QUANTITY', '0'],
     ['WS_AUTH_TIMEOUT_MS', '10'],
+    ['INDEX_SAMPLE_INTERVAL_MS', '999'],
+    ['INDEX_SAMPLE_INTERVAL_MS', '1m'],
+    ['INDEX_HISTORY_DAYS', '0'],
   ])('refuses %s=%j with a ConfigError naming the variable', (variable, value) => {
     const err = expectRefused({ [variable]: value }, variable);
     expect(err.message).toMatch(/^Invalid configuration: /);

@@ -75,6 +75,10 @@ export interface AppConfig {
    * 0 leaves it to SQLite inside commits (see database/wal-checkpointer.ts).
    */
   sqliteCheckpointIntervalMs: number;
+  /** Indices: a history point every multiple of this on the service clock (ms). */
+  indexSampleIntervalMs: number;
+  /** Indices: history points older than this many days are deleted when sampling. */
+  indexHistoryDays: number;
 }
 
 export class ConfigError extends Error {
@@ -368,6 +372,8 @@ export function loadConfig(env: Env): AppConfig {
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', appEnv !== 'production'),
     webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
+    indexSampleIntervalMs: int(env, 'INDEX_SAMPLE_INTERVAL_MS', 60_000, 1_000, 86_400_000),
+    indexHistoryDays: int(env, 'INDEX_HISTORY_DAYS', 30, 1, 3_650),
   };
 }
 

@@ -26,6 +26,7 @@ import { EngineInit1763769600001 } from './migrations/1763769600001-engine-init.
 import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
 import { WebhookSpool1763769600006 } from './migrations/1763769600006-webhook-spool.js';
 import { IdempotencyEffects1763769600007 } from './migrations/1763769600007-idempotency-effects.js';
+import { IndexPoints1763769600012 } from './migrations/1763769600012-index-points.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -79,6 +80,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   Trading1763769600003,
   WebhookSpool1763769600006,
   IdempotencyEffects1763769600007,
+  IndexPoints1763769600012,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

@@ -326,6 +326,32 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('indices', () => {
+    it('list and history (current and deprecated), with and without a key, and refusals', async () => {
+      for (const base of ['/indices', '/data-exports/indices']) {
+        await api('GET', base, 200);
+        await api('GET', base, 200, { key: testKey });
+        await api('GET', `${base}?bogus=1`, 400, { key: testKey });
+        await api('GET', base, 401, { key: 'svc_test_00000000000000000000000000000000' });
+        await api('GET', base, 403, { key: (await hookKey(['orders:read'])).key });
+        await api('GET', `${base}/all/history`, 200);
+        advance(61_000);
+        const page = await api('GET', `${base}/sports/history?limit=1`, 200, { key: testKey });
+        expect(page.body.data).toHaveLength(1);
+        await api('GET', `${base}/sports/history?from=2026-07-01T00:00:00Z`, 200, {
+          key: testKey,
+        });
+        await api('GET', `${base}/all/history?limit=0`, 400, { key: testKey });
+        await api('GET', `${base}/all/history?from=tomorrow`, 400, { key: testKey });
+        await api('GET', `${base}/nope/history`, 404, { key: testKey });
+        await api('GET', `${base}/all/history`, 401, {
+          key: 'svc_test_00000000000000000000000000000000',
+        });
+        await api('GET', `${base}/all/history`, 403, { key: (await hookKey(['orders:read'])).key });
+      }
+    });
+  });
+
   describe('orders', () => {
     const buy = (price: number, quantity = 1, extra: Obj = {}) => ({
       market_id: market.id,

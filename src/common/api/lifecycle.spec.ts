@@ -45,6 +45,24 @@ describe('route lifecycle', () => {
       expect(deprecationHeaders({ state: 'DEPRECATED' })).toEqual({});
     });
 
+    it("fills a successor template's path parameters, percent-encoded", () => {
+      const lc: Lifecycle = {
+        state: 'DEPRECATED',
+        deprecatedOn: '2026-05-08',
+        successor: '/api/v1/indices/{slug}/history',
+      };
+      expect(deprecationHeaders(lc, { slug: 'sports' }).Link).toBe(
+        '</api/v1/indices/sports/history>; rel="successor-version"',
+      );
+      expect(deprecationHeaders(lc, { slug: 'a b>\r\n' }).Link).toBe(
+        '</api/v1/indices/a%20b%3E%0D%0A/history>; rel="successor-version"',
+      );
+      // No such parameter: the template stays as documented.
+      expect(deprecationHeaders(lc).Link).toBe(
+        '</api/v1/indices/{slug}/history>; rel="successor-version"',
+      );
+    });
+
     it('formats the dates as UTC midnight', () => {
       const h = deprecationHeaders({
         state: 'DEPRECATED',

@@ -7,7 +7,10 @@ export interface Lifecycle {
   deprecatedOn?: string;
   /** DEPRECATED only, when scheduled: the date after which the operation answers 410 SUNSET. */
   sunsetOn?: string;
-  /** DEPRECATED only: path of the successor operation, e.g. /api/v1/positions/cursor. */
+  /**
+   * DEPRECATED only: path of the successor operation, e.g. /api/v1/positions/cursor; a path
+   * template (/api/v1/indices/{slug}/history) takes the request's path parameters in the Link.
+   */
   successor?: string;
 }
 
@@ -19,8 +22,15 @@ export function utcMidnight(date: string): number {
   return ms;
 }
 
-/** Response headers of a deprecated operation (RFC 9745 Deprecation, RFC 8594 Sunset, Link). */
-export function deprecationHeaders(lc: Lifecycle): Record<string, string> {
+/**
+ * Response headers of a deprecated operation (RFC 9745 Deprecation, RFC 8594 Sunset, Link). A
+ * successor path template's `{name}` is filled with the request's path parameter of that name
+ * (percent-encoded), so the Link names the successor of this very resource.
+ */
+export function deprecationHeaders(
+  lc: Lifecycle,
+  params: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> {
   if (lc.state !== 'DEPRECATED') return {};
   const headers: Record<string, string> = {};
   if (lc.deprecatedOn !== undefined) {
@@ -30,7 +40,14 @@ export function deprecationHeaders(lc: Lifecycle): Record<string, string> {
     headers['Sunset'] = new Date(utcMidnight(lc.sunsetOn)).toUTCString();
   }
   if (lc.successor !== undefined) {
-    headers['Link'] = `<${lc.successor}>; rel="successor-version"`;
+    const successor = lc.successor.replace(
+      /\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
+      (whole, name: string) => {
+        const value = params[name];
+        return value === undefined ? whole : encodeURIComponent(value);
+      },
+    );
+    headers['Link'] = `<${successor}>; rel="successor-version"`;
   }
   return headers;
 }

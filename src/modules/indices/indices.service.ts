@@ -1,0 +1,155 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../../common/clock/clock.js';
+import type { Environment } from '../../common/environment.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { ConfigService } from '../../config/config.service.js';
+import { connectionOf, ENGINE_DB } from '../../database/databases.js';
+import { markPrice } from '../positions/position-mapper.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import type { IndexDto, IndexHistoryQueryDto, IndexPointDto } from './dto/index.dto.js';
+import { IndexPointsRepository } from './index-points.repository.js';
+import { IndexSampler } from './index-sampler.js';
+
+/** How often the background timer catches the samplers up, in real milliseconds. */
+const TIMER_MS = 1000;
+
+/**
+ * The market indices of each environment's engine, and their history: one sampler per
+ * environment records into that environment's database, from an unref'd timer and lazily at the
+ * start of every indices read (so a moved service clock is caught up before the answer).
+ */
+@Injectable()
+export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly repos = new Map<Environment, IndexPointsRepository>();
+  private readonly samplers = new Map<Environment, IndexSampler>();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly log = new Logger('Indices');
+
+  constructor(
+    @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
+    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
+    private readonly engines: EngineRegistry,
+    private readonly clock: Clock,
+    private readonly config: ConfigService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.engines.whenReady(() => {
+      const timer = setInterval(() => {
+        for (const env of ['live', 'test'] as const) {
+          try {
+            this.sampler(env).catchUp();
+          } catch (err) {
+            // From a timer an error must not escape (it would end the process); the next round,
+            // or the next read, tries again.
+            this.log.warn(
+              `sampling the ${env} indices failed: ${err instanceof Error ? err.message : String(err)}`,
+            );
+          }
+        }
+      }, TIMER_MS);
+      timer.unref();
+      this.timer = timer;
+    });
+  }
+
+  onModuleDestroy(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private repo(env: Environment): IndexPointsRepository {
+    let repo = this.repos.get(env);
+    if (repo === undefined) {
+      repo = new IndexPointsRepository(connectionOf(env === 'live' ? this.live : this.paper));
+      this.repos.set(env, repo);
+    }
+    return repo;
+  }
+
+  private sampler(env: Environment): IndexSampler {
+    let s = this.samplers.get(env);
+    if (s === undefined) {
+      const repo = this.repo(env);
+      s = new IndexSampler({
+        now: () => this.clock.now(),
+        intervalMs: this.config.values.indexSampleIntervalMs,
+        historyDays: this.config.values.indexHistoryDays,
+        store: repo,
+        markets: () => {
+          // Committed state only, markets past their close time closed first.
+          const engine = this.engines.get(env).committedEngine();
+          return repo.allMarkets().map((m) => {
+            const s = engine.marketSummary(m.id);
+            return { category: m.category, status: s?.status ?? m.status, mark: markPrice(s) };
+          });
+        },
+      });
+      this.samplers.set(env, s);
+    }
+    return s;
+  }
+
+  /** Every index of the environment's engine, ordered by slug, valued now. */
+  list(env: Environment): { data: IndexDto[] } {
+    const sampler = this.sampler(env);
+    sampler.catchUp();
+    const asOf = new Date(this.clock.now()).toISOString();
+    return { data: sampler.current().map((v) => ({ ...v, as_of: asOf })) };
+  }
+
+  /** Recorded points of one index, oldest first, keyset on the point time. */
+  history(env: Environment, slug: string, q: IndexHistoryQueryDto): Page<IndexPointDto> {
+    const sampler = this.sampler(env);
+    sampler.catchUp();
+    if (!sampler.current().some((v) => v.slug === slug)) {
+      throw new DomainError('NOT_FOUND', `No index ${slug}`, { slug });
+    }
+    const list = `indices:${env}:${slug}`;
+    const from = instant(q.from, 'from');
+    const to = instant(q.to, 'to');
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, list, ['time'])[0];
+    const limit = q.limit ?? 50;
+    const rows = this.repo(env).points({ slug, after, from, to, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map((r) => ({
+        time: r.time,
+        value: r.value_hundredths === null ? null : r.value_hundredths / 100,
+        market_count: r.market_count,
+      })),
+      next_cursor: rows.length > limit ? encodeCursor(list, [page[page.length - 1].time]) : null,
+    };
+  }
+}
+
+const INSTANT =
+  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
+
+/**
+ * An ISO 8601 query value as stored (UTC, milliseconds), as the order export reads its window:
+ * a date (UTC midnight) or a date-time with Z or an offset; a zone-less time is refused (it would
+ * be read in the server's time zone). Finer than milliseconds rounds up.
+ */
+function instant(value: string | undefined, field: string): string | undefined {
+  if (value === undefined) return undefined;
+  let ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw validationFailed([
+      {
+        field,
+        message: `${field} must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)`,
+      },
+    ]);
+  }
+  if (/\.\d{3}\d*[1-9]/.test(value)) ms += 1;
+  return new Date(ms).toISOString();
+}
