@@ -61,6 +61,8 @@ describe('loadConfig', () => {
       webhookRetrySchedule: [0, 30, 120, 600, 3600, 21600],
       webhookAllowPrivateTargets: true,
       sqliteCheckpointIntervalMs: 25,
+      rankSampleIntervalMs: 86_400_000,
+      rankHistoryDays: 365,
     });
   });
 
@@ -350,6 +352,11 @@ describe('loadConfig', () => {
     ['INDEX_SAMPLE_INTERVAL_MS', '999'],
     ['INDEX_SAMPLE_INTERVAL_MS', '1m'],
     ['INDEX_HISTORY_DAYS', '0'],
+    ['RANK_SAMPLE_INTERVAL_MS', '60000'],
+    ['RANK_SAMPLE_INTERVAL_MS', '2592000001'],
+    ['RANK_SAMPLE_INTERVAL_MS', '1d'],
+    ['RANK_HISTORY_DAYS', '0'],
+    ['RANK_HISTORY_DAYS', '3651'],
   ])('refuses %s=%j with a ConfigError naming the variable', (variable, value) => {
     const err = expectRefused({ [variable]: value }, variable);
     expect(err.message).toMatch(/^Invalid configuration: /);

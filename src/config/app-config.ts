@@ -79,6 +79,12 @@ export interface AppConfig {
   indexSampleIntervalMs: number;
   /** Indices: history points older than this many days are deleted when sampling. */
   indexHistoryDays: number;
+  /**
+   * Rank history: a point per participant at every multiple of this on the service clock
+   * (default a day: 00:00 UTC), kept for RANK_HISTORY_DAYS days.
+   */
+  rankSampleIntervalMs: number;
+  rankHistoryDays: number;
 }
 
 export class ConfigError extends Error {
@@ -374,6 +380,8 @@ export function loadConfig(env: Env): AppConfig {
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
     indexSampleIntervalMs: int(env, 'INDEX_SAMPLE_INTERVAL_MS', 60_000, 1_000, 86_400_000),
     indexHistoryDays: int(env, 'INDEX_HISTORY_DAYS', 30, 1, 3_650),
+    rankSampleIntervalMs: int(env, 'RANK_SAMPLE_INTERVAL_MS', 86_400_000, 3_600_000, 2_592_000_000),
+    rankHistoryDays: int(env, 'RANK_HISTORY_DAYS', 365, 1, 3650),
   };
 }
 

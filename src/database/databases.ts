@@ -27,6 +27,7 @@ import { Trading1763769600003 } from './migrations/1763769600003-trading.js';
 import { WebhookSpool1763769600006 } from './migrations/1763769600006-webhook-spool.js';
 import { IdempotencyEffects1763769600007 } from './migrations/1763769600007-idempotency-effects.js';
 import { IndexPoints1763769600012 } from './migrations/1763769600012-index-points.js';
+import { RankHistory1763769600013 } from './migrations/1763769600013-rank-history.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -81,6 +82,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   WebhookSpool1763769600006,
   IdempotencyEffects1763769600007,
   IndexPoints1763769600012,
+  RankHistory1763769600013,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

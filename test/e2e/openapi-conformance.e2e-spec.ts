@@ -491,6 +491,20 @@ describe('OpenAPI response conformance', () => {
       await api('GET', '/wallet', 403, { key: (await hookKey(['markets:read'])).key });
     });
 
+    it('rank history (cursor and deprecated)', async () => {
+      await api('GET', '/rank/history/cursor', 200, { key: testKey });
+      await api('GET', '/rank/history/cursor?limit=2', 200, { token });
+      await api('GET', '/rank/history/cursor?from=yesterday', 400, { key: testKey });
+      await api('GET', '/rank/history/cursor?cursor=forged', 400, { key: testKey });
+      await api('GET', '/rank/history/cursor', 401);
+      const noWallet = (await hookKey(['markets:read'])).key;
+      await api('GET', '/rank/history/cursor', 403, { key: noWallet });
+      await api('GET', '/rank/history', 200, { key: testKey });
+      await api('GET', '/rank/history?limit=0', 400, { key: testKey });
+      await api('GET', '/rank/history', 401);
+      await api('GET', '/rank/history', 403, { key: noWallet });
+    });
+
     it('deposits and withdrawals (live only, step-up)', async () => {
       await api('POST', '/wallet/deposits', 403, { key: testKey, json: { amount_cents: 100 } });
       await api('POST', '/wallet/deposits', 201, { key: liveKey, json: { amount_cents: 5000 } });
@@ -690,6 +704,12 @@ describe('OpenAPI response conformance', () => {
       expectConforms(await call('GET', '/openapi.json'), 410);
       await api('GET', '/auth/me', 401, { key: expiring.body.key });
       await api('GET', '/api-keys', 200, { token: await sessionFor(svc.api, TRADER) });
+      // Days went by: the trader's paper standings were sampled (a point with every field).
+      const points = await api('GET', '/rank/history/cursor?limit=1', 200, { key: testKey });
+      expect(points.body.data).toHaveLength(1);
+      expect((await api('GET', '/rank/history?limit=1', 200, { key: testKey })).body).toEqual(
+        points.body,
+      );
     });
 
     it('every documented operation was exercised, except those named here', () => {

@@ -154,7 +154,7 @@ const INSTANT =
   /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
 
 /** An ISO 8601 query value as stored (UTC, milliseconds); undefined when absent. */
-function instant(value: string | undefined, field: string): string | undefined {
+export function instant(value: string | undefined, field: string): string | undefined {
   if (value === undefined) return undefined;
   // A date (UTC midnight), or a date-time with Z or an offset: a zone-less time would be read in
   // the server's own time zone.

@@ -1,0 +1,51 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import type { Lifecycle } from '../../common/api/lifecycle.js';
+import { Cred } from '../../common/http/credential.decorator.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { RankHistoryPageDto, RankHistoryQueryDto } from './dto/rank.dto.js';
+import { RankService } from './rank.service.js';
+
+/** SPEC.md, Deprecated operations: no sunset scheduled; the successor is the cursor variant. */
+export const RANK_HISTORY_LIFECYCLE: Lifecycle = {
+  state: 'DEPRECATED',
+  deprecatedOn: '2026-05-08',
+  successor: '/api/v1/rank/history/cursor',
+};
+
+const RANK_TEXT =
+  'Your points on the leaderboard of the engine of your credential (test key: paper; live key or session: live), oldest first. Participants are the accounts of that engine holding at least one position (they traded or placed an order in some market; never the house); the score is realized P&L in cents summed over their positions; rank = 1 + the number of participants with a strictly greater score (ties share a rank: 1, 1, 3). A point is recorded for every participant at each multiple of RANK_SAMPLE_INTERVAL_MS on the service clock (default a day: 00:00 UTC), with the standings as they are when the sample is taken (within about a second of the boundary, or at the first start or read after it); boundaries passed while the service was stopped are not back-filled (only the latest one is recorded). Points are kept RANK_HISTORY_DAYS days (default 365). A sandbox reset leaves past points as they are (the reset account leaves the leaderboard until it trades again). No points: an empty list. from (inclusive) and to (exclusive) narrow it by time. Scope wallet:read (CONTRACT.md names none; the history reveals your realized P&L, as positions do).';
+
+@ApiTags('Rank')
+@Controller()
+export class RankController {
+  constructor(private readonly rank: RankService) {}
+
+  @Get('rank/history/cursor')
+  @Endpoint({
+    summary: 'Your rank history, oldest first (keyset cursor on time)',
+    description: RANK_TEXT,
+    auth: 'key',
+    scopes: ['wallet:read'],
+    type: RankHistoryPageDto,
+    errors: [400],
+  })
+  history(@Cred() c: Credential, @Query() q: RankHistoryQueryDto): RankHistoryPageDto {
+    return this.rank.history(c, q);
+  }
+
+  @Get('rank/history')
+  @Endpoint({
+    summary: 'Your rank history (deprecated: use GET /api/v1/rank/history/cursor)',
+    description: `Deprecated on 2026-05-08, no sunset scheduled. Answers exactly what GET /api/v1/rank/history/cursor answers, with Deprecation and Link (successor-version) headers. ${RANK_TEXT}`,
+    auth: 'key',
+    scopes: ['wallet:read'],
+    lifecycle: RANK_HISTORY_LIFECYCLE,
+    type: RankHistoryPageDto,
+    errors: [400],
+  })
+  legacyHistory(@Cred() c: Credential, @Query() q: RankHistoryQueryDto): RankHistoryPageDto {
+    return this.rank.history(c, q);
+  }
+}

@@ -1,0 +1,91 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { Standing } from './rank-math.js';
+import type { RankStore } from './rank-sampler.js';
+
+/** A stored rank point. */
+export interface RankPointRow {
+  time: string;
+  rank: number;
+  participants: number;
+  realized_pnl_cents: number;
+}
+
+export interface RankPageFilter {
+  /** Keyset: only points after this time (the previous page's last). */
+  after?: string;
+  /** Inclusive. */
+  from?: string;
+  /** Exclusive. */
+  to?: string;
+  limit: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Rank history in one engine database (plain SQL on its connection; the schema is the migration
+ * RankHistory1763769600013's). Times are ISO 8601 UTC text, which sorts as time does.
+ */
+export class RankRepository implements RankStore {
+  private readonly latest: Statement;
+  private readonly insertSample: Statement;
+  private readonly insertPoint: Statement;
+  private readonly prunePoints: Statement;
+  private readonly pruneSamples: Statement;
+  private readonly pages = new Map<string, Statement>();
+
+  constructor(private readonly db: Database) {
+    this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
+    this.insertSample = db.prepare(
+      'INSERT INTO rank_samples (time, participants, sampled_at) VALUES (?, ?, ?) ON CONFLICT (time) DO NOTHING',
+    );
+    this.insertPoint = db.prepare(
+      'INSERT INTO rank_points (account_id, time, rank, participants, realized_pnl_cents) VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id, time) DO NOTHING',
+    );
+    this.prunePoints = db.prepare('DELETE FROM rank_points WHERE time < ?');
+    this.pruneSamples = db.prepare('DELETE FROM rank_samples WHERE time < ?');
+  }
+
+  latestSampleMs(): number | null {
+    const row = this.latest.get() as { time: string | null } | undefined;
+    return row?.time == null ? null : Date.parse(row.time);
+  }
+
+  record(timeMs: number, points: readonly Standing[], cutoffMs: number, nowMs: number): boolean {
+    const time = iso(timeMs);
+    return this.db.transaction(() => {
+      const claimed = this.insertSample.run(time, points.length, iso(nowMs)).changes === 1;
+      if (!claimed) return false;
+      for (const p of points) {
+        this.insertPoint.run(p.accountId, time, p.rank, p.participants, p.realizedPnl);
+      }
+      const cutoff = iso(cutoffMs);
+      this.prunePoints.run(cutoff);
+      this.pruneSamples.run(cutoff);
+      return true;
+    })();
+  }
+
+  /** One account's points, oldest first. */
+  page(accountId: string, f: RankPageFilter): RankPointRow[] {
+    const key = `${f.after !== undefined}${f.from !== undefined}${f.to !== undefined}`;
+    let stmt = this.pages.get(key);
+    if (stmt === undefined) {
+      const where = ['account_id = @accountId'];
+      if (f.after !== undefined) where.push('time > @after');
+      if (f.from !== undefined) where.push('time >= @from');
+      if (f.to !== undefined) where.push('time < @to');
+      stmt = this.db.prepare(
+        `SELECT time, rank, participants, realized_pnl_cents FROM rank_points WHERE ${where.join(' AND ')} ORDER BY time LIMIT @limit`,
+      );
+      this.pages.set(key, stmt);
+    }
+    return stmt.all({
+      accountId,
+      after: f.after,
+      from: f.from,
+      to: f.to,
+      limit: f.limit,
+    }) as RankPointRow[];
+  }
+}
