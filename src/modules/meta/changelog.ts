@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-22-indices-and-rank-history',
+    date: '2026-11-22',
+    title: 'Market indices and rank history; their deprecated predecessors work',
+    kind: 'ADDED',
+    description:
+      "GET /api/v1/indices: one index per market category plus all, the mean mark price (mid of best bid and ask, else last trade) of its OPEN or HALTED markets in YES cents, from the engine of the credential (public like GET /markets; a key needs markets:read). GET /api/v1/indices/{slug}/history: cursor list of points recorded at every multiple of INDEX_SAMPLE_INTERVAL_MS (default a minute) on the service clock, kept INDEX_HISTORY_DAYS (30). GET /api/v1/rank/history/cursor (wallet:read): your rank among the engine's participants by realized P&L (competition ranking), recorded at every multiple of RANK_SAMPLE_INTERVAL_MS (default daily, 00:00 UTC), kept RANK_HISTORY_DAYS (365). The deprecated GET /api/v1/data-exports/indices, /data-exports/indices/{slug}/history and /rank/history, announced with no sunset, now answer as their successors do, with the deprecation headers (they answered 404 NOT_FOUND before: the areas were not built). Boundaries passed while nothing sampled are not back-filled.",
+  },
+  {
     id: '2026-11-22-websocket-message-budget',
     date: '2026-11-22',
     title: 'A message budget per WebSocket connection; 404s name the missing id',
