@@ -8,7 +8,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
-import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { instant } from '../../common/validation/instant.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB } from '../../database/databases.js';
@@ -129,27 +130,4 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
       next_cursor: rows.length > limit ? encodeCursor(list, [page[page.length - 1].time]) : null,
     };
   }
-}
-
-const INSTANT =
-  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
-
-/**
- * An ISO 8601 query value as stored (UTC, milliseconds), as the order export reads its window:
- * a date (UTC midnight) or a date-time with Z or an offset; a zone-less time is refused (it would
- * be read in the server's time zone). Finer than milliseconds rounds up.
- */
-function instant(value: string | undefined, field: string): string | undefined {
-  if (value === undefined) return undefined;
-  let ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    throw validationFailed([
-      {
-        field,
-        message: `${field} must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)`,
-      },
-    ]);
-  }
-  if (/\.\d{3}\d*[1-9]/.test(value)) ms += 1;
-  return new Date(ms).toISOString();
 }

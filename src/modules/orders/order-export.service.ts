@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { instant } from '../../common/validation/instant.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
@@ -148,27 +149,4 @@ export class OrderExportService {
     });
     void reply.send(body);
   }
-}
-
-const INSTANT =
-  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
-
-/** An ISO 8601 query value as stored (UTC, milliseconds); undefined when absent. */
-export function instant(value: string | undefined, field: string): string | undefined {
-  if (value === undefined) return undefined;
-  // A date (UTC midnight), or a date-time with Z or an offset: a zone-less time would be read in
-  // the server's own time zone.
-  let ms = INSTANT.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    throw validationFailed([
-      {
-        field,
-        message: `${field} must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)`,
-      },
-    ]);
-  }
-  // Times are stored to the millisecond: finer digits round up, so `created_to=...00.337999Z`
-  // keeps an order of .337 and `created_from=...00.3371Z` leaves it out.
-  if (/\.\d{3}\d*[1-9]/.test(value)) ms += 1;
-  return new Date(ms).toISOString();
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Credential } from '../../common/http/request-context.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
-import { instant } from '../orders/order-export.service.js';
+import { instant } from '../../common/validation/instant.js';
 import type { RankHistoryQueryDto, RankPointDto } from './dto/rank.dto.js';
 import { RankSamplerService } from './rank-sampler.service.js';
 
