@@ -18,7 +18,7 @@ import { IdempotencyService } from './modules/access/idempotency.service.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
 import { PeerTolerantWsAdapter } from './modules/realtime/ws-adapter.js';
-import { deprecationHeaders, isSunset } from './common/api/lifecycle.js';
+import { deprecationHeaders, isSunset, successorPath } from './common/api/lifecycle.js';
 import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
 import { DomainError } from './common/errors/domain-error.js';
@@ -410,7 +410,10 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
       if (owned !== null) throw methodNotAllowed(req.method, path, owned);
     }
     if (deprecated && isSunset(meta.lifecycle, clock.now())) {
-      const link = meta.lifecycle.successor;
+      const link = successorPath(
+        meta.lifecycle,
+        (req.params ?? {}) as Record<string, string | undefined>,
+      );
       throw new DomainError(
         'SUNSET',
         `This operation passed its sunset on ${meta.lifecycle.sunsetOn}` +

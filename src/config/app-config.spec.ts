@@ -66,6 +66,18 @@ describe('loadConfig', () => {
     });
   });
 
+  it('bounds the rank history boundaries kept: days over the sample interval', () => {
+    expect(loadConfig({ RANK_HISTORY_DAYS: '3650' }).rankHistoryDays).toBe(3650);
+    expect(
+      loadConfig({ RANK_SAMPLE_INTERVAL_MS: '3600000', RANK_HISTORY_DAYS: '152' }).rankHistoryDays,
+    ).toBe(152);
+    const err = expectRefused(
+      { RANK_SAMPLE_INTERVAL_MS: '3600000', RANK_HISTORY_DAYS: '153' },
+      'RANK_HISTORY_DAYS',
+    );
+    expect(err.message).toContain('3660 boundaries');
+  });
+
   it('sizes the WebSocket message burst from WS_MAX_SUBSCRIPTIONS unless it is given', () => {
     // Auth, every channel subscribed, and all of them resubscribed (a resync) fit at once.
     expect(loadConfig({ WS_MAX_SUBSCRIPTIONS: '500' }).wsMessageBurst).toBe(1050);

@@ -87,6 +87,9 @@ export interface AppConfig {
   rankHistoryDays: number;
 }
 
+/** Most rank-history boundaries kept (RANK_HISTORY_DAYS over RANK_SAMPLE_INTERVAL_MS). */
+export const MAX_RANK_BOUNDARIES = 3660;
+
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
@@ -321,6 +324,22 @@ export function loadConfig(env: Env): AppConfig {
   if (encKey !== null && !/^[0-9a-fA-F]{64}$/.test(encKey)) {
     throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hex characters (32 bytes)');
   }
+  const rankSampleIntervalMs = int(
+    env,
+    'RANK_SAMPLE_INTERVAL_MS',
+    86_400_000,
+    3_600_000,
+    2_592_000_000,
+  );
+  const rankHistoryDays = int(env, 'RANK_HISTORY_DAYS', 365, 1, 3650);
+  // Every boundary kept is a row per participant: bound how many are kept (daily for ten years,
+  // or hourly for five months).
+  if ((rankHistoryDays * 86_400_000) / rankSampleIntervalMs > MAX_RANK_BOUNDARIES) {
+    throw new ConfigError(
+      'RANK_HISTORY_DAYS',
+      `keeps more than ${MAX_RANK_BOUNDARIES} boundaries of RANK_SAMPLE_INTERVAL_MS (${rankSampleIntervalMs} ms): keep fewer days or sample less often`,
+    );
+  }
   const wsMaxSubscriptions = int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000);
   const rateLimitsEnabled = bool(env, 'RATE_LIMITS_ENABLED', true);
   if (!rateLimitsEnabled && appEnv === 'production') {
@@ -380,8 +399,8 @@ export function loadConfig(env: Env): AppConfig {
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
     indexSampleIntervalMs: int(env, 'INDEX_SAMPLE_INTERVAL_MS', 60_000, 1_000, 86_400_000),
     indexHistoryDays: int(env, 'INDEX_HISTORY_DAYS', 30, 1, 3_650),
-    rankSampleIntervalMs: int(env, 'RANK_SAMPLE_INTERVAL_MS', 86_400_000, 3_600_000, 2_592_000_000),
-    rankHistoryDays: int(env, 'RANK_HISTORY_DAYS', 365, 1, 3650),
+    rankSampleIntervalMs,
+    rankHistoryDays,
   };
 }
 

@@ -20,15 +20,6 @@ export interface LedgerTotals {
   readonly adjusted: number;
 }
 
-/** One account's realized P&L summed over its position states (see {@link EngineQueries.realizedPnlTotals}). */
-export interface AccountPnl {
-  readonly accountId: string;
-  /** Sum of PositionState.realizedPnl over the account's positions, integer cents. */
-  readonly realizedPnl: number;
-  /** How many position states (markets traded in or ordered in) the account holds. */
-  readonly positions: number;
-}
-
 export abstract class EngineQueries extends EngineCore {
   /** An open order, or a final one still within the retention window. */
   getOrder(orderId: string): OrderSnapshot | undefined {
@@ -149,22 +140,6 @@ export abstract class EngineQueries extends EngineCore {
     if (a === undefined) return [];
     const out: PositionSnapshot[] = [];
     for (const ps of a.positions) out.push(ps.snapshot());
-    return out;
-  }
-
-  /**
-   * Realized P&L per account, summed over its position states, for every account holding at
-   * least one (it traded or placed an order in some market), in account creation order. Accounts
-   * that never touched a market are left out.
-   */
-  realizedPnlTotals(): AccountPnl[] {
-    const out: AccountPnl[] = [];
-    for (const [accountId, a] of this.accounts) {
-      if (a.positions.length === 0) continue;
-      let realizedPnl = 0;
-      for (const ps of a.positions) realizedPnl += ps.realizedPnl;
-      out.push({ accountId, realizedPnl, positions: a.positions.length });
-    }
     return out;
   }
 

@@ -2,7 +2,7 @@
 export { MatchingEngine } from './matching-engine.js';
 export type { EngineOptions } from './engine-core.js';
 export type { AddMarketOptions } from './engine-admin.js';
-export type { AccountPnl, LedgerTotals } from './engine-queries.js';
+export type { LedgerTotals } from './engine-queries.js';
 export type { RestoreOrderInput, RestorePositionInput } from './engine-restore.js';
 export { ManualClock, SequentialIdGenerator } from './clock.js';
 export { checkInvariants, recomputeReserve } from './invariants.js';

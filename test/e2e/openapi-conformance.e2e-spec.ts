@@ -704,7 +704,13 @@ describe('OpenAPI response conformance', () => {
       expectConforms(await call('GET', '/openapi.json'), 410);
       await api('GET', '/auth/me', 401, { key: expiring.body.key });
       await api('GET', '/api-keys', 200, { token: await sessionFor(svc.api, TRADER) });
-      // Days went by: the trader's paper standings were sampled (a point with every field).
+      // The trader trades again (a sandbox reset took it off the leaderboard), a day goes by: its
+      // paper standing is sampled (a point with every field).
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: { market_id: market.id, action: 'BUY', side: 'YES', type: 'MARKET', quantity: 1 },
+      });
+      advance(86_400_000);
       const points = await api('GET', '/rank/history/cursor?limit=1', 200, { key: testKey });
       expect(points.body.data).toHaveLength(1);
       expect((await api('GET', '/rank/history?limit=1', 200, { key: testKey })).body).toEqual(

@@ -263,3 +263,29 @@ describe('rank history', () => {
     expect(params).toEqual(['cursor', 'from', 'limit', 'to']);
   });
 });
+
+describe('rank history across a restart', () => {
+  it('a trader whose positions are all closed keeps its place and P&L after a restart', async () => {
+    const m = TRADABLE[1];
+    const R = m.reference;
+    let svc = await startOrdersApp();
+    const a = await trader(svc, 'flat@rank.test');
+    const b = await trader(svc, 'holder@rank.test');
+    try {
+      // A round trip closes A's position (-10 realized: bought at R+1, sold at R to B); B holds.
+      await place(svc, b, limit(m, 'BUY', 'YES', R, 10));
+      await place(svc, a, limit(m, 'BUY', 'YES', R + 1, 10));
+      expect((await place(svc, a, limit(m, 'SELL', 'YES', R, 10))).filled_quantity).toBe(10);
+      await svc.close({ keepData: true });
+      // The restarted engine loads open positions only; A's is flat.
+      svc = await startOrdersApp({ dataDir: svc.dataDir });
+      (svc.clock as ManualClock).advance(12 * HOUR); // 2026-11-23T00:00Z
+      const points = await allPages<Point>(svc, a, '/rank/history/cursor', {});
+      expect(points.map((p) => [p.time, p.rank, p.participants, p.realized_pnl_cents])).toEqual([
+        [day(23), 2, 2, -10],
+      ]);
+    } finally {
+      await svc.close();
+    }
+  });
+});

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { deprecationHeaders, isSunset, STABLE, utcMidnight, type Lifecycle } from './lifecycle.js';
+import {
+  deprecationHeaders,
+  isSunset,
+  STABLE,
+  successorPath,
+  utcMidnight,
+  type Lifecycle,
+} from './lifecycle.js';
 
 const FULL: Lifecycle = {
   state: 'DEPRECATED',
@@ -98,5 +105,16 @@ describe('route lifecycle', () => {
       expect(() => utcMidnight('08/08/2026')).toThrow(RangeError);
       expect(() => utcMidnight('not a date')).toThrow(RangeError);
     });
+  });
+
+  it('the successor of this very resource, for the Link and for the 410 SUNSET details alike', () => {
+    const lc: Lifecycle = {
+      state: 'DEPRECATED',
+      deprecatedOn: '2026-05-08',
+      successor: '/api/v1/indices/{slug}/history',
+    };
+    expect(successorPath(lc, { slug: 'a b>;' })).toBe('/api/v1/indices/a%20b%3E%3B/history');
+    expect(successorPath(lc)).toBe('/api/v1/indices/{slug}/history');
+    expect(successorPath(STABLE)).toBeUndefined();
   });
 });

@@ -39,17 +39,23 @@ export function deprecationHeaders(
   if (lc.sunsetOn !== undefined) {
     headers['Sunset'] = new Date(utcMidnight(lc.sunsetOn)).toUTCString();
   }
-  if (lc.successor !== undefined) {
-    const successor = lc.successor.replace(
-      /\{([A-Za-z_][A-Za-z0-9_]*)\}/g,
-      (whole, name: string) => {
-        const value = params[name];
-        return value === undefined ? whole : encodeURIComponent(value);
-      },
-    );
-    headers['Link'] = `<${successor}>; rel="successor-version"`;
-  }
+  const successor = successorPath(lc, params);
+  if (successor !== undefined) headers['Link'] = `<${successor}>; rel="successor-version"`;
   return headers;
+}
+
+/**
+ * The successor of this very resource: the successor path template with each `{name}` filled
+ * with the request's path parameter of that name (percent-encoded); undefined when none.
+ */
+export function successorPath(
+  lc: Lifecycle,
+  params: Readonly<Record<string, string | undefined>> = {},
+): string | undefined {
+  return lc.successor?.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => {
+    const value = params[name];
+    return value === undefined ? whole : encodeURIComponent(value);
+  });
 }
 
 /** True once the clock has reached the sunset instant. */

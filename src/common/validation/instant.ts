@@ -1,5 +1,9 @@
 import { validationFailed } from '../errors/domain-error.js';
 
+/** The last millisecond ISO 8601 writes with four year digits: later instants are clamped to it. */
+export const LAST_INSTANT = '9999-12-31T23:59:59.999Z';
+const LAST_MS = Date.parse(LAST_INSTANT);
+
 const INSTANT =
   /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
 
@@ -22,5 +26,6 @@ export function instant(value: string | undefined, field: string): string | unde
   // Times are stored to the millisecond: finer digits round up, so `created_to=...00.337999Z`
   // keeps an order of .337 and `created_from=...00.3371Z` leaves it out.
   if (/\.\d{3}\d*[1-9]/.test(value)) ms += 1;
-  return new Date(ms).toISOString();
+  // Stored times are compared as text: '+010000-...' would sort before every one of them.
+  return new Date(Math.min(ms, LAST_MS)).toISOString();
 }

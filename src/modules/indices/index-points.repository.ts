@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { IndexValue } from './index-math.js';
+import { LAST_INSTANT } from '../../common/validation/instant.js';
 
 /** One stored history point, as the table holds it. */
 export interface IndexPointRow {
@@ -51,7 +52,8 @@ export class IndexPointsRepository implements IndexPointStore {
     );
     this.prune = db.prepare('DELETE FROM index_points WHERE time < ?');
     this.latest = db.prepare('SELECT MAX(time) AS t FROM index_points');
-    // Absent bounds are bound as sentinels: '' sorts before every ISO time, '~' after.
+    // Absent bounds are bound as sentinels: '' sorts before every ISO time, and no time is at or
+    // after the last millisecond of year 9999 (query values are clamped to it), in any collation.
     this.page = db.prepare(
       `SELECT time, value_hundredths, market_count FROM index_points
         WHERE slug = ? AND time > ? AND time >= ? AND time < ? ORDER BY time LIMIT ?`,
@@ -82,7 +84,7 @@ export class IndexPointsRepository implements IndexPointStore {
       q.slug,
       q.after ?? '',
       q.from ?? '',
-      q.to ?? '~',
+      q.to ?? LAST_INSTANT,
       q.limit,
     ) as IndexPointRow[];
   }

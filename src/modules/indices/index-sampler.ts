@@ -16,6 +16,8 @@ export interface SamplerOptions {
   store: IndexPointStore;
   /** The markets of the engine, marked at its current prices. */
   markets: () => MarketMark[];
+  /** False while the engine is being rebuilt from its database: no sample until it is back. */
+  ready?: () => boolean;
 }
 
 /**
@@ -42,6 +44,7 @@ export class IndexSampler {
   catchUp(): number | null {
     const boundary = boundaryToRecord(this.opts.now(), this.opts.intervalMs, this.lastRecorded);
     if (boundary === null) return null;
+    if (this.opts.ready !== undefined && !this.opts.ready()) return null;
     const cutoff = boundary - this.opts.historyDays * DAY_MS;
     this.opts.store.record(
       new Date(boundary).toISOString(),

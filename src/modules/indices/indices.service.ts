@@ -85,6 +85,7 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
         intervalMs: this.config.values.indexSampleIntervalMs,
         historyDays: this.config.values.indexHistoryDays,
         store: repo,
+        ready: () => this.engines.get(env).healthy,
         markets: () => {
           // Committed state only, markets past their close time closed first.
           const engine = this.engines.get(env).committedEngine();

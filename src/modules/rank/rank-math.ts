@@ -1,4 +1,11 @@
-import type { AccountPnl } from '../../engine/index.js';
+/** One account's realized P&L summed over its stored positions (see RankRepository.totals). */
+export interface AccountPnl {
+  accountId: string;
+  /** Integer cents. */
+  realizedPnl: number;
+  /** How many positions (markets) it holds a record of, flat ones included. */
+  positions: number;
+}
 
 /** One participant's place on a leaderboard. */
 export interface Standing {

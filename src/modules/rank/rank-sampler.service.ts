@@ -72,10 +72,14 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
     const sampler = this.samplers.get(env);
     if (sampler === undefined) return null;
     const rt = this.engines.get(env);
-    // A broken engine no longer matches its database: no sample until it is healthy again.
-    return sampler.catchUp(this.clock.now(), () =>
-      rt.healthy ? rt.committedEngine().realizedPnlTotals() : null,
-    );
+    const repo = this.repo(env);
+    // The standings are read from the database once the waiting order batch is committed; a
+    // broken engine is being rebuilt from it: no sample until it is healthy again.
+    return sampler.catchUp(this.clock.now(), () => {
+      if (!rt.healthy) return null;
+      rt.committedEngine();
+      return repo.totals();
+    });
   }
 
   private tick(): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { AccountPnl } from '../../engine/index.js';
+import type { AccountPnl } from './rank-math.js';
 import type { Standing } from './rank-math.js';
 import { RankSampler, type RankStore } from './rank-sampler.js';
 

@@ -1,5 +1,10 @@
-import type { AccountPnl } from '../../engine/index.js';
-import { latestBoundary, retentionCutoff, standings, type Standing } from './rank-math.js';
+import {
+  latestBoundary,
+  retentionCutoff,
+  standings,
+  type AccountPnl,
+  type Standing,
+} from './rank-math.js';
 
 /** Where one environment's rank history is kept (its engine database). */
 export interface RankStore {

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { Standing } from './rank-math.js';
+import type { AccountPnl, Standing } from './rank-math.js';
 import type { RankStore } from './rank-sampler.js';
 
 /** A stored rank point. */
@@ -33,6 +33,7 @@ export class RankRepository implements RankStore {
   private readonly prunePoints: Statement;
   private readonly pruneSamples: Statement;
   private readonly pages = new Map<string, Statement>();
+  private readonly sums: Statement;
 
   constructor(private readonly db: Database) {
     this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
@@ -44,6 +45,18 @@ export class RankRepository implements RankStore {
     );
     this.prunePoints = db.prepare('DELETE FROM rank_points WHERE time < ?');
     this.pruneSamples = db.prepare('DELETE FROM rank_samples WHERE time < ?');
+    this.sums = db.prepare(
+      'SELECT user_id AS accountId, SUM(realized_pnl) AS realizedPnl, COUNT(*) AS positions FROM positions GROUP BY user_id',
+    );
+  }
+
+  /**
+   * Every account's realized P&L over its stored positions, flat ones included. Read from the
+   * database rather than the engine: the engine rebuilt at a restart loads open positions only,
+   * and a closed position is where realized P&L comes from.
+   */
+  totals(): AccountPnl[] {
+    return this.sums.all() as AccountPnl[];
   }
 
   latestSampleMs(): number | null {
