@@ -886,7 +886,16 @@ describe('orders: resource caps (ORDER_MAX_QUANTITY, MAX_OPEN_ORDERS_PER_KEY, EX
       400,
       'VALIDATION_FAILED',
     );
-    expect(JSON.stringify(bad.details)).toMatch(/created_to must be an ISO 8601 date-time/);
+    expect(JSON.stringify(bad.details)).toContain(
+      'created_to must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)',
+    );
+    // A date the calendar does not have is refused with the same words.
+    const feb30 = expectContractError(
+      await as(fresh, `${svc.api}/orders/export?created_to=2026-02-30`),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect(JSON.stringify(feb30.details)).toContain('created_to must be an ISO 8601 date, or');
     // HEAD answers the headers, without a body.
     const head = await fetch(`${svc.api}/orders/export?market_id=${m.id}`, {
       method: 'HEAD',

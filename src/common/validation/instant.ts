@@ -7,6 +7,11 @@ const LAST_MS = Date.parse(LAST_INSTANT);
 const INSTANT =
   /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
 
+/** What a time-window query value must be (the DTOs' strict calendar check says it too). */
+export function instantMessage(field: string): string {
+  return `${field} must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)`;
+}
+
 /**
  * An ISO 8601 query value (the `from`/`to` style windows of the lists and the export) as stored:
  * UTC, milliseconds; undefined when absent. A date (UTC midnight), or a date-time with Z or an
@@ -19,7 +24,7 @@ export function instant(value: string | undefined, field: string): string | unde
     throw validationFailed([
       {
         field,
-        message: `${field} must be an ISO 8601 date, or date-time with Z or an offset (send + as %2B)`,
+        message: instantMessage(field),
       },
     ]);
   }

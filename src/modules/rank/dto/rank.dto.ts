@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601 } from 'class-validator';
+import { instantMessage } from '../../../common/validation/instant.js';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { OptionalField } from '../../../common/validation/fields.js';
 
@@ -50,7 +51,7 @@ export class RankHistoryQueryDto extends PageQueryDto {
       'Only points at or after this instant (ISO 8601: a date, or a date-time with Z or an offset)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
+  @IsISO8601({ strict: true }, { message: instantMessage('from') })
   from?: string;
 
   @ApiPropertyOptional({
@@ -58,6 +59,6 @@ export class RankHistoryQueryDto extends PageQueryDto {
     description: 'Only points before this instant (ISO 8601; exclusive)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
+  @IsISO8601({ strict: true }, { message: instantMessage('to') })
   to?: string;
 }
