@@ -66,6 +66,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('bounds the index history boundaries kept: a minute for 366 days at most', () => {
+    expect(loadConfig({ INDEX_HISTORY_DAYS: '366' }).indexHistoryDays).toBe(366);
+    const err = expectRefused({ INDEX_HISTORY_DAYS: '367' }, 'INDEX_HISTORY_DAYS');
+    expect(err.message).toContain('527040 boundaries');
+    expect(
+      loadConfig({ INDEX_SAMPLE_INTERVAL_MS: '3600000', INDEX_HISTORY_DAYS: '3650' })
+        .indexHistoryDays,
+    ).toBe(3650);
+  });
+
   it('bounds the rank history boundaries kept: days over the sample interval', () => {
     expect(loadConfig({ RANK_HISTORY_DAYS: '3650' }).rankHistoryDays).toBe(3650);
     expect(

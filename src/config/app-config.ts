@@ -87,6 +87,9 @@ export interface AppConfig {
   rankHistoryDays: number;
 }
 
+/** Most index-history boundaries kept (INDEX_HISTORY_DAYS over INDEX_SAMPLE_INTERVAL_MS). */
+export const MAX_INDEX_BOUNDARIES = 527_040;
+
 /** Most rank-history boundaries kept (RANK_HISTORY_DAYS over RANK_SAMPLE_INTERVAL_MS). */
 export const MAX_RANK_BOUNDARIES = 3660;
 
@@ -324,6 +327,15 @@ export function loadConfig(env: Env): AppConfig {
   if (encKey !== null && !/^[0-9a-fA-F]{64}$/.test(encKey)) {
     throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hex characters (32 bytes)');
   }
+  const indexSampleIntervalMs = int(env, 'INDEX_SAMPLE_INTERVAL_MS', 60_000, 1_000, 86_400_000);
+  const indexHistoryDays = int(env, 'INDEX_HISTORY_DAYS', 30, 1, 3_650);
+  // A few rows (one per index) per boundary kept: bound how many boundaries (a minute for a year).
+  if ((indexHistoryDays * 86_400_000) / indexSampleIntervalMs > MAX_INDEX_BOUNDARIES) {
+    throw new ConfigError(
+      'INDEX_HISTORY_DAYS',
+      `keeps more than ${MAX_INDEX_BOUNDARIES} boundaries of INDEX_SAMPLE_INTERVAL_MS (${indexSampleIntervalMs} ms): keep fewer days or sample less often`,
+    );
+  }
   const rankSampleIntervalMs = int(
     env,
     'RANK_SAMPLE_INTERVAL_MS',
@@ -397,8 +409,8 @@ export function loadConfig(env: Env): AppConfig {
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', appEnv !== 'production'),
     webhookPollMs: int(env, 'WEBHOOK_POLL_MS', 200, 10, 60_000),
     sqliteCheckpointIntervalMs: int(env, 'SQLITE_CHECKPOINT_INTERVAL_MS', 25, 0, 60_000),
-    indexSampleIntervalMs: int(env, 'INDEX_SAMPLE_INTERVAL_MS', 60_000, 1_000, 86_400_000),
-    indexHistoryDays: int(env, 'INDEX_HISTORY_DAYS', 30, 1, 3_650),
+    indexSampleIntervalMs,
+    indexHistoryDays,
     rankSampleIntervalMs,
     rankHistoryDays,
   };
