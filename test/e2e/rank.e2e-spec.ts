@@ -265,7 +265,7 @@ describe('rank history', () => {
 });
 
 describe('rank history across a restart', () => {
-  it('a trader whose positions are all closed keeps its place and P&L after a restart', async () => {
+  it('a trader whose positions are all closed keeps its place and P&L after a restart, and trading on', async () => {
     const m = TRADABLE[1];
     const R = m.reference;
     let svc = await startOrdersApp();
@@ -283,6 +283,19 @@ describe('rank history across a restart', () => {
       const points = await allPages<Point>(svc, a, '/rank/history/cursor', {});
       expect(points.map((p) => [p.time, p.rank, p.participants, p.realized_pnl_cents])).toEqual([
         [day(23), 2, 2, -10],
+      ]);
+      // A trades that market again: its position goes on from -10 realized, not from a fresh 0.
+      await place(svc, b, limit(m, 'SELL', 'YES', R, 1));
+      expect((await place(svc, a, limit(m, 'BUY', 'YES', R, 1))).filled_quantity).toBe(1);
+      const mine = await positions(svc, a, { include_closed: 'true' });
+      expect(mine.map((p) => [p.market_id, p.side, p.quantity, p.realized_pnl_cents])).toEqual([
+        [m.id, 'YES', 1, -10],
+      ]);
+      (svc.clock as ManualClock).advance(DAY);
+      const later = await allPages<Point>(svc, a, '/rank/history/cursor', {});
+      expect(later.map((p) => [p.time, p.rank, p.realized_pnl_cents])).toEqual([
+        [day(23), 2, -10],
+        [day(24), 2, -10],
       ]);
     } finally {
       await svc.close();

@@ -229,7 +229,9 @@ export class TradingRepository {
       ),
       openOrders: p(`SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`),
       accounts: p(`SELECT user_id, balance_cents FROM accounts`),
-      positions: p(`SELECT * FROM positions WHERE yes_qty > 0 OR no_qty > 0`),
+      // Open positions, and closed ones that realized P&L: a closed position traded again after a
+      // restart goes on from its realized P&L instead of overwriting it with a fresh 0.
+      positions: p(`SELECT * FROM positions WHERE yes_qty > 0 OR no_qty > 0 OR realized_pnl <> 0`),
       markets: p(
         `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets ORDER BY id`,
       ),
