@@ -69,7 +69,9 @@ describe('loadConfig', () => {
   it('bounds the index history boundaries kept: a minute for 366 days at most', () => {
     expect(loadConfig({ INDEX_HISTORY_DAYS: '366' }).indexHistoryDays).toBe(366);
     const err = expectRefused({ INDEX_HISTORY_DAYS: '367' }, 'INDEX_HISTORY_DAYS');
-    expect(err.message).toContain('527040 boundaries');
+    expect(err.message).toContain('must be at most 366 with INDEX_SAMPLE_INTERVAL_MS=60000');
+    // A finer interval alone shrinks the default instead of stopping the boot.
+    expect(loadConfig({ INDEX_SAMPLE_INTERVAL_MS: '1000' }).indexHistoryDays).toBe(6);
     expect(
       loadConfig({ INDEX_SAMPLE_INTERVAL_MS: '3600000', INDEX_HISTORY_DAYS: '3650' })
         .indexHistoryDays,
@@ -85,7 +87,10 @@ describe('loadConfig', () => {
       { RANK_SAMPLE_INTERVAL_MS: '3600000', RANK_HISTORY_DAYS: '153' },
       'RANK_HISTORY_DAYS',
     );
-    expect(err.message).toContain('3660 boundaries');
+    expect(err.message).toContain(
+      'must be at most 152 with RANK_SAMPLE_INTERVAL_MS=3600000 (at most 3660 boundaries',
+    );
+    expect(loadConfig({ RANK_SAMPLE_INTERVAL_MS: '3600000' }).rankHistoryDays).toBe(152);
   });
 
   it('sizes the WebSocket message burst from WS_MAX_SUBSCRIPTIONS unless it is given', () => {

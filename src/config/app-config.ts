@@ -290,6 +290,29 @@ const LOG_LEVELS: readonly LogLevel[] = [
   'silent',
 ];
 
+/**
+ * Days of a sampled history to keep (1..3650): at most `maxBoundaries` multiples of `intervalMs`.
+ * Unset, `preferred` days, or fewer when the interval is fine enough to pass the bound.
+ */
+function historyDays(
+  env: Env,
+  name: string,
+  preferred: number,
+  intervalMs: number,
+  maxBoundaries: number,
+  intervalName: string,
+): number {
+  const most = Math.floor((maxBoundaries * intervalMs) / 86_400_000);
+  const days = int(env, name, Math.max(1, Math.min(preferred, most)), 1, 3_650);
+  if (days > most) {
+    throw new ConfigError(
+      name,
+      `must be at most ${most} with ${intervalName}=${intervalMs} (at most ${maxBoundaries} boundaries are kept): keep fewer days or sample less often`,
+    );
+  }
+  return days;
+}
+
 /** Parses and validates the environment. Throws {@link ConfigError} naming the first bad variable. */
 export function loadConfig(env: Env): AppConfig {
   const appEnv = oneOf<AppEnv>(env, 'APP_ENV', 'development', [
@@ -327,15 +350,17 @@ export function loadConfig(env: Env): AppConfig {
   if (encKey !== null && !/^[0-9a-fA-F]{64}$/.test(encKey)) {
     throw new ConfigError('SECRETS_ENCRYPTION_KEY', 'must be 64 hex characters (32 bytes)');
   }
+  // Each boundary kept is a few rows (an index) or a row per participant (rank): the boundaries
+  // kept are bounded, and the default number of days shrinks to fit a finer interval.
   const indexSampleIntervalMs = int(env, 'INDEX_SAMPLE_INTERVAL_MS', 60_000, 1_000, 86_400_000);
-  const indexHistoryDays = int(env, 'INDEX_HISTORY_DAYS', 30, 1, 3_650);
-  // A few rows (one per index) per boundary kept: bound how many boundaries (a minute for a year).
-  if ((indexHistoryDays * 86_400_000) / indexSampleIntervalMs > MAX_INDEX_BOUNDARIES) {
-    throw new ConfigError(
-      'INDEX_HISTORY_DAYS',
-      `keeps more than ${MAX_INDEX_BOUNDARIES} boundaries of INDEX_SAMPLE_INTERVAL_MS (${indexSampleIntervalMs} ms): keep fewer days or sample less often`,
-    );
-  }
+  const indexHistoryDays = historyDays(
+    env,
+    'INDEX_HISTORY_DAYS',
+    30,
+    indexSampleIntervalMs,
+    MAX_INDEX_BOUNDARIES,
+    'INDEX_SAMPLE_INTERVAL_MS',
+  );
   const rankSampleIntervalMs = int(
     env,
     'RANK_SAMPLE_INTERVAL_MS',
@@ -343,15 +368,14 @@ export function loadConfig(env: Env): AppConfig {
     3_600_000,
     2_592_000_000,
   );
-  const rankHistoryDays = int(env, 'RANK_HISTORY_DAYS', 365, 1, 3650);
-  // Every boundary kept is a row per participant: bound how many are kept (daily for ten years,
-  // or hourly for five months).
-  if ((rankHistoryDays * 86_400_000) / rankSampleIntervalMs > MAX_RANK_BOUNDARIES) {
-    throw new ConfigError(
-      'RANK_HISTORY_DAYS',
-      `keeps more than ${MAX_RANK_BOUNDARIES} boundaries of RANK_SAMPLE_INTERVAL_MS (${rankSampleIntervalMs} ms): keep fewer days or sample less often`,
-    );
-  }
+  const rankHistoryDays = historyDays(
+    env,
+    'RANK_HISTORY_DAYS',
+    365,
+    rankSampleIntervalMs,
+    MAX_RANK_BOUNDARIES,
+    'RANK_SAMPLE_INTERVAL_MS',
+  );
   const wsMaxSubscriptions = int(env, 'WS_MAX_SUBSCRIPTIONS', 100, 1, 10_000);
   const rateLimitsEnabled = bool(env, 'RATE_LIMITS_ENABLED', true);
   if (!rateLimitsEnabled && appEnv === 'production') {

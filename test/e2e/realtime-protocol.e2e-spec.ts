@@ -723,19 +723,61 @@ describe('realtime: per-connection message budget (WS_MESSAGE_RATE, WS_MESSAGE_B
     await c.close();
   });
 
+  it('subscribes sent back to back pay for their channels when handled: past the budget they subscribe nothing', async () => {
+    const c = await WsClient.connect(svc.baseUrl);
+    const trades = TRADABLE.slice(0, 7).map((x) => `trades:${x.id}`);
+    expect(trades).toHaveLength(7);
+    const subs = [
+      ['ticker', 'orders', 'fills', 'wallet'],
+      ['positions', ...trades.slice(0, 3)],
+      trades.slice(3, 7),
+    ];
+    // On arrival: auth, three subscribes and a ping, a unit each (5 of 10 left).
+    c.send({ type: 'auth', api_key: t.key });
+    for (const channels of subs) c.send({ type: 'subscribe', channels });
+    c.send({ type: 'ping' });
+    await c.waitFor((x) => x.type === 'pong');
+    const refused = {
+      type: 'error',
+      code: 'RATE_LIMITED',
+      message: expect.stringContaining('4 channels are more than the budget has left'),
+      // Sending it again needs 4 units (2 left): 400 ms at 5 a second.
+      details: { retry_after_ms: 400, limit_per_second: 5, burst: 10, units: 4 },
+    };
+    // The first pays 3 more (2 left); the next two would need 3 each.
+    expect(c.messages).toEqual([
+      expect.objectContaining({ type: 'auth_ok' }),
+      { type: 'subscribed', channels: subs[0] },
+      refused,
+      refused,
+      { type: 'pong' },
+    ]);
+    (svc.clock as ManualClock).advance(400);
+    expect(await c.subscribe(subs[1])).toEqual({ type: 'subscribed', channels: subs[1] });
+    await c.close();
+  });
+
   it('a client that keeps sending far past its budget is closed 4429; other connections are not', async () => {
     const other = await WsClient.authed(svc.baseUrl, { api_key: t.key });
     const flood = await WsClient.authed(svc.baseUrl, { api_key: t.key });
     for (let i = 0; i < 40; i++) flood.send({ type: 'ping' });
     expect(await flood.waitClose()).toEqual({ code: 4429, reason: 'message rate limit' });
-    expect(flood.messages.at(-1)).toEqual({
-      type: 'error',
-      code: 'RATE_LIMITED',
-      message: 'Kept sending far past the message budget: connection closed',
-      details: { limit_per_second: 5, burst: 10 },
-    });
-    // At most the budget was handled: auth_ok, then no more than 9 pongs.
-    expect(flood.messages.filter((x) => x.type === 'pong').length).toBeLessThanOrEqual(9);
+    // Each answer in its turn: the nine pings the budget let through, the first refusal, then
+    // (the eleventh refusal overflowing the burst of forgiveness) the last error and the close.
+    expect(flood.messages.slice(1)).toEqual([
+      ...Array.from({ length: 9 }, () => ({ type: 'pong' })),
+      expect.objectContaining({
+        type: 'error',
+        code: 'RATE_LIMITED',
+        details: expect.objectContaining({ retry_after_ms: 200 }),
+      }),
+      {
+        type: 'error',
+        code: 'RATE_LIMITED',
+        message: 'Kept sending far past the message budget: connection closed',
+        details: { limit_per_second: 5, burst: 10 },
+      },
+    ]);
     await other.sync();
     expect(other.closed).toBeNull();
     await other.close();

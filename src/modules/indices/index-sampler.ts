@@ -16,7 +16,7 @@ export interface SamplerOptions {
   store: IndexPointStore;
   /** The markets of the engine, marked at its current prices. */
   markets: () => MarketMark[];
-  /** False while the engine is being rebuilt from its database: no sample until it is back. */
+  /** False once the engine failed to match its database (until a restart): no sample then. */
   ready?: () => boolean;
 }
 

@@ -256,4 +256,21 @@ describe('Connection.sendEvent over a real socket', () => {
       await p.close();
     }
   });
+
+  it('bounds the bytes waiting to be handled: what would pass the limit is not counted', () => {
+    const conn = new Connection(
+      'c2',
+      {} as never,
+      '127.0.0.1',
+      1024,
+      new MessageBudget(20, 100, 0),
+    );
+    expect(conn.wait(600, 1000)).toBe(true);
+    expect(conn.wait(400, 1000)).toBe(true);
+    expect(conn.wait(1, 1000)).toBe(false);
+    expect(conn.waitingBytes).toBe(1000);
+    conn.handled(600);
+    expect(conn.wait(500, 1000)).toBe(true);
+    expect(conn.waitingBytes).toBe(900);
+  });
 });

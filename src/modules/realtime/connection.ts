@@ -24,6 +24,8 @@ export class Connection {
   released = false;
   /** Incoming messages are handled in order, one at a time (auth is asynchronous). */
   inbox: Promise<void> = Promise.resolve();
+  /** Bytes of the messages in {@link inbox} not handled yet (see {@link wait}). */
+  waitingBytes = 0;
   /** Id of the {@link Batch} this connection last joined, and the frames it holds for it. */
   private batchId = -1;
   private held: Buffer | null = null;
@@ -37,6 +39,21 @@ export class Connection {
     /** What the client may send (messages and protocol pings alike). */
     readonly budget: MessageBudget,
   ) {}
+
+  /**
+   * Counts a received message of `size` bytes as waiting to be handled, unless that would take
+   * what waits past `limit` (then nothing is counted and the answer is false). {@link handled}
+   * takes it off again.
+   */
+  wait(size: number, limit: number): boolean {
+    if (this.waitingBytes + size > limit) return false;
+    this.waitingBytes += size;
+    return true;
+  }
+
+  handled(size: number): void {
+    this.waitingBytes -= size;
+  }
 
   /**
    * Sends unless the client is too far behind: a bounded buffer, then a clear close rather than

@@ -61,16 +61,14 @@ describe('MessageBudget', () => {
     expect(takeN(b, 2, 60_000)).toEqual(['quiet', 'quiet']);
   });
 
-  it('charges extra units for a costly message: later messages wait until they are repaid', () => {
+  it('spends extra units for a costly message when it is handled, or refuses it then', () => {
     const b = new MessageBudget(10, 10, 0);
     expect(b.take(0)).toBe('ok');
-    b.charge(12); // a subscribe of 13 channels: 9 left, then 3 owed
-    expect(b.take(0)).toBe('refuse');
-    expect(b.retryAfterMs()).toBe(400);
-    expect(b.take(300)).toBe('quiet');
-    expect(b.take(400)).toBe('ok');
-    // The debt is bounded by the burst.
-    b.charge(1_000);
-    expect(b.retryAfterMs()).toBe(1_100);
+    expect(b.spend(8, 0)).toBe(true); // a subscribe of 9 channels: 1 left
+    expect(b.spend(3, 0)).toBe(false); // another of 4 is refused, and spends nothing
+    expect(b.retryAfterMs(3)).toBe(200);
+    expect(b.spend(3, 200)).toBe(true);
+    expect(b.take(200)).toBe('refuse');
+    expect(b.spend(0, 200)).toBe(true);
   });
 });

@@ -4,8 +4,8 @@
  * same size, drained at the same rate: a client that keeps sending well past its budget overflows
  * it and is closed, so a flood costs the server a bounded amount of work, while a client that
  * briefly overshoots only loses the messages it sent too fast. A message whose work grows with
- * its content (a subscribe: a snapshot per orderbook channel) is charged for it on top
- * ({@link charge}), so the budget bounds the work, not just the frames.
+ * its content (a subscribe: a snapshot per orderbook channel) pays for the rest when it is
+ * handled ({@link spend}), or is refused then, so the budget bounds the work, not just the frames.
  */
 export type BudgetVerdict =
   /** Handle the message. */
@@ -37,14 +37,7 @@ export class MessageBudget {
 
   take(now: number): BudgetVerdict {
     if (this.over) return 'quiet';
-    // A clock that went back refills nothing (and does not bank the gap for later).
-    const elapsed = now > this.at ? now - this.at : 0;
-    this.at = now;
-    if (elapsed > 0) {
-      const refill = (elapsed / 1000) * this.rate;
-      this.tokens = Math.min(this.burst, this.tokens + refill);
-      this.strikes = Math.max(0, this.strikes - refill);
-    }
+    this.refill(now);
     if (this.tokens >= 1) {
       this.tokens -= 1;
       this.told = false;
@@ -61,15 +54,31 @@ export class MessageBudget {
   }
 
   /**
-   * Charges `units` more for a message already let through (its work beyond the first unit). The
-   * balance may go below zero, down to minus the burst: later messages wait until it is repaid.
+   * Spends `units` more for a message let through, now that it is handled (its work beyond the
+   * unit it paid on arrival). False, and nothing spent, when the budget cannot cover them now:
+   * the caller refuses the message then.
    */
-  charge(units: number): void {
-    if (units > 0) this.tokens = Math.max(-this.burst, this.tokens - units);
+  spend(units: number, now: number): boolean {
+    if (units <= 0) return true;
+    this.refill(now);
+    if (this.tokens < units) return false;
+    this.tokens -= units;
+    return true;
   }
 
-  /** Milliseconds until the next message would be handled. */
-  retryAfterMs(): number {
-    return Math.max(1, Math.ceil(((1 - this.tokens) / this.rate) * 1000));
+  /** Milliseconds until `units` (default one message) would be covered. */
+  retryAfterMs(units = 1): number {
+    return Math.max(1, Math.ceil(((units - this.tokens) / this.rate) * 1000));
+  }
+
+  private refill(now: number): void {
+    // A clock that went back refills nothing (and does not bank the gap for later).
+    const elapsed = now > this.at ? now - this.at : 0;
+    this.at = now;
+    if (elapsed > 0) {
+      const refill = (elapsed / 1000) * this.rate;
+      this.tokens = Math.min(this.burst, this.tokens + refill);
+      this.strikes = Math.max(0, this.strikes - refill);
+    }
   }
 }

@@ -25,6 +25,13 @@ import { toWsError, WS_CLOSE } from './ws-errors.js';
  * are per environment and user. Each message is serialised once per channel; only the
  * per-connection seq is spliced in.
  */
+/** Bytes of received messages a connection may have waiting to be handled (see accept). */
+export const MAX_WAITING_BYTES = 1_048_576;
+
+function byteLength(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+}
+
 @Injectable()
 export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger('Realtime');
@@ -160,8 +167,23 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     // `subscribe` right behind `auth` without waiting for auth_ok.
     socket.on('message', (data: RawData) => {
       if (!this.admit(conn)) return;
+      // What waits to be handled (behind a pending auth) is bounded in bytes too: the budget
+      // lets a burst of messages through, and each may be up to 64 KiB.
+      const size = byteLength(data);
+      if (!conn.wait(size, MAX_WAITING_BYTES)) {
+        conn.sendJson({
+          type: 'error',
+          code: 'RATE_LIMITED',
+          message: `More than ${MAX_WAITING_BYTES} bytes of messages waiting to be handled: connection closed`,
+        });
+        conn.close(WS_CLOSE.RATE_LIMITED, 'too much waiting to be handled');
+        return;
+      }
       conn.inbox = conn.inbox
-        .then(() => (conn.closed ? undefined : this.onMessage(conn, data)))
+        .then(() => {
+          conn.handled(size);
+          return conn.closed ? undefined : this.onMessage(conn, data);
+        })
         .catch(() => undefined);
     });
     socket.on('pong', () => {
@@ -337,6 +359,25 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         },
       );
     }
+    // A unit per channel (a snapshot each, for orderbooks): the message paid the first on arrival;
+    // the rest now, or nothing is subscribed.
+    const budget = conn.budget;
+    const extra = parsed.length - 1;
+    if (!budget.spend(extra, this.clock.now())) {
+      throw new DomainError(
+        'RATE_LIMITED',
+        extra >= budget.burst
+          ? `A subscribe costs a unit per channel: ${parsed.length} channels exceed the burst of ${budget.burst}; subscribe them in smaller sets`
+          : `A subscribe costs a unit per channel: ${parsed.length} channels are more than the budget has left; nothing was subscribed`,
+        {
+          // When sending it again would be covered: its arrival unit and the rest.
+          retry_after_ms: budget.retryAfterMs(parsed.length),
+          limit_per_second: budget.rate,
+          burst: budget.burst,
+          units: parsed.length,
+        },
+      );
+    }
     // A snapshot shows committed state only: orders of this event-loop turn still waiting for
     // their group commit are committed (and fanned out, before this connection joins) first.
     if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.get(env).committedEngine();
@@ -350,8 +391,6 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         set.add(conn);
       }
     }
-    // One unit per channel: the message itself paid the first (a snapshot each, for orderbooks).
-    conn.budget.charge(parsed.length - 1);
     conn.sendJson({ type: 'subscribed', channels: list });
     for (const [name, p] of parsed) {
       if (p.kind !== 'orderbook') continue;
