@@ -754,6 +754,15 @@ describe('realtime: per-connection message budget (WS_MESSAGE_RATE, WS_MESSAGE_B
     ]);
     (svc.clock as ManualClock).advance(400);
     expect(await c.subscribe(subs[1])).toEqual({ type: 'subscribed', channels: subs[1] });
+    // More channels than the burst can never pass, even on a full budget: no retry_after_ms.
+    (svc.clock as ManualClock).advance(2000);
+    const eleven = [...trades, 'ticker', 'orders', 'fills', 'wallet'];
+    expect(await c.subscribe(eleven)).toEqual({
+      type: 'error',
+      code: 'RATE_LIMITED',
+      message: expect.stringContaining('11 channels exceed the burst of 10'),
+      details: { limit_per_second: 5, burst: 10, units: 11 },
+    });
     await c.close();
   });
 

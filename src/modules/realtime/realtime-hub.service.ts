@@ -364,18 +364,20 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const budget = conn.budget;
     const extra = parsed.length - 1;
     if (!budget.spend(extra, this.clock.now())) {
+      const details = { limit_per_second: budget.rate, burst: budget.burst, units: parsed.length };
+      if (parsed.length > budget.burst) {
+        // It can never pass as it is: no time to wait for.
+        throw new DomainError(
+          'RATE_LIMITED',
+          `A subscribe costs a unit per channel: ${parsed.length} channels exceed the burst of ${budget.burst}; subscribe them in smaller sets`,
+          details,
+        );
+      }
       throw new DomainError(
         'RATE_LIMITED',
-        extra >= budget.burst
-          ? `A subscribe costs a unit per channel: ${parsed.length} channels exceed the burst of ${budget.burst}; subscribe them in smaller sets`
-          : `A subscribe costs a unit per channel: ${parsed.length} channels are more than the budget has left; nothing was subscribed`,
-        {
-          // When sending it again would be covered: its arrival unit and the rest.
-          retry_after_ms: budget.retryAfterMs(parsed.length),
-          limit_per_second: budget.rate,
-          burst: budget.burst,
-          units: parsed.length,
-        },
+        `A subscribe costs a unit per channel: ${parsed.length} channels are more than the budget has left; nothing was subscribed`,
+        // When sending it again would be covered: its arrival unit and the rest.
+        { retry_after_ms: budget.retryAfterMs(parsed.length), ...details },
       );
     }
     // A snapshot shows committed state only: orders of this event-loop turn still waiting for
