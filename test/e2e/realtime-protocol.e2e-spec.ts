@@ -801,3 +801,40 @@ describe('realtime: per-connection message budget (WS_MESSAGE_RATE, WS_MESSAGE_B
     expect(pongs).toBeLessThanOrEqual(9);
   });
 });
+
+describe('realtime: a sandbox reset after a restart', () => {
+  it('names every market the account was in, a closed position with nothing realized included', async () => {
+    const q = TRADABLE[4];
+    const R = q.reference;
+    let svc = await startOrdersApp();
+    try {
+      const a = await trader(svc, 'closed-flat@orders.test', {
+        scopes: [...WS_SCOPES, 'wallet:write'],
+      });
+      const b = await trader(svc, 'bidder@orders.test', { scopes: WS_SCOPES });
+      // Inside the house's spread (R-1 / R+1): A buys 1 from B's ask at R and sells it to B's
+      // bid at R: flat, nothing realized.
+      const ioc = { time_in_force: 'IOC' as const };
+      await place(svc, b, limit(q, 'SELL', 'YES', R, 1));
+      expect((await place(svc, a, limit(q, 'BUY', 'YES', R, 1, ioc))).filled_quantity).toBe(1);
+      await place(svc, b, limit(q, 'BUY', 'YES', R, 1));
+      expect((await place(svc, a, limit(q, 'SELL', 'YES', R, 1, ioc))).filled_quantity).toBe(1);
+      await svc.close({ keepData: true });
+      svc = await startOrdersApp({ dataDir: svc.dataDir });
+      const c = await WsClient.authed(svc.baseUrl, { api_key: a.key });
+      expect((await c.subscribe(['positions', 'wallet'])).type).toBe('subscribed');
+      const from = c.mark();
+      expect((await as(a, `${svc.api}/sandbox/reset`, { method: 'POST' })).status).toBe(200);
+      await c.waitFor((x) => x.type === 'event' && x.channel === 'wallet', 3000, from);
+      await c.sync();
+      const flat = c.messages
+        .slice(from)
+        .filter((x) => x.type === 'event' && x.channel === 'positions')
+        .map((x) => x.data.market_id);
+      expect(flat).toEqual([q.id]);
+      await c.close();
+    } finally {
+      await svc.close();
+    }
+  });
+});

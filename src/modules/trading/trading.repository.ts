@@ -229,9 +229,10 @@ export class TradingRepository {
       ),
       openOrders: p(`SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`),
       accounts: p(`SELECT user_id, balance_cents FROM accounts`),
-      // Open positions, and closed ones that realized P&L: a closed position traded again after a
-      // restart goes on from its realized P&L instead of overwriting it with a fresh 0.
-      positions: p(`SELECT * FROM positions WHERE yes_qty > 0 OR no_qty > 0 OR realized_pnl <> 0`),
+      // Every position, closed ones included, as the engine held them before the restart: a
+      // closed position traded again goes on from its realized P&L instead of a fresh 0, and a
+      // sandbox reset names every market the account was in.
+      positions: p(`SELECT * FROM positions`),
       markets: p(
         `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets ORDER BY id`,
       ),
