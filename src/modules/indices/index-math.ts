@@ -2,6 +2,7 @@
  * The market indices, computed from one engine's markets: one index per market category present
  * among the markets (slug: the category in lower case) plus `all`. No Nest or database imports.
  */
+import { latestBoundary } from '../../common/sampling/boundaries.js';
 
 /** The index over every market, whatever its category. */
 export const ALL_INDEX = 'all';
@@ -80,6 +81,6 @@ export function boundaryToRecord(
   intervalMs: number,
   lastRecorded: number | null,
 ): number | null {
-  const boundary = now - (((now % intervalMs) + intervalMs) % intervalMs);
+  const boundary = latestBoundary(now, intervalMs);
   return lastRecorded !== null && boundary <= lastRecorded ? null : boundary;
 }

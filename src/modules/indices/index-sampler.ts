@@ -1,3 +1,4 @@
+import { retentionCutoff } from '../../common/sampling/boundaries.js';
 import {
   boundaryToRecord,
   computeIndices,
@@ -5,8 +6,6 @@ import {
   type MarketMark,
 } from './index-math.js';
 import type { IndexPointStore } from './index-points.repository.js';
-
-const DAY_MS = 86_400_000;
 
 export interface SamplerOptions {
   /** The service clock, epoch ms. */
@@ -45,7 +44,7 @@ export class IndexSampler {
     const boundary = boundaryToRecord(this.opts.now(), this.opts.intervalMs, this.lastRecorded);
     if (boundary === null) return null;
     if (this.opts.ready !== undefined && !this.opts.ready()) return null;
-    const cutoff = boundary - this.opts.historyDays * DAY_MS;
+    const cutoff = retentionCutoff(boundary, this.opts.historyDays);
     this.opts.store.record(
       new Date(boundary).toISOString(),
       this.current(),

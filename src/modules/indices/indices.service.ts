@@ -4,23 +4,18 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { instant } from '../../common/validation/instant.js';
 import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { startSampling } from '../../common/sampling/sampling-timer.js';
 import { ConfigService } from '../../config/config.service.js';
-import { connectionOf, ENGINE_DB } from '../../database/databases.js';
 import { markPrice } from '../positions/position-mapper.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { IndexDto, IndexHistoryQueryDto, IndexPointDto } from './dto/index.dto.js';
 import { IndexPointsRepository } from './index-points.repository.js';
 import { IndexSampler } from './index-sampler.js';
-
-/** How often the background timer catches the samplers up, in real milliseconds. */
-const TIMER_MS = 1000;
 
 /**
  * The market indices of each environment's engine, and their history: one sampler per
@@ -35,8 +30,6 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('Indices');
 
   constructor(
-    @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
-    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
     private readonly engines: EngineRegistry,
     private readonly clock: Clock,
     private readonly config: ConfigService,
@@ -44,21 +37,7 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     this.engines.whenReady(() => {
-      const timer = setInterval(() => {
-        for (const env of ['live', 'test'] as const) {
-          try {
-            this.sampler(env).catchUp();
-          } catch (err) {
-            // From a timer an error must not escape (it would end the process); the next round,
-            // or the next read, tries again.
-            this.log.warn(
-              `sampling the ${env} indices failed: ${err instanceof Error ? err.message : String(err)}`,
-            );
-          }
-        }
-      }, TIMER_MS);
-      timer.unref();
-      this.timer = timer;
+      this.timer = startSampling(this.log, 'indices', (env) => this.sampler(env).catchUp());
     });
   }
 
@@ -70,7 +49,7 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
   private repo(env: Environment): IndexPointsRepository {
     let repo = this.repos.get(env);
     if (repo === undefined) {
-      repo = new IndexPointsRepository(connectionOf(env === 'live' ? this.live : this.paper));
+      repo = new IndexPointsRepository(this.engines.get(env).repo.db);
       this.repos.set(env, repo);
     }
     return repo;

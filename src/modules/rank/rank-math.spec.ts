@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { latestBoundary, retentionCutoff, standings } from './rank-math.js';
+import { latestBoundary, retentionCutoff } from '../../common/sampling/boundaries.js';
+import { standings } from './rank-math.js';
 
 const pnl = (accountId: string, realizedPnl: number, positions = 1) => ({
   accountId,

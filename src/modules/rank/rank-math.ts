@@ -39,13 +39,3 @@ export function standings(totals: readonly AccountPnl[], excluded: string): Stan
   }
   return out;
 }
-
-/** The latest multiple of `intervalMs` (since the Unix epoch) at or before `nowMs`. */
-export function latestBoundary(nowMs: number, intervalMs: number): number {
-  return Math.floor(nowMs / intervalMs) * intervalMs;
-}
-
-/** Points older than this (exclusive) are deleted when `boundaryMs` is sampled. */
-export function retentionCutoff(boundaryMs: number, historyDays: number): number {
-  return boundaryMs - historyDays * 86_400_000;
-}

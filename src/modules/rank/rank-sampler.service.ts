@@ -6,14 +6,12 @@ import {
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
+import { startSampling } from '../../common/sampling/sampling-timer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { RankSampler } from './rank-sampler.js';
 import { RankRepository } from './rank.repository.js';
-
-/** How often the real timer looks for a due boundary, in real milliseconds. */
-const TICK_MS = 1000;
 
 /**
  * Records each environment's leaderboard into that environment's database at every multiple of
@@ -49,9 +47,7 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
           }),
         );
       }
-      this.tick();
-      this.timer = setInterval(() => this.tick(), TICK_MS);
-      this.timer.unref();
+      this.timer = startSampling(this.log, 'rank history', (env) => this.catchUp(env), true);
     });
   }
 
@@ -73,24 +69,12 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
     if (sampler === undefined) return null;
     const rt = this.engines.get(env);
     const repo = this.repo(env);
-    // The standings are read from the database once the waiting order batch is committed; a
-    // broken engine is being rebuilt from it: no sample until it is healthy again.
+    // The standings are read from the database once the waiting order batch is committed; an
+    // engine that failed to match its database is not sampled (until a restart).
     return sampler.catchUp(this.clock.now(), () => {
       if (!rt.healthy) return null;
       rt.committedEngine();
       return repo.totals();
     });
-  }
-
-  private tick(): void {
-    for (const env of ['live', 'test'] as const) {
-      try {
-        this.catchUp(env);
-      } catch (err) {
-        this.log.error(
-          `the ${env} rank sample failed: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }
-    }
   }
 }

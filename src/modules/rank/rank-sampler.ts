@@ -1,10 +1,5 @@
-import {
-  latestBoundary,
-  retentionCutoff,
-  standings,
-  type AccountPnl,
-  type Standing,
-} from './rank-math.js';
+import { latestBoundary, retentionCutoff } from '../../common/sampling/boundaries.js';
+import { standings, type AccountPnl, type Standing } from './rank-math.js';
 
 /** Where one environment's rank history is kept (its engine database). */
 export interface RankStore {
