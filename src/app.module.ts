@@ -25,6 +25,8 @@ import { IndicesModule } from './modules/indices/indices.module.js';
 import { RankModule } from './modules/rank/rank.module.js';
 import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
+import { NotificationsModule } from './modules/notifications/notifications.module.js';
+import { WorldsModule } from './modules/worlds/worlds.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -62,7 +64,9 @@ export class AppModule {
         ConfigModule.forRoot(deps.config),
         CoreModule.forRoot(deps),
         DatabaseModule,
+        WorldsModule,
         UsersModule,
+        NotificationsModule,
         MailModule,
         AccessModule,
         LimitsModule.forRoot(deps.limitStore),

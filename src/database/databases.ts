@@ -28,6 +28,8 @@ import { WebhookSpool1763769600006 } from './migrations/1763769600006-webhook-sp
 import { IdempotencyEffects1763769600007 } from './migrations/1763769600007-idempotency-effects.js';
 import { IndexPoints1763769600012 } from './migrations/1763769600012-index-points.js';
 import { RankHistory1763769600013 } from './migrations/1763769600013-rank-history.js';
+import { UserProfiles1763769600014 } from './migrations/1763769600014-user-profiles.js';
+import { NotificationWorlds1763769600015 } from './migrations/1763769600015-notification-worlds.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -74,6 +76,8 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   TierRequestPending1763769600009,
   WebhookAttemptStart1763769600010,
   ActiveKeysIndex1763769600011,
+  UserProfiles1763769600014,
+  NotificationWorlds1763769600015,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

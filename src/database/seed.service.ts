@@ -9,6 +9,7 @@ import { hashPassword } from '../common/crypto/password.js';
 import { IdGenerator } from '../common/ids/id-generator.js';
 import { MarketEntity, type MarketCategory } from '../modules/markets/entities/market.entity.js';
 import { UserEntity } from '../modules/users/entities/user.entity.js';
+import { UsersService } from '../modules/users/users.service.js';
 import { ENGINE_DB, PLATFORM_DB } from './databases.js';
 
 interface MarketSeed {
@@ -52,6 +53,7 @@ export class SeedService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly config: ConfigService,
+    private readonly users: UsersService,
   ) {}
 
   /** Runs at module init, so the engines (restored at bootstrap) see the seeded markets. */
@@ -109,6 +111,7 @@ export class SeedService implements OnModuleInit {
       if (await repo.existsBy({ email: a.email })) continue;
       await repo.insert({
         id: this.ids.next('usr'),
+        username: await this.users.freeUsername(a.email),
         email: a.email,
         passwordHash: await hashPassword(seed.password),
         emailVerified: a.email_verified,

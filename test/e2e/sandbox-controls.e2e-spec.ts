@@ -311,8 +311,13 @@ describe('sandbox controls', () => {
         available_cents: STARTING_BALANCE,
       },
       cancelled_orders: 2,
+      // The reset's count of the user's other paper records, by kind (none were made here).
+      cleared: expect.any(Object),
       reset_at: svc.clock.nowDate().toISOString(),
     });
+    expect(Object.values(res.body.cleared as Record<string, number>).every((n) => n === 0)).toBe(
+      true,
+    );
     expect(await walletOf(svc, b)).toEqual(res.body.wallet);
     expect(await allOrders(svc, b)).toEqual([]);
     expect(await positions(svc, b, { include_closed: 'true' })).toEqual([]);

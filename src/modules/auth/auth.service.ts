@@ -41,6 +41,11 @@ export class AuthService {
     }
     const user: UserEntity = this.users.repo.create({
       id: this.ids.next('usr'),
+      username: await this.users.freeUsername(email),
+      displayName: null,
+      bio: null,
+      avatarUrl: null,
+      profileVisibility: 'PUBLIC',
       email,
       passwordHash: await hashPassword(password),
       emailVerified: false,

@@ -11,6 +11,7 @@ import { movement, walletDto, walletError } from '../wallet/wallet.service.js';
 import type { PriceResultDto, ResetResultDto, ResolveResultDto } from './dto/sandbox.dto.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 import { IdempotencyService } from '../access/idempotency.service.js';
+import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
 
 /**
  * Sandbox controls of the paper engine (CONTRACT.md): reset, fund, set the reference price,
@@ -26,6 +27,7 @@ export class SandboxControlsService {
     private readonly config: ConfigService,
     private readonly clock: Clock,
     private readonly idempotency: IdempotencyService,
+    private readonly records: PaperWorldRecords,
   ) {}
 
   private paper(): EngineRuntime {
@@ -35,8 +37,9 @@ export class SandboxControlsService {
   /**
    * The caller's paper account back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the
    * books, orders, positions and ledger rows are deleted (one RESET row restarts the ledger).
-   * One engine command and a few set-based statements, whatever the number of orders. API keys
-   * are not touched.
+   * One engine command and a few set-based statements, whatever the number of orders. The
+   * user's other paper records (comments, watchlists, notifications, ...) are deleted after it;
+   * API keys, the profile and everything in the live world are not touched.
    */
   async reset(c: Credential): Promise<ResetResultDto> {
     const rt = this.paper();
@@ -50,9 +53,11 @@ export class SandboxControlsService {
     await this.idempotency.forgetPaperAnswers(c.userId).catch((err: unknown) => {
       this.log.warn(`forgetting the paper Idempotency-Key answers failed: ${String(err)}`);
     });
+    const cleared = await this.records.clear(c.userId);
     return {
       wallet: walletDto(r.account, 'test'),
       cancelled_orders: cancelled,
+      cleared,
       reset_at: this.clock.nowDate().toISOString(),
     };
   }

@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { NotificationsController } from '../notifications/notifications.controller.js';
-import { NotificationsService } from '../notifications/notifications.service.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
 import { WebhookWorker } from './webhook-worker.service.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -8,8 +6,8 @@ import { WebhooksCore } from './webhooks.core.js';
 import { WebhooksService } from './webhooks.service.js';
 
 @Module({
-  controllers: [WebhooksController, NotificationsController],
-  providers: [WebhooksCore, WebhooksService, WebhookOutbox, WebhookWorker, NotificationsService],
+  controllers: [WebhooksController],
+  providers: [WebhooksCore, WebhooksService, WebhookOutbox, WebhookWorker],
   exports: [WebhooksCore],
 })
 export class WebhooksModule {}

@@ -9,6 +9,15 @@ export class ResetResultDto {
   @ApiProperty({ type: 'integer', description: 'Open orders removed from the books' })
   cancelled_orders: number;
 
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { comments: 3, notifications: 1, watchlists: 2 },
+    description:
+      "How many of the user's other paper records the reset deleted, by kind (comments, watchlists, notifications, ...); live-world records are never touched",
+  })
+  cleared: Record<string, number>;
+
   @ApiProperty({ format: 'date-time' })
   reset_at: string;
 }

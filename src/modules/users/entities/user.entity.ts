@@ -2,6 +2,8 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 export type Role = 'ADMIN' | 'SUPER_ADMIN';
 
+export type ProfileVisibility = 'PUBLIC' | 'PRIVATE';
+
 /** An account on the platform (shared by both engines). */
 @Entity('users')
 export class UserEntity {
@@ -44,4 +46,20 @@ export class UserEntity {
   /** The cached MFA step-up: withdrawals before this instant proceed. */
   @Column({ name: 'step_up_until', type: 'varchar', length: 30, nullable: true })
   stepUpUntil: string | null;
+
+  /** `[a-z0-9_]{3,30}`, unique; generated at sign-up (and for accounts older than profiles). */
+  @Column({ type: 'varchar', length: 30, unique: true })
+  username: string;
+
+  @Column({ name: 'display_name', type: 'varchar', length: 200, nullable: true })
+  displayName: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  bio: string | null;
+
+  @Column({ name: 'avatar_url', type: 'varchar', length: 500, nullable: true })
+  avatarUrl: string | null;
+
+  @Column({ name: 'profile_visibility', type: 'varchar', length: 10, default: 'PUBLIC' })
+  profileVisibility: ProfileVisibility;
 }

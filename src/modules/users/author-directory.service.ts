@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Database } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
+
+/**
+ * The one wire shape of a person shown beside their content (a comment's author, a leaderboard
+ * row): public fields only, never the email.
+ */
+export interface AuthorView {
+  id: string;
+  username: string;
+  display_name: string | null;
+}
+
+export interface AuthorRow {
+  id: string;
+  username: string;
+  display_name: string | null;
+}
+
+/** The author shape of a user row. */
+export function authorView(row: AuthorRow): AuthorView {
+  return { id: row.id, username: row.username, display_name: row.display_name };
+}
+
+/** SQLite's default bound-parameter limit is 999 (32766 on newer builds): stay well under. */
+const CHUNK = 500;
+
+/**
+ * Looks up the authors of many records at once (their users live in the platform database,
+ * the records in their world's). `publicOnly` leaves out PRIVATE profiles (public lists).
+ */
+@Injectable()
+export class AuthorDirectory {
+  private readonly db: Database;
+
+  constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
+    this.db = connectionOf(platform);
+  }
+
+  authors(ids: Iterable<string>, opts: { publicOnly?: boolean } = {}): Map<string, AuthorView> {
+    const unique = [...new Set(ids)];
+    const out = new Map<string, AuthorView>();
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      const part = unique.slice(i, i + CHUNK);
+      const visible = opts.publicOnly === true ? ` AND profile_visibility = 'PUBLIC'` : '';
+      const rows = this.db
+        .prepare(
+          `SELECT id, username, display_name FROM users WHERE id IN (${part.map(() => '?').join(',')})${visible}`,
+        )
+        .all(...part) as AuthorRow[];
+      for (const r of rows) out.set(r.id, authorView(r));
+    }
+    return out;
+  }
+}

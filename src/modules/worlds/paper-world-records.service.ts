@@ -1,0 +1,36 @@
+import { Injectable, Logger } from '@nestjs/common';
+
+/** Deletes one user's records of one kind in the paper world; answers how many went. */
+export type PaperRecordCleaner = (userId: string) => number | Promise<number>;
+
+/**
+ * The records a user keeps in the paper world beside its account (comments, watchlists,
+ * notifications, and later RFQs and exports). Each module that stores such records registers a
+ * cleaner at startup; `POST /sandbox/reset` runs them all after the account reset, and the live
+ * world is never touched (the cleaners delete paper rows only).
+ */
+@Injectable()
+export class PaperWorldRecords {
+  private readonly log = new Logger('PaperWorldRecords');
+  private readonly cleaners = new Map<string, PaperRecordCleaner>();
+
+  /** `kind` names the records in the reset's answer (`cleared.<kind>`); one cleaner per kind. */
+  register(kind: string, cleaner: PaperRecordCleaner): void {
+    if (this.cleaners.has(kind)) throw new Error(`paper record cleaner ${kind} registered twice`);
+    this.cleaners.set(kind, cleaner);
+  }
+
+  /** Runs every cleaner for the user; a failing one is logged and counted as 0, not a 500. */
+  async clear(userId: string): Promise<Record<string, number>> {
+    const cleared: Record<string, number> = {};
+    for (const [kind, cleaner] of [...this.cleaners].sort(([a], [b]) => a.localeCompare(b))) {
+      try {
+        cleared[kind] = await cleaner(userId);
+      } catch (err) {
+        this.log.error(`clearing paper ${kind} of ${userId} failed: ${String(err)}`);
+        cleared[kind] = 0;
+      }
+    }
+    return cleared;
+  }
+}
