@@ -15,6 +15,7 @@ import {
 } from './dto/book.dto.js';
 import type { ListMarketsQueryDto, MarketDto } from './dto/market.dto.js';
 import { MarketEntity } from './entities/market.entity.js';
+import { marketSummary } from './market-summary.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 
 @Injectable()
@@ -105,20 +106,5 @@ export class MarketsService {
 }
 
 function toDto(m: MarketEntity, env: Environment, s: MarketSummary | undefined): MarketDto {
-  return {
-    id: m.id,
-    slug: m.slug,
-    title: m.title,
-    description: m.description,
-    category: m.category,
-    status: m.status,
-    outcome: m.outcome,
-    close_time: m.closeTime,
-    // Prices from the engine of the caller's environment (the stored row as a fallback).
-    best_bid: s?.bestBid ?? null,
-    best_ask: s?.bestAsk ?? null,
-    last_price: s === undefined ? m.lastPrice : s.lastPrice,
-    volume: s?.volume ?? m.volume,
-    environment: env,
-  };
+  return { ...marketSummary(m, s), environment: env };
 }
