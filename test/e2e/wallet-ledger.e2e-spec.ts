@@ -10,7 +10,13 @@ import {
   trader,
   type Trader,
 } from '../support/orders.js';
-import { expectLedgerConsistent, ledger, walletOf, type Txn } from '../support/wallet.js';
+import {
+  expectLedgerConsistent,
+  fund as fundWallet,
+  ledger,
+  walletOf,
+  type Txn,
+} from '../support/wallet.js';
 
 const DEPRECATION = '@1778198400'; // 2026-05-08T00:00:00Z
 
@@ -18,14 +24,7 @@ describe('GET /transactions/cursor and the deprecated GET /wallet/transactions',
   let svc: Running;
   let t: Trader;
 
-  const fund = async (amount: number): Promise<Txn> => {
-    const res = await as(t, `${svc.api}/sandbox/wallet/fund`, {
-      method: 'POST',
-      json: { amount_cents: amount },
-    });
-    if (res.status !== 201) throw new Error(`fund: ${res.status} ${res.text}`);
-    return res.body.transaction as Txn;
-  };
+  const fund = (amount: number): Promise<Txn> => fundWallet(svc, t, amount);
 
   beforeAll(async () => {
     svc = await startOrdersApp();

@@ -26,12 +26,16 @@ export interface Position {
   mark_price: number | null;
 }
 
-/** GET a list, asserting 200, following next_cursor to the end. */
+/**
+ * GET a list, asserting 200, following next_cursor to the end. `between` runs after each page
+ * that has a next one, before that one is read (to change the list while it is being paged).
+ */
 export async function allPages<T>(
   svc: Svc,
   t: Pick<Trader, 'key'>,
   path: string,
   query: Record<string, string> = {},
+  between?: () => Promise<unknown>,
 ): Promise<T[]> {
   const out: T[] = [];
   let cursor: string | null = null;
@@ -42,6 +46,7 @@ export async function allPages<T>(
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${res.text}`);
     out.push(...(res.body.data as T[]));
     cursor = res.body.next_cursor as string | null;
+    if (cursor !== null && between !== undefined) await between();
   } while (cursor !== null);
   return out;
 }
@@ -51,6 +56,16 @@ export const ledger = (svc: Svc, t: Pick<Trader, 'key'>, query: Record<string, s
 
 export const positions = (svc: Svc, t: Pick<Trader, 'key'>, query: Record<string, string> = {}) =>
   allPages<Position>(svc, t, '/positions/cursor', query);
+
+/** POST /sandbox/wallet/fund (the key needs wallet:write), asserting 201: one FUNDING row. */
+export async function fund(svc: Svc, t: Pick<Trader, 'key'>, amount: number): Promise<Txn> {
+  const res = await as(t, `${svc.api}/sandbox/wallet/fund`, {
+    method: 'POST',
+    json: { amount_cents: amount },
+  });
+  if (res.status !== 201) throw new Error(`fund: ${res.status} ${res.text}`);
+  return res.body.transaction as Txn;
+}
 
 /** GET /wallet, asserting 200 and the shape. */
 export async function walletOf(

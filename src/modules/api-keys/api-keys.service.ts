@@ -12,7 +12,7 @@ import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginateAsync, type Page } from '../../common/pagination/paginate.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { KeyedSerializer } from '../../common/keyed-serializer.js';
 import { ConfigService } from '../../config/config.service.js';
@@ -159,20 +159,18 @@ export class ApiKeysService {
   }
 
   async list(userId: string, q: PageQueryDto): Promise<Page<ApiKeyDto>> {
-    const limit = q.limit ?? 50;
-    const qb = this.keys.repo.createQueryBuilder('k').where('k.user_id = :userId', { userId });
-    if (q.cursor !== undefined)
-      qb.andWhere('k.id > :after', { after: decodeCursor(q.cursor, 'api-keys', ['id'])[0] });
-    const rows = await qb
-      .orderBy('k.id', 'ASC')
-      .take(limit + 1)
-      .getMany();
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map(toKeyDto),
-      next_cursor:
-        rows.length > limit ? encodeCursor('api-keys', [page[page.length - 1].id]) : null,
-    };
+    return paginateAsync({
+      list: 'api-keys',
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => {
+        const qb = this.keys.repo.createQueryBuilder('k').where('k.user_id = :userId', { userId });
+        if (after !== undefined) qb.andWhere('k.id > :after', { after: after[0] });
+        return qb.orderBy('k.id', 'ASC').take(take).getMany();
+      },
+      keyOf: (k) => [k.id],
+      map: toKeyDto,
+    });
   }
 
   /**
@@ -308,21 +306,19 @@ export class ApiKeysService {
     q: PageQueryDto,
   ): Promise<Page<TierRequestDto>> {
     await this.assertAdmin(c);
-    const limit = q.limit ?? 50;
-    const qb = this.db.getRepository(TierRequestEntity).createQueryBuilder('t');
-    if (status !== undefined) qb.where('t.status = :status', { status });
-    if (q.cursor !== undefined)
-      qb.andWhere('t.id > :after', { after: decodeCursor(q.cursor, 'tier-requests', ['id'])[0] });
-    const rows = await qb
-      .orderBy('t.id', 'ASC')
-      .take(limit + 1)
-      .getMany();
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map(toTierDto),
-      next_cursor:
-        rows.length > limit ? encodeCursor('tier-requests', [page[page.length - 1].id]) : null,
-    };
+    return paginateAsync({
+      list: 'tier-requests',
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => {
+        const qb = this.db.getRepository(TierRequestEntity).createQueryBuilder('t');
+        if (status !== undefined) qb.where('t.status = :status', { status });
+        if (after !== undefined) qb.andWhere('t.id > :after', { after: after[0] });
+        return qb.orderBy('t.id', 'ASC').take(take).getMany();
+      },
+      keyOf: (t) => [t.id],
+      map: toTierDto,
+    });
   }
 
   /** Admin review: approval changes the key's tier. */

@@ -8,7 +8,7 @@ import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { instant } from '../../common/validation/instant.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { startSampling } from '../../common/sampling/sampling-timer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { markPrice } from '../positions/position-mapper.js';
@@ -94,20 +94,20 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!sampler.current().some((v) => v.slug === slug)) {
       throw new DomainError('NOT_FOUND', `No index ${slug}`, { slug });
     }
-    const list = `indices:${env}:${slug}`;
     const from = instant(q.from, 'from');
     const to = instant(q.to, 'to');
-    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, list, ['time'])[0];
-    const limit = q.limit ?? 50;
-    const rows = this.repo(env).points({ slug, after, from, to, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map((r) => ({
+    return paginate({
+      list: `indices:${env}:${slug}`,
+      keys: ['time'],
+      query: q,
+      fetch: (after, take) =>
+        this.repo(env).points({ slug, after: after?.[0], from, to, limit: take }),
+      keyOf: (r) => [r.time],
+      map: (r) => ({
         time: r.time,
         value: r.value_hundredths === null ? null : r.value_hundredths / 100,
         market_count: r.market_count,
-      })),
-      next_cursor: rows.length > limit ? encodeCursor(list, [page[page.length - 1].time]) : null,
-    };
+      }),
+    });
   }
 }

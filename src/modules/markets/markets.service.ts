@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, paginateAsync, type Page } from '../../common/pagination/paginate.js';
 import { ENGINE_DB } from '../../database/databases.js';
 import type { MarketSummary } from '../../engine/index.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
@@ -15,6 +15,7 @@ import {
 } from './dto/book.dto.js';
 import type { ListMarketsQueryDto, MarketDto } from './dto/market.dto.js';
 import { MarketEntity } from './entities/market.entity.js';
+import { marketSummary } from './market-summary.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 
 @Injectable()
@@ -38,28 +39,24 @@ export class MarketsService {
   async list(env: Environment, q: ListMarketsQueryDto): Promise<Page<MarketDto>> {
     // A market whose close time has come reads CLOSED at once, not at the next timer round.
     this.engines.get(env).closeDue();
-    const limit = q.limit ?? 50;
-    const qb = this.repo(env).createQueryBuilder('m');
-    if (q.status !== undefined) qb.andWhere('m.status = :status', { status: q.status });
-    if (q.category !== undefined) qb.andWhere('m.category = :category', { category: q.category });
-    if (q.cursor !== undefined) {
-      const [closeTime, id] = decodeCursor(q.cursor, 'markets', ['time', 'id']);
-      qb.andWhere('(m.close_time > :ct OR (m.close_time = :ct AND m.id > :id))', {
-        ct: String(closeTime),
-        id: String(id),
-      });
-    }
-    const rows = await qb
-      .orderBy('m.close_time', 'ASC')
-      .addOrderBy('m.id', 'ASC')
-      .take(limit + 1)
-      .getMany();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      data: page.map((m) => toDto(m, env, this.summary(env, m.id))),
-      next_cursor: rows.length > limit ? encodeCursor('markets', [last.closeTime, last.id]) : null,
-    };
+    return paginateAsync({
+      list: 'markets',
+      keys: ['time', 'id'],
+      query: q,
+      fetch: (after, take) => {
+        const qb = this.repo(env).createQueryBuilder('m');
+        if (q.status !== undefined) qb.andWhere('m.status = :status', { status: q.status });
+        if (q.category !== undefined)
+          qb.andWhere('m.category = :category', { category: q.category });
+        if (after !== undefined) {
+          const [ct, id] = after;
+          qb.andWhere('(m.close_time > :ct OR (m.close_time = :ct AND m.id > :id))', { ct, id });
+        }
+        return qb.orderBy('m.close_time', 'ASC').addOrderBy('m.id', 'ASC').take(take).getMany();
+      },
+      keyOf: (m) => [m.closeTime, m.id],
+      map: (m) => toDto(m, env, this.summary(env, m.id)),
+    });
   }
 
   async get(env: Environment, id: string): Promise<MarketDto> {
@@ -88,13 +85,14 @@ export class MarketsService {
     if (!MARKET_ID.test(id) || this.summary(env, id) === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     }
-    const limit = q.limit ?? 50;
-    const beforeId =
-      q.cursor === undefined ? null : decodeCursor(q.cursor, `trades:${env}:${id}`, ['id'])[0];
-    const rows = this.engines.get(env).repo.tradesOfMarket(id, beforeId, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map((t) => ({
+    const repo = this.engines.get(env).repo;
+    return paginate({
+      list: `trades:${env}:${id}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => repo.tradesOfMarket(id, after?.[0] ?? null, take),
+      keyOf: (t) => [t.id],
+      map: (t) => ({
         id: t.id,
         market_id: t.market_id,
         price: t.price,
@@ -102,30 +100,11 @@ export class MarketsService {
         quantity: t.quantity,
         taker_side: t.taker_book_side === 'BID' ? 'YES' : 'NO',
         created_at: t.created_at,
-      })),
-      next_cursor:
-        rows.length > limit
-          ? encodeCursor(`trades:${env}:${id}`, [page[page.length - 1].id])
-          : null,
-    };
+      }),
+    });
   }
 }
 
 function toDto(m: MarketEntity, env: Environment, s: MarketSummary | undefined): MarketDto {
-  return {
-    id: m.id,
-    slug: m.slug,
-    title: m.title,
-    description: m.description,
-    category: m.category,
-    status: m.status,
-    outcome: m.outcome,
-    close_time: m.closeTime,
-    // Prices from the engine of the caller's environment (the stored row as a fallback).
-    best_bid: s?.bestBid ?? null,
-    best_ask: s?.bestAsk ?? null,
-    last_price: s === undefined ? m.lastPrice : s.lastPrice,
-    volume: s?.volume ?? m.volume,
-    environment: env,
-  };
+  return { ...marketSummary(m, s), environment: env };
 }

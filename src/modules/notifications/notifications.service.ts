@@ -7,7 +7,7 @@ import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 
 interface Row {
@@ -111,20 +111,19 @@ export class NotificationsService {
     userId: string,
     q: { limit?: number; cursor?: string; unread?: boolean },
   ): Page<NotificationView> {
-    const limit = q.limit ?? 50;
-    const before =
-      q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, 'notifications', ['id'])[0];
-    const rows = (q.unread === true ? this.pageUnread : this.page).all(
-      userId,
-      before,
-      limit + 1,
-    ) as Row[];
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map(view),
-      next_cursor:
-        rows.length > limit ? encodeCursor('notifications', [page[page.length - 1].id]) : null,
-    };
+    return paginate({
+      list: 'notifications',
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) =>
+        (q.unread === true ? this.pageUnread : this.page).all(
+          userId,
+          after?.[0] ?? '\uffff',
+          take,
+        ) as Row[],
+      keyOf: (r) => [r.id],
+      map: view,
+    });
   }
 
   read(userId: string, id: string): NotificationView {

@@ -10,7 +10,7 @@ import type {
 import type { Environment } from '../../common/environment.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
@@ -188,25 +188,20 @@ export class OrdersService {
 
   list(c: Credential, q: ListOrdersQueryDto): Page<OrderDto> {
     const rt = this.engines.get(c.environment);
-    const limit = q.limit ?? 50;
-    const beforeId =
-      q.cursor === undefined
-        ? undefined
-        : decodeCursor(q.cursor, `orders:${c.environment}`, ['id'])[0];
-    const rows = rt.repo.listOrders(c.userId, {
-      status: q.status,
-      marketId: q.market_id,
-      beforeId,
-      limit: limit + 1,
+    return paginate({
+      list: `orders:${c.environment}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) =>
+        rt.repo.listOrders(c.userId, {
+          status: q.status,
+          marketId: q.market_id,
+          beforeId: after?.[0],
+          limit: take,
+        }),
+      keyOf: (r) => [r.id],
+      map: (r) => rowToDto(r, c.environment, rt.repo.tradesOfOrder(r.id)),
     });
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map((r) => rowToDto(r, c.environment, rt.repo.tradesOfOrder(r.id))),
-      next_cursor:
-        rows.length > limit
-          ? encodeCursor(`orders:${c.environment}`, [page[page.length - 1].id])
-          : null,
-    };
   }
 
   /**

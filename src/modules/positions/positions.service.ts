@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Credential } from '../../common/http/request-context.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { ListPositionsQueryDto, PositionDto } from './dto/position.dto.js';
 import { markPrice, positionDto } from './position-mapper.js';
@@ -15,23 +15,18 @@ export class PositionsService {
 
   list(c: Credential, q: ListPositionsQueryDto): Page<PositionDto> {
     const rt = this.engines.forCredential(c);
-    const limit = q.limit ?? 50;
-    const afterMarketId =
-      q.cursor === undefined
-        ? undefined
-        : decodeCursor(q.cursor, `positions:${c.environment}`, ['id'])[0];
-    const rows = rt.repo.positionsPage(c.userId, {
-      afterMarketId,
-      includeFlat: q.include_closed === 'true',
-      limit: limit + 1,
+    return paginate({
+      list: `positions:${c.environment}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) =>
+        rt.repo.positionsPage(c.userId, {
+          afterMarketId: after?.[0],
+          includeFlat: q.include_closed === 'true',
+          limit: take,
+        }),
+      keyOf: (r) => [r.market_id],
+      map: (r) => positionDto(r, markPrice(rt.engine.marketSummary(r.market_id))),
     });
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map((r) => positionDto(r, markPrice(rt.engine.marketSummary(r.market_id)))),
-      next_cursor:
-        rows.length > limit
-          ? encodeCursor(`positions:${c.environment}`, [page[page.length - 1].market_id])
-          : null,
-    };
   }
 }

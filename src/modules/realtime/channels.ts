@@ -1,6 +1,7 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { ledgerTypeOf } from '../trading/trading.repository.js';
+import { marketPrices } from '../markets/market-summary.js';
 import type { Environment } from '../../common/environment.js';
 import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
 import { iso } from '../../common/clock/iso.js';
@@ -259,12 +260,5 @@ function flatPosition(marketId: string, realizedPnl: number): object {
 export function tickerData(engine: MatchingEngine, marketId: string): object | undefined {
   const s = engine.marketSummary(marketId);
   if (s === undefined) return undefined;
-  return {
-    market_id: marketId,
-    status: s.status,
-    best_bid: s.bestBid,
-    best_ask: s.bestAsk,
-    last_price: s.lastPrice,
-    volume: s.volume,
-  };
+  return { market_id: marketId, status: s.status, ...marketPrices(s) };
 }

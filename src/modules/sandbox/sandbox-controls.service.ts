@@ -4,6 +4,7 @@ import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
+import { marketPrices } from '../markets/market-summary.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
 import type { WalletMovementDto } from '../wallet/dto/wallet.dto.js';
@@ -80,13 +81,13 @@ export class SandboxControlsService {
     rt.closeDue(); // a market past its close time is CLOSED before it is judged
     this.openMarket(rt, marketId);
     if (!rt.setReference(marketId, price)) throw notOpen(marketId, 'not quoted by the feed');
-    const s = rt.engine.marketSummary(marketId)!;
+    const { best_bid, best_ask, last_price } = marketPrices(rt.engine.marketSummary(marketId)!);
     return {
       market_id: marketId,
       reference_price: rt.reference(marketId) ?? price,
-      best_bid: s.bestBid,
-      best_ask: s.bestAsk,
-      last_price: s.lastPrice,
+      best_bid,
+      best_ask,
+      last_price,
     };
   }
 

@@ -3,7 +3,7 @@ import type { AccountSnapshot, Failure } from '../../engine/index.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { ConfigService } from '../../config/config.service.js';
 import { MfaService } from '../security/mfa.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
@@ -37,20 +37,15 @@ export class WalletService {
   /** The ledger, newest first, keyset-paginated on id: rows added while paging never shift it. */
   transactions(c: Credential, q: ListTransactionsQueryDto): Page<TransactionDto> {
     const rt = this.engines.forCredential(c);
-    const limit = q.limit ?? 50;
-    const beforeId =
-      q.cursor === undefined
-        ? undefined
-        : decodeCursor(q.cursor, `transactions:${c.environment}`, ['id'])[0];
-    const rows = rt.repo.ledgerPage(c.userId, { beforeId, type: q.type, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map(transactionDto),
-      next_cursor:
-        rows.length > limit
-          ? encodeCursor(`transactions:${c.environment}`, [page[page.length - 1].id])
-          : null,
-    };
+    return paginate({
+      list: `transactions:${c.environment}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) =>
+        rt.repo.ledgerPage(c.userId, { beforeId: after?.[0], type: q.type, limit: take }),
+      keyOf: (r) => [r.id],
+      map: transactionDto,
+    });
   }
 
   /** Real-money deposit (the route refuses test and env:paper keys before this runs). */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential, Tier } from '../../common/http/request-context.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { assertSafeWebhookUrl } from './url-safety.js';
@@ -96,18 +96,16 @@ export class WebhooksService {
   }
 
   list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
-    const limit = q.limit ?? 50;
-    const after =
-      q.cursor === undefined ? '' : decodeCursor(q.cursor, `webhooks:${c.environment}`, ['id'])[0];
-    const rows = this.core.repo.endpointsOfUser(c.userId, c.environment, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map((r) => this.view(r)),
-      next_cursor:
-        rows.length > limit
-          ? encodeCursor(`webhooks:${c.environment}`, [page[page.length - 1].id])
-          : null,
-    };
+    return paginate({
+      list: `webhooks:${c.environment}`,
+      keys: ['id'],
+      query: q,
+      // '' sorts before every id: the first page.
+      fetch: (after, take) =>
+        this.core.repo.endpointsOfUser(c.userId, c.environment, after?.[0] ?? '', take),
+      keyOf: (r) => [r.id],
+      map: (r) => this.view(r),
+    });
   }
 
   get(c: Credential, id: string): EndpointView {
@@ -212,16 +210,16 @@ export class WebhooksService {
     q: { limit?: number; cursor?: string; status?: string },
   ): Page<DeliveryView> {
     const e = this.owned(c, id);
-    const limit = q.limit ?? 50;
-    const before =
-      q.cursor === undefined ? '\uffff' : decodeCursor(q.cursor, `deliveries:${e.id}`, ['id'])[0];
-    const rows = this.core.repo.deliveriesOf(e.id, q.status, before, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      data: page.map(deliveryView),
-      next_cursor:
-        rows.length > limit ? encodeCursor(`deliveries:${e.id}`, [page[page.length - 1].id]) : null,
-    };
+    return paginate({
+      list: `deliveries:${e.id}`,
+      keys: ['id'],
+      query: q,
+      // '\uffff' sorts after every id: the first page of this newest-first list.
+      fetch: (after, take) =>
+        this.core.repo.deliveriesOf(e.id, q.status, after?.[0] ?? '\uffff', take),
+      keyOf: (r) => [r.id],
+      map: deliveryView,
+    });
   }
 
   /** A new delivery of the same event, marked as a replay (counted in replays_24h only). */

@@ -1,0 +1,66 @@
+import { decodeCursor, encodeCursor, type CursorKey, type Page } from './cursor.js';
+
+export type { Page } from './cursor.js';
+
+/** `?limit=` and `?cursor=` as every list takes them (validated by PageQueryDto). */
+export interface PageRequest {
+  limit?: number;
+  cursor?: string;
+}
+
+/** One keyset-paginated list: its cursor name and key kinds, how to read rows and show them. */
+export interface PageSpec<Row, Out, Rows extends Row[] | Promise<Row[]>> {
+  /** The name the cursor is bound to (`orders:<environment>`, `markets`, ...): never rename one, issued cursors would be refused. */
+  list: string;
+  /** What each cursor key is, in the order keyOf gives them. */
+  keys: readonly CursorKey[];
+  query: PageRequest;
+  /** Up to `take` rows strictly after `after` (the last row of the previous page) in list order; undefined: from the start. */
+  fetch: (after: string[] | undefined, take: number) => Rows;
+  /** The sort keys of a row, as the next page's `after`. */
+  keyOf: (row: Row) => string[];
+  map: (row: Row) => Out;
+}
+
+const DEFAULT_LIMIT = 50;
+
+/**
+ * A page of a list whose rows are read synchronously (better-sqlite3 statements, the engine).
+ * The cursor is decoded before `fetch` runs, so a cursor of another list is 400 VALIDATION_FAILED
+ * and reads nothing. One row past the limit is fetched to know whether another page exists.
+ */
+export function paginate<Row, Out>(spec: PageSpec<Row, Out, Row[]>): Page<Out> {
+  const { after, limit } = start(spec);
+  return finish(spec, spec.fetch(after, limit + 1), limit);
+}
+
+/** {@link paginate} for a list read through TypeORM (an awaited query). */
+export async function paginateAsync<Row, Out>(
+  spec: PageSpec<Row, Out, Promise<Row[]>>,
+): Promise<Page<Out>> {
+  const { after, limit } = start(spec);
+  return finish(spec, await spec.fetch(after, limit + 1), limit);
+}
+
+function start({
+  list,
+  keys,
+  query,
+}: Pick<PageSpec<never, never, never[]>, 'list' | 'keys' | 'query'>) {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, list, keys);
+  return { after, limit: query.limit ?? DEFAULT_LIMIT };
+}
+
+function finish<Row, Out>(
+  spec: PageSpec<Row, Out, Row[] | Promise<Row[]>>,
+  rows: Row[],
+  limit: number,
+): Page<Out> {
+  const page = rows.slice(0, limit);
+  // The next page starts after the last row shown, whatever was inserted meanwhile.
+  const last = rows.length > limit ? page[page.length - 1] : undefined;
+  return {
+    data: page.map((row) => spec.map(row)),
+    next_cursor: last === undefined ? null : encodeCursor(spec.list, spec.keyOf(last)),
+  };
+}
