@@ -8,6 +8,7 @@ import {
   expectValidation,
   keyFor,
   paperQuery,
+  SEED_MARKETS,
   startOrdersApp,
   TRADABLE,
   trader,
@@ -532,5 +533,20 @@ describe('watchlists', () => {
     }
     expectContractError(await http(`${svc.api}/watchlists`), 401, 'UNAUTHENTICATED');
     expect((await get(a, w.id)).body).toEqual(w);
+  });
+
+  // Last: it moves the service clock past a close time.
+  it('a market past its close time reads CLOSED in the lists of both worlds at once', async () => {
+    const closing = SEED_MARKETS.find((m) => m.slug === 'us-midterms-2026-house-flip');
+    if (closing === undefined) throw new Error('seed market missing');
+    const paper = await create(a, 'Closing', [closing.id, m1.id]);
+    const live = await create(aLive, 'Closing', [closing.id]);
+    expect(paper.markets[0].status).toBe('OPEN');
+    advance(Date.parse('2027-01-03T17:00:00.000Z') - svc.clock.now());
+    const paperAfter = (await get(a, paper.id)).body;
+    expect(paperAfter.markets.map((m: { status: string }) => m.status)).toEqual(['CLOSED', 'OPEN']);
+    // The house withdrew its quotes.
+    expect(paperAfter.markets[0]).toMatchObject({ best_bid: null, best_ask: null });
+    expect((await get(aLive, live.id)).body.markets[0].status).toBe('CLOSED');
   });
 });
