@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectContractError, type Running } from '../support/harness.js';
 import { as, startOrdersApp, TRADABLE, trader, type Trader } from '../support/orders.js';
+import { watchlistClient } from '../support/watchlists.js';
 
 const SCOPES = ['watchlist:read', 'watchlist:write', 'markets:read'];
 /** Markets added to the paper world beside the 26 seeded ones, so a list can pass 200. */
@@ -43,14 +44,15 @@ describe('watchlists: 200 markets per list', () => {
   let svc: Running;
   let t: Trader;
   const markets = Array.from({ length: EXTRA }, (_, i) => extraId(i));
-  const call = (method: string, path: string, json?: unknown) =>
-    as(t, `${svc.api}/watchlists${path}`, { method, json });
+  let wl: ReturnType<typeof watchlistClient>;
+  const call = (method: string, path: string, json?: unknown) => wl.call(t, method, path, json);
 
   beforeAll(async () => {
     const first = await startOrdersApp();
     await first.close({ keepData: true });
     addPaperMarkets(first.dataDir);
     svc = await startOrdersApp({ dataDir: first.dataDir });
+    wl = watchlistClient(svc);
     t = await trader(svc, 'limits@watch.test', { scopes: SCOPES });
   });
   afterAll(async () => {
