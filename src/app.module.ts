@@ -27,6 +27,7 @@ import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { WorldsModule } from './modules/worlds/worlds.module.js';
+import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -78,6 +79,7 @@ export class AppModule {
         IndicesModule,
         RankModule,
         SandboxModule,
+        WatchlistsModule,
         RealtimeModule,
         WebhooksModule,
       ],

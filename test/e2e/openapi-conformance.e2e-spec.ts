@@ -522,6 +522,50 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('watchlists', () => {
+    it('create, list, get, update, append, remove, delete, and their refusals', async () => {
+      const { key } = await hookKey(['watchlist:read', 'watchlist:write', 'markets:read']);
+      const [m1, m2] = [TRADABLE[0].id, TRADABLE[1].id];
+      const w = await api('POST', '/watchlists', 201, {
+        key,
+        json: { name: 'Conformance', market_ids: [m1] },
+      });
+      const id = w.body.id as string;
+      await api('POST', '/watchlists', 400, { key, json: { name: '' } });
+      await api('POST', '/watchlists', 404, {
+        key,
+        json: { name: 'Unknown', market_ids: ['mkt_00000000000000000000'] },
+      });
+      await api('POST', '/watchlists', 409, { key, json: { name: 'CONFORMANCE' } });
+      await api('GET', '/watchlists?limit=1', 200, { key });
+      await api('GET', '/watchlists?cursor=forged', 400, { key });
+      await api('GET', '/watchlists', 401);
+      const noScope = (await hookKey(['markets:read'])).key;
+      await api('GET', '/watchlists', 403, { key: noScope });
+      await api('POST', '/watchlists', 403, { key: readOnlyKey, json: { name: 'Read only' } });
+      await api('GET', `/watchlists/${id}`, 200, { key });
+      await api('GET', '/watchlists/wl_unknown', 404, { key });
+      await api('PATCH', `/watchlists/${id}`, 200, { key, json: { market_ids: [m2, m1] } });
+      await api('PATCH', `/watchlists/${id}`, 400, { key, json: { market_ids: [m1, m1] } });
+      await api('PATCH', '/watchlists/wl_unknown', 404, { key, json: { name: 'x' } });
+      await api('POST', `/watchlists/${id}/markets`, 200, { key, json: { market_id: m1 } });
+      await api('POST', `/watchlists/${id}/markets`, 400, { key, json: { market_id: 'x' } });
+      await api('POST', `/watchlists/${id}/markets`, 404, {
+        key,
+        json: { market_id: 'mkt_00000000000000000000' },
+      });
+      await api('DELETE', `/watchlists/${id}/markets/${m2}`, 204, { key });
+      await api('DELETE', `/watchlists/${id}/markets/${m2}`, 404, { key });
+      for (let i = 1; i < 20; i++) {
+        await api('POST', '/watchlists', 201, { key, json: { name: `Filler ${i}` } });
+      }
+      await api('POST', '/watchlists', 422, { key, json: { name: 'One too many' } });
+      await api('PATCH', `/watchlists/${id}`, 409, { key, json: { name: 'filler 1' } });
+      await api('DELETE', `/watchlists/${id}`, 204, { key });
+      await api('DELETE', `/watchlists/${id}`, 404, { key });
+    });
+  });
+
   describe('sandbox controls', () => {
     it('fund, move a price, resolve, reset; a live key is refused', async () => {
       await api('POST', '/sandbox/wallet/fund', 201, { key: testKey, json: { amount_cents: 500 } });

@@ -1,0 +1,232 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock.js';
+import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
+import type { MarketSummary } from '../../engine/index.js';
+import type { MarketStatus } from '../markets/entities/market.entity.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type {
+  CreateWatchlistDto,
+  UpdateWatchlistDto,
+  WatchlistDto,
+  WatchlistMarketDto,
+} from './dto/watchlist.dto.js';
+import {
+  checkedMarketIds,
+  limitReached,
+  MAX_WATCHLIST_MARKETS,
+  MAX_WATCHLISTS,
+  nameKey,
+  WATCHLIST_ID,
+} from './watchlist-rules.js';
+import {
+  WatchlistsRepository,
+  type ListedMarketRow,
+  type WatchlistRow,
+} from './watchlists.repository.js';
+
+/**
+ * A user's watchlists in one world: stored in that world's database, holding markets of that world
+ * only, priced by that world's engine. Each write checks and changes in one synchronous
+ * transaction, so a refused request changes nothing and the caps hold under concurrent requests.
+ */
+@Injectable()
+export class WatchlistsService implements OnModuleInit {
+  private readonly repos: Record<Environment, WatchlistsRepository>;
+
+  constructor(
+    worlds: WorldDatabases,
+    private readonly engines: EngineRegistry,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly paperRecords: PaperWorldRecords,
+  ) {
+    const [live, test] = ENVIRONMENTS.map((w) => new WatchlistsRepository(worlds.connection(w)));
+    this.repos = { live, test };
+  }
+
+  /** A sandbox reset deletes the user's paper watchlists; the live ones stay. */
+  onModuleInit(): void {
+    this.paperRecords.register('watchlists', (userId) => this.repos.test.deleteAll(userId));
+  }
+
+  /** The user's lists of this world, oldest first, keyset on the id. */
+  list(world: Environment, userId: string, q: PageQueryDto): Page<WatchlistDto> {
+    const name = `watchlists:${world}`;
+    const limit = q.limit ?? 50;
+    const after = q.cursor === undefined ? '' : decodeCursor(q.cursor, name, ['id'])[0];
+    const rows = this.repos[world].page(userId, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      data: this.views(world, page),
+      next_cursor: rows.length > limit ? encodeCursor(name, [page[page.length - 1].id]) : null,
+    };
+  }
+
+  get(world: Environment, userId: string, id: string): WatchlistDto {
+    return this.views(world, [this.owned(world, userId, id)])[0];
+  }
+
+  create(world: Environment, userId: string, body: CreateWatchlistDto): WatchlistDto {
+    const marketIds = checkedMarketIds(body.market_ids ?? []);
+    const repo = this.repos[world];
+    const now = this.now();
+    const row: WatchlistRow = {
+      id: this.ids.next('wl'),
+      name: body.name,
+      created_at: now,
+      updated_at: now,
+    };
+    repo.transaction(() => {
+      if (repo.count(userId) >= MAX_WATCHLISTS) {
+        throw limitReached(
+          MAX_WATCHLISTS,
+          `You have ${MAX_WATCHLISTS} watchlists in this world, the most allowed`,
+        );
+      }
+      this.assertKnownMarkets(world, marketIds);
+      this.assertNameFree(world, userId, body.name, null);
+      repo.insert(userId, row, nameKey(body.name));
+      repo.replaceMarkets(row.id, marketIds);
+    });
+    return this.views(world, [row])[0];
+  }
+
+  /** Renames and/or replaces the markets; an empty body changes nothing. */
+  update(world: Environment, userId: string, id: string, body: UpdateWatchlistDto): WatchlistDto {
+    const marketIds = body.market_ids === undefined ? undefined : checkedMarketIds(body.market_ids);
+    const repo = this.repos[world];
+    repo.transaction(() => {
+      this.owned(world, userId, id);
+      if (body.name === undefined && marketIds === undefined) return;
+      if (marketIds !== undefined) this.assertKnownMarkets(world, marketIds);
+      const now = this.now();
+      if (body.name !== undefined) {
+        this.assertNameFree(world, userId, body.name, id);
+        repo.rename(id, body.name, nameKey(body.name), now);
+      } else {
+        repo.touch(id, now);
+      }
+      if (marketIds !== undefined) repo.replaceMarkets(id, marketIds);
+    });
+    return this.get(world, userId, id);
+  }
+
+  remove(world: Environment, userId: string, id: string): void {
+    if (!WATCHLIST_ID.test(id) || !this.repos[world].delete(userId, id)) throw notFound(id);
+  }
+
+  /** Appends a market; one already in the list leaves the list as it is (same updated_at). */
+  addMarket(world: Environment, userId: string, id: string, marketId: string): WatchlistDto {
+    const repo = this.repos[world];
+    repo.transaction(() => {
+      this.owned(world, userId, id);
+      const members = repo.memberIds(id);
+      if (members.includes(marketId)) return;
+      this.assertKnownMarkets(world, [marketId]);
+      if (members.length >= MAX_WATCHLIST_MARKETS) {
+        throw limitReached(
+          MAX_WATCHLIST_MARKETS,
+          `The watchlist holds ${MAX_WATCHLIST_MARKETS} markets, the most allowed`,
+        );
+      }
+      repo.appendMarket(id, marketId);
+      repo.touch(id, this.now());
+    });
+    return this.get(world, userId, id);
+  }
+
+  /** Takes a market out of the list; one not in it is 404 (details.market_id). */
+  removeMarket(world: Environment, userId: string, id: string, marketId: string): void {
+    const repo = this.repos[world];
+    repo.transaction(() => {
+      this.owned(world, userId, id);
+      if (!repo.removeMarket(id, marketId)) {
+        throw new DomainError('NOT_FOUND', `Market ${marketId} is not in watchlist ${id}`, {
+          watchlist_id: id,
+          market_id: marketId,
+        });
+      }
+      repo.touch(id, this.now());
+    });
+  }
+
+  /** The user's list in this world; another user's, another world's or no list is 404 alike. */
+  private owned(world: Environment, userId: string, id: string): WatchlistRow {
+    const row = WATCHLIST_ID.test(id) ? this.repos[world].one(userId, id) : undefined;
+    if (row === undefined) throw notFound(id);
+    return row;
+  }
+
+  private assertKnownMarkets(world: Environment, marketIds: readonly string[]): void {
+    if (marketIds.length === 0) return;
+    const known = this.repos[world].knownMarkets(marketIds);
+    const unknown = marketIds.find((m) => !known.has(m));
+    if (unknown !== undefined) {
+      throw new DomainError('NOT_FOUND', `No market ${unknown}`, { market_id: unknown });
+    }
+  }
+
+  private assertNameFree(
+    world: Environment,
+    userId: string,
+    name: string,
+    self: string | null,
+  ): void {
+    const holder = this.repos[world].nameOwner(userId, nameKey(name));
+    if (holder !== undefined && holder !== self) {
+      throw new DomainError(
+        'WATCHLIST_NAME_TAKEN',
+        `You already have a watchlist named like ${JSON.stringify(name)} in this world`,
+        {
+          watchlist_id: holder,
+        },
+      );
+    }
+  }
+
+  /** The lists with their markets, priced by the world's engine as it is now. */
+  private views(world: Environment, rows: readonly WatchlistRow[]): WatchlistDto[] {
+    const runtime = this.engines.get(world);
+    // A market whose close time has come reads CLOSED at once, as in the markets list.
+    runtime.closeDue();
+    const byList = new Map<string, WatchlistMarketDto[]>(rows.map((r) => [r.id, []]));
+    for (const m of this.repos[world].listed(rows.map((r) => r.id))) {
+      byList.get(m.watchlist_id)?.push(marketBrief(m, runtime.engine.marketSummary(m.id)));
+    }
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      markets: byList.get(r.id) ?? [],
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      environment: world,
+    }));
+  }
+
+  private now(): string {
+    return this.clock.nowDate().toISOString();
+  }
+}
+
+function notFound(id: string): DomainError {
+  return new DomainError('NOT_FOUND', `No watchlist ${id}`, { watchlist_id: id });
+}
+
+/** A listed market with its engine's book top and last trade (the stored row as a fallback). */
+function marketBrief(m: ListedMarketRow, s: MarketSummary | undefined): WatchlistMarketDto {
+  return {
+    id: m.id,
+    slug: m.slug,
+    title: m.title,
+    status: m.status as MarketStatus,
+    last_price: s === undefined ? m.last_price : s.lastPrice,
+    best_bid: s?.bestBid ?? null,
+    best_ask: s?.bestAsk ?? null,
+  };
+}
