@@ -68,12 +68,31 @@ export function marketSummary(m: StoredMarket, s: MarketSummary | undefined): Ma
     status: m.status,
     outcome: m.outcome,
     close_time: m.closeTime,
-    ...(s === undefined ? storedPrices(m) : marketPrices(s)),
+    ...pricesOf(m, s),
   };
 }
 
-/** {@link marketSummary} cut down to its brief: the same values, fewer fields. */
-export function marketBrief(m: StoredMarket, s: MarketSummary | undefined): MarketBrief {
-  const { id, slug, title, status, last_price, best_bid, best_ask } = marketSummary(m, s);
-  return { id, slug, title, status, last_price, best_bid, best_ask };
+/** The engine's prices when it holds the market, else the stored row's. */
+function pricesOf(m: Pick<StoredMarket, 'lastPrice' | 'volume'>, s: MarketSummary | undefined) {
+  return s === undefined ? storedPrices(m) : marketPrices(s);
+}
+
+/** What a brief needs of the stored market (a list's join may read only these columns). */
+export type StoredBrief = Pick<
+  StoredMarket,
+  'id' | 'slug' | 'title' | 'status' | 'lastPrice' | 'volume'
+>;
+
+/** {@link marketSummary} cut down to its brief: the same values by the same rules, fewer fields. */
+export function marketBrief(m: StoredBrief, s: MarketSummary | undefined): MarketBrief {
+  const { last_price, best_bid, best_ask } = pricesOf(m, s);
+  return {
+    id: m.id,
+    slug: m.slug,
+    title: m.title,
+    status: m.status,
+    last_price,
+    best_bid,
+    best_ask,
+  };
 }

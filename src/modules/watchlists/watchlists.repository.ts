@@ -1,3 +1,4 @@
+import type { StoredBrief } from '../markets/market-summary.js';
 import type { Database, Statement } from 'better-sqlite3';
 
 /** A stored watchlist (its markets apart). */
@@ -9,13 +10,8 @@ export interface WatchlistRow {
 }
 
 /** A market of a list, as the world's markets table has it, in the list's order. */
-export interface ListedMarketRow {
+export interface ListedMarketRow extends StoredBrief {
   watchlist_id: string;
-  id: string;
-  slug: string;
-  title: string;
-  status: string;
-  last_price: number | null;
 }
 
 /**
@@ -61,7 +57,7 @@ export class WatchlistsRepository {
     this.deleteStmt = db.prepare('DELETE FROM watchlists WHERE id = ? AND user_id = ?');
     this.deleteAllStmt = db.prepare('DELETE FROM watchlists WHERE user_id = ?');
     this.listedStmt = db.prepare(
-      `SELECT wm.watchlist_id, m.id, m.slug, m.title, m.status, m.last_price
+      `SELECT wm.watchlist_id, m.id, m.slug, m.title, m.status, m.last_price AS lastPrice, m.volume
        FROM watchlist_markets wm JOIN markets m ON m.id = wm.market_id
        WHERE wm.watchlist_id IN (SELECT value FROM json_each(?))
        ORDER BY wm.watchlist_id, wm.position`,

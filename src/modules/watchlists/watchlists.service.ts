@@ -1,3 +1,4 @@
+import { marketBrief } from '../markets/market-summary.js';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
@@ -216,17 +217,4 @@ export class WatchlistsService implements OnModuleInit {
 
 function notFound(id: string): DomainError {
   return new DomainError('NOT_FOUND', `No watchlist ${id}`, { watchlist_id: id });
-}
-
-/** A listed market with its engine's book top and last trade (the stored row as a fallback). */
-function marketBrief(m: ListedMarketRow, s: MarketSummary | undefined): WatchlistMarketDto {
-  return {
-    id: m.id,
-    slug: m.slug,
-    title: m.title,
-    status: m.status as MarketStatus,
-    last_price: s === undefined ? m.last_price : s.lastPrice,
-    best_bid: s?.bestBid ?? null,
-    best_ask: s?.bestAsk ?? null,
-  };
 }
