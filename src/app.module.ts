@@ -27,6 +27,7 @@ import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { WorldsModule } from './modules/worlds/worlds.module.js';
+import { CommentsModule } from './modules/comments/comments.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -77,6 +78,7 @@ export class AppModule {
         PositionsModule,
         IndicesModule,
         RankModule,
+        CommentsModule,
         SandboxModule,
         RealtimeModule,
         WebhooksModule,
