@@ -63,12 +63,8 @@ export class Comments1763769600016 implements MigrationInterface {
       'markets',
       new TableColumn({ name: 'resolved_at', type: 'varchar', length: '30', isNullable: true }),
     );
-    await q.manager
-      .createQueryBuilder()
-      .update('markets')
-      .set({ resolved_at: () => 'updated_at' })
-      .where('status = :status', { status: 'RESOLVED' })
-      .execute();
+    // Plain SQL (the query builder would map markets to MarketEntity, which lacks the column).
+    await q.query(`UPDATE markets SET resolved_at = updated_at WHERE status = 'RESOLVED'`);
   }
 
   async down(q: QueryRunner): Promise<void> {
