@@ -36,21 +36,35 @@ export function postRaw(
   return as(t, `${svc.api}/markets/${marketId}/comments`, { method: 'POST', json });
 }
 
+/** A comment as the API answers it. */
+export interface Comment {
+  id: string;
+  market_id: string;
+  parent_id: string | null;
+  author: { id: string; username: string; display_name: string | null };
+  body: string | null;
+  status: 'VISIBLE' | 'HIDDEN' | 'DELETED';
+  reply_count: number;
+  report_count?: number;
+  created_at: string;
+  edited_at: string | null;
+  environment: 'live' | 'test';
+}
+
 /** POST /markets/{id}/comments, asserting 201; the comment. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function post(
   svc: Svc,
   t: Pick<Trader, 'key'>,
   marketId: string,
   body: string,
   parentId?: string,
-): Promise<any> {
+): Promise<Comment> {
   const res = await postRaw(svc, t, marketId, {
     body,
     ...(parentId !== undefined ? { parent_id: parentId } : {}),
   });
   if (res.status !== 201) throw new Error(`post comment: ${res.status} ${res.text}`);
-  return res.body;
+  return res.body as Comment;
 }
 
 /** GET a comments path with a key, or without any credential (`null`). */
