@@ -7,7 +7,12 @@ import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/c
 import { AuthorDirectory, type AuthorView } from '../users/author-directory.service.js';
 import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
 import { commentView, type CommentView } from './comment-view.js';
-import { CommentStores, type CommentRow, type CommentsRepository } from './comments.repository.js';
+import {
+  CommentStores,
+  type CommentRow,
+  type CommentsRepository,
+  type MarketState,
+} from './comments.repository.js';
 import type { CommentReportDto, ReportCommentDto } from './dto/comment.dto.js';
 
 /** How long after posting its author may edit a comment. */
@@ -37,11 +42,15 @@ export class CommentsService implements OnModuleInit {
     return row;
   }
 
-  /** That the market exists in the world, else 404 naming it. */
-  requireMarket(world: Environment, marketId: string): void {
-    if (!MARKET_ID.test(marketId) || this.stores.of(world).marketState(marketId) === undefined) {
+  /** The market's state in the world, or 404 naming it. */
+  requireMarket(world: Environment, marketId: string): MarketState {
+    const market = MARKET_ID.test(marketId)
+      ? this.stores.of(world).marketState(marketId)
+      : undefined;
+    if (market === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${marketId}`, { market_id: marketId });
     }
+    return market;
   }
 
   get(world: Environment, viewerId: string | null, id: string): CommentView {

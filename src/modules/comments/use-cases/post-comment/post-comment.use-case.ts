@@ -52,8 +52,7 @@ export class PostCommentUseCase {
   }
 
   private requireOpenMarket(world: Environment, marketId: string): void {
-    this.comments.requireMarket(world, marketId);
-    const market = this.stores.of(world).marketState(marketId)!;
+    const market = this.comments.requireMarket(world, marketId);
     if (market.status !== 'RESOLVED') return;
     // A resolved market without a recorded time (none since the comments migration) is old.
     const resolvedAt = market.resolved_at === null ? 0 : Date.parse(market.resolved_at);
