@@ -28,6 +28,7 @@ import { SandboxClockController } from './modules/sandbox/sandbox-clock.controll
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { WorldsModule } from './modules/worlds/worlds.module.js';
 import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
+import { CommentsModule } from './modules/comments/comments.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -78,6 +79,7 @@ export class AppModule {
         PositionsModule,
         IndicesModule,
         RankModule,
+        CommentsModule,
         SandboxModule,
         WatchlistsModule,
         RealtimeModule,

@@ -30,6 +30,7 @@ import { IndexPoints1763769600012 } from './migrations/1763769600012-index-point
 import { RankHistory1763769600013 } from './migrations/1763769600013-rank-history.js';
 import { UserProfiles1763769600014 } from './migrations/1763769600014-user-profiles.js';
 import { NotificationWorlds1763769600015 } from './migrations/1763769600015-notification-worlds.js';
+import { Comments1763769600016 } from './migrations/1763769600016-comments.js';
 import { Watchlists1763769600017 } from './migrations/1763769600017-watchlists.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
@@ -88,6 +89,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   IdempotencyEffects1763769600007,
   IndexPoints1763769600012,
   RankHistory1763769600013,
+  Comments1763769600016,
   Watchlists1763769600017,
 ];
 

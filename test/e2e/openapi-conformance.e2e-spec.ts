@@ -326,6 +326,51 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('comments', () => {
+    it('post, reply, list, thread, get, edit, report, delete, with and without a key, and refusals', async () => {
+      const path = `/markets/${market.id}/comments`;
+      const none = 'cmt_00000000000000000000';
+      const root = await api('POST', path, 201, { token, json: { body: 'conformance' } });
+      const id = root.body.id as string;
+      const reply = await api('POST', path, 201, {
+        token: adminToken,
+        json: { body: 'a reply', parent_id: id },
+      });
+      await api('POST', path, 422, { token, json: { body: 'deeper', parent_id: reply.body.id } });
+      await api('POST', path, 400, { token, json: { body: '' } });
+      await api('POST', '/markets/mkt_00000000000000000000/comments', 404, {
+        token,
+        json: { body: 'x' },
+      });
+      await api('POST', path, 403, { key: readOnlyKey, json: { body: 'x' } });
+      await api('POST', path, 401, { json: { body: 'x' } });
+      await api('GET', path, 200);
+      await api('GET', `${path}?limit=1`, 200, { token });
+      await api('GET', `${path}?parent_id=${id}`, 200);
+      await api('GET', `${path}?limit=0`, 400);
+      await api('GET', '/markets/mkt_00000000000000000000/comments', 404);
+      await api('GET', `/comments/${id}`, 200);
+      await api('GET', `/comments/${id}`, 200, { token });
+      await api('GET', `/comments/${none}`, 404);
+      await api('PATCH', `/comments/${id}`, 200, { token, json: { body: 'edited' } });
+      await api('PATCH', `/comments/${id}`, 403, { token: adminToken, json: { body: 'x' } });
+      await api('PATCH', `/comments/${id}`, 400, { token, json: { body: 'x', extra: 1 } });
+      await api('PATCH', `/comments/${none}`, 404, { token, json: { body: 'x' } });
+      const report = (status: number, who: string, json: unknown, target = id) =>
+        api('POST', `/comments/${target}/report`, status, { token: who, json });
+      await report(202, adminToken, { reason: 'SPAM', note: 'conformance' });
+      await report(409, adminToken, { reason: 'SPAM' });
+      await report(422, token, { reason: 'SPAM' });
+      await report(400, adminToken, { reason: 'RUDE' });
+      await report(404, adminToken, { reason: 'SPAM' }, none);
+      await api('DELETE', `/comments/${reply.body.id}`, 403, { token });
+      await api('DELETE', `/comments/${id}`, 204, { token });
+      await api('DELETE', `/comments/${none}`, 404, { token });
+      await api('PATCH', `/comments/${id}`, 409, { token, json: { body: 'x' } });
+      expect((await api('GET', `/comments/${id}`, 200)).body.body).toBeNull();
+    });
+  });
+
   describe('indices', () => {
     it('list and history (current and deprecated), with and without a key, and refusals', async () => {
       for (const base of ['/indices', '/data-exports/indices']) {

@@ -21,6 +21,8 @@ export interface EndpointOptions {
   routeLimitPerMinute?: number;
   /** See {@link RouteMeta.routeLimitGroup}. */
   routeLimitGroup?: string;
+  /** See {@link RouteMeta.routeLimitPer}. */
+  routeLimitPer?: 'credential' | 'user';
   ipCharge?: 'request' | 'legs';
   /** See {@link RouteMeta.apiKeyOnly}. */
   apiKeyOnly?: boolean;
@@ -73,6 +75,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     environment: opts.environment ?? 'any',
     routeLimitPerMinute: opts.routeLimitPerMinute,
     routeLimitGroup: opts.routeLimitGroup,
+    ...(opts.routeLimitPer === 'user' ? { routeLimitPer: 'user' as const } : {}),
     ipCharge: opts.ipCharge,
     ...(opts.apiKeyOnly === true ? { apiKeyOnly: true } : {}),
   };
@@ -129,6 +132,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
         requests: opts.routeLimitPerMinute,
         window_seconds: 60,
         ...(opts.routeLimitGroup !== undefined ? { shared_with: opts.routeLimitGroup } : {}),
+        ...(opts.routeLimitPer === 'user' ? { per: 'user' } : {}),
       }),
     );
   }

@@ -27,6 +27,12 @@ export interface RouteMeta {
    */
   routeLimitGroup?: string;
   /**
+   * Whom the per-route limit counts: the credential (default: the key, or the user for a
+   * session), or the user behind it, so all of one user's keys and sessions share one bucket
+   * (SPEC: "10 comments a minute per user").
+   */
+  routeLimitPer?: 'credential' | 'user';
+  /**
    * How the request counts against its per-IP ceiling: once (default), or once per leg of the
    * body's `orders` array, charged atomically before any leg runs (POST /orders/batch).
    */

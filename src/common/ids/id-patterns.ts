@@ -7,3 +7,6 @@ export const ORDER_ID_SOURCE = '^ord_[a-z0-9]{1,40}$';
 
 export const MARKET_ID = new RegExp(MARKET_ID_SOURCE);
 export const ORDER_ID = new RegExp(ORDER_ID_SOURCE);
+
+/** A comment id as IdGenerator writes it (`cmt_` + Crockford base32: time, counter, random). */
+export const COMMENT_ID = /^cmt_[0-9a-z]{1,40}$/;

@@ -58,3 +58,43 @@ export function PlainText(opts: { multiline?: boolean } = {}): PropertyDecorator
     },
   });
 }
+
+/** Whether a text holds at least one character that shows (see {@link SHOWS}). */
+export function showsSomething(value: string): boolean {
+  return SHOWS.test(value);
+}
+
+/**
+ * Multi-line text that must show something (a comment): PlainText({multiline: true}) lets an
+ * empty or blank note through, which a comment may not be.
+ */
+export function ShowsSomething(): PropertyDecorator {
+  return ValidateBy({
+    name: 'showsSomething',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || showsSomething(value),
+      defaultMessage: (args) =>
+        `${args?.property ?? 'value'} must show something: not only spaces, line breaks or invisible characters`,
+    },
+  });
+}
+
+/**
+ * A length counted in characters (Unicode code points), as people count them: an emoji outside
+ * the Basic Multilingual Plane is one, where class-validator's Length counts two UTF-16 units.
+ * Combining marks count on their own (é written e + U+0301 is two).
+ */
+export function CodePointLength(min: number, max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'codePointLength',
+    validator: {
+      validate: (value: unknown) => {
+        if (typeof value !== 'string') return true;
+        const n = [...value].length;
+        return n >= min && n <= max;
+      },
+      defaultMessage: (args) =>
+        `${args?.property ?? 'value'} must be ${min}..${max} characters (Unicode code points)`,
+    },
+  });
+}

@@ -184,8 +184,9 @@ export class LimitsService {
     ];
     const scopes: Scope[] = ['key'];
     if (meta.routeLimitPerMinute !== undefined) {
+      const counted = meta.routeLimitPer === 'user' ? `user:${c.userId}` : who;
       charges.push({
-        bucket: `route:${routeId}:${who}:${mStart}`,
+        bucket: `route:${routeId}:${counted}:${mStart}`,
         units: 1,
         limit: meta.routeLimitPerMinute,
         windowEnd: mEnd,

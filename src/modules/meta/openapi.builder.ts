@@ -22,7 +22,7 @@ const DESCRIPTION = `HTTP API of the paper-trading sandbox exchange.
   its lifecycle in \`x-lifecycle\` (STABLE, BETA, DEPRECATED) and, where one applies, its per-route limit in \`x-rate-limit\`.
 * Errors share one body: \`{"error": {"code", "message", "status", "request_id", "details"}}\`.
   A 404 for a resource names the id it did not find in \`details\` (\`market_id\`, \`order_id\`, \`key_id\`,
-  \`endpoint_id\`, \`delivery_id\`, \`notification_id\`, \`tier_request_id\`).
+  \`endpoint_id\`, \`delivery_id\`, \`notification_id\`, \`tier_request_id\`, \`comment_id\`, \`parent_id\`).
 * Money is integer cents; prices of binary contracts are integer cents 1..99.
 * Every response carries \`Svc-API-Version: v1\` and \`X-Request-Id\`.
 * Deprecated operations answer with \`Deprecation\` (@unix seconds), \`Sunset\` (when scheduled) and

@@ -217,8 +217,9 @@ export class TradingRepository {
         p(`INSERT INTO ledger (id, user_id, type, amount_cents, balance_after_cents, reference_id, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?)`),
       marketStatus: p(`UPDATE markets SET status = ?, updated_at = ? WHERE id = ?`),
+      // resolved_at stays as it was set: the 30-day comment rule counts from it.
       marketResolved: p(
-        `UPDATE markets SET status = 'RESOLVED', outcome = ?, updated_at = ? WHERE id = ?`,
+        `UPDATE markets SET status = 'RESOLVED', outcome = ?, resolved_at = ?, updated_at = ? WHERE id = ?`,
       ),
       resetOrders: p(`DELETE FROM orders WHERE user_id = ?`),
       resetPositions: p(`DELETE FROM positions WHERE user_id = ?`),
@@ -411,7 +412,7 @@ export class TradingRepository {
           this.s.marketStatus.run(e.status, at, e.marketId);
           break;
         case 'market.resolved':
-          this.s.marketResolved.run(e.outcome, iso(e.timestamp), e.marketId);
+          this.s.marketResolved.run(e.outcome, iso(e.timestamp), iso(e.timestamp), e.marketId);
           break;
         case 'order.rested':
         case 'book.level':

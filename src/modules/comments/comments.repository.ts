@@ -1,0 +1,198 @@
+import { Injectable } from '@nestjs/common';
+import type { Database, Statement } from 'better-sqlite3';
+import type { Environment } from '../../common/environment.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+
+export type CommentStatus = 'VISIBLE' | 'HIDDEN' | 'DELETED';
+export type ReportReason = 'SPAM' | 'ABUSE' | 'OFF_TOPIC' | 'OTHER';
+
+/** A stored comment (the migration Comments1763769600016's `comments` row). */
+export interface CommentRow {
+  id: string;
+  market_id: string;
+  parent_id: string | null;
+  user_id: string;
+  body: string | null;
+  status: CommentStatus;
+  reply_count: number;
+  report_count: number;
+  created_at: string;
+  edited_at: string | null;
+}
+
+/** What the comment rules need of a market in the world's database. */
+export interface MarketState {
+  status: string;
+  resolved_at: string | null;
+}
+
+export interface NewComment {
+  id: string;
+  marketId: string;
+  parentId: string | null;
+  userId: string;
+  body: string;
+  createdAt: string;
+}
+
+export interface NewReport {
+  commentId: string;
+  userId: string;
+  reason: ReportReason;
+  note: string | null;
+  createdAt: string;
+}
+
+/** Distinct reporters at which a comment is hidden. */
+export const HIDE_AT_REPORTS = 5;
+
+/** Larger than every id: the keyset start of a newest-first page. */
+const AFTER_ALL = '\uffff';
+
+/**
+ * The comments of one world's database (plain SQL on its connection). `reply_count` and
+ * `report_count` are kept by the writes that change them, in the same transaction.
+ */
+export class CommentsRepository {
+  private readonly byId: Statement;
+  private readonly market: Statement;
+  private readonly insert: Statement;
+  private readonly bumpReplies: Statement;
+  private readonly topLevelPage: Statement;
+  private readonly repliesPage: Statement;
+  private readonly updateBody: Statement;
+  private readonly markDeleted: Statement;
+  private readonly insertReport: Statement;
+  private readonly countReport: Statement;
+  private readonly ofUser: Statement;
+  private readonly repliesOf: Statement;
+  private readonly deleteReports: Statement;
+  private readonly deleteOne: Statement;
+
+  constructor(private readonly db: Database) {
+    this.byId = db.prepare('SELECT * FROM comments WHERE id = ?');
+    this.market = db.prepare('SELECT status, resolved_at FROM markets WHERE id = ?');
+    this.insert = db.prepare(
+      `INSERT INTO comments (id, market_id, parent_id, user_id, body, status, reply_count, report_count, created_at, edited_at)
+       VALUES (?, ?, ?, ?, ?, 'VISIBLE', 0, 0, ?, NULL)`,
+    );
+    this.bumpReplies = db.prepare('UPDATE comments SET reply_count = reply_count + ? WHERE id = ?');
+    this.topLevelPage = db.prepare(
+      'SELECT * FROM comments WHERE market_id = ? AND parent_id IS NULL AND id < ? ORDER BY id DESC LIMIT ?',
+    );
+    this.repliesPage = db.prepare(
+      'SELECT * FROM comments WHERE parent_id = ? AND id > ? ORDER BY id ASC LIMIT ?',
+    );
+    this.updateBody = db.prepare('UPDATE comments SET body = ?, edited_at = ? WHERE id = ?');
+    this.markDeleted = db.prepare(
+      `UPDATE comments SET status = 'DELETED', body = NULL WHERE id = ? AND status <> 'DELETED'`,
+    );
+    this.insertReport = db.prepare(
+      `INSERT INTO comment_reports (comment_id, user_id, reason, note, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (comment_id, user_id) DO NOTHING`,
+    );
+    // The report row counts; a comment reaching the threshold while VISIBLE turns HIDDEN.
+    this.countReport = db.prepare(
+      `UPDATE comments SET report_count = report_count + 1,
+         status = CASE WHEN status = 'VISIBLE' AND report_count + 1 >= ${HIDE_AT_REPORTS} THEN 'HIDDEN' ELSE status END
+       WHERE id = ?`,
+    );
+    this.ofUser = db.prepare('SELECT id, parent_id FROM comments WHERE user_id = ?');
+    this.repliesOf = db.prepare('SELECT id FROM comments WHERE parent_id = ?');
+    this.deleteReports = db.prepare('DELETE FROM comment_reports WHERE comment_id = ?');
+    this.deleteOne = db.prepare('DELETE FROM comments WHERE id = ?');
+  }
+
+  get(id: string): CommentRow | undefined {
+    return this.byId.get(id) as CommentRow | undefined;
+  }
+
+  marketState(marketId: string): MarketState | undefined {
+    return this.market.get(marketId) as MarketState | undefined;
+  }
+
+  /** Stores a comment; a reply also counts on its parent. */
+  create(c: NewComment): CommentRow {
+    this.db.transaction(() => {
+      this.insert.run(c.id, c.marketId, c.parentId, c.userId, c.body, c.createdAt);
+      if (c.parentId !== null) this.bumpReplies.run(1, c.parentId);
+    })();
+    return this.get(c.id)!;
+  }
+
+  /** A market's top-level comments newest first, those before `before` (an id), `limit` rows. */
+  topLevel(marketId: string, before: string | undefined, limit: number): CommentRow[] {
+    return this.topLevelPage.all(marketId, before ?? AFTER_ALL, limit) as CommentRow[];
+  }
+
+  /** One thread's replies oldest first, those after `after` (an id), `limit` rows. */
+  replies(parentId: string, after: string | undefined, limit: number): CommentRow[] {
+    return this.repliesPage.all(parentId, after ?? '', limit) as CommentRow[];
+  }
+
+  edit(id: string, body: string, editedAt: string): CommentRow {
+    this.updateBody.run(body, editedAt, id);
+    return this.get(id)!;
+  }
+
+  /** Marks a comment DELETED and drops its body; its replies stay. */
+  softDelete(id: string): void {
+    this.markDeleted.run(id);
+  }
+
+  /** Records a report; false when this user already reported the comment. */
+  report(r: NewReport): boolean {
+    return this.db.transaction(() => {
+      const added =
+        this.insertReport.run(r.commentId, r.userId, r.reason, r.note, r.createdAt).changes === 1;
+      if (added) this.countReport.run(r.commentId);
+      return added;
+    })();
+  }
+
+  /**
+   * Deletes every comment of a user (with their reports) and every reply to them, whoever wrote
+   * it (a thread does not outlive its first comment: its replies are reachable only through it),
+   * and takes the user's removed replies off the counts of the parents that stay. Answers how
+   * many of the user's own comments went.
+   */
+  deleteAllOf(userId: string): number {
+    return this.db.transaction(() => {
+      const own = this.ofUser.all(userId) as { id: string; parent_id: string | null }[];
+      const gone = new Set(own.map((c) => c.id));
+      const doomed = new Set<string>();
+      for (const c of own) {
+        doomed.add(c.id);
+        if (c.parent_id === null) {
+          for (const r of this.repliesOf.all(c.id) as { id: string }[]) doomed.add(r.id);
+        }
+      }
+      for (const c of own) {
+        // A reply of the user's under someone else's comment that stays.
+        if (c.parent_id !== null && !gone.has(c.parent_id)) this.bumpReplies.run(-1, c.parent_id);
+      }
+      for (const id of doomed) {
+        this.deleteReports.run(id);
+        this.deleteOne.run(id);
+      }
+      return own.length;
+    })();
+  }
+}
+
+/** The comments repository of each world's database. */
+@Injectable()
+export class CommentStores {
+  private readonly stores: Record<Environment, CommentsRepository>;
+
+  constructor(worlds: WorldDatabases) {
+    this.stores = {
+      live: new CommentsRepository(worlds.connection('live')),
+      test: new CommentsRepository(worlds.connection('test')),
+    };
+  }
+
+  of(world: Environment): CommentsRepository {
+    return this.stores[world];
+  }
+}
