@@ -8,8 +8,15 @@ export interface PageRequest {
   cursor?: string;
 }
 
+/** How a page's rows are shown: one at a time, or all at once (one look-up for the page). */
+export type PageMapper<Row, Out> = { map: (row: Row) => Out } | { mapPage: (rows: Row[]) => Out[] };
+
 /** One keyset-paginated list: its cursor name and key kinds, how to read rows and show them. */
-export interface PageSpec<Row, Out, Rows extends Row[] | Promise<Row[]>> {
+export type PageSpec<Row, Out, Rows extends Row[] | Promise<Row[]>> = PageSource<Row, Rows> &
+  PageMapper<Row, Out>;
+
+/** Where a list's rows come from and how its cursor is made. */
+export interface PageSource<Row, Rows extends Row[] | Promise<Row[]>> {
   /** The name the cursor is bound to (`orders:<environment>`, `markets`, ...): never rename one, issued cursors would be refused. */
   list: string;
   /** What each cursor key is, in the order keyOf gives them. */
@@ -19,7 +26,6 @@ export interface PageSpec<Row, Out, Rows extends Row[] | Promise<Row[]>> {
   fetch: (after: string[] | undefined, take: number) => Rows;
   /** The sort keys of a row, as the next page's `after`. */
   keyOf: (row: Row) => string[];
-  map: (row: Row) => Out;
 }
 
 const DEFAULT_LIMIT = 50;
@@ -42,11 +48,7 @@ export async function paginateAsync<Row, Out>(
   return finish(spec, await spec.fetch(after, limit + 1), limit);
 }
 
-function start({
-  list,
-  keys,
-  query,
-}: Pick<PageSpec<never, never, never[]>, 'list' | 'keys' | 'query'>) {
+function start({ list, keys, query }: Pick<PageSource<never, never[]>, 'list' | 'keys' | 'query'>) {
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, list, keys);
   return { after, limit: query.limit ?? DEFAULT_LIMIT };
 }
@@ -60,7 +62,11 @@ function finish<Row, Out>(
   // The next page starts after the last row shown, whatever was inserted meanwhile.
   const last = rows.length > limit ? page[page.length - 1] : undefined;
   return {
-    data: page.map((row) => spec.map(row)),
+    data: show(spec, page),
     next_cursor: last === undefined ? null : encodeCursor(spec.list, spec.keyOf(last)),
   };
+}
+
+function show<Row, Out>(mapper: PageMapper<Row, Out>, rows: Row[]): Out[] {
+  return 'mapPage' in mapper ? mapper.mapPage(rows) : rows.map(mapper.map);
 }

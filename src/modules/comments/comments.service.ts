@@ -3,7 +3,7 @@ import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { COMMENT_ID, MARKET_ID } from '../../common/ids/id-patterns.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { AuthorDirectory, type AuthorView } from '../users/author-directory.service.js';
 import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
 import { commentView, type CommentView } from './comment-view.js';
@@ -78,15 +78,14 @@ export class CommentsService implements OnModuleInit {
     marketId: string,
     q: { limit?: number; cursor?: string },
   ): Page<CommentRow> {
-    const limit = q.limit ?? 50;
-    const list = `comments:${world}:${marketId}`;
-    const before = q.cursor === undefined ? undefined : decodeCursor(q.cursor, list, ['id'])[0];
-    const rows = store.topLevel(marketId, before, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      data: page,
-      next_cursor: rows.length > limit ? encodeCursor(list, [page[page.length - 1].id]) : null,
-    };
+    return paginate({
+      list: `comments:${world}:${marketId}`,
+      keys: ['id'],
+      query: q,
+      fetch: (before, take) => store.topLevel(marketId, before?.[0], take),
+      keyOf: (row) => [row.id],
+      map: (row) => row,
+    });
   }
 
   private repliesPage(
@@ -101,15 +100,14 @@ export class CommentsService implements OnModuleInit {
         parent_id: parentId,
       });
     }
-    const limit = q.limit ?? 50;
-    const list = `comment-replies:${world}:${parentId}`;
-    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, list, ['id'])[0];
-    const rows = this.stores.of(world).replies(parentId, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      data: page,
-      next_cursor: rows.length > limit ? encodeCursor(list, [page[page.length - 1].id]) : null,
-    };
+    return paginate({
+      list: `comment-replies:${world}:${parentId}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => this.stores.of(world).replies(parentId, after?.[0], take),
+      keyOf: (row) => [row.id],
+      map: (row) => row,
+    });
   }
 
   /** The author edits the body within the edit window; a deleted comment stays deleted. */

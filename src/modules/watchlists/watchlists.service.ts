@@ -4,10 +4,8 @@ import { Clock } from '../../common/clock/clock.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
-import { decodeCursor, encodeCursor, type Page } from '../../common/pagination/cursor.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
-import type { MarketSummary } from '../../engine/index.js';
-import type { MarketStatus } from '../markets/entities/market.entity.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
@@ -25,11 +23,7 @@ import {
   nameKey,
   WATCHLIST_ID,
 } from './watchlist-rules.js';
-import {
-  WatchlistsRepository,
-  type ListedMarketRow,
-  type WatchlistRow,
-} from './watchlists.repository.js';
+import { WatchlistsRepository, type WatchlistRow } from './watchlists.repository.js';
 
 /**
  * A user's watchlists in one world: stored in that world's database, holding markets of that world
@@ -58,15 +52,14 @@ export class WatchlistsService implements OnModuleInit {
 
   /** The user's lists of this world, oldest first, keyset on the id. */
   list(world: Environment, userId: string, q: PageQueryDto): Page<WatchlistDto> {
-    const name = `watchlists:${world}`;
-    const limit = q.limit ?? 50;
-    const after = q.cursor === undefined ? '' : decodeCursor(q.cursor, name, ['id'])[0];
-    const rows = this.repos[world].page(userId, after, limit + 1);
-    const page = rows.slice(0, limit);
-    return {
-      data: this.views(world, page),
-      next_cursor: rows.length > limit ? encodeCursor(name, [page[page.length - 1].id]) : null,
-    };
+    return paginate({
+      list: `watchlists:${world}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => this.repos[world].page(userId, after?.[0] ?? '', take),
+      keyOf: (row) => [row.id],
+      mapPage: (rows) => this.views(world, rows),
+    });
   }
 
   get(world: Environment, userId: string, id: string): WatchlistDto {
