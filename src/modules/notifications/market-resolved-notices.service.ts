@@ -14,7 +14,7 @@ import { NotificationsService, type NewNotification } from './notifications.serv
  * costs one pass over its event types and nothing else.
  */
 @Injectable()
-export class MarketResolvedNotices implements OnModuleInit, OnModuleDestroy {
+export class MarketResolvedNoticesService implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger('Notifications');
   private sub: Subscription | null = null;
 

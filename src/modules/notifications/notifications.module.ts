@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { MarketResolvedNotices } from './market-resolved-notices.service.js';
+import { MarketResolvedNoticesService } from './market-resolved-notices.service.js';
 import { NotificationsController } from './notifications.controller.js';
 import { NotificationsRepository } from './notifications.repository.js';
 import { NotificationsService } from './notifications.service.js';
@@ -8,7 +8,7 @@ import { NotificationsService } from './notifications.service.js';
 @Global()
 @Module({
   controllers: [NotificationsController],
-  providers: [NotificationsRepository, NotificationsService, MarketResolvedNotices],
+  providers: [NotificationsRepository, NotificationsService, MarketResolvedNoticesService],
   exports: [NotificationsService],
 })
 export class NotificationsModule {}
