@@ -325,11 +325,18 @@ describe('key changes that race: the first change wins, a stale read changes not
     expect((await decide(denied.body.id, 'deny')).status).toBe(200);
     const approved = await ask('PRO');
     expect((await decide(approved.body.id, 'approve')).status).toBe(200);
-    const inbox = await http(`${svc.api}/notifications/cursor`, { headers: asUser });
+    // The key is a test key: the notifications are in its (paper) world, where a test key reads
+    // them; the session reads the live world, which has none.
+    const inbox = await http(`${svc.api}/notifications/cursor`, {
+      headers: { 'x-api-key': key.key },
+    });
     expect(inbox.body.data.map((n: { type: string; data: unknown }) => [n.type, n.data])).toEqual([
       ['TIER_REQUEST_APPROVED', { request_id: approved.body.id, key_id: key.id, tier: 'PRO' }],
       ['TIER_REQUEST_DENIED', { request_id: denied.body.id, key_id: key.id, tier: 'ENTERPRISE' }],
     ]);
+    expect((await http(`${svc.api}/notifications/cursor`, { headers: asUser })).body.data).toEqual(
+      [],
+    );
     await until(
       () => outbox(svc!, 'trader@sandbox.test').filter((m) => m.kind.startsWith('TIER_REQUEST_')),
       (mails) => mails.length === 2,

@@ -739,6 +739,13 @@ describe('OpenAPI response conformance', () => {
       await api('GET', '/notifications', 200, { key: testKey });
       await api('POST', `/notifications/${inbox.body.data[0].id}/read`, 200, { key: testKey });
       await api('POST', '/notifications/ntf_00000000000000000000/read', 404, { key: testKey });
+      await api('GET', '/notifications/unread-count', 200, { key: testKey });
+      await api('GET', '/notifications/unread-count', 200, { token });
+      const before = inbox.body.data[0].created_at as string;
+      await api('POST', '/notifications/read-all', 200, { key: testKey, json: { before } });
+      await api('POST', '/notifications/read-all', 200, { key: testKey });
+      await api('POST', '/notifications/read-all', 400, { key: testKey, json: { before: 'soon' } });
+      await api('POST', '/notifications/read-all', 403, { key: readOnlyKey });
     });
 
     it('the endpoint cap (422) of a FREE user', async () => {

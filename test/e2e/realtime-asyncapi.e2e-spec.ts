@@ -128,6 +128,7 @@ describe('realtime: AsyncAPI document', () => {
         'fills',
         'positions',
         'wallet',
+        'notifications',
       ]),
     );
     // Every $ref resolves inside the document; each message has a payload schema.
@@ -183,7 +184,7 @@ describe('realtime: AsyncAPI document', () => {
   it('describes the messages on the wire: every real message matches its payload schema', async () => {
     const m = TRADABLE[4];
     const a = await trader(svc, undefined, {
-      scopes: [...ORDER_SCOPES, 'websocket', 'wallet:write'],
+      scopes: [...ORDER_SCOPES, 'websocket', 'wallet:write', 'notifications:read'],
     });
     const b = await trader(svc, 'responder@sandbox.test', {
       scopes: [...ORDER_SCOPES, 'websocket'],
@@ -204,6 +205,7 @@ describe('realtime: AsyncAPI document', () => {
       'fills',
       'positions',
       'wallet',
+      'notifications',
     ];
     send({ type: 'subscribe', channels: all });
     await c.waitFor((x) => x.type === 'event');
@@ -229,6 +231,8 @@ describe('realtime: AsyncAPI document', () => {
     expect(resolved.status).toBe(200);
     await c.sync();
     expect(c.events('positions').some((x) => x.data.settled !== undefined)).toBe(true);
+    // The holder's MARKET_RESOLVED notification.
+    await c.waitFor((x) => x.type === 'event' && x.channel === 'notifications');
     const last = c.mark();
     send({ type: 'unsubscribe', channels: ['ticker'] });
     send({ type: 'ping' });
@@ -283,6 +287,7 @@ describe('realtime: AsyncAPI document', () => {
         'fills',
         'positions',
         'wallet',
+        'notifications',
         'order.accepted',
         'order.updated',
         'order.cancelled',

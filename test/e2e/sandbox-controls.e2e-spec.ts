@@ -22,6 +22,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { expectLedgerConsistent, ledger, positions, walletOf } from '../support/wallet.js';
+import { platformQuery } from '../support/webhooks.js';
 
 const SCOPES = [...ORDER_SCOPES, 'wallet:write'];
 
@@ -299,6 +300,16 @@ describe('sandbox controls', () => {
     const aOrders = await allOrders(svc, a);
     expect((await walletOf(svc, b)).balance_cents).not.toBe(STARTING_BALANCE);
     expect(await ledger(svc, b)).not.toHaveLength(1);
+    // b held positions in markets resolved above: their MARKET_RESOLVED notifications are its
+    // only other paper records.
+    const paperNotes = () =>
+      platformQuery<{ n: number }>(
+        svc,
+        "SELECT COUNT(*) AS n FROM notifications WHERE user_id = ? AND environment = 'test'",
+        b.userId,
+      )[0].n;
+    const notes = paperNotes();
+    expect(notes).toBeGreaterThan(0);
 
     const res = await post(b, '/reset');
     expect(res.status).toBe(200);
@@ -311,13 +322,15 @@ describe('sandbox controls', () => {
         available_cents: STARTING_BALANCE,
       },
       cancelled_orders: 2,
-      // The reset's count of the user's other paper records, by kind (none were made here).
-      cleared: expect.any(Object),
+      // The reset's count of the user's other paper records, by kind.
+      cleared: expect.objectContaining({ notifications: notes }),
       reset_at: svc.clock.nowDate().toISOString(),
     });
-    expect(Object.values(res.body.cleared as Record<string, number>).every((n) => n === 0)).toBe(
-      true,
+    const others = Object.entries(res.body.cleared as Record<string, number>).filter(
+      ([kind]) => kind !== 'notifications',
     );
+    expect(others.every(([, n]) => n === 0)).toBe(true);
+    expect(paperNotes()).toBe(0);
     expect(await walletOf(svc, b)).toEqual(res.body.wallet);
     expect(await allOrders(svc, b)).toEqual([]);
     expect(await positions(svc, b, { include_closed: 'true' })).toEqual([]);

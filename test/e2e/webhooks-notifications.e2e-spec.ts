@@ -88,6 +88,8 @@ describe('notifications: cursor, deprecated list, mark-read, scopes', () => {
         title: expect.any(String),
         body: expect.any(String),
         data: expect.objectContaining({ endpoint_id: expect.stringMatching(/^whe_/) }),
+        // The endpoint's world (a test key's endpoint: the paper world).
+        environment: 'test',
         created_at: expect.any(String),
         read_at: null,
       });

@@ -19,6 +19,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
+import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
 import { ApiKeyRepository, countActiveKeys } from './api-key.repository.js';
 import type {
@@ -54,6 +55,7 @@ export class ApiKeysService {
     private readonly config: ConfigService,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly notifications: NotificationsService,
   ) {}
 
   /** Creates a key, enforcing every rule of SPEC.md (Scope rules, Key classes, Developer terms). */
@@ -356,7 +358,7 @@ export class ApiKeysService {
     // Decided once, with the key's tier in the same transaction: of two admins deciding at the
     // same moment one wins and the other is told; a key revoked since it was read is not raised
     // (and the request stays pending, to be denied).
-    await this.db.transaction(async (tx) => {
+    const notice = await this.db.transaction(async (tx) => {
       const decided = await tx
         .getRepository(TierRequestEntity)
         .update({ id: requestId, status: 'PENDING' }, decision);
@@ -379,26 +381,22 @@ export class ApiKeysService {
           );
         }
       }
-      // The requester learns the decision in the app (GET /notifications/cursor) and by email.
+      // The requester learns the decision in the app (in the key's world) and by email. The
+      // notification is written in this transaction (TypeORM's, on the same platform connection)
+      // and announced after the commit.
       const name = keyLabel(key, req.keyId);
-      await tx
-        .createQueryBuilder()
-        .insert()
-        .into('notifications')
-        .values({
-          id: this.ids.next('ntf'),
-          user_id: req.userId,
-          type: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
-          title: approve ? 'Tier request approved' : 'Tier request denied',
-          body: approve
-            ? `API key ${name} is now on tier ${req.tier}.`
-            : `Your request to move API key ${name} to tier ${req.tier} was denied.`,
-          data: JSON.stringify({ request_id: req.id, key_id: req.keyId, tier: req.tier }),
-          created_at: decision.decidedAt,
-          read_at: null,
-        })
-        .execute();
+      return this.notifications.store({
+        userId: req.userId,
+        environment: key?.environment ?? 'live',
+        type: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
+        title: approve ? 'Tier request approved' : 'Tier request denied',
+        body: approve
+          ? `API key ${name} is now on tier ${req.tier}.`
+          : `Your request to move API key ${name} to tier ${req.tier} was denied.`,
+        data: { request_id: req.id, key_id: req.keyId, tier: req.tier },
+      });
     });
+    this.notifications.announce(notice);
     if (approve && key !== null) await this.keys.forget(key.id, [key.secretHash]);
     Object.assign(req, decision);
     this.tierMail(req, key, approve).catch((err: unknown) =>

@@ -1,38 +1,23 @@
-import { Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsBoolean } from 'class-validator';
+import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
+import type { Environment } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
-import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
-import { NotificationsService, type NotificationView } from './notifications.service.js';
-import { OptionalField } from '../../common/validation/fields.js';
+import { World } from '../worlds/world.decorator.js';
+import {
+  NotificationDto,
+  NotificationPageDto,
+  NotificationsQueryDto,
+  ReadAllNotificationsDto,
+  ReadAllResultDto,
+  UnreadCountDto,
+} from './notifications.dto.js';
+import { NotificationsService } from './notifications.service.js';
 
-class NotificationsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ description: 'Only unread notifications' })
-  @OptionalField()
-  @Transform(({ value }: { value: unknown }) =>
-    value === 'true' ? true : value === 'false' ? false : value,
-  )
-  @IsBoolean()
-  unread?: boolean;
-}
-
-class NotificationDto {
-  @ApiProperty({ example: 'ntf_01jd3x000000000000abcd' }) id: string;
-  @ApiProperty({ example: 'WEBHOOK_SUSPENDED' }) type: string;
-  @ApiProperty() title: string;
-  @ApiProperty() body: string;
-  @ApiProperty({ type: 'object', additionalProperties: true }) data: Record<string, unknown>;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) read_at: string | null;
-}
-
-class NotificationPageDto {
-  @ApiProperty({ type: [NotificationDto] }) data: NotificationDto[];
-  @ApiProperty({ type: 'string', nullable: true }) next_cursor: string | null;
-}
+/** Every notification operation reads and writes the caller's world only. */
+const WORLD_TEXT =
+  'Notifications belong to a world: a test key (or an env:paper key) sees the paper world, a live key or a session the live world, and nothing of the other.';
 
 @ApiTags('Notifications')
 @Controller('notifications')
@@ -42,20 +27,24 @@ export class NotificationsController {
   @Get('cursor')
   @Endpoint({
     summary: 'In-app notifications, newest first (keyset cursor, stable under new arrivals)',
+    description: `${WORLD_TEXT} A cursor belongs to the world that issued it (another world's is 400 VALIDATION_FAILED).`,
     auth: 'key',
     scopes: ['notifications:read'],
     type: NotificationPageDto,
     errors: [400],
   })
-  cursor(@Cred() c: Credential, @Query() q: NotificationsQueryDto): NotificationPageDto {
-    return this.notifications.list(c.userId, q);
+  cursor(
+    @Cred() c: Credential,
+    @World() world: Environment,
+    @Query() q: NotificationsQueryDto,
+  ): NotificationPageDto {
+    return this.notifications.list(c.userId, world, q);
   }
 
   @Get()
   @Endpoint({
     summary: 'In-app notifications (deprecated: use /notifications/cursor)',
-    description:
-      'Deprecated on 2026-05-08, no sunset scheduled. Answers exactly what GET /api/v1/notifications/cursor answers, with Deprecation and Link (successor-version) headers.',
+    description: `Deprecated on 2026-05-08, no sunset scheduled. Answers exactly what GET /api/v1/notifications/cursor answers, with Deprecation and Link (successor-version) headers. ${WORLD_TEXT}`,
     auth: 'key',
     scopes: ['notifications:read'],
     lifecycle: {
@@ -66,20 +55,59 @@ export class NotificationsController {
     type: NotificationPageDto,
     errors: [400],
   })
-  legacy(@Cred() c: Credential, @Query() q: NotificationsQueryDto): NotificationPageDto {
-    return this.notifications.list(c.userId, q);
+  legacy(
+    @Cred() c: Credential,
+    @World() world: Environment,
+    @Query() q: NotificationsQueryDto,
+  ): NotificationPageDto {
+    return this.notifications.list(c.userId, world, q);
+  }
+
+  @Get('unread-count')
+  @Endpoint({
+    summary: 'How many of your notifications are unread',
+    description: WORLD_TEXT,
+    auth: 'key',
+    scopes: ['notifications:read'],
+    type: UnreadCountDto,
+  })
+  unreadCount(@Cred() c: Credential, @World() world: Environment): UnreadCountDto {
+    return this.notifications.unreadCount(c.userId, world);
+  }
+
+  @Post('read-all')
+  @Endpoint({
+    summary: 'Mark all your notifications read (optionally those created up to an instant)',
+    description: `Marks your unread notifications created at or before \`before\` (inclusive), or all of them without it, and answers how many it marked; already read ones keep their read_at, so a second call marks 0. The body may be omitted. ${WORLD_TEXT}`,
+    auth: 'key',
+    scopes: ['notifications:write'],
+    status: 200,
+    type: ReadAllResultDto,
+    errors: [400],
+  })
+  readAll(
+    @Cred() c: Credential,
+    @World() world: Environment,
+    @Body() body: ReadAllNotificationsDto,
+  ): ReadAllResultDto {
+    return this.notifications.readAll(c.userId, world, body.before);
   }
 
   @Post(':id/read')
   @Endpoint({
     summary: 'Mark a notification read',
+    description: `Sets read_at once (a second call answers the same read_at). An id of another user or of the other world is 404 NOT_FOUND (details.notification_id). ${WORLD_TEXT}`,
     auth: 'key',
     scopes: ['notifications:write'],
     status: 200,
     type: NotificationDto,
     errors: [404],
   })
-  read(@Cred() c: Credential, @Param('id') id: string): NotificationView {
-    return this.notifications.read(c.userId, id);
+  read(
+    @Cred() c: Credential,
+    @World() world: Environment,
+    @Param('id') id: string,
+  ): NotificationDto {
+    return this.notifications.read(c.userId, world, id);
   }
 }

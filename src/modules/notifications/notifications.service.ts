@@ -1,24 +1,13 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Statement } from 'better-sqlite3';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Subject } from 'rxjs';
-import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
-import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
-
-interface Row {
-  id: string;
-  type: string;
-  title: string;
-  body: string;
-  data: string;
-  created_at: string;
-  read_at: string | null;
-}
+import { instant, LAST_INSTANT } from '../../common/validation/instant.js';
+import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
+import { NotificationsRepository, type NotificationRow } from './notifications.repository.js';
 
 /** A notification to write: to whom, in which world, what it says. */
 export interface NewNotification {
@@ -44,47 +33,61 @@ export interface NotificationView {
   title: string;
   body: string;
   data: Record<string, unknown>;
+  /** The world it belongs to (and is only ever read from). */
+  environment: Environment;
   created_at: string;
   read_at: string | null;
 }
 
-/** In-app notifications, newest first, keyset on id (stable while new ones arrive). */
+/**
+ * In-app notifications, each in one world (`live` or `test`): listed newest first (keyset on id,
+ * stable while new ones arrive), read one by one or all at once, counted, and announced on
+ * {@link created} (the realtime channel `notifications`) once stored. Every notification is
+ * written here: {@link notify} on its own, or {@link store} inside a caller's transaction on the
+ * platform database followed by {@link announce} after the commit.
+ */
 @Injectable()
-export class NotificationsService {
-  private readonly page: Statement;
-  private readonly pageUnread: Statement;
-  private readonly markRead: Statement;
-  private readonly one: Statement;
-  private readonly insert: Statement;
-  /** Every notification written through notify(), once it is stored. */
+export class NotificationsService implements OnModuleInit {
+  /** Every notification written, once it is stored (and committed). */
   readonly created = new Subject<CreatedNotification>();
 
   constructor(
-    @InjectDataSource(PLATFORM_DB) ds: DataSource,
+    private readonly repo: NotificationsRepository,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-  ) {
-    const db = connectionOf(ds);
-    this.insert = db.prepare(
-      `INSERT INTO notifications (id, user_id, environment, type, title, body, data, created_at, read_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-    );
-    this.page = db.prepare(
-      `SELECT * FROM notifications WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-    );
-    this.pageUnread = db.prepare(
-      `SELECT * FROM notifications WHERE user_id = ? AND id < ? AND read_at IS NULL ORDER BY id DESC LIMIT ?`,
-    );
-    this.markRead = db.prepare(
-      `UPDATE notifications SET read_at = ? WHERE id = ? AND user_id = ? AND read_at IS NULL`,
-    );
-    this.one = db.prepare(`SELECT * FROM notifications WHERE id = ? AND user_id = ?`);
+    private readonly paperRecords: PaperWorldRecords,
+  ) {}
+
+  onModuleInit(): void {
+    // A sandbox reset clears the paper notifications; the live ones are never touched.
+    this.paperRecords.register('notifications', (userId) => this.repo.deleteAll(userId, 'test'));
   }
 
   /** Stores a notification for its owner in its world, then announces it (realtime). */
   notify(n: NewNotification): NotificationView {
-    const row: Row = {
+    const created = this.store(n);
+    this.announce(created);
+    return created.notification;
+  }
+
+  /** Stores several in one transaction (all or none), then announces them. */
+  notifyAll(list: readonly NewNotification[]): NotificationView[] {
+    const created = this.repo.transaction(() => list.map((n) => this.store(n)));
+    this.announce(...created);
+    return created.map((c) => c.notification);
+  }
+
+  /**
+   * Writes a notification without announcing it: for a caller that writes it inside its own
+   * transaction on the platform database (the statement runs on that connection, so it commits
+   * or rolls back with the rest). The caller passes the result to {@link announce} after the
+   * commit, so no client hears of a notification that was rolled back.
+   */
+  store(n: NewNotification): CreatedNotification {
+    const row: NotificationRow = {
       id: this.ids.next('ntf'),
+      user_id: n.userId,
+      environment: n.environment,
       type: n.type,
       title: n.title,
       body: n.body,
@@ -92,56 +95,68 @@ export class NotificationsService {
       created_at: this.clock.nowDate().toISOString(),
       read_at: null,
     };
-    this.insert.run(
-      row.id,
-      n.userId,
-      n.environment,
-      row.type,
-      row.title,
-      row.body,
-      row.data,
-      row.created_at,
-    );
-    const notification = view(row);
-    this.created.next({ userId: n.userId, environment: n.environment, notification });
-    return notification;
+    this.repo.insert(row);
+    return { userId: n.userId, environment: n.environment, notification: view(row) };
+  }
+
+  /**
+   * Announces stored (and committed) notifications on {@link created}. Listeners run
+   * synchronously and must catch their own errors: RxJS would rethrow one asynchronously.
+   */
+  announce(...created: CreatedNotification[]): void {
+    for (const c of created) this.created.next(c);
   }
 
   list(
     userId: string,
+    world: Environment,
     q: { limit?: number; cursor?: string; unread?: boolean },
   ): Page<NotificationView> {
     return paginate({
-      list: 'notifications',
+      // The cursor names its world: one issued in the other world is refused, not read here.
+      list: `notifications:${world}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) =>
-        (q.unread === true ? this.pageUnread : this.page).all(
-          userId,
-          after?.[0] ?? '\uffff',
-          take,
-        ) as Row[],
-      keyOf: (r) => [r.id],
+      fetch: (before, take) =>
+        this.repo.page(userId, world, before?.[0] ?? '\uffff', take, q.unread === true),
+      keyOf: (row) => [row.id],
       map: view,
     });
   }
 
-  read(userId: string, id: string): NotificationView {
-    this.markRead.run(this.clock.nowDate().toISOString(), id, userId);
-    const row = this.one.get(id, userId) as Row | undefined;
+  /** Marks one read (once: a second call keeps the first read_at); another world's id is 404. */
+  read(userId: string, world: Environment, id: string): NotificationView {
+    const row = this.repo.markRead(userId, world, id, this.clock.nowDate().toISOString());
     if (row === undefined)
       throw new DomainError('NOT_FOUND', `No notification ${id}`, { notification_id: id });
     return view(row);
   }
+
+  /**
+   * Marks the unread notifications of the world created at or before `before` (inclusive; an ISO
+   * 8601 instant, sub-millisecond digits rounded up as the time filters do) read, or all of them
+   * without it. Idempotent: a second call marks 0.
+   */
+  readAll(userId: string, world: Environment, before: string | undefined): { marked: number } {
+    const upTo = instant(before, 'before') ?? LAST_INSTANT;
+    return {
+      marked: this.repo.markReadUpTo(userId, world, upTo, this.clock.nowDate().toISOString()),
+    };
+  }
+
+  unreadCount(userId: string, world: Environment): { unread: number } {
+    return { unread: this.repo.unread(userId, world) };
+  }
 }
 
-function view(r: Row): NotificationView {
+function view(r: NotificationRow): NotificationView {
   return {
     id: r.id,
     type: r.type,
     title: r.title,
     body: r.body,
     data: JSON.parse(r.data) as Record<string, unknown>,
+    environment: r.environment,
     created_at: r.created_at,
     read_at: r.read_at,
   };

@@ -11,7 +11,17 @@ import {
   orderProgressPayload,
 } from '../trading/order-payloads.js';
 
-export const PRIVATE_CHANNELS = ['orders', 'fills', 'positions', 'wallet'] as const;
+/**
+ * The private channels of a user in one world. `notifications` carries each in-app notification
+ * as it is stored (not engine events: see RealtimeHub); the others come from committed batches.
+ */
+export const PRIVATE_CHANNELS = [
+  'orders',
+  'fills',
+  'positions',
+  'wallet',
+  'notifications',
+] as const;
 export type PrivateChannel = (typeof PRIVATE_CHANNELS)[number];
 
 /** Every channel a client can subscribe to, as the protocol names them. */
@@ -28,6 +38,7 @@ export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
   fills: 'orders:read',
   positions: 'wallet:read',
   wallet: 'wallet:read',
+  notifications: 'notifications:read',
 };
 
 const MARKET_CHANNEL = new RegExp(`^(orderbook|trades):(${MARKET_ID_SOURCE.slice(1, -1)})$`);

@@ -11,6 +11,10 @@ import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { AccessPipeline } from '../access/access.pipeline.js';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import {
+  NotificationsService,
+  type CreatedNotification,
+} from '../notifications/notifications.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
@@ -43,6 +47,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private readonly byUser = new Map<string, Set<Connection>>();
   private busSub: Subscription | null = null;
   private keySub: Subscription | null = null;
+  private notificationSub: Subscription | null = null;
   private expiry: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   /** Which peers may name the client in X-Forwarded-For: TRUSTED_PROXIES, as for HTTP. */
@@ -56,6 +61,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly cod: CancelOnDisconnectService,
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
+    private readonly notifications: NotificationsService,
   ) {}
 
   onModuleInit(): void {
@@ -70,6 +76,14 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         this.log.error(
           `realtime fan-out failed: ${err instanceof Error ? err.stack : String(err)}`,
         );
+      }
+    });
+    // Each notification reaches its owner's connections of its world only, once it is stored.
+    this.notificationSub = this.notifications.created.subscribe((created) => {
+      try {
+        this.deliverNotification(created);
+      } catch (err) {
+        this.log.error(`realtime notification failed: ${String(err)}`);
       }
     });
     this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
@@ -120,6 +134,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   onModuleDestroy(): void {
     this.busSub?.unsubscribe();
     this.keySub?.unsubscribe();
+    this.notificationSub?.unsubscribe();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     if (this.expiry !== null) clearInterval(this.expiry);
     for (const c of this.connections) c.close(1001, 'server shutting down');
@@ -483,6 +498,22 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       }
     } finally {
       if (writes !== null) flushBatch(writes);
+    }
+  }
+
+  /** A stored notification -> its owner's connections in its world that follow `notifications`. */
+  private deliverNotification({ userId, environment, notification }: CreatedNotification): void {
+    const conns = this.byUser.get(userKey(environment, userId));
+    if (conns === undefined) return;
+    let message: EventMessage | null = null;
+    for (const c of conns) {
+      if (!c.subscriptions.has('notifications')) continue;
+      message ??= new EventMessage(
+        'notifications',
+        Date.parse(notification.created_at),
+        notification,
+      );
+      c.sendEvent('notifications', message);
     }
   }
 

@@ -9,6 +9,7 @@ import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 import { MailService } from '../mail/mail.service.js';
+import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
 import { truncatedUrl } from './url-safety.js';
 import { WebhooksRepository, type EndpointRow } from './webhooks.repository.js';
@@ -56,6 +57,7 @@ export class WebhooksCore {
     readonly ids: IdGenerator,
     private readonly mail: MailService,
     private readonly users: UsersService,
+    private readonly notifications: NotificationsService,
   ) {
     this.repo = new WebhooksRepository(connectionOf(db));
     this.box = new SecretBox(config.secrets.encryptionKey);
@@ -213,23 +215,25 @@ export class WebhooksCore {
     e.suspended_at = now;
     e.suspension_reason = `${streak} consecutive deliveries dead-lettered and no successful delivery in 24 hours`;
     e.updated_at = now;
-    this.repo.transaction(() => {
+    // The notification is written in the suspension's transaction (the same platform database)
+    // and announced once it has committed.
+    const notice = this.repo.transaction(() => {
       this.repo.saveEndpoint(e);
       this.repo.moveStatus(e.id, 'PENDING', 'HELD');
-      this.repo.insertNotification({
-        id: this.ids.next('ntf'),
+      return this.notifications.store({
         userId: e.user_id,
+        environment: e.environment,
         type: 'WEBHOOK_SUSPENDED',
         title: 'Webhook endpoint suspended',
         body: `Deliveries to ${truncatedUrl(e.url)} are paused after ${streak} consecutive failures with no success in 24 hours. Fix the endpoint, then reactivate it.`,
-        data: JSON.stringify({
+        data: {
           endpoint_id: e.id,
           url: truncatedUrl(e.url),
           consecutive_failures: streak,
-        }),
-        createdAt: now,
+        },
       });
     });
+    this.notifications.announce(notice);
     this.invalidate();
     // Fire and forget, but never an unhandled rejection (that would stop the process).
     this.notifyByMail(e, streak).catch((err: unknown) =>

@@ -156,9 +156,6 @@ export class WebhooksRepository {
       replays: p(
         `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = 1 AND created_at >= ?`,
       ),
-      insertNotification:
-        p(`INSERT INTO notifications (id, user_id, type, title, body, data, created_at, read_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`),
     };
   }
 
@@ -338,18 +335,6 @@ export class WebhooksRepository {
 
   replaysSince(endpointId: string, sinceIso: string): number {
     return (this.s.replays.get(endpointId, sinceIso) as { n: number }).n;
-  }
-
-  insertNotification(n: {
-    id: string;
-    userId: string;
-    type: string;
-    title: string;
-    body: string;
-    data: string;
-    createdAt: string;
-  }): void {
-    this.s.insertNotification.run(n.id, n.userId, n.type, n.title, n.body, n.data, n.createdAt);
   }
 
   transaction<T>(fn: () => T): T {
