@@ -34,6 +34,8 @@ export class RankRepository implements RankStore {
   private readonly pruneSamples: Statement;
   private readonly pages = new Map<string, Statement>();
   private readonly sums: Statement;
+  private readonly sampleAtOrBefore: Statement;
+  private readonly pointsAt: Statement;
 
   constructor(private readonly db: Database) {
     this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
@@ -48,6 +50,12 @@ export class RankRepository implements RankStore {
     this.sums = db.prepare(
       'SELECT user_id AS accountId, SUM(realized_pnl) AS realizedPnl, COUNT(*) AS positions FROM positions GROUP BY user_id',
     );
+    this.sampleAtOrBefore = db.prepare(
+      'SELECT MAX(time) AS time FROM rank_samples WHERE time <= ?',
+    );
+    this.pointsAt = db.prepare(
+      'SELECT account_id AS accountId, realized_pnl_cents AS realizedPnl FROM rank_points WHERE time = ?',
+    );
   }
 
   /**
@@ -57,6 +65,18 @@ export class RankRepository implements RankStore {
    */
   totals(): AccountPnl[] {
     return this.sums.all() as AccountPnl[];
+  }
+
+  /**
+   * Each account's realized P&L as recorded at the latest sample at or before `timeMs` (the
+   * participants of then; an account that had no position is not in it), or null when no sample
+   * is that old.
+   */
+  totalsAt(timeMs: number): Map<string, number> | null {
+    const sample = this.sampleAtOrBefore.get(iso(timeMs)) as { time: string | null } | undefined;
+    if (sample?.time == null) return null;
+    const rows = this.pointsAt.all(sample.time) as { accountId: string; realizedPnl: number }[];
+    return new Map(rows.map((r) => [r.accountId, r.realizedPnl]));
   }
 
   latestSampleMs(): number | null {
