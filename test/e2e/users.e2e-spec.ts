@@ -216,7 +216,7 @@ describe('users and profiles', () => {
         const err = expectValidation(res, field);
         expect(err.details.fields.map((f: { field: string }) => f.field)).toEqual([field]);
       } catch (e) {
-        throw new Error(`${JSON.stringify(body)}: ${String(e)}`);
+        throw new Error(`${JSON.stringify(body)}: ${String(e)}`, { cause: e });
       }
     }
     expect((await me(token)).body).toEqual(before);
