@@ -23,7 +23,10 @@ describe('migration: user profiles on a database of the previous version', () =>
   });
 
   const open = async (dir: string, upTo: 'before' | 'all'): Promise<DataSource> => {
-    const later = [UserProfiles1763769600014, NotificationWorlds1763769600015];
+    const later: (typeof PLATFORM_MIGRATIONS)[number][] = [
+      UserProfiles1763769600014,
+      NotificationWorlds1763769600015,
+    ];
     const migrations = PLATFORM_MIGRATIONS.filter((m) => upTo === 'all' || !later.includes(m));
     const ds = new DataSource(sqliteOptions('platform', dir, PLATFORM_ENTITIES, migrations));
     sources.push(ds);
