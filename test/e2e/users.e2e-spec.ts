@@ -229,6 +229,24 @@ describe('users and profiles', () => {
     expect((await me(token)).body).toEqual(before);
   });
 
+  it('a body that is not a JSON object is 400 and changes nothing', async () => {
+    const token = await fresh();
+    const before = (await me(token)).body;
+    for (const body of ['[]', '[{"display_name":"x"}]', '"text"', '123', 'true']) {
+      const res = await asSession(token, `${svc.api}/users/me`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect([body, res.status, res.body?.error?.code]).toEqual([
+        body,
+        400,
+        expect.stringMatching(/^(VALIDATION_FAILED|MALFORMED_JSON)$/),
+      ]);
+    }
+    expect((await me(token)).body).toEqual(before);
+  });
+
   it('a username another account holds is 409 USERNAME_TAKEN, and nothing else of that PATCH applies', async () => {
     const first = await fresh();
     const second = await fresh();
