@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
-import { createKey } from '../support/access.js';
+import { createKey, login } from '../support/access.js';
 import { expectContractError, http, type JsonResponse, type Running } from '../support/harness.js';
 import { sessionFor } from '../support/keys.js';
 import {
   as,
   expectValidation,
+  keyFor,
   limit,
   ORDER_SCOPES,
   place,
@@ -282,6 +283,21 @@ describe('public leaderboard', () => {
     expect(rows((await board('WEEK', a)).data)).toEqual([[b.userId, 1, 40], ...mondayRest]);
     expect(rows((await board('MONTH', a)).data)).toEqual(all);
     expect(rows((await board('WEEK')).data)).toEqual(liveFlat);
+
+    // C resets its paper account (Tuesday), then buys 5 YES from the house at R+11 (0 realized):
+    // it counts from 0 again in every period, not from the -90 its baseline sample would give.
+    const token = await login(svc, c.email, 'correct-horse-battery');
+    const cAgain = await keyFor(svc, c.email, token, { scopes: [...ORDER_SCOPES, 'wallet:write'] });
+    expect((await as(cAgain, `${svc.api}/sandbox/reset`, { method: 'POST' })).status).toBe(200);
+    expect((await board('WEEK', a)).data.map((r) => r.user.id)).not.toContain(c.userId);
+    await place(svc, cAgain, limit(m, 'BUY', 'YES', R + 11, 5));
+    expect(rows((await board('WEEK', a)).data)).toEqual([[b.userId, 1, 40], ...mondayRest]);
+    expect(rows((await board('DAY', a)).data)).toEqual(flat);
+    expect(rows((await board('ALL', a)).data)).toEqual([
+      ...byId(b, e).map((id) => [id, 1, 40]),
+      ...byId(c, d).map((id) => [id, 3, 0]),
+      [a.userId, 5, -10],
+    ]);
     expect(rows((await board('MONTH')).data)).toEqual([
       [l1.userId, 1, 100],
       [l2.userId, 2, -100],

@@ -31,7 +31,7 @@ export class LeaderboardService {
     // The period's baseline may be the sample of a boundary just passed: record it first.
     this.sampler.catchUp(world);
     const start = periodStart(period, nowMs);
-    const baseline = start === null ? null : this.sampler.repo(world).totalsAt(start);
+    const baseline = start === null ? null : this.sampler.repo(world).baselineAt(start);
     const totals = periodTotals(this.sampler.totals(world), baseline);
     const people = this.authors.authors(
       totals.map((t) => t.accountId),
