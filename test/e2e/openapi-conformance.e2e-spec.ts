@@ -213,6 +213,41 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('users', () => {
+    it('own profile, its update, the public profile, and their refusals', async () => {
+      await api('GET', '/users/me', 200, { token });
+      await api('GET', '/users/me', 200, { key: readOnlyKey });
+      await api('GET', '/users/me', 403, { key: testKey });
+      await api('GET', '/users/me', 401);
+      const admin = await api('GET', '/users/me', 200, { token: adminToken });
+      await api('PATCH', '/users/me', 200, {
+        token,
+        json: { display_name: null, bio: null, avatar_url: null },
+      });
+      const own = await api('PATCH', '/users/me', 200, {
+        token,
+        json: {
+          display_name: 'Conformance',
+          bio: 'Checks the document',
+          avatar_url: 'https://cdn.example.com/conformance.png',
+          profile_visibility: 'PUBLIC',
+        },
+      });
+      await api('PATCH', '/users/me', 400, { token, json: { username: 'Not Valid' } });
+      await api('PATCH', '/users/me', 400, { token, body: '{"bio":', headers: json() });
+      await api('PATCH', '/users/me', 409, { token, json: { username: admin.body.username } });
+      await api('PATCH', '/users/me', 403, { key: readOnlyKey, json: { bio: 'test key' } });
+      await api('PATCH', '/users/me', 401, { json: { bio: 'nobody' } });
+      await api('GET', `/users/${own.body.username}`, 200);
+      await api('GET', `/users/${own.body.id}`, 200, { key: readOnlyKey });
+      await api('GET', '/users/nobody_at_all', 404);
+      await api('GET', `/users/${own.body.username}`, 403, { key: testKey });
+      await api('GET', `/users/${own.body.username}`, 401, {
+        key: 'svc_test_00000000000000000000000000000000',
+      });
+    });
+  });
+
   describe('API keys, tiers, security, terms, usage', () => {
     it('create (with a signing secret), list, rotate, revoke, and their refusals', async () => {
       const signed = await api('POST', '/api-keys', 201, {
@@ -548,6 +583,22 @@ describe('OpenAPI response conformance', () => {
       await api('GET', '/rank/history?limit=0', 400, { key: testKey });
       await api('GET', '/rank/history', 401);
       await api('GET', '/rank/history', 403, { key: noWallet });
+    });
+
+    it('leaderboard, with and without a key, and refusals', async () => {
+      const paper = await api('GET', '/rank/leaderboard?period=ALL&limit=200', 200, {
+        key: testKey,
+      });
+      // The trader traded in the paper world by now: the rows are checked against the schema.
+      expect(paper.body.data.length).toBeGreaterThan(0);
+      await api('GET', '/rank/leaderboard', 200);
+      await api('GET', '/rank/leaderboard?period=DAY&limit=1', 200, { token });
+      await api('GET', '/rank/leaderboard?period=YEAR', 400);
+      await api('GET', '/rank/leaderboard?cursor=forged', 400, { key: testKey });
+      await api('GET', '/rank/leaderboard', 401, {
+        key: 'svc_test_00000000000000000000000000000000',
+      });
+      await api('GET', '/rank/leaderboard', 403, { key: (await hookKey(['users:read'])).key });
     });
 
     it('deposits and withdrawals (live only, step-up)', async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { DomainError } from '../errors/domain-error.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, type CursorKey } from './cursor.js';
 
 const forged = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString('base64url');
 
-function refusal(cursor: string, list: string, kinds: ('id' | 'time')[]): string {
+function refusal(cursor: string, list: string, kinds: CursorKey[]): string {
   try {
     decodeCursor(cursor, list, kinds);
   } catch (err) {
@@ -39,5 +39,18 @@ describe('cursors', () => {
       );
     }
     expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(/not a cursor/);
+  });
+
+  it('carry integer keys as decimal strings, safe integers only', () => {
+    const c = encodeCursor('leaderboard:live:ALL', ['-120', 'usr_abc']);
+    expect(decodeCursor(c, 'leaderboard:live:ALL', ['int', 'id'])).toEqual(['-120', 'usr_abc']);
+    for (const score of [12, '1.5', '012', '-0', '1e3', '99999999999999999', ' 1']) {
+      expect(
+        refusal(forged(['leaderboard:live:ALL', score, 'usr_a']), 'leaderboard:live:ALL', [
+          'int',
+          'id',
+        ]),
+      ).toMatch(/not a cursor this API issued/);
+    }
   });
 });

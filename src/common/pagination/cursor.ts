@@ -10,12 +10,16 @@ export function encodeCursor(list: string, keys: (string | number)[]): string {
   return Buffer.from(JSON.stringify([list, ...keys]), 'utf8').toString('base64url');
 }
 
-/** What a cursor key may be: a prefixed id (`ord_...`, `mkt_...`) or an ISO timestamp. */
-export type CursorKey = 'id' | 'time';
+/**
+ * What a cursor key may be: a prefixed id (`ord_...`, `mkt_...`), an ISO timestamp, or a safe
+ * integer written in decimal (a score such as realized P&L cents; the caller converts it back).
+ */
+export type CursorKey = 'id' | 'time' | 'int';
 
 const KEY_SHAPE: Record<CursorKey, RegExp> = {
   id: /^[a-z]{2,8}_[0-9A-Za-z]{1,64}$/,
   time: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
+  int: /^(0|-?[1-9]\d{0,15})$/,
 };
 
 /**
@@ -36,7 +40,8 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
         keys.every((k, i) => typeof k === 'string' && KEY_SHAPE[kinds[i]].test(k)) &&
         // A time must be one the API wrote (toISOString's spelling of a real instant): no
         // 2026-02-30 read as March 2nd.
-        kinds.every((k, i) => k !== 'time' || isIsoInstant(keys[i] as string))
+        kinds.every((k, i) => k !== 'time' || isIsoInstant(keys[i] as string)) &&
+        kinds.every((k, i) => k !== 'int' || Number.isSafeInteger(Number(keys[i])))
       ) {
         if (parsed[0] === list) return keys as string[];
       }

@@ -40,20 +40,26 @@ const SHOWS = /[^\s\p{Z}\p{Cc}\p{Cf}\p{M}\u115f\u1160\u180e\u2800\u3164\uffa0]/u
 
 /**
  * Text shown to people: no control characters or bidi overrides. A one-line text (a name) must
- * also show something; a multi-line note (a description, a reason) may be empty.
+ * also show something; a multi-line note (a description, a reason) may be empty, and with
+ * `showsUnlessEmpty` (a bio) it is either empty or shows something (never only invisible
+ * characters, which would read as blank while not being empty).
  */
-export function PlainText(opts: { multiline?: boolean } = {}): PropertyDecorator {
+export function PlainText(
+  opts: { multiline?: boolean; showsUnlessEmpty?: boolean } = {},
+): PropertyDecorator {
   const multiline = opts.multiline === true;
+  const mustShow = (value: string) =>
+    multiline ? opts.showsUnlessEmpty === true && value !== '' : true;
   return ValidateBy({
     name: 'plainText',
     validator: {
       validate: (value: unknown) =>
         typeof value !== 'string' ||
         (!HIDDEN.test(multiline ? value.replace(/[\t\n\r]/g, '') : value) &&
-          (multiline || SHOWS.test(value))),
+          (!mustShow(value) || SHOWS.test(value))),
       defaultMessage: (args) =>
         multiline
-          ? `${args?.property ?? 'value'} must be visible text: no control characters but line breaks and tabs, no bidirectional overrides`
+          ? `${args?.property ?? 'value'} must be visible text: no control characters but line breaks and tabs, no bidirectional overrides${opts.showsUnlessEmpty === true ? ', empty or not only spaces and invisible characters' : ''}`
           : `${args?.property ?? 'value'} must be visible text: no control characters or bidirectional overrides, not only spaces or invisible characters`,
     },
   });
@@ -97,4 +103,12 @@ export function CodePointLength(min: number, max: number): PropertyDecorator {
         `${args?.property ?? 'value'} must be ${min}..${max} characters (Unicode code points)`,
     },
   });
+}
+
+/**
+ * An optional body field that `null` clears: absent or null skip its validators (the service
+ * reads null as "clear it"). For fields where null means nothing, use {@link OptionalField}.
+ */
+export function NullableField(): PropertyDecorator {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined && value !== null);
 }

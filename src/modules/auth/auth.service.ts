@@ -19,6 +19,8 @@ const VERIFY_TTL_MS = 48 * 3600 * 1000;
 const DAY_MS = 86_400_000;
 /** Verification emails an account may get in 24 hours, the registration's included. */
 export const RESENDS_PER_DAY = 10;
+/** Generated usernames drawn for one sign-up before giving up (each clash is a rare race). */
+const USERNAME_ATTEMPTS = 5;
 // Checked against when the email is unknown, so a login for a missing account costs the same.
 const DUMMY_HASH =
   'scrypt$32768$8$1$c2FsdHNhbHRzYWx0c2FsdA$0000000000000000000000000000000000000000000';
@@ -41,7 +43,7 @@ export class AuthService {
     }
     const user: UserEntity = this.users.repo.create({
       id: this.ids.next('usr'),
-      username: await this.users.freeUsername(email),
+      username: '', // drawn by insertAccount
       displayName: null,
       bio: null,
       avatarUrl: null,
@@ -59,23 +61,37 @@ export class AuthService {
       stepUpUntil: null,
     });
     const token = randomBase62(40);
-    try {
-      await this.db.transaction(async (tx) => {
-        await tx.getRepository(UserEntity).insert(user);
-        await tx
-          .getRepository(EmailVerificationEntity)
-          .insert(verificationRow(user.id, token, this.clock.now()));
-      });
-    } catch (err) {
-      // The same email registered concurrently: the check above passed for both, the unique
-      // index lets one insert through.
-      if (isUniqueViolation(err)) {
-        throw new DomainError('EMAIL_TAKEN', 'An account with this email exists; log in instead');
-      }
-      throw err;
-    }
+    await this.insertAccount(user, token);
     await this.sendVerification(email, token);
     return this.toUserDto(user);
+  }
+
+  /**
+   * Inserts the account and its verification token with a free generated username. The unique
+   * indexes refuse a second account of the same email (EMAIL_TAKEN) and a username another
+   * sign-up drew at the same moment: then the email is still free, and the insert is retried with
+   * a fresh username rather than answered as EMAIL_TAKEN.
+   */
+  private async insertAccount(user: UserEntity, token: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      user.username = await this.users.freeUsername(user.email);
+      try {
+        await this.db.transaction(async (tx) => {
+          await tx.getRepository(UserEntity).insert(user);
+          await tx
+            .getRepository(EmailVerificationEntity)
+            .insert(verificationRow(user.id, token, this.clock.now()));
+        });
+        return;
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        // The same email registered concurrently: the check before passed for both.
+        if ((await this.users.byEmail(user.email)) !== null) {
+          throw new DomainError('EMAIL_TAKEN', 'An account with this email exists; log in instead');
+        }
+        if (attempt === USERNAME_ATTEMPTS) throw err;
+      }
+    }
   }
 
   /**
@@ -184,7 +200,13 @@ export class AuthService {
 }
 
 function userDto(u: UserEntity, roles: UserDto['roles']): UserDto {
-  return { id: u.id, email: u.email, email_verified: u.emailVerified, roles };
+  return {
+    id: u.id,
+    email: u.email,
+    email_verified: u.emailVerified,
+    username: u.username,
+    roles,
+  };
 }
 
 /** A verification token's stored row: its hash, never the token, lasting VERIFY_TTL_MS. */

@@ -10,6 +10,7 @@ import { startSampling } from '../../common/sampling/sampling-timer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
+import type { AccountPnl } from './rank-math.js';
 import { RankSampler } from './rank-sampler.js';
 import { RankRepository } from './rank.repository.js';
 
@@ -61,6 +62,16 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
     const r = this.repos.get(env);
     if (r === undefined) throw new Error(`rank history of ${env} not started`);
     return r;
+  }
+
+  /**
+   * Every account's realized P&L now (see RankRepository.totals), read once the waiting order
+   * batch is committed so an answered order counts.
+   */
+  totals(env: Environment): AccountPnl[] {
+    const rt = this.engines.get(env);
+    if (rt.healthy) rt.committedEngine();
+    return this.repo(env).totals();
   }
 
   /** Records the environment's latest boundary if it is due; answers it, or null. */

@@ -34,6 +34,9 @@ export class RankRepository implements RankStore {
   private readonly pruneSamples: Statement;
   private readonly pages = new Map<string, Statement>();
   private readonly sums: Statement;
+  private readonly sampleAtOrBefore: Statement;
+  private readonly pointsAt: Statement;
+  private readonly firstLedgerRow: Statement;
 
   constructor(private readonly db: Database) {
     this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
@@ -48,6 +51,15 @@ export class RankRepository implements RankStore {
     this.sums = db.prepare(
       'SELECT user_id AS accountId, SUM(realized_pnl) AS realizedPnl, COUNT(*) AS positions FROM positions GROUP BY user_id',
     );
+    this.sampleAtOrBefore = db.prepare(
+      'SELECT time, sampled_at AS sampledAt FROM rank_samples WHERE time <= ? ORDER BY time DESC LIMIT 1',
+    );
+    this.pointsAt = db.prepare(
+      'SELECT account_id AS accountId, realized_pnl_cents AS realizedPnl FROM rank_points WHERE time = ?',
+    );
+    this.firstLedgerRow = db.prepare(
+      'SELECT type, created_at AS createdAt FROM ledger WHERE user_id = ? ORDER BY id LIMIT 1',
+    );
   }
 
   /**
@@ -57,6 +69,36 @@ export class RankRepository implements RankStore {
    */
   totals(): AccountPnl[] {
     return this.sums.all() as AccountPnl[];
+  }
+
+  /**
+   * The baseline of a period starting at `timeMs`: each account's realized P&L as recorded at the
+   * latest sample at or before it (the participants of then), or null when no sample is that old.
+   * An account reset since that sample (paper world) is left out: the reset deleted its positions
+   * and the P&L they held, so it counts from 0 again.
+   */
+  baselineAt(timeMs: number): Map<string, number> | null {
+    const sample = this.sampleAtOrBefore.get(iso(timeMs)) as
+      { time: string; sampledAt: string } | undefined;
+    if (sample === undefined) return null;
+    const rows = this.pointsAt.all(sample.time) as { accountId: string; realizedPnl: number }[];
+    const out = new Map<string, number>();
+    for (const r of rows) {
+      if (!this.resetSince(r.accountId, sample.sampledAt)) out.set(r.accountId, r.realizedPnl);
+    }
+    return out;
+  }
+
+  /**
+   * Whether the account was reset at or after `at` (ISO): a reset deletes the account's ledger
+   * and writes one RESET row, so that row is its first (ids sort by creation). At the same
+   * millisecond as the sample the order is unknown; either way the account counts from 0 (had
+   * the reset come first, the sample would hold nothing of it).
+   */
+  private resetSince(accountId: string, at: string): boolean {
+    const first = this.firstLedgerRow.get(accountId) as
+      { type: string; createdAt: string } | undefined;
+    return first?.type === 'RESET' && first.createdAt >= at;
   }
 
   latestSampleMs(): number | null {

@@ -54,6 +54,12 @@ export class UserDto {
   @ApiProperty()
   email_verified: boolean;
 
+  @ApiProperty({
+    example: 'trader_4f2a',
+    description: 'Generated at sign-up; change it with PATCH /api/v1/users/me',
+  })
+  username: string;
+
   @ApiProperty({ type: [String], enum: ['ADMIN', 'SUPER_ADMIN'] })
   roles: string[];
 }

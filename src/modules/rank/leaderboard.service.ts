@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock.js';
+import type { Environment } from '../../common/environment.js';
+import { decodeCursor, encodeCursor } from '../../common/pagination/cursor.js';
+import { AuthorDirectory } from '../users/author-directory.service.js';
+import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
+import type { LeaderboardPageDto, LeaderboardQueryDto } from './dto/leaderboard.dto.js';
+import { periodStart, periodTotals } from './leaderboard-math.js';
+import { standings, type Standing } from './rank-math.js';
+import { RankSamplerService } from './rank-sampler.service.js';
+
+/**
+ * The public leaderboard of a world: its accounts with a position record and a PUBLIC profile,
+ * scored by realized P&L over the period (see {@link periodTotals}), ranked among themselves.
+ * The board is computed whole on each read (one grouped query over the positions, one sample
+ * read, the profiles by id), so a page's ranks are those of the whole board.
+ */
+@Injectable()
+export class LeaderboardService {
+  constructor(
+    private readonly sampler: RankSamplerService,
+    private readonly authors: AuthorDirectory,
+    private readonly clock: Clock,
+  ) {}
+
+  board(world: Environment, q: LeaderboardQueryDto): LeaderboardPageDto {
+    const period = q.period ?? 'ALL';
+    const list = `leaderboard:${world}:${period}`;
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, list, ['int', 'id']);
+    const nowMs = this.clock.now();
+    // The period's baseline may be the sample of a boundary just passed: record it first.
+    this.sampler.catchUp(world);
+    const start = periodStart(period, nowMs);
+    const baseline = start === null ? null : this.sampler.repo(world).baselineAt(start);
+    const totals = periodTotals(this.sampler.totals(world), baseline);
+    const people = this.authors.authors(
+      totals.map((t) => t.accountId),
+      { publicOnly: true },
+    );
+    const ranked = standings(
+      totals.filter((t) => people.has(t.accountId)),
+      HOUSE_ACCOUNT,
+    );
+    const { rows, next } = pageOf(ranked, list, after, q.limit ?? 50);
+    return {
+      period,
+      as_of: new Date(nowMs).toISOString(),
+      data: rows.map((s) => ({
+        rank: s.rank,
+        user: people.get(s.accountId)!,
+        realized_pnl_cents: s.realizedPnl,
+      })),
+      next_cursor: next,
+    };
+  }
+}
+
+/**
+ * One keyset page of a board sorted best first, ties by account id: the rows after the cursor's
+ * (score, id), so a board that changes between pages neither repeats nor skips a row that kept
+ * its place.
+ */
+function pageOf(
+  board: readonly Standing[],
+  list: string,
+  after: string[] | undefined,
+  limit: number,
+): { rows: Standing[]; next: string | null } {
+  let from = 0;
+  if (after !== undefined) {
+    const [score, id] = [Number(after[0]), after[1]];
+    from = board.findIndex(
+      (s) => s.realizedPnl < score || (s.realizedPnl === score && s.accountId > id),
+    );
+    if (from < 0) from = board.length;
+  }
+  const rows = board.slice(from, from + limit);
+  const last = rows[rows.length - 1];
+  const more = from + limit < board.length;
+  return {
+    rows,
+    next: more ? encodeCursor(list, [String(last.realizedPnl), last.accountId]) : null,
+  };
+}
