@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
-import { decodeCursor, encodeCursor } from '../../common/pagination/cursor.js';
+import { paginate } from '../../common/pagination/paginate.js';
 import { AuthorDirectory } from '../users/author-directory.service.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import type { LeaderboardPageDto, LeaderboardQueryDto } from './dto/leaderboard.dto.js';
@@ -25,8 +25,6 @@ export class LeaderboardService {
 
   board(world: Environment, q: LeaderboardQueryDto): LeaderboardPageDto {
     const period = q.period ?? 'ALL';
-    const list = `leaderboard:${world}:${period}`;
-    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, list, ['int', 'id']);
     const nowMs = this.clock.now();
     // The period's baseline may be the sample of a boundary just passed: record it first.
     this.sampler.catchUp(world);
@@ -41,31 +39,31 @@ export class LeaderboardService {
       totals.filter((t) => people.has(t.accountId)),
       HOUSE_ACCOUNT,
     );
-    const { rows, next } = pageOf(ranked, list, after, q.limit ?? 50);
-    return {
-      period,
-      as_of: new Date(nowMs).toISOString(),
-      data: rows.map((s) => ({
+    const page = paginate({
+      list: `leaderboard:${world}:${period}`,
+      keys: ['int', 'id'],
+      query: q,
+      fetch: (after, take) => rowsAfter(ranked, after, take),
+      keyOf: (s) => [String(s.realizedPnl), s.accountId],
+      map: (s) => ({
         rank: s.rank,
         user: people.get(s.accountId)!,
         realized_pnl_cents: s.realizedPnl,
-      })),
-      next_cursor: next,
-    };
+      }),
+    });
+    return { period, as_of: new Date(nowMs).toISOString(), ...page };
   }
 }
 
 /**
- * One keyset page of a board sorted best first, ties by account id: the rows after the cursor's
- * (score, id), so a board that changes between pages neither repeats nor skips a row that kept
- * its place.
+ * The rows of a board sorted best first, ties by account id, after the cursor's (score, id), so
+ * a board that changes between pages neither repeats nor skips a row that kept its place.
  */
-function pageOf(
+function rowsAfter(
   board: readonly Standing[],
-  list: string,
   after: string[] | undefined,
-  limit: number,
-): { rows: Standing[]; next: string | null } {
+  take: number,
+): Standing[] {
   let from = 0;
   if (after !== undefined) {
     const [score, id] = [Number(after[0]), after[1]];
@@ -74,11 +72,5 @@ function pageOf(
     );
     if (from < 0) from = board.length;
   }
-  const rows = board.slice(from, from + limit);
-  const last = rows[rows.length - 1];
-  const more = from + limit < board.length;
-  return {
-    rows,
-    next: more ? encodeCursor(list, [String(last.realizedPnl), last.accountId]) : null,
-  };
+  return board.slice(from, from + take);
 }

@@ -1,3 +1,4 @@
+import { AuthorDto } from '../../users/dto/author.dto.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, ValidateBy } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
@@ -86,18 +87,12 @@ export class CommentsQueryDto extends PageQueryDto {
   parent_id?: string;
 }
 
-export class CommentAuthorDto {
-  @ApiProperty({ example: 'usr_01jd3x000000000000abcd' }) id: string;
-  @ApiProperty({ example: 'trader_4f2a' }) username: string;
-  @ApiProperty({ type: 'string', nullable: true }) display_name: string | null;
-}
-
 export class CommentDto {
   @ApiProperty({ example: 'cmt_01jd3x000000000000abcd' }) id: string;
   @ApiProperty({ example: 'mkt_1a2b3c' }) market_id: string;
   @ApiProperty({ type: 'string', nullable: true, description: 'Set on a reply' })
   parent_id: string | null;
-  @ApiProperty({ type: CommentAuthorDto }) author: CommentAuthorDto;
+  @ApiProperty({ type: AuthorDto }) author: AuthorDto;
   @ApiProperty({
     type: 'string',
     nullable: true,

@@ -1,6 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsString, IsUrl, Length, Matches, MaxLength } from 'class-validator';
-import { NullableField, OptionalField, PlainText } from '../../../common/validation/fields.js';
+import { IsIn, IsString, IsUrl, Matches, MaxLength } from 'class-validator';
+import {
+  CodePointLength,
+  NullableField,
+  OptionalField,
+  PlainText,
+} from '../../../common/validation/fields.js';
 import type { ProfileVisibility } from '../entities/user.entity.js';
 import { USERNAME_PATTERN } from '../username.js';
 
@@ -72,7 +77,7 @@ export class UpdateProfileDto {
   })
   @NullableField()
   @IsString()
-  @Length(1, 50)
+  @CodePointLength(1, 50)
   @PlainText()
   display_name?: string | null;
 
@@ -85,7 +90,7 @@ export class UpdateProfileDto {
   })
   @NullableField()
   @IsString()
-  @MaxLength(500)
+  @CodePointLength(0, 500)
   @PlainText({ multiline: true, showsUnlessEmpty: true })
   bio?: string | null;
 

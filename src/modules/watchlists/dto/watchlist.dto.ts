@@ -1,30 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsArray, IsString, Matches, ValidateBy } from 'class-validator';
+import { IsArray, IsString, Matches } from 'class-validator';
 import { MARKET_ID_SOURCE } from '../../../common/ids/id-patterns.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
-import { OptionalField, PlainText } from '../../../common/validation/fields.js';
+import { CodePointLength, OptionalField, PlainText } from '../../../common/validation/fields.js';
 import { MARKET_STATUSES } from '../../markets/dto/market.dto.js';
 import type { MarketStatus } from '../../markets/entities/market.entity.js';
 import { MAX_NAME_LENGTH, MAX_WATCHLIST_MARKETS } from '../watchlist-rules.js';
-
-/**
- * 1..64 characters counted as code points (JSON Schema's maxLength counts them so too): an emoji
- * outside the Basic Multilingual Plane is one character, not two UTF-16 units.
- */
-function NameLength(): PropertyDecorator {
-  return ValidateBy({
-    name: 'nameLength',
-    validator: {
-      validate: (value: unknown) => {
-        if (typeof value !== 'string') return true;
-        const length = [...value].length;
-        return length >= 1 && length <= MAX_NAME_LENGTH;
-      },
-      defaultMessage: (args) =>
-        `${args?.property ?? 'name'} must be 1 to ${MAX_NAME_LENGTH} characters long`,
-    },
-  });
-}
 
 const NAME_TEXT = `1..${MAX_NAME_LENGTH} characters of visible text (no control characters or bidirectional overrides, something that shows), unique among your watchlists of this world ignoring case (Unicode-aware: compared after NFC normalization and lower-casing). Returned exactly as sent.`;
 
@@ -38,7 +19,7 @@ export class CreateWatchlistDto {
     description: NAME_TEXT,
   })
   @IsString()
-  @NameLength()
+  @CodePointLength(1, MAX_NAME_LENGTH)
   @PlainText()
   name: string;
 
@@ -64,7 +45,7 @@ export class UpdateWatchlistDto {
   })
   @OptionalField()
   @IsString()
-  @NameLength()
+  @CodePointLength(1, MAX_NAME_LENGTH)
   @PlainText()
   name?: string;
 
