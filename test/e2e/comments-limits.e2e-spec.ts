@@ -5,9 +5,11 @@ import { expectContractError, startApp, type Running } from '../support/harness.
 import { NOON, SEED_MARKETS, type Trader } from '../support/orders.js';
 
 /**
- * POST /markets/{id}/comments takes at most 10 comments a minute per user: the count is the
- * user's, shared by all of their keys, with the usual 429 RATE_LIMITED (limit_scope route) and
- * Retry-After. Limits are on; the clock starts at 12:00:00.000, the start of a minute window.
+ * POST /markets/{id}/comments takes at most 10 comments a minute per user and world: the count is
+ * the user's, shared by all of their keys of one world, with the usual 429 RATE_LIMITED
+ * (limit_scope route) and Retry-After; the paper and live worlds count apart, and every attempt
+ * counts, a refused one too. Limits are on; the clock starts at 12:00:00.000, the start of a
+ * minute window; each test starts in a minute of its own.
  */
 describe('comments: 10 a minute per user', () => {
   let svc: Running;
@@ -22,6 +24,12 @@ describe('comments: 10 a minute per user', () => {
     a2 = await otherKey(svc, a);
     b = await commenter(svc, 'b@limits.comments.test');
   });
+
+  /** Moves the clock to the start of the next minute window. */
+  function nextMinute(): void {
+    const clock = svc.clock as ManualClock;
+    clock.advance(60_000 - (clock.now() % 60_000));
+  }
   afterAll(async () => {
     await svc.close();
   });
@@ -44,5 +52,38 @@ describe('comments: 10 a minute per user', () => {
     expectContractError(await postRaw(svc, a, market, { body: 'still' }), 429, 'RATE_LIMITED');
     (svc.clock as ManualClock).advance(1);
     expect((await postRaw(svc, a2, market, { body: 'next minute' })).status).toBe(201);
+  });
+
+  it("the paper world's 10 do not spend the live world's: a live key of the same user still posts", async () => {
+    nextMinute();
+    const u = await commenter(svc, 'worlds@limits.comments.test');
+    const uLive = await otherKey(svc, u, 'live');
+    for (let i = 0; i < 10; i++) {
+      expect((await postRaw(svc, u, market, { body: `paper ${i}` })).status).toBe(201);
+    }
+    const live = await postRaw(svc, uLive, market, { body: 'live after ten paper comments' });
+    expect(live.status).toBe(201);
+    expect((live.body as { environment: string }).environment).toBe('live');
+    const eleventh = await postRaw(svc, u, market, { body: 'the eleventh paper comment' });
+    expect(expectContractError(eleventh, 429, 'RATE_LIMITED').details).toMatchObject({
+      limit_scope: 'route',
+      limit: 10,
+    });
+    // The live world has used one of its 10: nine more pass, the tenth after them does not.
+    for (let i = 0; i < 9; i++) {
+      expect((await postRaw(svc, uLive, market, { body: `live ${i}` })).status).toBe(201);
+    }
+    expectContractError(await postRaw(svc, uLive, market, { body: 'over' }), 429, 'RATE_LIMITED');
+  });
+
+  it('a refused attempt (400) counts: after 10 empty bodies a valid comment is 429', async () => {
+    nextMinute();
+    const u = await commenter(svc, 'refused@limits.comments.test');
+    for (let i = 0; i < 10; i++) {
+      expectContractError(await postRaw(svc, u, market, { body: '' }), 400, 'VALIDATION_FAILED');
+    }
+    expectContractError(await postRaw(svc, u, market, { body: 'valid' }), 429, 'RATE_LIMITED');
+    nextMinute();
+    expect((await postRaw(svc, u, market, { body: 'valid' })).status).toBe(201);
   });
 });

@@ -28,8 +28,8 @@ export interface RouteMeta {
   routeLimitGroup?: string;
   /**
    * Whom the per-route limit counts: the credential (default: the key, or the user for a
-   * session), or the user behind it, so all of one user's keys and sessions share one bucket
-   * (SPEC: "10 comments a minute per user").
+   * session), or the user behind it, so all of one user's keys and sessions of one world share
+   * one bucket (SPEC: "10 comments a minute per user"); the paper and live worlds count apart.
    */
   routeLimitPer?: 'credential' | 'user';
   /**

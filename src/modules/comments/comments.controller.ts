@@ -50,7 +50,7 @@ export class CommentsController {
   @Post('markets/:id/comments')
   @Endpoint({
     summary: 'Comment on a market, or reply to a comment',
-    description: `${WORLD} Replies go one level deep: a reply to a reply is 422 COMMENT_THREAD_TOO_DEEP, a reply to a deleted comment 409 COMMENT_DELETED. A market resolved more than 30 days ago takes no new comments (422 MARKET_NOT_OPEN). A reply notifies the parent's author (COMMENT_REPLY), unless they reply to themselves. At most 10 comments a minute per user, counted across all of the user's keys and sessions (429 RATE_LIMITED, details.limit_scope route).`,
+    description: `${WORLD} Replies go one level deep: a reply to a reply is 422 COMMENT_THREAD_TOO_DEEP, a reply to a deleted comment 409 COMMENT_DELETED. A market resolved more than 30 days ago takes no new comments (422 MARKET_NOT_OPEN). A reply notifies the parent's author (COMMENT_REPLY), unless they reply to themselves. At most 10 comments a minute per user and world: all of the user's keys and sessions of one world share them, and the paper and live worlds count apart. Every attempt counts, as for every route limit: a refused one (400, 404, 409, 422) too. Over it: 429 RATE_LIMITED, details.limit_scope route.`,
     auth: 'key',
     scopes: ['comments:write'],
     status: 201,

@@ -184,7 +184,8 @@ export class LimitsService {
     ];
     const scopes: Scope[] = ['key'];
     if (meta.routeLimitPerMinute !== undefined) {
-      const counted = meta.routeLimitPer === 'user' ? `user:${c.userId}` : who;
+      // A per-user limit counts per world: the paper world's attempts never spend the live one's.
+      const counted = meta.routeLimitPer === 'user' ? `user:${c.environment}:${c.userId}` : who;
       charges.push({
         bucket: `route:${routeId}:${counted}:${mStart}`,
         units: 1,
