@@ -107,48 +107,110 @@ describe('comments: reports, resolved markets, sandbox reset', () => {
     expect((await postRaw(svc, live, market, { body: 'live market still open' })).status).toBe(201);
   });
 
-  it("a sandbox reset clears the user's paper comments, replies to them and their reports; counts stay true; live stays", async () => {
+  it("a sandbox reset clears the user's paper comments and reports, never other users' replies; counts stay true; live stays", async () => {
     const user = await commenter(svc, 'resetter@moderation.test');
     const userLive = await otherKey(svc, user, 'live');
     const [x, y] = others;
     const market = m4.id;
     const mine = await post(svc, user, market, 'my thread');
-    const replyToMine = await post(svc, x, market, 'a reply to a thread that goes', mine.id);
+    const replyToMine = await post(svc, x, market, 'a reply that outlives the reset', mine.id);
+    const lonely = await post(svc, user, market, 'nobody replied');
     const theirs = await post(svc, x, market, 'their thread');
     const myReply = await post(svc, user, market, 'my reply', theirs.id);
     const theirReply = await post(svc, y, market, 'their reply', theirs.id);
     expect((await report(y, mine.id)).status).toBe(202);
     expect((await report(user, theirs.id)).status).toBe(202);
     const liveMine = await post(svc, userLive, market, 'my live comment');
+    const liveOfY = await post(
+      svc,
+      await otherKey(svc, await commenter(svc, 'live-author@moderation.test'), 'live'),
+      market,
+      'a live comment',
+    );
+    expect(
+      (
+        await as(userLive, `${svc.api}/comments/${liveOfY.id}/report`, {
+          method: 'POST',
+          json: { reason: 'SPAM' },
+        })
+      ).status,
+    ).toBe(202);
     expect((await read(svc, x, `/comments/${theirs.id}`)).body.reply_count).toBe(2);
 
     const reset = await as(user, `${svc.api}/sandbox/reset`, { method: 'POST' });
     expect(reset.status).toBe(200);
-    expect(reset.body.cleared.comments).toBe(2);
+    expect(reset.body.cleared.comments).toBe(3); // mine (kept as a tombstone), lonely, my reply
 
-    for (const id of [mine.id, myReply.id, replyToMine.id]) {
+    for (const id of [lonely.id, myReply.id]) {
       expectContractError(await read(svc, x, `/comments/${id}`), 404, 'NOT_FOUND');
     }
-    expect(await ids(svc, x, `/markets/${market}/comments`)).toEqual([theirs.id]);
+    // x's COMMENT_REPLY notification of the user's removed reply is x's record: it stays, and the
+    // comment it names answers 404 like any unknown one.
+    const inbox = (await as(x, `${svc.api}/notifications/cursor?limit=200`)).body.data as {
+      type: string;
+      data: { comment_id?: string };
+    }[];
+    expect(inbox.filter((n) => n.data.comment_id === myReply.id)).toHaveLength(1);
+    // Another user's reply survives, in a thread whose first comment is a tombstone.
+    expect((await read(svc, x, `/comments/${replyToMine.id}`)).body).toMatchObject({
+      body: 'a reply that outlives the reset',
+      parent_id: mine.id,
+    });
+    expect((await read(svc, x, `/comments/${mine.id}`)).body).toMatchObject({
+      status: 'DELETED',
+      body: null,
+      author: { id: user.userId },
+      reply_count: 1,
+    });
+    expect(await ids(svc, x, `/markets/${market}/comments?parent_id=${mine.id}`)).toEqual([
+      replyToMine.id,
+    ]);
+    expect(await ids(svc, x, `/markets/${market}/comments`)).toEqual([theirs.id, mine.id]);
+    // The user's reply left their thread, and the user's report on it was withdrawn.
     expect((await read(svc, x, `/comments/${theirs.id}`)).body).toMatchObject({
       reply_count: 1,
-      report_count: 1, // the user's report on someone else's comment stays
+      report_count: 0,
     });
     expect(await ids(svc, x, `/markets/${market}/comments?parent_id=${theirs.id}`)).toEqual([
       theirReply.id,
     ]);
-    // The reports on the removed comments went with them; the user's report on theirs stays.
     const reports = paperQuery<{ comment_id: string }>(
       svc,
       'SELECT comment_id FROM comment_reports WHERE comment_id IN (?, ?)',
       mine.id,
       theirs.id,
     );
-    expect(reports.map((r) => r.comment_id)).toEqual([theirs.id]);
-    // The live world is untouched.
+    expect(reports).toEqual([]);
+    // The reset user starts afresh: it may report again.
+    expect((await report(user, theirs.id)).status).toBe(202);
+    // The live world is untouched: the live comment, and the live report (a second is 409).
     expect((await read(svc, null, `/comments/${liveMine.id}`)).body.body).toBe('my live comment');
-    // A second reset has nothing left to clear.
+    const liveAgain = await as(userLive, `${svc.api}/comments/${liveOfY.id}/report`, {
+      method: 'POST',
+      json: { reason: 'SPAM' },
+    });
+    expectContractError(liveAgain, 409, 'ALREADY_REPORTED');
+    // A second reset has nothing left to clear (the tombstone is not counted again).
     const again = await as(user, `${svc.api}/sandbox/reset`, { method: 'POST' });
     expect(again.body.cleared.comments).toBe(0);
+  });
+
+  it("a reset withdraws the user's reports: a comment hidden by 5 reporters with the user among them is visible again", async () => {
+    const user = await commenter(svc, 'reporter-reset@moderation.test');
+    const c = await post(svc, author, m4.id, 'reported by five');
+    for (const t of [...others.slice(0, 4), user]) expect((await report(t, c.id)).status).toBe(202);
+    expect((await read(svc, others[5], `/comments/${c.id}`)).body).toMatchObject({
+      status: 'HIDDEN',
+      body: null,
+    });
+
+    expect((await as(user, `${svc.api}/sandbox/reset`, { method: 'POST' })).status).toBe(200);
+    expect((await read(svc, others[5], `/comments/${c.id}`)).body).toMatchObject({
+      status: 'VISIBLE',
+      body: 'reported by five',
+    });
+    expect((await read(svc, author, `/comments/${c.id}`)).body.report_count).toBe(4);
+    expect((await report(user, c.id)).status).toBe(202);
+    expect((await read(svc, others[5], `/comments/${c.id}`)).body.status).toBe('HIDDEN');
   });
 });

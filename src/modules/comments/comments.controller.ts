@@ -78,7 +78,7 @@ export class CommentsController {
   @Get('comments/:id')
   @Endpoint({
     summary: 'Get a comment',
-    description: `${WORLD} Readable without a key; a key needs comments:read. report_count is shown to the author only, and so is the body of a HIDDEN comment.`,
+    description: `${WORLD} Readable without a key; a key needs comments:read. report_count is shown to the author only, and so is the body of a HIDDEN comment. A comment a sandbox reset removed (its author's paper reply, or a comment nobody else replied to) is unknown (404), even where a COMMENT_REPLY notification still names it.`,
     auth: 'optional',
     scopes: ['comments:read'],
     type: CommentDto,

@@ -57,25 +57,50 @@ describe('CommentsRepository', () => {
     expect(repo.get(id)).toMatchObject({ status: 'DELETED', body: null });
   });
 
-  it("deletes a user's comments, the replies to them and their reports, and keeps the other counts true", () => {
+  it("a reset deletes the user's replies and unreplied comments, tombstones a comment others replied to, and keeps the counts true", () => {
     const own = add('usr_gone');
     const selfReply = add('usr_gone', own);
     const otherReply = add('usr_b', own);
+    const lonely = add('usr_gone');
     const theirs = add('usr_b');
     const reply = add('usr_gone', theirs);
     const kept = add('usr_c', theirs);
     report(own, 'usr_b');
+    report(lonely, 'usr_b');
+    report(reply, 'usr_c');
     report(theirs, 'usr_gone');
     expect(repo.get(theirs)!.reply_count).toBe(2);
 
-    expect(repo.deleteAllOf('usr_gone')).toBe(3);
-    for (const id of [own, selfReply, otherReply, reply]) expect(repo.get(id)).toBeUndefined();
-    expect(repo.get(theirs)).toMatchObject({ reply_count: 1, report_count: 1 });
+    expect(repo.deleteAllOf('usr_gone')).toBe(4);
+    for (const id of [selfReply, lonely, reply]) expect(repo.get(id)).toBeUndefined();
+    // Other users' replies keep their thread: its first comment stays as a tombstone.
+    expect(repo.get(own)).toMatchObject({
+      user_id: 'usr_gone',
+      status: 'DELETED',
+      body: null,
+      reply_count: 1,
+      report_count: 0,
+    });
+    expect(repo.replies(own, undefined, 10).map((r) => r.id)).toEqual([otherReply]);
+    // The user's reply left the other thread; the user's report on it is withdrawn.
+    expect(repo.get(theirs)).toMatchObject({ reply_count: 1, report_count: 0 });
     expect(repo.replies(theirs, undefined, 10).map((r) => r.id)).toEqual([kept]);
     const reports = connectionOf(ds)
-      .prepare('SELECT comment_id FROM comment_reports WHERE comment_id IN (?, ?)')
-      .all(own, theirs) as { comment_id: string }[];
-    expect(reports).toEqual([{ comment_id: theirs }]);
+      .prepare('SELECT comment_id FROM comment_reports WHERE comment_id IN (?, ?, ?, ?)')
+      .all(own, lonely, reply, theirs);
+    expect(reports).toEqual([]);
+    // Nothing left to clear: the tombstone is not counted again.
     expect(repo.deleteAllOf('usr_gone')).toBe(0);
+  });
+
+  it("a reset withdraws the user's reports: a comment hidden with them is visible again", () => {
+    const id = add('usr_author');
+    for (let i = 1; i < HIDE_AT_REPORTS; i++) report(id, `usr_h${i}`);
+    report(id, 'usr_reporter');
+    expect(repo.get(id)).toMatchObject({ status: 'HIDDEN', report_count: HIDE_AT_REPORTS });
+    expect(repo.deleteAllOf('usr_reporter')).toBe(0);
+    expect(repo.get(id)).toMatchObject({ status: 'VISIBLE', report_count: HIDE_AT_REPORTS - 1 });
+    expect(report(id, 'usr_reporter')).toBe(true);
+    expect(repo.get(id)).toMatchObject({ status: 'HIDDEN', report_count: HIDE_AT_REPORTS });
   });
 });

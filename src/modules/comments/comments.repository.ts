@@ -65,9 +65,13 @@ export class CommentsRepository {
   private readonly insertReport: Statement;
   private readonly countReport: Statement;
   private readonly ofUser: Statement;
-  private readonly repliesOf: Statement;
+  private readonly hasReplies: Statement;
   private readonly deleteReports: Statement;
   private readonly deleteOne: Statement;
+  private readonly tombstone: Statement;
+  private readonly reportedBy: Statement;
+  private readonly deleteReportsBy: Statement;
+  private readonly uncountReport: Statement;
 
   constructor(private readonly db: Database) {
     this.byId = db.prepare('SELECT * FROM comments WHERE id = ?');
@@ -97,10 +101,21 @@ export class CommentsRepository {
          status = CASE WHEN status = 'VISIBLE' AND report_count + 1 >= ${HIDE_AT_REPORTS} THEN 'HIDDEN' ELSE status END
        WHERE id = ?`,
     );
-    this.ofUser = db.prepare('SELECT id, parent_id FROM comments WHERE user_id = ?');
-    this.repliesOf = db.prepare('SELECT id FROM comments WHERE parent_id = ?');
+    this.ofUser = db.prepare('SELECT id, parent_id, status FROM comments WHERE user_id = ?');
+    this.hasReplies = db.prepare('SELECT 1 FROM comments WHERE parent_id = ? LIMIT 1');
     this.deleteReports = db.prepare('DELETE FROM comment_reports WHERE comment_id = ?');
     this.deleteOne = db.prepare('DELETE FROM comments WHERE id = ?');
+    this.tombstone = db.prepare(
+      `UPDATE comments SET status = 'DELETED', body = NULL, report_count = 0 WHERE id = ?`,
+    );
+    this.reportedBy = db.prepare('SELECT comment_id FROM comment_reports WHERE user_id = ?');
+    this.deleteReportsBy = db.prepare('DELETE FROM comment_reports WHERE user_id = ?');
+    // A withdrawn report stops counting; a HIDDEN comment back under the threshold is VISIBLE.
+    this.uncountReport = db.prepare(
+      `UPDATE comments SET report_count = report_count - 1,
+         status = CASE WHEN status = 'HIDDEN' AND report_count - 1 < ${HIDE_AT_REPORTS} THEN 'VISIBLE' ELSE status END
+       WHERE id = ?`,
+    );
   }
 
   get(id: string): CommentRow | undefined {
@@ -151,31 +166,43 @@ export class CommentsRepository {
   }
 
   /**
-   * Deletes every comment of a user (with their reports) and every reply to them, whoever wrote
-   * it (a thread does not outlive its first comment: its replies are reachable only through it),
-   * and takes the user's removed replies off the counts of the parents that stay. Answers how
-   * many of the user's own comments went.
+   * A sandbox reset's clean-up of one user's comments and reports (never another user's comment):
+   * - the user's reports are withdrawn: each reported comment counts one report less, and a
+   *   HIDDEN one back under {@link HIDE_AT_REPORTS} is VISIBLE again;
+   * - the user's replies are deleted (with the reports on them) and leave their parents' counts;
+   * - a top-level comment of the user that other users replied to stays as a tombstone (DELETED,
+   *   body null, reports gone, author kept) so their replies stay reachable; one without such
+   *   replies is deleted with its reports.
+   * Answers how many of the user's comments went or became tombstones (one already DELETED that
+   * stays is not counted again).
    */
   deleteAllOf(userId: string): number {
     return this.db.transaction(() => {
-      const own = this.ofUser.all(userId) as { id: string; parent_id: string | null }[];
-      const gone = new Set(own.map((c) => c.id));
-      const doomed = new Set<string>();
-      for (const c of own) {
-        doomed.add(c.id);
-        if (c.parent_id === null) {
-          for (const r of this.repliesOf.all(c.id) as { id: string }[]) doomed.add(r.id);
+      for (const r of this.reportedBy.all(userId) as { comment_id: string }[]) {
+        this.uncountReport.run(r.comment_id);
+      }
+      this.deleteReportsBy.run(userId);
+      type Own = { id: string; parent_id: string | null; status: CommentStatus };
+      const own = this.ofUser.all(userId) as Own[];
+      let cleared = 0;
+      for (const c of own.filter((c) => c.parent_id !== null)) {
+        this.deleteReports.run(c.id);
+        this.deleteOne.run(c.id);
+        this.bumpReplies.run(-1, c.parent_id);
+        cleared++;
+      }
+      for (const c of own.filter((c) => c.parent_id === null)) {
+        this.deleteReports.run(c.id);
+        // The user's own replies are gone already: what is left is other users'.
+        if (this.hasReplies.get(c.id) === undefined) {
+          this.deleteOne.run(c.id);
+          cleared++;
+        } else {
+          this.tombstone.run(c.id);
+          if (c.status !== 'DELETED') cleared++;
         }
       }
-      for (const c of own) {
-        // A reply of the user's under someone else's comment that stays.
-        if (c.parent_id !== null && !gone.has(c.parent_id)) this.bumpReplies.run(-1, c.parent_id);
-      }
-      for (const id of doomed) {
-        this.deleteReports.run(id);
-        this.deleteOne.run(id);
-      }
-      return own.length;
+      return cleared;
     })();
   }
 }
