@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { commenter, ids, otherKey, post, postRaw, read } from '../support/comments.js';
 import { expectContractError, http, type Running } from '../support/harness.js';
+import { operationDescription } from '../support/openapi.js';
 import {
   as,
   expectValidation,
@@ -321,8 +322,12 @@ describe('comments', () => {
       json: { reason: 'SPAM' },
     });
     expectContractError(reported, 409, 'COMMENT_DELETED');
+    // Deleting again (a retry) is 204, the tombstone stays; the operation says so.
     expect((await del(a, root.id)).status).toBe(204);
     expect((await read(svc, a, `/comments/${root.id}`)).body.status).toBe('DELETED');
+    expect(await operationDescription(svc, 'delete', '/api/v1/comments/{id}')).toMatch(
+      /Deleting a deleted comment again answers 204 .* a retried DELETE is safe/,
+    );
     // The reply's author may still delete theirs.
     expect((await del(b, reply.id)).status).toBe(204);
     expect((await read(svc, a, `/comments/${root.id}`)).body.reply_count).toBe(1);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, type Running } from '../support/harness.js';
+import { operationDescription } from '../support/openapi.js';
 import {
   expectValidation,
   keyFor,
@@ -99,7 +100,11 @@ describe('watchlists', () => {
     expect(deleted.text).toBe('');
     const gone = expectContractError(await wl.get(a, id), 404, 'NOT_FOUND');
     expect(gone.details).toEqual({ watchlist_id: id });
+    // A second DELETE (a retry) is 404: the list is gone; the operation says so.
     expectContractError(await wl.call(a, 'DELETE', `/${id}`), 404, 'NOT_FOUND');
+    expect(await operationDescription(svc, 'delete', '/api/v1/watchlists/{id}')).toMatch(
+      /second DELETE of the same id .* answers 404 NOT_FOUND/,
+    );
     expect(((await wl.call(a, 'GET', '')).body.data as Watchlist[]).map((w) => w.id)).not.toContain(
       id,
     );

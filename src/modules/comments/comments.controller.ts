@@ -114,7 +114,7 @@ export class CommentsController {
   @Delete('comments/:id')
   @Endpoint({
     summary: 'Delete your comment',
-    description: `${WORLD} Its author only (else 403 NOT_COMMENT_AUTHOR). The comment stays as a tombstone (status DELETED, body null) and its replies stay. Deleting a deleted comment again answers 204 and changes nothing.`,
+    description: `${WORLD} Its author only (else 403 NOT_COMMENT_AUTHOR). The comment stays as a tombstone (status DELETED, body null) and its replies stay. Deleting a deleted comment again answers 204 and changes nothing, so a retried DELETE is safe and answers the same. (A watchlist's DELETE differs: the list is gone, and a second DELETE answers 404.)`,
     auth: 'key',
     scopes: ['comments:write'],
     status: 204,

@@ -103,12 +103,13 @@ export class WatchlistsController {
   @Delete(':id')
   @Endpoint({
     summary: 'Delete a watchlist',
-    description: WORLD,
+    description: `${WORLD} The watchlist is deleted outright, with its markets: nothing of it stays. A second DELETE of the same id (a retry whose first answer was lost, say) answers 404 NOT_FOUND like an id that never existed, so a client retrying a DELETE treats that 404 as done. (A comment's DELETE differs: its tombstone stays, and deleting it again answers 204.)`,
     auth: 'key',
     scopes: ['watchlist:write'],
     status: 204,
+    responseDescription: 'Deleted (a second DELETE of the id is 404)',
     errors: [404],
-    codes: { 404: [NOT_FOUND_LIST] },
+    codes: { 404: [`${NOT_FOUND_LIST}, or deleted already`] },
   })
   remove(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): void {
     this.watchlists.remove(world, c.userId, id);
