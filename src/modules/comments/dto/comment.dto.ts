@@ -1,6 +1,6 @@
 import { AuthorDto } from '../../users/dto/author.dto.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsString, ValidateBy } from 'class-validator';
+import { IsIn, IsString } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import {
   CodePointLength,
@@ -15,21 +15,6 @@ export const NOTE_MAX = 500;
 export const REPORT_REASONS: ReportReason[] = ['SPAM', 'ABUSE', 'OFF_TOPIC', 'OTHER'];
 const STATUSES: CommentStatus[] = ['VISIBLE', 'HIDDEN', 'DELETED'];
 
-/**
- * No lone UTF-16 surrogate: JSON can carry one (`"\ud800"`), but it is no character and could not
- * be stored and returned byte for byte (UTF-8 has no encoding of it).
- */
-function WellFormed(): PropertyDecorator {
-  return ValidateBy({
-    name: 'wellFormed',
-    validator: {
-      validate: (value: unknown) => typeof value !== 'string' || !/\p{Cs}/u.test(value),
-      defaultMessage: (args) =>
-        `${args?.property ?? 'value'} must be valid Unicode (no lone surrogate)`,
-    },
-  });
-}
-
 const BODY_TEXT = `1..${BODY_MAX} characters counted as Unicode code points (an emoji is one; a combining mark is one of its own), showing at least one visible character; line breaks and tabs are allowed, other control characters and bidirectional overrides are not. Returned exactly as stored: it is text, never markup.`;
 
 export class CreateCommentDto {
@@ -38,7 +23,6 @@ export class CreateCommentDto {
   @CodePointLength(1, BODY_MAX)
   @PlainText({ multiline: true })
   @ShowsSomething()
-  @WellFormed()
   body: string;
 
   @ApiPropertyOptional({
@@ -57,7 +41,6 @@ export class EditCommentDto {
   @CodePointLength(1, BODY_MAX)
   @PlainText({ multiline: true })
   @ShowsSomething()
-  @WellFormed()
   body: string;
 }
 
@@ -73,7 +56,6 @@ export class ReportCommentDto {
   @IsString()
   @CodePointLength(0, NOTE_MAX)
   @PlainText({ multiline: true })
-  @WellFormed()
   note?: string;
 }
 
