@@ -213,10 +213,7 @@ export class CommentStores {
   private readonly stores: Record<Environment, CommentsRepository>;
 
   constructor(worlds: WorldDatabases) {
-    this.stores = {
-      live: new CommentsRepository(worlds.connection('live')),
-      test: new CommentsRepository(worlds.connection('test')),
-    };
+    this.stores = worlds.perWorld((db) => new CommentsRepository(db));
   }
 
   of(world: Environment): CommentsRepository {

@@ -1,9 +1,10 @@
 import { marketBrief } from '../markets/market-summary.js';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
-import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
+import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
+import { WATCHLIST_ID } from '../../common/ids/id-patterns.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
@@ -21,7 +22,6 @@ import {
   MAX_WATCHLIST_MARKETS,
   MAX_WATCHLISTS,
   nameKey,
-  WATCHLIST_ID,
 } from './watchlist-rules.js';
 import { WatchlistsRepository, type WatchlistRow } from './watchlists.repository.js';
 
@@ -41,8 +41,7 @@ export class WatchlistsService implements OnModuleInit {
     private readonly ids: IdGenerator,
     private readonly paperRecords: PaperWorldRecords,
   ) {
-    const [live, test] = ENVIRONMENTS.map((w) => new WatchlistsRepository(worlds.connection(w)));
-    this.repos = { live, test };
+    this.repos = worlds.perWorld((db) => new WatchlistsRepository(db));
   }
 
   /** A sandbox reset deletes the user's paper watchlists; the live ones stay. */

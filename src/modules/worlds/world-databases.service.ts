@@ -28,4 +28,15 @@ export class WorldDatabases {
   connection(world: Environment): Database {
     return connectionOf(this.sources[world]);
   }
+
+  /**
+   * One `T` per world, each made on that world's connection: how a module holds its per-world
+   * repositories (`worlds.perWorld((db) => new CommentsRepository(db))`).
+   */
+  perWorld<T>(make: (db: Database, world: Environment) => T): Record<Environment, T> {
+    return {
+      live: make(this.connection('live'), 'live'),
+      test: make(this.connection('test'), 'test'),
+    };
+  }
 }
