@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { IdGenerator } from './id-generator.js';
+import { COMMENT_ID, ORDER_ID, WATCHLIST_ID } from './id-patterns.js';
 
 describe('IdGenerator', () => {
   it('prefixes, never repeats, and sorts by creation even within one millisecond', () => {
@@ -22,5 +23,17 @@ describe('IdGenerator', () => {
     now -= 5_000;
     const b = gen.next('evt');
     expect(b > a).toBe(true);
+  });
+
+  it('writes ids the shapes of id-patterns accept (orders, comments, watchlists)', () => {
+    const gen = new IdGenerator(() => 1_795_000_000_000);
+    const shapes: [string, RegExp][] = [
+      ['ord', ORDER_ID],
+      ['cmt', COMMENT_ID],
+      ['wl', WATCHLIST_ID],
+    ];
+    for (const [prefix, shape] of shapes) expect(gen.next(prefix)).toMatch(shape);
+    expect('wl_01').not.toMatch(COMMENT_ID);
+    expect('cmt_01').not.toMatch(WATCHLIST_ID);
   });
 });

@@ -10,3 +10,6 @@ export const ORDER_ID = new RegExp(ORDER_ID_SOURCE);
 
 /** A comment id as IdGenerator writes it (`cmt_` + Crockford base32: time, counter, random). */
 export const COMMENT_ID = /^cmt_[0-9a-z]{1,40}$/;
+
+/** A watchlist id as IdGenerator writes it (`wl_` + Crockford base32). */
+export const WATCHLIST_ID = /^wl_[a-z0-9]{1,40}$/;

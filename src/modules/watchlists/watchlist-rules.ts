@@ -8,9 +8,6 @@ export const MAX_WATCHLIST_MARKETS = 200;
 /** Code points of a name. */
 export const MAX_NAME_LENGTH = 64;
 
-/** Shape of the ids GET /watchlists/{id} and friends accept (see IdGenerator). */
-export const WATCHLIST_ID = /^wl_[a-z0-9]{1,40}$/;
-
 /**
  * The name as compared for uniqueness: Unicode NFC (so a precomposed "Ä" and "A" + combining
  * diaeresis are one name), then lower-cased by Unicode rules ("Ärger" and "ärger" collide, as do
