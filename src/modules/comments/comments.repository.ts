@@ -20,12 +20,6 @@ export interface CommentRow {
   edited_at: string | null;
 }
 
-/** What the comment rules need of a market in the world's database. */
-export interface MarketState {
-  status: string;
-  resolved_at: string | null;
-}
-
 export interface NewComment {
   id: string;
   marketId: string;
@@ -55,7 +49,6 @@ const AFTER_ALL = '\uffff';
  */
 export class CommentsRepository {
   private readonly byId: Statement;
-  private readonly market: Statement;
   private readonly insert: Statement;
   private readonly bumpReplies: Statement;
   private readonly topLevelPage: Statement;
@@ -75,7 +68,6 @@ export class CommentsRepository {
 
   constructor(private readonly db: Database) {
     this.byId = db.prepare('SELECT * FROM comments WHERE id = ?');
-    this.market = db.prepare('SELECT status, resolved_at FROM markets WHERE id = ?');
     this.insert = db.prepare(
       `INSERT INTO comments (id, market_id, parent_id, user_id, body, status, reply_count, report_count, created_at, edited_at)
        VALUES (?, ?, ?, ?, ?, 'VISIBLE', 0, 0, ?, NULL)`,
@@ -120,10 +112,6 @@ export class CommentsRepository {
 
   get(id: string): CommentRow | undefined {
     return this.byId.get(id) as CommentRow | undefined;
-  }
-
-  marketState(marketId: string): MarketState | undefined {
-    return this.market.get(marketId) as MarketState | undefined;
   }
 
   /** Stores a comment; a reply also counts on its parent. */

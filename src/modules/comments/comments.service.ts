@@ -2,17 +2,13 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { COMMENT_ID, MARKET_ID } from '../../common/ids/id-patterns.js';
+import { COMMENT_ID } from '../../common/ids/id-patterns.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { AuthorDirectory, type AuthorView } from '../users/author-directory.service.js';
 import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
+import { WorldMarkets } from '../worlds/world-markets.service.js';
 import { commentView, type CommentView } from './comment-view.js';
-import {
-  CommentStores,
-  type CommentRow,
-  type CommentsRepository,
-  type MarketState,
-} from './comments.repository.js';
+import { CommentStores, type CommentRow, type CommentsRepository } from './comments.repository.js';
 import type { CommentReportDto, ReportCommentDto } from './dto/comment.dto.js';
 
 /** How long after posting its author may edit a comment. */
@@ -29,6 +25,7 @@ export class CommentsService implements OnModuleInit {
     private readonly directory: AuthorDirectory,
     private readonly clock: Clock,
     private readonly paper: PaperWorldRecords,
+    private readonly markets: WorldMarkets,
   ) {}
 
   onModuleInit(): void {
@@ -42,17 +39,6 @@ export class CommentsService implements OnModuleInit {
     return row;
   }
 
-  /** The market's state in the world, or 404 naming it. */
-  requireMarket(world: Environment, marketId: string): MarketState {
-    const market = MARKET_ID.test(marketId)
-      ? this.stores.of(world).marketState(marketId)
-      : undefined;
-    if (market === undefined) {
-      throw new DomainError('NOT_FOUND', `No market ${marketId}`, { market_id: marketId });
-    }
-    return market;
-  }
-
   get(world: Environment, viewerId: string | null, id: string): CommentView {
     return this.views(world, viewerId, [this.find(world, id)])[0];
   }
@@ -64,7 +50,7 @@ export class CommentsService implements OnModuleInit {
     marketId: string,
     q: { limit?: number; cursor?: string; parent_id?: string },
   ): Page<CommentView> {
-    this.requireMarket(world, marketId);
+    this.markets.require(world, marketId);
     const page =
       q.parent_id === undefined
         ? this.topLevelPage(this.stores.of(world), world, marketId, q)

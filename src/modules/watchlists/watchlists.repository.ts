@@ -32,7 +32,6 @@ export class WatchlistsRepository {
   private readonly deleteAllStmt: Statement;
   private readonly listedStmt: Statement;
   private readonly memberIdsStmt: Statement;
-  private readonly knownMarketsStmt: Statement;
   private readonly clearMarketsStmt: Statement;
   private readonly insertMarketStmt: Statement;
   private readonly appendMarketStmt: Statement;
@@ -64,9 +63,6 @@ export class WatchlistsRepository {
     );
     this.memberIdsStmt = db.prepare(
       'SELECT market_id FROM watchlist_markets WHERE watchlist_id = ? ORDER BY position',
-    );
-    this.knownMarketsStmt = db.prepare(
-      'SELECT id FROM markets WHERE id IN (SELECT value FROM json_each(?))',
     );
     this.clearMarketsStmt = db.prepare('DELETE FROM watchlist_markets WHERE watchlist_id = ?');
     this.insertMarketStmt = db.prepare(
@@ -133,13 +129,6 @@ export class WatchlistsRepository {
 
   memberIds(watchlistId: string): string[] {
     return (this.memberIdsStmt.all(watchlistId) as { market_id: string }[]).map((r) => r.market_id);
-  }
-
-  /** Which of these market ids this world has. */
-  knownMarkets(ids: readonly string[]): Set<string> {
-    return new Set(
-      (this.knownMarketsStmt.all(JSON.stringify(ids)) as { id: string }[]).map((r) => r.id),
-    );
   }
 
   /** The list's markets become exactly `marketIds`, in that order. */

@@ -10,6 +10,7 @@ import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
+import { WorldMarkets } from '../worlds/world-markets.service.js';
 import type {
   CreateWatchlistDto,
   UpdateWatchlistDto,
@@ -40,6 +41,7 @@ export class WatchlistsService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly paperRecords: PaperWorldRecords,
+    private readonly markets: WorldMarkets,
   ) {
     this.repos = worlds.perWorld((db) => new WatchlistsRepository(db));
   }
@@ -82,7 +84,7 @@ export class WatchlistsService implements OnModuleInit {
           `You have ${MAX_WATCHLISTS} watchlists in this world, the most allowed`,
         );
       }
-      this.assertKnownMarkets(world, marketIds);
+      this.markets.requireAll(world, marketIds);
       this.assertNameFree(world, userId, body.name, null);
       repo.insert(userId, row, nameKey(body.name));
       repo.replaceMarkets(row.id, marketIds);
@@ -97,7 +99,7 @@ export class WatchlistsService implements OnModuleInit {
     repo.transaction(() => {
       this.owned(world, userId, id);
       if (body.name === undefined && marketIds === undefined) return;
-      if (marketIds !== undefined) this.assertKnownMarkets(world, marketIds);
+      if (marketIds !== undefined) this.markets.requireAll(world, marketIds);
       const now = this.now();
       if (body.name !== undefined) {
         this.assertNameFree(world, userId, body.name, id);
@@ -121,7 +123,7 @@ export class WatchlistsService implements OnModuleInit {
       this.owned(world, userId, id);
       const members = repo.memberIds(id);
       if (members.includes(marketId)) return;
-      this.assertKnownMarkets(world, [marketId]);
+      this.markets.requireAll(world, [marketId]);
       if (members.length >= MAX_WATCHLIST_MARKETS) {
         throw limitReached(
           MAX_WATCHLIST_MARKETS,
@@ -154,15 +156,6 @@ export class WatchlistsService implements OnModuleInit {
     const row = WATCHLIST_ID.test(id) ? this.repos[world].one(userId, id) : undefined;
     if (row === undefined) throw notFound(id);
     return row;
-  }
-
-  private assertKnownMarkets(world: Environment, marketIds: readonly string[]): void {
-    if (marketIds.length === 0) return;
-    const known = this.repos[world].knownMarkets(marketIds);
-    const unknown = marketIds.find((m) => !known.has(m));
-    if (unknown !== undefined) {
-      throw new DomainError('NOT_FOUND', `No market ${unknown}`, { market_id: unknown });
-    }
   }
 
   private assertNameFree(

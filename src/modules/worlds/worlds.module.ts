@@ -1,11 +1,12 @@
 import { Global, Module } from '@nestjs/common';
 import { PaperWorldRecords } from './paper-world-records.service.js';
 import { WorldDatabases } from './world-databases.service.js';
+import { WorldMarkets } from './world-markets.service.js';
 
-/** The world rule's home: which world a request is in, each world's database, paper clean-up. */
+/** The world rule's home: which world a request is in, each world's database, its markets, paper clean-up. */
 @Global()
 @Module({
-  providers: [PaperWorldRecords, WorldDatabases],
-  exports: [PaperWorldRecords, WorldDatabases],
+  providers: [PaperWorldRecords, WorldDatabases, WorldMarkets],
+  exports: [PaperWorldRecords, WorldDatabases, WorldMarkets],
 })
 export class WorldsModule {}

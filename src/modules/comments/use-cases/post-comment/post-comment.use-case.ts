@@ -4,6 +4,7 @@ import type { Environment } from '../../../../common/environment.js';
 import { DomainError } from '../../../../common/errors/domain-error.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { NotificationsService } from '../../../notifications/notifications.service.js';
+import { WorldMarkets } from '../../../worlds/world-markets.service.js';
 import type { CommentView } from '../../comment-view.js';
 import { CommentStores, type CommentRow } from '../../comments.repository.js';
 import { CommentsService } from '../../comments.service.js';
@@ -33,6 +34,7 @@ export class PostCommentUseCase {
     private readonly notifications: NotificationsService,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly markets: WorldMarkets,
   ) {}
 
   execute(cmd: PostCommentCommand): CommentView {
@@ -52,7 +54,7 @@ export class PostCommentUseCase {
   }
 
   private requireOpenMarket(world: Environment, marketId: string): void {
-    const market = this.comments.requireMarket(world, marketId);
+    const market = this.markets.require(world, marketId);
     if (market.status !== 'RESOLVED') return;
     // A resolved market without a recorded time (none since the comments migration) is old.
     const resolvedAt = market.resolved_at === null ? 0 : Date.parse(market.resolved_at);
