@@ -36,7 +36,7 @@ describe('accounts: register, verify email, login, /auth/me', () => {
       id: expect.stringMatching(/^usr_/),
       email: 'new.dev@example.com',
       email_verified: false,
-      // Generated from the email's local part: [a-z0-9_] and four hex digits.
+      // Generated: user_ and eight random hex digits, nothing of the email.
       username: expect.stringMatching(/^user_[0-9a-f]{8}$/),
       roles: [],
     });
