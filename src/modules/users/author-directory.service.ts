@@ -14,17 +14,6 @@ export interface AuthorView {
   display_name: string | null;
 }
 
-export interface AuthorRow {
-  id: string;
-  username: string;
-  display_name: string | null;
-}
-
-/** The author shape of a user row. */
-export function authorView(row: AuthorRow): AuthorView {
-  return { id: row.id, username: row.username, display_name: row.display_name };
-}
-
 /** SQLite's default bound-parameter limit is 999 (32766 on newer builds): stay well under. */
 const CHUNK = 500;
 
@@ -50,8 +39,8 @@ export class AuthorDirectory {
         .prepare(
           `SELECT id, username, display_name FROM users WHERE id IN (${part.map(() => '?').join(',')})${visible}`,
         )
-        .all(...part) as AuthorRow[];
-      for (const r of rows) out.set(r.id, authorView(r));
+        .all(...part) as AuthorView[];
+      for (const r of rows) out.set(r.id, r);
     }
     return out;
   }
