@@ -111,7 +111,7 @@ export class SeedService implements OnModuleInit {
       if (await repo.existsBy({ email: a.email })) continue;
       await repo.insert({
         id: this.ids.next('usr'),
-        username: await this.users.freeUsername(a.email),
+        username: await this.users.freeUsername(),
         email: a.email,
         passwordHash: await hashPassword(seed.password),
         emailVerified: a.email_verified,

@@ -36,8 +36,8 @@ describe('accounts: register, verify email, login, /auth/me', () => {
       id: expect.stringMatching(/^usr_/),
       email: 'new.dev@example.com',
       email_verified: false,
-      // Generated from the email's local part: [a-z0-9_] and four hex digits.
-      username: expect.stringMatching(/^new_dev_[0-9a-f]{4}$/),
+      // Generated: user_ and eight random hex digits, nothing of the email.
+      username: expect.stringMatching(/^user_[0-9a-f]{8}$/),
       roles: [],
     });
 
@@ -159,7 +159,7 @@ describe('accounts: register, verify email, login, /auth/me', () => {
       id: expect.stringMatching(/^usr_/),
       email: TRADER,
       email_verified: true,
-      username: expect.stringMatching(/^trader_[0-9a-f]{4}$/),
+      username: expect.stringMatching(/^user_[0-9a-f]{8}$/),
       roles: [],
     });
     expect(me.body.credential).toMatchObject({

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
+import { AuthorDirectory } from '../../src/modules/users/author-directory.service.js';
 import { createKey, login } from '../support/access.js';
 import { expectContractError, http, type JsonResponse, type Running } from '../support/harness.js';
 import { sessionFor } from '../support/keys.js';
@@ -226,6 +227,33 @@ describe('public leaderboard', () => {
       `${svc.api}/rank/leaderboard?period=ALL&cursor=${page.body.next_cursor}`,
     );
     expectValidation(otherWorld, 'cursor');
+  });
+
+  it('reads the authors of the page shown only, and which accounts are PUBLIC in one look-up', async () => {
+    const directory = svc.app.get(AuthorDirectory);
+    const authors = directory.authors.bind(directory);
+    const publicIds = directory.publicIds.bind(directory);
+    const looked: number[] = [];
+    let publicLookUps = 0;
+    directory.authors = (ids, opts) => {
+      const list = [...ids];
+      looked.push(list.length);
+      return authors(list, opts);
+    };
+    directory.publicIds = (ids) => {
+      publicLookUps++;
+      return publicIds(ids);
+    };
+    try {
+      const res = await as(a, `${svc.api}/rank/leaderboard?period=ALL&limit=2`);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toHaveLength(2);
+      expect(looked).toEqual([2]);
+      expect(publicLookUps).toBe(1);
+    } finally {
+      directory.authors = authors;
+      directory.publicIds = publicIds;
+    }
   });
 
   it('refuses a bad period, limit or cursor with 400 VALIDATION_FAILED naming it', async () => {

@@ -108,6 +108,23 @@ describe('notifications: one world each', () => {
     expect((await as(live, `${svc.api}/notifications`)).body.data).toEqual(liveList);
   });
 
+  it("a live key holding env:paper is served by the paper world: its tier decision is written there, the session's live list stays without it", async () => {
+    const { paper } = await user();
+    const paperLive = await keyFor(svc, paper.email, paper.token, {
+      environment: 'live',
+      scopes: ['notifications:read', 'notifications:write', 'env:paper'],
+    });
+    await denied(paperLive);
+    expect((await list(paperLive)).map((n) => [n.type, n.environment, n.data.key_id])).toEqual([
+      ['TIER_REQUEST_DENIED', 'test', paperLive.keyId],
+    ]);
+    const session = await http(`${svc.api}/notifications/cursor`, {
+      headers: { authorization: `Bearer ${paper.token}` },
+    });
+    expect(session.status).toBe(200);
+    expect(session.body.data).toEqual([]);
+  });
+
   it("a cursor is the world's own: the other world's is 400 naming cursor", async () => {
     const { paper, live } = await user();
     await denied(paper);

@@ -1,9 +1,10 @@
 import { TableColumn, TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
-import { generatedUsername } from '../../modules/users/username.js';
+import { freeGeneratedUsername } from '../../modules/users/username.js';
 
 /**
  * Platform database: public profiles. Every account gets a generated username here (those of an
- * existing database) and at sign-up afterwards; usernames are lower-case by their pattern, so the
+ * existing database) and at sign-up afterwards, from the one generator (`user_` and 8 random hex
+ * digits, nothing taken from the email); usernames are lower-case by their pattern, so the
  * plain unique index makes them unique ignoring case. Profiles are PUBLIC unless their owner
  * makes them PRIVATE. Schema API and portable SQL only, so it runs on PostgreSQL too.
  */
@@ -23,14 +24,10 @@ export class UserProfiles1763769600014 implements MigrationInterface {
         default: "'PUBLIC'",
       }),
     ]);
-    const users = (await q.query('SELECT id, email FROM users ORDER BY id')) as {
-      id: string;
-      email: string;
-    }[];
+    const users = (await q.query('SELECT id FROM users ORDER BY id')) as { id: string }[];
     const taken = new Set<string>();
     for (const u of users) {
-      let name = generatedUsername(u.email);
-      while (taken.has(name)) name = generatedUsername(u.email);
+      const name = await freeGeneratedUsername((n) => taken.has(n));
       taken.add(name);
       await q.manager
         .createQueryBuilder()

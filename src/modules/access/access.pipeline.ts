@@ -8,6 +8,7 @@ import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { UsersService } from '../users/users.service.js';
+import { worldOfKey } from '../worlds/key-world.js';
 import { verifyRequestSignature, type SignedRequest } from './request-signature.js';
 import { SessionTokensService } from './session-tokens.service.js';
 
@@ -202,12 +203,11 @@ export class AccessPipeline {
       verifyRequestSignature(signed, resolved.signingSecret ?? '', Math.floor(now / 1000));
     }
     this.touch(key, now);
-    const paper = key.environment === 'test' || resolved.scopes.includes('env:paper');
     return {
       type: 'API_KEY',
       userId: key.userId,
       keyId: key.id,
-      environment: paper ? 'test' : 'live',
+      environment: worldOfKey({ environment: key.environment, scopes: resolved.scopes }),
       scopes: resolved.scopes,
       tier: key.tier,
       expiresAt,

@@ -30,6 +30,7 @@ import type {
 } from './dto/api-key.dto.js';
 import { ApiKeyEntity, type Tier } from './entities/api-key.entity.js';
 import { TierRequestEntity } from './entities/tier-request.entity.js';
+import { isPaperOnlyKey, worldOfKey } from '../worlds/key-world.js';
 
 const DAY_MS = 86_400_000;
 
@@ -64,7 +65,7 @@ export class ApiKeysService {
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
     const requested: Scope[] = dto.scopes ?? [...DEFAULT_KEY_SCOPES];
     // env:paper makes any key paper-only (CONTRACT.md), so it is a test key for this rule.
-    const paperOnly = dto.environment === 'test' || requested.includes('env:paper');
+    const paperOnly = isPaperOnlyKey({ environment: dto.environment, scopes: requested });
     if (paperOnly && !this.config.values.sandboxEnabled) {
       throw new DomainError(
         'SANDBOX_DISABLED',
@@ -196,8 +197,7 @@ export class ApiKeysService {
       throw new DomainError('API_KEY_NOT_ACTIVE', `${article(inactive)} key cannot be rotated`);
     }
     // A rotation mints a new secret: while the sandbox is off no test (or env:paper) secret is.
-    const paperOnly =
-      entity.environment === 'test' || entity.scopes.split(',').includes('env:paper');
+    const paperOnly = isPaperOnlyKey(entity);
     if (paperOnly && !this.config.values.sandboxEnabled) {
       throw new DomainError(
         'SANDBOX_DISABLED',
@@ -381,13 +381,14 @@ export class ApiKeysService {
           );
         }
       }
-      // The requester learns the decision in the app (in the key's world) and by email. The
+      // The requester learns the decision in the app (in the key's world: the paper world for a
+      // test or env:paper key, where that key reads it) and by email. The
       // notification is written in this transaction (TypeORM's, on the same platform connection)
       // and announced after the commit.
       const name = keyLabel(key, req.keyId);
       return this.notifications.store({
         userId: req.userId,
-        environment: key?.environment ?? 'live',
+        environment: key === null ? 'live' : worldOfKey(key),
         type: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
         title: approve ? 'Tier request approved' : 'Tier request denied',
         body: approve

@@ -74,7 +74,7 @@ export class AuthService {
    */
   private async insertAccount(user: UserEntity, token: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      user.username = await this.users.freeUsername(user.email);
+      user.username = await this.users.freeUsername();
       try {
         await this.db.transaction(async (tx) => {
           await tx.getRepository(UserEntity).insert(user);

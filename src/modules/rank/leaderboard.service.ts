@@ -12,8 +12,9 @@ import { RankSamplerService } from './rank-sampler.service.js';
 /**
  * The public leaderboard of a world: its accounts with a position record and a PUBLIC profile,
  * scored by realized P&L over the period (see {@link periodTotals}), ranked among themselves.
- * The board is computed whole on each read (one grouped query over the positions, one sample
- * read, the profiles by id), so a page's ranks are those of the whole board.
+ * The board is computed whole on each read (one grouped query over the positions, the period's
+ * baseline sample and the accounts reset since it, the PUBLIC ids among the board's accounts), so
+ * a page's ranks are those of the whole board; authors are read for the page's rows only.
  */
 @Injectable()
 export class LeaderboardService {
@@ -31,12 +32,11 @@ export class LeaderboardService {
     const start = periodStart(period, nowMs);
     const baseline = start === null ? null : this.sampler.repo(world).baselineAt(start);
     const totals = periodTotals(this.sampler.totals(world), baseline);
-    const people = this.authors.authors(
-      totals.map((t) => t.accountId),
-      { publicOnly: true },
-    );
+    // Which accounts are listed is one query over the whole board; the author rows are read for
+    // the page shown only. All synchronous, so both see the same profiles.
+    const listed = this.authors.publicIds(totals.map((t) => t.accountId));
     const ranked = standings(
-      totals.filter((t) => people.has(t.accountId)),
+      totals.filter((t) => listed.has(t.accountId)),
       HOUSE_ACCOUNT,
     );
     const page = paginate({
@@ -45,11 +45,17 @@ export class LeaderboardService {
       query: q,
       fetch: (after, take) => rowsAfter(ranked, after, take),
       keyOf: (s) => [String(s.realizedPnl), s.accountId],
-      map: (s) => ({
-        rank: s.rank,
-        user: people.get(s.accountId)!,
-        realized_pnl_cents: s.realizedPnl,
-      }),
+      mapPage: (rows) => {
+        const people = this.authors.authors(
+          rows.map((s) => s.accountId),
+          { publicOnly: true },
+        );
+        return rows.map((s) => ({
+          rank: s.rank,
+          user: people.get(s.accountId)!,
+          realized_pnl_cents: s.realizedPnl,
+        }));
+      },
     });
     return { period, as_of: new Date(nowMs).toISOString(), ...page };
   }

@@ -36,7 +36,7 @@ export class RankRepository implements RankStore {
   private readonly sums: Statement;
   private readonly sampleAtOrBefore: Statement;
   private readonly pointsAt: Statement;
-  private readonly firstLedgerRow: Statement;
+  private readonly resetsSince: Statement;
 
   constructor(private readonly db: Database) {
     this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
@@ -57,8 +57,9 @@ export class RankRepository implements RankStore {
     this.pointsAt = db.prepare(
       'SELECT account_id AS accountId, realized_pnl_cents AS realizedPnl FROM rank_points WHERE time = ?',
     );
-    this.firstLedgerRow = db.prepare(
-      'SELECT type, created_at AS createdAt FROM ledger WHERE user_id = ? ORDER BY id LIMIT 1',
+    // idx_ledger_resets (partial, type = 'RESET') answers this without scanning the ledger.
+    this.resetsSince = db.prepare(
+      "SELECT DISTINCT user_id AS accountId FROM ledger WHERE type = 'RESET' AND created_at >= ?",
     );
   }
 
@@ -82,23 +83,21 @@ export class RankRepository implements RankStore {
       { time: string; sampledAt: string } | undefined;
     if (sample === undefined) return null;
     const rows = this.pointsAt.all(sample.time) as { accountId: string; realizedPnl: number }[];
+    const reset = this.resetSince(sample.sampledAt);
     const out = new Map<string, number>();
-    for (const r of rows) {
-      if (!this.resetSince(r.accountId, sample.sampledAt)) out.set(r.accountId, r.realizedPnl);
-    }
+    for (const r of rows) if (!reset.has(r.accountId)) out.set(r.accountId, r.realizedPnl);
     return out;
   }
 
   /**
-   * Whether the account was reset at or after `at` (ISO): a reset deletes the account's ledger
-   * and writes one RESET row, so that row is its first (ids sort by creation). At the same
-   * millisecond as the sample the order is unknown; either way the account counts from 0 (had
-   * the reset come first, the sample would hold nothing of it).
+   * The accounts reset at or after `at` (ISO), in one query: a reset deletes the account's
+   * ledger and writes one RESET row, so an account has at most one, that of its latest reset.
+   * At the same millisecond as the sample the order is unknown; either way the account counts
+   * from 0 (had the reset come first, the sample would hold nothing of it).
    */
-  private resetSince(accountId: string, at: string): boolean {
-    const first = this.firstLedgerRow.get(accountId) as
-      { type: string; createdAt: string } | undefined;
-    return first?.type === 'RESET' && first.createdAt >= at;
+  private resetSince(at: string): Set<string> {
+    const rows = this.resetsSince.all(at) as { accountId: string }[];
+    return new Set(rows.map((r) => r.accountId));
   }
 
   latestSampleMs(): number | null {

@@ -73,10 +73,12 @@ export class MfaService {
       }
     }
     const secret = newTotpSecret();
-    user.mfaSecretEnc = this.box.seal(secret);
-    user.mfaLastCounter = 0;
-    user.stepUpUntil = null;
-    await this.users.repo.save(user);
+    // Only the MFA columns: `user` was read before the awaits above, and saving it whole would
+    // write back a profile (username, bio, ...) changed in between.
+    await this.users.repo.update(
+      { id: userId },
+      { mfaSecretEnc: this.box.seal(secret), mfaLastCounter: 0, stepUpUntil: null },
+    );
     // Wrong codes against the old seed no longer count (a lock, though, stays).
     await this.lockouts.update({ userId }, { failedAttempts: 0 });
     const label = encodeURIComponent(`Sandbox Exchange:${user.email}`);
@@ -120,9 +122,8 @@ export class MfaService {
       );
     }
     const until = new Date(now + this.config.values.mfaStepUpTtlSeconds * 1000).toISOString();
-    user.mfaLastCounter = counter;
-    user.stepUpUntil = until;
-    await this.users.repo.save(user);
+    // Only the MFA columns, as in enrol: the rest of `user` may be stale by now.
+    await this.users.repo.update({ id: userId }, { mfaLastCounter: counter, stepUpUntil: until });
     if (lockout.failedAttempts > 0 || lockout.lockedUntil !== null) {
       await this.lockouts.delete({ credentialId: lockout.credentialId });
     }

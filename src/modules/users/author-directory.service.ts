@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 
@@ -14,17 +14,6 @@ export interface AuthorView {
   display_name: string | null;
 }
 
-export interface AuthorRow {
-  id: string;
-  username: string;
-  display_name: string | null;
-}
-
-/** The author shape of a user row. */
-export function authorView(row: AuthorRow): AuthorView {
-  return { id: row.id, username: row.username, display_name: row.display_name };
-}
-
 /** SQLite's default bound-parameter limit is 999 (32766 on newer builds): stay well under. */
 const CHUNK = 500;
 
@@ -35,9 +24,20 @@ const CHUNK = 500;
 @Injectable()
 export class AuthorDirectory {
   private readonly db: Database;
+  private readonly publicAmong: Statement;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     this.db = connectionOf(platform);
+    // The ids travel as one JSON array: one query however many (no bound-parameter limit).
+    this.publicAmong = this.db.prepare(
+      `SELECT id FROM users WHERE profile_visibility = 'PUBLIC' AND id IN (SELECT value FROM json_each(?))`,
+    );
+  }
+
+  /** Which of `ids` have a PUBLIC profile (a public list's members), in one query. */
+  publicIds(ids: Iterable<string>): Set<string> {
+    const rows = this.publicAmong.all(JSON.stringify([...new Set(ids)])) as { id: string }[];
+    return new Set(rows.map((r) => r.id));
   }
 
   authors(ids: Iterable<string>, opts: { publicOnly?: boolean } = {}): Map<string, AuthorView> {
@@ -50,8 +50,8 @@ export class AuthorDirectory {
         .prepare(
           `SELECT id, username, display_name FROM users WHERE id IN (${part.map(() => '?').join(',')})${visible}`,
         )
-        .all(...part) as AuthorRow[];
-      for (const r of rows) out.set(r.id, authorView(r));
+        .all(...part) as AuthorView[];
+      for (const r of rows) out.set(r.id, r);
     }
     return out;
   }

@@ -4,18 +4,45 @@ import { randomBytes } from 'node:crypto';
 export const USERNAME_PATTERN = /^[a-z0-9_]{3,30}$/;
 
 /**
- * A generated username for an account: the email's local part reduced to `[a-z0-9_]` (at most
- * 20 characters, `user` when nothing is left or it is too short) and `_` with four random hex
- * digits, e.g. `trader_4f2a`. Callers retry with a fresh suffix when it is taken.
+ * Account ids start with this, and GET /users/{id_or_username} matches an id before a username:
+ * a username starting with it could stand for another account, so none may.
  */
-export function generatedUsername(email: string, suffix = randomBytes(2).toString('hex')): string {
-  const local = email.split('@')[0] ?? '';
-  let base = local
-    .toLowerCase()
-    .replace(/[^a-z0-9_]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 20)
-    .replace(/_+$/, '');
-  if (base.length < 3) base = 'user';
-  return `${base}_${suffix}`;
+export const RESERVED_USERNAME_PREFIX = 'usr_';
+
+/** How many generated names are drawn before giving up (8 random hex digits rarely collide). */
+export const USERNAME_ATTEMPTS = 20;
+
+/** A source of random bytes (node:crypto's randomBytes; tests pass a fixed one). */
+export type RandomBytes = (size: number) => Buffer;
+
+/**
+ * A generated username: `user_` and 8 random lower-case hex digits, e.g. `user_4f2a9c1e`. It
+ * is derived from nothing about the account, so a public profile, a comment's author or a
+ * leaderboard row never shows any part of the email.
+ */
+export function generatedUsername(random: RandomBytes = randomBytes): string {
+  return `user_${random(4).toString('hex')}`;
+}
+
+/** No free username was found in USERNAME_ATTEMPTS draws. */
+export class NoFreeUsernameError extends Error {
+  constructor() {
+    super(`No free username found in ${USERNAME_ATTEMPTS} attempts`);
+    this.name = 'NoFreeUsernameError';
+  }
+}
+
+/**
+ * The first generated username `isTaken` says is free, drawing at most USERNAME_ATTEMPTS names;
+ * throws NoFreeUsernameError after that rather than looping forever.
+ */
+export async function freeGeneratedUsername(
+  isTaken: (name: string) => boolean | Promise<boolean>,
+  random: RandomBytes = randomBytes,
+): Promise<string> {
+  for (let i = 0; i < USERNAME_ATTEMPTS; i++) {
+    const name = generatedUsername(random);
+    if (!(await isTaken(name))) return name;
+  }
+  throw new NoFreeUsernameError();
 }

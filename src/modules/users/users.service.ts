@@ -4,7 +4,7 @@ import type { DataSource, Repository } from 'typeorm';
 import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
 import { UserEntity, type Role } from './entities/user.entity.js';
-import { generatedUsername } from './username.js';
+import { freeGeneratedUsername } from './username.js';
 
 @Injectable()
 export class UsersService {
@@ -49,14 +49,12 @@ export class UsersService {
   }
 
   /**
-   * A generated username no account holds now (`trader_4f2a`). Two sign-ups may still draw the
-   * same one at once: the unique index refuses the second insert, which then tries again.
+   * A generated username no account holds now (`user_4f2a9c1e`), drawn at most
+   * USERNAME_ATTEMPTS times. Two sign-ups may still draw the same one at once: the unique index
+   * refuses the second insert, which then tries again.
    */
-  async freeUsername(email: string): Promise<string> {
-    for (;;) {
-      const name = generatedUsername(email);
-      if (!(await this.repo.existsBy({ username: name }))) return name;
-    }
+  freeUsername(): Promise<string> {
+    return freeGeneratedUsername((name) => this.repo.existsBy({ username: name }));
   }
 }
 

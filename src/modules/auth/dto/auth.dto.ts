@@ -55,7 +55,7 @@ export class UserDto {
   email_verified: boolean;
 
   @ApiProperty({
-    example: 'trader_4f2a',
+    example: 'user_4f2a9c1e',
     description: 'Generated at sign-up; change it with PATCH /api/v1/users/me',
   })
   username: string;

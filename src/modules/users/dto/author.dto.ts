@@ -6,7 +6,7 @@ export class AuthorDto implements AuthorView {
   @ApiProperty({ example: 'usr_01jd3x000000000000abcd' })
   id: string;
 
-  @ApiProperty({ example: 'trader_4f2a' })
+  @ApiProperty({ example: 'user_4f2a9c1e' })
   username: string;
 
   @ApiProperty({ type: 'string', nullable: true, example: 'Ada' })

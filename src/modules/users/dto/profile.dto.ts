@@ -7,7 +7,10 @@ import {
   PlainText,
 } from '../../../common/validation/fields.js';
 import type { ProfileVisibility } from '../entities/user.entity.js';
-import { USERNAME_PATTERN } from '../username.js';
+import { RESERVED_USERNAME_PREFIX, USERNAME_PATTERN } from '../username.js';
+
+/** Any text not starting with the account-id prefix. */
+const NOT_RESERVED = new RegExp(`^(?!${RESERVED_USERNAME_PREFIX})`);
 
 export const PROFILE_VISIBILITIES: readonly ProfileVisibility[] = ['PUBLIC', 'PRIVATE'];
 
@@ -16,7 +19,7 @@ export class PublicProfileDto {
   @ApiProperty({ example: 'usr_01jd3x000000000000abcd' })
   id: string;
 
-  @ApiProperty({ example: 'trader_4f2a', pattern: USERNAME_PATTERN.source })
+  @ApiProperty({ example: 'user_4f2a9c1e', pattern: USERNAME_PATTERN.source })
   username: string;
 
   @ApiProperty({ type: 'string', nullable: true, maxLength: 50, example: 'Ada' })
@@ -59,12 +62,15 @@ export class UpdateProfileDto {
     pattern: USERNAME_PATTERN.source,
     minLength: 3,
     maxLength: 30,
-    description: '3..30 of lower-case letters, digits and underscores; unique',
+    description: `3..30 of lower-case letters, digits and underscores; unique; not starting with \`${RESERVED_USERNAME_PREFIX}\` (account ids do, and GET /users/{id_or_username} matches an id first)`,
   })
   @OptionalField()
   @IsString()
   @Matches(USERNAME_PATTERN, {
     message: 'username must be 3..30 of lower-case letters, digits and underscores ([a-z0-9_])',
+  })
+  @Matches(NOT_RESERVED, {
+    message: `username must not start with ${RESERVED_USERNAME_PREFIX}: account ids do, and /users/{id_or_username} would find that account instead`,
   })
   username?: string;
 
