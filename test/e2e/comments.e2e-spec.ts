@@ -368,6 +368,11 @@ describe('comments', () => {
         author: reply.author,
       },
     });
+    // The OpenAPI description of data names this shape, every key the notification carries.
+    const doc = (await http(`${svc.api}/openapi.json`)).body;
+    const documented = doc.components.schemas.NotificationDto.properties.data.description as string;
+    const shape = `{${Object.keys(after[0].data).join(', ')}: {${Object.keys(reply.author).join(', ')}}}`;
+    expect(documented).toContain(`COMMENT_REPLY ${shape}`);
     await post(svc, a, m3.id, 'answering myself', root.id);
     expect(await inbox(a)).toHaveLength(before + 1);
     expect((await inbox(b)).some((n) => n.data.comment_id === reply.id)).toBe(false);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
+import { encodeCursor } from '../../src/common/pagination/cursor.js';
 import { expectContractError, http, type Running } from '../support/harness.js';
 import { sessionFor } from '../support/keys.js';
 import {
@@ -136,6 +137,29 @@ describe('notifications: one world each', () => {
     expect(second.status).toBe(200);
     expect(second.body.data).toHaveLength(1);
     expectValidation(await as(live, `${svc.api}/notifications/cursor?cursor=${cursor}`), 'cursor');
+  });
+
+  it('a cursor issued before worlds (list `notifications`) still pages the live world; a paper list refuses it', async () => {
+    const { paper, live } = await user();
+    await denied(live);
+    await denied(live);
+    await denied(live);
+    await denied(paper);
+    const all = await list(live);
+    expect(all).toHaveLength(3);
+    // What the list issued before this version: the list name alone, then the last id shown.
+    const old = encodeURIComponent(encodeCursor('notifications', [all[0].id as string]));
+    const next = await as(live, `${svc.api}/notifications/cursor?limit=1&cursor=${old}`);
+    expect(next.status).toBe(200);
+    expect(next.body.data).toEqual([all[1]]);
+    const rest = await as(live, `${svc.api}/notifications/cursor?cursor=${old}`);
+    expect(rest.body).toEqual({ data: all.slice(1), next_cursor: null });
+    // A session reads the live world too.
+    const session = await http(`${svc.api}/notifications/cursor?cursor=${old}`, {
+      headers: { authorization: `Bearer ${paper.token}` },
+    });
+    expect(session.body.data).toEqual(all.slice(1));
+    expectValidation(await as(paper, `${svc.api}/notifications/cursor?cursor=${old}`), 'cursor');
   });
 
   it("marking read: the other world's (or another user's) id is 404 naming it, and stays unread", async () => {

@@ -190,6 +190,8 @@ describe('users and profiles', () => {
       [{ display_name: 'esc\u001b[31m' }, 'display_name'],
       [{ display_name: 'two\nlines' }, 'display_name'],
       [{ display_name: 'abc\u202egnp.exe' }, 'display_name'],
+      [{ display_name: 'two\u2028lines' }, 'display_name'],
+      [{ display_name: '\ufeffAda' }, 'display_name'],
       [{ display_name: 42 }, 'display_name'],
       [{ bio: 'x'.repeat(501) }, 'bio'],
       [{ bio: '\u200b\u200b' }, 'bio'],

@@ -292,7 +292,7 @@ describe('watchlists', () => {
     expect(names).not.toContain('Bad');
   });
 
-  it('names: 1..64 visible characters, no control characters or bidi overrides (400 naming name)', async () => {
+  it('names: 1..64 visible characters on one line, no control characters, separators, bidi overrides or BOM (400 naming name)', async () => {
     const u = await wl.newUser();
     const bad = [
       '',
@@ -304,6 +304,9 @@ describe('watchlists', () => {
       'nul\u0000byte',
       'evil\u202egnp.exe',
       'iso\u2066late',
+      'line\u2028separator',
+      'para\u2029separator',
+      '\ufeffbom',
     ];
     for (const name of bad) {
       const err = expectValidation(await wl.call(u, 'POST', '', { name }), 'name');

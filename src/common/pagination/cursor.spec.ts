@@ -41,6 +41,15 @@ describe('cursors', () => {
     expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(/not a cursor/);
   });
 
+  it("accept a cursor of a list's former name only where that name is given", () => {
+    const old = encodeCursor('notifications', ['ntf_1']);
+    expect(decodeCursor(old, 'notifications:live', ['id'], ['notifications'])).toEqual(['ntf_1']);
+    expect(refusal(old, 'notifications:test', ['id'])).toMatch(/a cursor of another list/);
+    expect(() => decodeCursor(old, 'notifications:live', ['time'], ['notifications'])).toThrow(
+      DomainError,
+    );
+  });
+
   it('carry integer keys as decimal strings, safe integers only', () => {
     const c = encodeCursor('leaderboard:live:ALL', ['-120', 'usr_abc']);
     expect(decodeCursor(c, 'leaderboard:live:ALL', ['int', 'id'])).toEqual(['-120', 'usr_abc']);

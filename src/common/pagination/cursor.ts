@@ -25,14 +25,22 @@ const KEY_SHAPE: Record<CursorKey, RegExp> = {
 /**
  * The keys of a cursor this API issued for `list`, one per entry of `kinds`; anything else (a
  * cursor of another list, another shape, another type, a forged value) is 400 VALIDATION_FAILED
- * rather than a page that silently restarts, ends or starts somewhere else.
+ * rather than a page that silently restarts, ends or starts somewhere else. A cursor issued under
+ * one of `formerNames` (names this list had before, whose cursors mean the same position here) is
+ * accepted as this list's.
  */
-export function decodeCursor(cursor: string, list: string, kinds: readonly CursorKey[]): string[] {
+export function decodeCursor(
+  cursor: string,
+  list: string,
+  kinds: readonly CursorKey[],
+  formerNames: readonly string[] = [],
+): string[] {
   let problem = 'not a cursor this API issued';
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     // Another list's cursor is named as such whatever its keys (a markets cursor holds two).
-    if (Array.isArray(parsed) && isListName(parsed[0]) && parsed[0] !== list) {
+    const named = Array.isArray(parsed) && (parsed[0] === list || formerNames.includes(parsed[0]));
+    if (Array.isArray(parsed) && isListName(parsed[0]) && !named) {
       problem = 'a cursor of another list: use the next_cursor this list returned';
     } else if (Array.isArray(parsed) && parsed.length === kinds.length + 1) {
       const keys = parsed.slice(1);
@@ -43,7 +51,7 @@ export function decodeCursor(cursor: string, list: string, kinds: readonly Curso
         kinds.every((k, i) => k !== 'time' || isIsoInstant(keys[i] as string)) &&
         kinds.every((k, i) => k !== 'int' || Number.isSafeInteger(Number(keys[i])))
       ) {
-        if (parsed[0] === list) return keys as string[];
+        if (named) return keys as string[];
       }
     }
   } catch {

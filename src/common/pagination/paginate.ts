@@ -19,6 +19,12 @@ export type PageSpec<Row, Out, Rows extends Row[] | Promise<Row[]>> = PageSource
 export interface PageSource<Row, Rows extends Row[] | Promise<Row[]>> {
   /** The name the cursor is bound to (`orders:<environment>`, `markets`, ...): never rename one, issued cursors would be refused. */
   list: string;
+  /**
+   * Names this list was issued under before (a rename must not strand the cursors clients hold):
+   * a cursor of one of them is read as this list's. Only for a former name whose positions mean
+   * the same here.
+   */
+  legacyLists?: readonly string[];
   /** What each cursor key is, in the order keyOf gives them. */
   keys: readonly CursorKey[];
   query: PageRequest;
@@ -48,8 +54,14 @@ export async function paginateAsync<Row, Out>(
   return finish(spec, await spec.fetch(after, limit + 1), limit);
 }
 
-function start({ list, keys, query }: Pick<PageSource<never, never[]>, 'list' | 'keys' | 'query'>) {
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, list, keys);
+function start({
+  list,
+  legacyLists,
+  keys,
+  query,
+}: Pick<PageSource<never, never[]>, 'list' | 'legacyLists' | 'keys' | 'query'>) {
+  const after =
+    query.cursor === undefined ? undefined : decodeCursor(query.cursor, list, keys, legacyLists);
   return { after, limit: query.limit ?? DEFAULT_LIMIT };
 }
 

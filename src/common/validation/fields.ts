@@ -23,11 +23,16 @@ export function DecimalIntegerQuery(): PropertyDecorator {
 
 /**
  * Characters a name or note shown to people may not hold: C0 and C1 control characters (NUL,
- * ESC, ...) and the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), which
- * make a dashboard show text other than what is stored. Line breaks and tabs are allowed where
- * the text may span lines.
+ * ESC, ...), the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), which
+ * make a dashboard show text other than what is stored, and the byte order mark U+FEFF (an
+ * invisible zero-width no-break space that breaks copying and comparing). Line breaks and tabs
+ * are allowed where the text may span lines. (Tag characters stay allowed: emoji subdivision
+ * flags are made of them.)
  */
-const HIDDEN = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+const HIDDEN = /[\p{Cc}\u202a-\u202e\u2066-\u2069\ufeff]/u;
+
+/** What else one line of text may not hold: the line and paragraph separators U+2028, U+2029. */
+const LINE_BREAKING = /[\p{Zl}\p{Zp}]/u;
 
 /**
  * One character that shows: not a space or separator, not a control or format character (zero
@@ -39,8 +44,8 @@ const HIDDEN = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
 const SHOWS = /[^\s\p{Z}\p{Cc}\p{Cf}\p{M}\u115f\u1160\u180e\u2800\u3164\uffa0]/u;
 
 /**
- * Text shown to people: no control characters or bidi overrides. A one-line text (a name) must
- * also show something; a multi-line note (a description, a reason) may be empty, and with
+ * Text shown to people: no control characters, bidi overrides or byte order mark. A one-line text
+ * (a name) also holds no line or paragraph separator (U+2028, U+2029) and must show something; a multi-line note (a description, a reason) may be empty, and with
  * `showsUnlessEmpty` (a bio) it is either empty or shows something (never only invisible
  * characters, which would read as blank while not being empty).
  */
@@ -56,11 +61,12 @@ export function PlainText(
       validate: (value: unknown) =>
         typeof value !== 'string' ||
         (!HIDDEN.test(multiline ? value.replace(/[\t\n\r]/g, '') : value) &&
+          (multiline || !LINE_BREAKING.test(value)) &&
           (!mustShow(value) || SHOWS.test(value))),
       defaultMessage: (args) =>
         multiline
-          ? `${args?.property ?? 'value'} must be visible text: no control characters but line breaks and tabs, no bidirectional overrides${opts.showsUnlessEmpty === true ? ', empty or not only spaces and invisible characters' : ''}`
-          : `${args?.property ?? 'value'} must be visible text: no control characters or bidirectional overrides, not only spaces or invisible characters`,
+          ? `${args?.property ?? 'value'} must be visible text: no control characters but line breaks and tabs, no bidirectional overrides or byte order mark${opts.showsUnlessEmpty === true ? ', empty or not only spaces and invisible characters' : ''}`
+          : `${args?.property ?? 'value'} must be one line of visible text: no control characters, line or paragraph separators, bidirectional overrides or byte order mark, not only spaces or invisible characters`,
     },
   });
 }

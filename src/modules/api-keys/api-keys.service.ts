@@ -16,7 +16,7 @@ import { paginateAsync, type Page } from '../../common/pagination/paginate.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { KeyedSerializer } from '../../common/keyed-serializer.js';
 import { ConfigService } from '../../config/config.service.js';
-import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
+import { connectionOf, isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
@@ -31,6 +31,7 @@ import type {
 import { ApiKeyEntity, type Tier } from './entities/api-key.entity.js';
 import { TierRequestEntity } from './entities/tier-request.entity.js';
 import { isPaperOnlyKey, worldOfKey } from '../worlds/key-world.js';
+import { commitTierDecision } from './tier-decision.js';
 
 const DAY_MS = 86_400_000;
 
@@ -355,48 +356,26 @@ export class ApiKeysService {
       decidedAt: this.clock.nowDate().toISOString(),
       decidedBy: c.userId,
     };
-    // Decided once, with the key's tier in the same transaction: of two admins deciding at the
-    // same moment one wins and the other is told; a key revoked since it was read is not raised
-    // (and the request stays pending, to be denied).
-    const notice = await this.db.transaction(async (tx) => {
-      const decided = await tx
-        .getRepository(TierRequestEntity)
-        .update({ id: requestId, status: 'PENDING' }, decision);
-      if ((decided.affected ?? 0) === 0) {
-        const now = await tx.getRepository(TierRequestEntity).findOneBy({ id: requestId });
-        throw new DomainError(
-          'TIER_REQUEST_NOT_PENDING',
-          `Tier request ${requestId} is already ${now?.status ?? 'decided'}`,
-        );
-      }
-      if (approve && key !== null) {
-        const raised = await tx
-          .getRepository(ApiKeyEntity)
-          .update({ id: key.id, revokedAt: IsNull() }, { tier: req.tier });
-        if ((raised.affected ?? 0) === 0) {
-          throw new DomainError(
-            'API_KEY_NOT_ACTIVE',
-            'The key was revoked since the request; deny it instead',
-            { key_id: key.id },
-          );
-        }
-      }
-      // The requester learns the decision in the app (in the key's world: the paper world for a
-      // test or env:paper key, where that key reads it) and by email. The
-      // notification is written in this transaction (TypeORM's, on the same platform connection)
-      // and announced after the commit.
-      const name = keyLabel(key, req.keyId);
-      return this.notifications.store({
-        userId: req.userId,
-        environment: key === null ? 'live' : worldOfKey(key),
-        type: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
-        title: approve ? 'Tier request approved' : 'Tier request denied',
-        body: approve
-          ? `API key ${name} is now on tier ${req.tier}.`
-          : `Your request to move API key ${name} to tier ${req.tier} was denied.`,
-        data: { request_id: req.id, key_id: req.keyId, tier: req.tier },
-      });
-    });
+    // Decided once, with the key's tier and the requester's notification (in the key's world; an
+    // email follows) in one synchronous transaction, announced after the commit.
+    const name = keyLabel(key, req.keyId);
+    const notice = commitTierDecision(
+      connectionOf(this.db),
+      requestId,
+      decision,
+      approve && key !== null ? { keyId: key.id, tier: req.tier } : null,
+      () =>
+        this.notifications.store({
+          userId: req.userId,
+          environment: key === null ? 'live' : worldOfKey(key),
+          type: approve ? 'TIER_REQUEST_APPROVED' : 'TIER_REQUEST_DENIED',
+          title: approve ? 'Tier request approved' : 'Tier request denied',
+          body: approve
+            ? `API key ${name} is now on tier ${req.tier}.`
+            : `Your request to move API key ${name} to tier ${req.tier} was denied.`,
+          data: { request_id: req.id, key_id: req.keyId, tier: req.tier },
+        }),
+    );
     this.notifications.announce(notice);
     if (approve && key !== null) await this.keys.forget(key.id, [key.secretHash]);
     Object.assign(req, decision);

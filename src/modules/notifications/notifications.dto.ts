@@ -46,7 +46,7 @@ export class NotificationDto {
     type: 'object',
     additionalProperties: true,
     description:
-      'What the notification is about, by type: MARKET_RESOLVED {market_id, outcome, payout_cents}; WEBHOOK_SUSPENDED {endpoint_id, url, consecutive_failures}; TIER_REQUEST_* {request_id, key_id, tier}',
+      'What the notification is about, by type: MARKET_RESOLVED {market_id, outcome, payout_cents}; WEBHOOK_SUSPENDED {endpoint_id, url, consecutive_failures}; TIER_REQUEST_* {request_id, key_id, tier}; COMMENT_REPLY {comment_id, parent_id, market_id, author: {id, username, display_name}} (the reply, the comment it answers, its market and its author)',
   })
   data: Record<string, unknown>;
 

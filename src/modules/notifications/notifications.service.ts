@@ -115,6 +115,9 @@ export class NotificationsService implements OnModuleInit {
     return paginate({
       // The cursor names its world: one issued in the other world is refused, not read here.
       list: `notifications:${world}`,
+      // Before worlds, the list was `notifications` and only live notifications existed: such a
+      // cursor is a position in the live list (and the query is by user and world anyway).
+      legacyLists: world === 'live' ? ['notifications'] : [],
       keys: ['id'],
       query: q,
       fetch: (before, take) =>

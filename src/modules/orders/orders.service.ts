@@ -200,7 +200,11 @@ export class OrdersService {
           limit: take,
         }),
       keyOf: (r) => [r.id],
-      map: (r) => rowToDto(r, c.environment, rt.repo.tradesOfOrder(r.id)),
+      // One trade query for the page, not one per order.
+      mapPage: (rows) => {
+        const trades = rt.repo.tradesOfOrders(rows.map((r) => r.id));
+        return rows.map((r) => rowToDto(r, c.environment, trades.get(r.id) ?? []));
+      },
     });
   }
 

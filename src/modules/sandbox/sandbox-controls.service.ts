@@ -40,7 +40,8 @@ export class SandboxControlsService {
    * books, orders, positions and ledger rows are deleted (one RESET row restarts the ledger).
    * One engine command and a few set-based statements, whatever the number of orders. The
    * user's other paper records (comments, watchlists, notifications, ...) are deleted after it;
-   * API keys, the profile and everything in the live world are not touched.
+   * API keys, the profile and everything in the live world are not touched. A failure there is
+   * a 500 although the account reset is committed: the caller repeats the reset, which is safe.
    */
   async reset(c: Credential): Promise<ResetResultDto> {
     const rt = this.paper();

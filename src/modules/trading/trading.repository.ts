@@ -228,6 +228,12 @@ export class TradingRepository {
       tradesOfOrder: p(
         `SELECT * FROM trades WHERE maker_order_id = ? OR taker_order_id = ? ORDER BY id`,
       ),
+      // Each side through its index; UNION drops a trade met on both sides.
+      tradesOfOrders: p(
+        `SELECT * FROM trades WHERE maker_order_id IN (SELECT value FROM json_each(@ids))
+         UNION SELECT * FROM trades WHERE taker_order_id IN (SELECT value FROM json_each(@ids))
+         ORDER BY id`,
+      ),
       openOrders: p(`SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`),
       accounts: p(`SELECT user_id, balance_cents FROM accounts`),
       // Every position, closed ones included, as the engine held them before the restart: a
@@ -473,6 +479,20 @@ export class TradingRepository {
 
   tradesOfOrder(id: string): TradeRow[] {
     return this.s.tradesOfOrder.all(id, id) as TradeRow[];
+  }
+
+  /**
+   * The trades of each of `ids` (as maker or taker) in one query, each order's in id order as
+   * {@link tradesOfOrder} gives them; an order without trades maps to [].
+   */
+  tradesOfOrders(ids: readonly string[]): Map<string, TradeRow[]> {
+    const byOrder = new Map<string, TradeRow[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return byOrder;
+    for (const t of this.s.tradesOfOrders.all({ ids: JSON.stringify(ids) }) as TradeRow[]) {
+      byOrder.get(t.maker_order_id)?.push(t);
+      if (t.taker_order_id !== t.maker_order_id) byOrder.get(t.taker_order_id)?.push(t);
+    }
+    return byOrder;
   }
 
   tradesOfMarket(marketId: string, beforeId: string | null, limit: number): TradeRow[] {

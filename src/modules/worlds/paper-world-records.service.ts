@@ -20,17 +20,24 @@ export class PaperWorldRecords {
     this.cleaners.set(kind, cleaner);
   }
 
-  /** Runs every cleaner for the user; a failing one is logged and counted as 0, not a 500. */
+  /**
+   * Runs every cleaner for the user, each even when an earlier one failed (so one retry has less
+   * to do), then rethrows the first failure (each is logged): a partly cleared world is a failed
+   * reset (500), never a 200 that counts the failed kind as 0. Clearing is idempotent: running it
+   * again deletes what is left.
+   */
   async clear(userId: string): Promise<Record<string, number>> {
     const cleared: Record<string, number> = {};
+    const failures: unknown[] = [];
     for (const [kind, cleaner] of [...this.cleaners].sort(([a], [b]) => a.localeCompare(b))) {
       try {
         cleared[kind] = await cleaner(userId);
       } catch (err) {
         this.log.error(`clearing paper ${kind} of ${userId} failed: ${String(err)}`);
-        cleared[kind] = 0;
+        failures.push(err);
       }
     }
+    if (failures.length > 0) throw failures[0];
     return cleared;
   }
 }

@@ -21,7 +21,7 @@ export class CreateApiKeyDto {
     maxLength: 100,
     example: 'ci-bot',
     description:
-      'Visible text: no control characters or bidirectional overrides, and at least one character that shows',
+      'One line of visible text: no control characters, line or paragraph separators (U+2028, U+2029), bidirectional overrides or byte order mark (U+FEFF), and at least one character that shows',
   })
   @IsString()
   @Length(1, 100)

@@ -15,7 +15,7 @@ export const NOTE_MAX = 500;
 export const REPORT_REASONS: ReportReason[] = ['SPAM', 'ABUSE', 'OFF_TOPIC', 'OTHER'];
 const STATUSES: CommentStatus[] = ['VISIBLE', 'HIDDEN', 'DELETED'];
 
-const BODY_TEXT = `1..${BODY_MAX} characters counted as Unicode code points (an emoji is one; a combining mark is one of its own), showing at least one visible character; line breaks and tabs are allowed, other control characters and bidirectional overrides are not. Returned exactly as stored: it is text, never markup.`;
+const BODY_TEXT = `1..${BODY_MAX} characters counted as Unicode code points (an emoji is one; a combining mark is one of its own), showing at least one visible character; line breaks and tabs are allowed, other control characters, bidirectional overrides and the byte order mark (U+FEFF) are not. Returned exactly as stored: it is text, never markup.`;
 
 export class CreateCommentDto {
   @ApiProperty({ description: BODY_TEXT, example: 'YES looks cheap at 40.' })

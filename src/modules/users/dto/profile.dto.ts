@@ -79,7 +79,8 @@ export class UpdateProfileDto {
     nullable: true,
     minLength: 1,
     maxLength: 50,
-    description: 'One line of visible text; null clears it',
+    description:
+      'One line of visible text: no control characters, line or paragraph separators (U+2028, U+2029), bidirectional overrides or byte order mark (U+FEFF); null clears it',
   })
   @NullableField()
   @IsString()
@@ -92,7 +93,7 @@ export class UpdateProfileDto {
     nullable: true,
     maxLength: 500,
     description:
-      'Up to 500 characters; line breaks and tabs allowed, no other control characters or bidirectional overrides; empty, or showing something; null clears it',
+      'Up to 500 characters; line breaks and tabs allowed, no other control characters, bidirectional overrides or byte order mark (U+FEFF); empty, or showing something; null clears it',
   })
   @NullableField()
   @IsString()

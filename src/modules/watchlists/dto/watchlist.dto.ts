@@ -7,7 +7,7 @@ import { MARKET_STATUSES } from '../../markets/dto/market.dto.js';
 import type { MarketStatus } from '../../markets/entities/market.entity.js';
 import { MAX_NAME_LENGTH, MAX_WATCHLIST_MARKETS } from '../watchlist-rules.js';
 
-const NAME_TEXT = `1..${MAX_NAME_LENGTH} characters of visible text (no control characters or bidirectional overrides, something that shows), unique among your watchlists of this world ignoring case (Unicode-aware: compared after NFC normalization and lower-casing). Returned exactly as sent.`;
+const NAME_TEXT = `1..${MAX_NAME_LENGTH} characters of one line of visible text (no control characters, line or paragraph separators U+2028/U+2029, bidirectional overrides or byte order mark U+FEFF; something that shows), unique among your watchlists of this world ignoring case (Unicode-aware: compared after NFC normalization and lower-casing). Returned exactly as sent.`;
 
 const MARKET_IDS_TEXT = `Market ids of the credential's world, in the order to keep; no id twice (400 VALIDATION_FAILED naming market_ids), each shaped mkt_... (else 400 naming market_ids[i]). More than ${MAX_WATCHLIST_MARKETS} is 422 WATCHLIST_LIMIT_REACHED (details.limit ${MAX_WATCHLIST_MARKETS}); an unknown market 404 NOT_FOUND (details.market_id).`;
 
