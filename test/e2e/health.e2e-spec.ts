@@ -9,7 +9,9 @@ import { createKey, sessionFor } from '../support/keys.js';
 describe('health', () => {
   let svc: Running;
   beforeAll(async () => {
-    svc = await startApp();
+    // The paper feed stopped: a tick would commit on the paper engine and make it unavailable as
+    // soon as its database is gone, before the readiness check this file makes.
+    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
   });
   afterAll(async () => {
     await svc.close();
