@@ -21,7 +21,7 @@ export interface CryptoFeedOptions {
   now: () => number;
   /** Hears the latest price of each symbol a catch-up or a set moved, after it is stored. */
   publish: (prices: readonly IndexPrice[]) => void;
-  /** Settles a due market at `cents`, its index price at close; false if it was not resolved. */
+  /** Settles a due market at `cents`, its index price at close (a failure is the callee's to log). */
   resolve: (market: DueMarket, cents: number) => void;
 }
 
