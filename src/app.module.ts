@@ -22,6 +22,7 @@ import { UsersModule } from './modules/users/users.module.js';
 import { WalletModule } from './modules/wallet/wallet.module.js';
 import { PositionsModule } from './modules/positions/positions.module.js';
 import { IndicesModule } from './modules/indices/indices.module.js';
+import { CryptoModule } from './modules/crypto/crypto.module.js';
 import { RankModule } from './modules/rank/rank.module.js';
 import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
@@ -78,6 +79,7 @@ export class AppModule {
         WalletModule,
         PositionsModule,
         IndicesModule,
+        CryptoModule,
         RankModule,
         CommentsModule,
         SandboxModule,

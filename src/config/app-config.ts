@@ -45,6 +45,8 @@ export interface AppConfig {
   /** Paper price feed: PRNG seed and tick interval (0 stops the automatic ticks). */
   sandboxFeedSeed: number;
   sandboxFeedIntervalMs: number;
+  /** Crypto reference walks (both worlds): one step per multiple of this on the service clock; 0 stops them. */
+  cryptoTickIntervalMs: number;
   /** Balance a paper account starts with and returns to on reset, in cents. */
   sandboxStartingBalanceCents: number;
   /** Resource caps, each answered with its own error code. */
@@ -408,6 +410,7 @@ export function loadConfig(env: Env): AppConfig {
     rateLimitsEnabled,
     sandboxFeedSeed: int(env, 'SANDBOX_FEED_SEED', 20260508, -2147483648, 2147483647),
     sandboxFeedIntervalMs: int(env, 'SANDBOX_FEED_INTERVAL_MS', 1000, 0, 3_600_000),
+    cryptoTickIntervalMs: int(env, 'CRYPTO_TICK_INTERVAL_MS', 1000, 0, 3_600_000),
     sandboxStartingBalanceCents: int(
       env,
       'SANDBOX_STARTING_BALANCE_CENTS',

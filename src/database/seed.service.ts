@@ -1,6 +1,5 @@
 import { ConfigService } from '../config/config.service.js';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -11,6 +10,9 @@ import { MarketEntity, type MarketCategory } from '../modules/markets/entities/m
 import { UserEntity } from '../modules/users/entities/user.entity.js';
 import { UsersService } from '../modules/users/users.service.js';
 import { ENGINE_DB, PLATFORM_DB } from './databases.js';
+import { readSeed } from './seed-files.js';
+import { isCryptoSymbol } from '../modules/crypto/crypto-symbols.js';
+import { parseUsd } from '../modules/crypto/usd.js';
 
 interface MarketSeed {
   slug: string;
@@ -19,6 +21,9 @@ interface MarketSeed {
   category: MarketCategory;
   close_time: string;
   reference_price: number;
+  /** Crypto markets that resolve by themselves: the index symbol and the strike ("150000.00"). */
+  index?: string;
+  strike?: string;
 }
 
 interface AccountSeed {
@@ -26,11 +31,6 @@ interface AccountSeed {
   email_verified: boolean;
   roles: string[];
   rfq_responder_approved: boolean;
-}
-
-function readSeed<T>(file: string): T {
-  // seeds/ sits at the project root, two levels above both src/database and dist/database.
-  return JSON.parse(readFileSync(new URL(`../../seeds/${file}`, import.meta.url), 'utf8')) as T;
 }
 
 /** Market ids derive from the slug, so both engines and every restart agree on them. */
@@ -93,6 +93,7 @@ export class SeedService implements OnModuleInit {
             // One spelling (YYYY-MM-DDTHH:mm:ss.sssZ): the markets list sorts and pages on it.
             closeTime: canonicalTime(s.close_time, s.slug),
             referencePrice: s.reference_price,
+            ...indexOf(s),
             lastPrice: null,
             volume: 0,
             createdAt: now,
@@ -100,6 +101,16 @@ export class SeedService implements OnModuleInit {
           }),
         );
       if (rows.length > 0) await repo.insert(rows);
+      // A database seeded before markets had an index gets the seeded index and strike once.
+      for (const s of seeds) {
+        if (s.index === undefined || !existing.has(s.slug)) continue;
+        await repo
+          .createQueryBuilder()
+          .update()
+          .set(indexOf(s))
+          .where('slug = :slug AND index_symbol IS NULL', { slug: s.slug })
+          .execute();
+      }
       return rows.length;
     });
   }
@@ -123,6 +134,24 @@ export class SeedService implements OnModuleInit {
     }
     return added;
   }
+}
+
+/** A seed market's index and strike in cents (both null when it names none); a bad one stops the start. */
+function indexOf(s: MarketSeed): { indexSymbol: string | null; strikeCents: number | null } {
+  if (s.index === undefined && s.strike === undefined)
+    return { indexSymbol: null, strikeCents: null };
+  const strike = s.strike === undefined ? null : parseUsd(s.strike);
+  if (
+    s.index === undefined ||
+    !isCryptoSymbol(s.index) ||
+    strike === null ||
+    s.category !== 'CRYPTO'
+  ) {
+    throw new Error(
+      `seed market ${s.slug}: a CRYPTO market needs a known index and a strike "123.45"`,
+    );
+  }
+  return { indexSymbol: s.index, strikeCents: strike };
 }
 
 /** An ISO time in toISOString's spelling; a seed with anything else stops the start. */

@@ -6,7 +6,13 @@ export type { LedgerTotals } from './engine-queries.js';
 export type { RestoreOrderInput, RestorePositionInput } from './engine-restore.js';
 export { ManualClock, SequentialIdGenerator } from './clock.js';
 export { checkInvariants, recomputeReserve } from './invariants.js';
-export { PriceFeed, mulberry32, type PriceFeedOptions } from './price-feed.js';
+export { PriceFeed, mulberry32, marketSeed, type PriceFeedOptions } from './price-feed.js';
+export {
+  CryptoWalk,
+  type CryptoWalkOptions,
+  type CryptoWalkSymbol,
+  type CryptoWalkState,
+} from './crypto-walk.js';
 export { HouseMarketMaker, type HouseMarketMakerOptions } from './house-market-maker.js';
 export { bookPriceOf, bookSideOf } from './order.js';
 export type * from './events.js';

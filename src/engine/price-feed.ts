@@ -17,8 +17,8 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** FNV-1a of the market id, mixed with the feed seed. */
-function marketSeed(seed: number, marketId: string): number {
+/** FNV-1a of the market id (or any stream name), mixed with the feed seed. */
+export function marketSeed(seed: number, marketId: string): number {
   let h = (0x811c9dc5 ^ seed) >>> 0;
   for (let i = 0; i < marketId.length; i++) {
     h ^= marketId.charCodeAt(i);

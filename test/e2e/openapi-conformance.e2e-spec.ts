@@ -432,6 +432,41 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('crypto', () => {
+    it('prices, history and the sandbox price, with and without a key, and refusals', async () => {
+      const { key } = await hookKey(['crypto:read', 'orders:write']);
+      await api('GET', '/crypto/prices', 200);
+      await api('GET', '/crypto/prices', 200, { key });
+      await api('GET', '/crypto/prices', 401, { key: 'svc_test_00000000000000000000000000000000' });
+      await api('GET', '/crypto/prices', 403, { key: (await hookKey(['orders:read'])).key });
+      await api('POST', '/sandbox/crypto/BTC-USD/price', 200, {
+        key,
+        json: { price: '101000.25' },
+      });
+      await api('POST', '/sandbox/crypto/BTC-USD/price', 400, { key, json: { price: '-1' } });
+      await api('POST', '/sandbox/crypto/DOGE-USD/price', 404, { key, json: { price: '1.00' } });
+      await api('POST', '/sandbox/crypto/BTC-USD/price', 403, {
+        key: liveKey,
+        json: { price: '1.00' },
+      });
+      advance(61_000);
+      await api('POST', '/sandbox/crypto/BTC-USD/price', 200, { key, json: { price: '99000' } });
+      const page = await api('GET', '/crypto/prices/BTC-USD/history?limit=1', 200, { key });
+      expect(page.body.data).toHaveLength(1);
+      expect(page.body.next_cursor).not.toBeNull();
+      await api('GET', '/crypto/prices/BTC-USD/history?interval=1d', 200);
+      await api('GET', '/crypto/prices/BTC-USD/history?interval=5m', 400, { key });
+      await api('GET', '/crypto/prices/BTC-USD/history?from=tomorrow', 400, { key });
+      await api('GET', '/crypto/prices/DOGE-USD/history', 404, { key });
+      await api('GET', '/crypto/prices/BTC-USD/history', 401, {
+        key: 'svc_test_00000000000000000000000000000000',
+      });
+      await api('GET', '/crypto/prices/BTC-USD/history', 403, {
+        key: (await hookKey(['orders:read'])).key,
+      });
+    });
+  });
+
   describe('orders', () => {
     const buy = (price: number, quantity = 1, extra: Obj = {}) => ({
       market_id: market.id,

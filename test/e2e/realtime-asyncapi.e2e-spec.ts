@@ -124,6 +124,7 @@ describe('realtime: AsyncAPI document', () => {
         'ticker',
         'orderbook',
         'trades',
+        'crypto',
         'orders',
         'fills',
         'positions',
@@ -200,6 +201,7 @@ describe('realtime: AsyncAPI document', () => {
     const all = [
       `orderbook:${m.id}`,
       `trades:${m.id}`,
+      'crypto:BTC-USD',
       'ticker',
       'orders',
       'fills',
@@ -229,6 +231,15 @@ describe('realtime: AsyncAPI document', () => {
       json: { outcome: 'NO' },
     });
     expect(resolved.status).toBe(200);
+    // A paper index move (crypto:<symbol>).
+    expect(
+      (
+        await as(a, `${svc.api}/sandbox/crypto/BTC-USD/price`, {
+          method: 'POST',
+          json: { price: '101000.00' },
+        })
+      ).status,
+    ).toBe(200);
     await c.sync();
     expect(c.events('positions').some((x) => x.data.settled !== undefined)).toBe(true);
     // The holder's MARKET_RESOLVED notification.
@@ -283,6 +294,7 @@ describe('realtime: AsyncAPI document', () => {
         'ticker',
         'orderbook',
         'trades',
+        'crypto',
         'orders',
         'fills',
         'positions',

@@ -13,6 +13,8 @@ const stored: StoredMarket = {
   closeTime: '2027-06-30T00:00:00.000Z',
   lastPrice: 40,
   volume: 12,
+  indexSymbol: 'BTC-USD',
+  strikeCents: 15_000_000,
 };
 
 const engine: MarketSummary = {
@@ -38,11 +40,19 @@ describe('market summary', () => {
       status: 'RESOLVED',
       outcome: 'YES',
       close_time: stored.closeTime,
+      index: 'BTC-USD',
+      strike: '150000.00',
       best_bid: 44,
       best_ask: 46,
       last_price: 45,
       volume: 30,
     });
+  });
+
+  it('shows index and strike as null for a market without them', () => {
+    expect(
+      marketSummary({ ...stored, indexSymbol: null, strikeCents: null }, engine),
+    ).toMatchObject({ index: null, strike: null });
   });
 
   it('falls back to the stored last price and volume, with no book, when no engine holds it', () => {

@@ -1,5 +1,6 @@
 import type { MarketSummary } from '../../engine/index.js';
 import type { MarketCategory, MarketStatus, Outcome } from './entities/market.entity.js';
+import { formatUsd } from '../crypto/usd.js';
 
 /** A market as stored in an engine database (the entity, or any row with these fields). */
 export interface StoredMarket {
@@ -13,6 +14,9 @@ export interface StoredMarket {
   closeTime: string;
   lastPrice: number | null;
   volume: number;
+  /** The crypto index a self-resolving market settles on, and its strike in cents (else null). */
+  indexSymbol: string | null;
+  strikeCents: number | null;
 }
 
 /** Book top, last trade and volume, as every market message names them. */
@@ -33,6 +37,9 @@ export interface MarketSummaryFields extends MarketPrices {
   status: MarketStatus;
   outcome: Outcome | null;
   close_time: string;
+  /** Crypto markets: the index (BTC-USD, ...) and the strike (USD, 2 decimals); null for others. */
+  index: string | null;
+  strike: string | null;
 }
 
 /** The compact market a list of someone's markets shows (watchlists). */
@@ -68,6 +75,8 @@ export function marketSummary(m: StoredMarket, s: MarketSummary | undefined): Ma
     status: m.status,
     outcome: m.outcome,
     close_time: m.closeTime,
+    index: m.indexSymbol,
+    strike: m.strikeCents === null ? null : formatUsd(m.strikeCents),
     ...pricesOf(m, s),
   };
 }

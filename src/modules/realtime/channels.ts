@@ -29,6 +29,7 @@ export const CHANNEL_PATTERNS = [
   'ticker',
   'orderbook:<market_id>',
   'trades:<market_id>',
+  'crypto:<symbol>',
   ...PRIVATE_CHANNELS,
 ] as const;
 
@@ -43,8 +44,12 @@ export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
 
 const MARKET_CHANNEL = new RegExp(`^(orderbook|trades):(${MARKET_ID_SOURCE.slice(1, -1)})$`);
 
+/** crypto:<symbol>: any symbol-shaped name parses; the hub refuses one no engine walks. */
+const CRYPTO_CHANNEL = /^crypto:([A-Z0-9]{1,10}-[A-Z0-9]{1,10})$/;
+
 export type ParsedChannel =
   | { kind: 'ticker' }
+  | { kind: 'crypto'; symbol: string }
   | { kind: 'orderbook' | 'trades'; marketId: string }
   | { kind: 'private'; name: PrivateChannel };
 
@@ -53,6 +58,8 @@ export function parseChannel(name: unknown): ParsedChannel | null {
   if (name === 'ticker') return { kind: 'ticker' };
   if ((PRIVATE_CHANNELS as readonly string[]).includes(name))
     return { kind: 'private', name: name as PrivateChannel };
+  const c = CRYPTO_CHANNEL.exec(name);
+  if (c !== null) return { kind: 'crypto', symbol: c[1] };
   const m = MARKET_CHANNEL.exec(name);
   if (m === null) return null;
   return { kind: m[1] as 'orderbook' | 'trades', marketId: m[2] };

@@ -18,6 +18,8 @@ import {
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
+import { CryptoService, type CryptoPriceMoved } from '../crypto/crypto.service.js';
+import { isCryptoSymbol } from '../crypto/crypto-symbols.js';
 import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
 import { MessageBudget } from './message-budget.js';
 import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
@@ -46,6 +48,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   /** `${env}|${userId}` -> that user's authenticated connections. */
   private readonly byUser = new Map<string, Set<Connection>>();
   private busSub: Subscription | null = null;
+  private cryptoSub: Subscription | null = null;
   private keySub: Subscription | null = null;
   private notificationSub: Subscription | null = null;
   private expiry: NodeJS.Timeout | null = null;
@@ -62,6 +65,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
     private readonly notifications: NotificationsService,
+    private readonly crypto: CryptoService,
   ) {}
 
   onModuleInit(): void {
@@ -76,6 +80,14 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         this.log.error(
           `realtime fan-out failed: ${err instanceof Error ? err.stack : String(err)}`,
         );
+      }
+    });
+    // Each move of a world's crypto index reaches that world's crypto:<symbol> subscribers.
+    this.cryptoSub = this.crypto.moved.subscribe((moved) => {
+      try {
+        this.deliverCrypto(moved);
+      } catch (err) {
+        this.log.error(`realtime crypto price failed: ${String(err)}`);
       }
     });
     // Each notification reaches its owner's connections of its world only, once it is stored.
@@ -133,6 +145,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.busSub?.unsubscribe();
+    this.cryptoSub?.unsubscribe();
     this.keySub?.unsubscribe();
     this.notificationSub?.unsubscribe();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
@@ -356,6 +369,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           },
         );
       }
+      if (p.kind === 'crypto' && !isCryptoSymbol(p.symbol)) {
+        throw new DomainError('UNKNOWN_CHANNEL', `No crypto index ${p.symbol}`, { channel: name });
+      }
       if (
         (p.kind === 'orderbook' || p.kind === 'trades') &&
         this.engines.get(env).engine.marketSummary(p.marketId) === undefined
@@ -499,6 +515,15 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     } finally {
       if (writes !== null) flushBatch(writes);
     }
+  }
+
+  /** A stored crypto index move -> the subscribers of crypto:<symbol> in its world. */
+  private deliverCrypto({ environment, price }: CryptoPriceMoved): void {
+    const channel = `crypto:${price.symbol}`;
+    const subs = this.publicSubs.get(`${environment}|${channel}`);
+    if (subs === undefined || subs.size === 0) return;
+    const message = new EventMessage(channel, Date.parse(price.as_of), price);
+    for (const c of subs) c.sendEvent(channel, message);
   }
 
   /** A stored notification -> its owner's connections in its world that follow `notifications`. */

@@ -108,8 +108,7 @@ export class SandboxControlsService {
         outcome: row.outcome ?? summary.outcome,
       });
     }
-    rt.withdrawHouse(marketId);
-    const r = rt.run((e) => e.resolveMarket(marketId, outcome));
+    const r = rt.resolveMarket(marketId, outcome);
     if (!r.ok) {
       if (r.code === 'MARKET_ALREADY_RESOLVED') {
         throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {

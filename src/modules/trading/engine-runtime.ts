@@ -5,6 +5,7 @@ import {
   PriceFeed,
   type EngineEvent,
   type Failure,
+  type Outcome,
   type Result,
   type Success,
 } from '../../engine/index.js';
@@ -376,6 +377,21 @@ export class EngineRuntime {
 
   reference(marketId: string): number | null {
     return this.feed?.reference(marketId) ?? null;
+  }
+
+  /**
+   * Resolves a market for good, the one resolution path (the sandbox resolve, the crypto markets
+   * settling at close_time): the house quotes are withdrawn, then the engine cancels every resting
+   * order (MARKET_RESOLVED), pays 100 cents per winning contract and marks it RESOLVED, committed
+   * before this returns. The stored status is the record (after a restart the engine holds a
+   * resolved market CLOSED), so a market stored RESOLVED answers MARKET_ALREADY_RESOLVED.
+   */
+  resolveMarket(marketId: string, outcome: Outcome): Success<object> | Failure {
+    if (this.repo.market(marketId)?.status === 'RESOLVED') {
+      return { ok: false, code: 'MARKET_ALREADY_RESOLVED', message: marketId };
+    }
+    this.withdrawHouse(marketId);
+    return this.run((e) => e.resolveMarket(marketId, outcome));
   }
 
   /** Withdraws the house's quotes of a market (before it resolves or halts). */

@@ -38,6 +38,25 @@ export class MarketDto {
   @ApiProperty({ format: 'date-time' })
   close_time: string;
 
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'BTC-USD',
+    description:
+      'Crypto markets: the reference index (GET /crypto/prices) the market resolves from at close_time; null for other markets',
+  })
+  index: string | null;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    pattern: '^\\d+\\.\\d{2}$',
+    example: '150000.00',
+    description:
+      'Crypto markets: the strike in USD (2 decimals). At close_time the market resolves YES when the index is strictly above it, else NO; null for other markets',
+  })
+  strike: string | null;
+
   @ApiProperty({ type: 'integer', nullable: true, description: 'Best bid, YES cents 1..99' })
   best_bid: number | null;
 

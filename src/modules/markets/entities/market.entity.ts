@@ -36,6 +36,14 @@ export class MarketEntity {
   @Column({ name: 'reference_price', type: 'integer' })
   referencePrice: number;
 
+  /** The crypto index (BTC-USD, ...) a self-resolving market settles on; null for other markets. */
+  @Column({ name: 'index_symbol', type: 'varchar', length: 16, nullable: true })
+  indexSymbol: string | null;
+
+  /** The strike in USD cents: YES when the index is strictly above it at close_time. */
+  @Column({ name: 'strike_cents', type: 'integer', nullable: true })
+  strikeCents: number | null;
+
   @Column({ name: 'last_price', type: 'integer', nullable: true })
   lastPrice: number | null;
 

@@ -1,0 +1,143 @@
+import { CryptoWalk, type CryptoWalkState, type CryptoWalkSymbol } from '../../engine/index.js';
+import { latestBoundary } from '../../common/sampling/boundaries.js';
+import type { CryptoRepository, DueMarket, PriceTick } from './crypto.repository.js';
+
+/** At most this many walk steps per catch-up: a longer gap (the service down, a clock jump) skips the older boundaries. */
+export const MAX_STEPS_PER_CATCH_UP = 1000;
+
+/** A symbol's price now: integer cents and when it was set (service clock, ms). */
+export interface IndexPrice {
+  symbol: string;
+  cents: number;
+  at: number;
+}
+
+export interface CryptoFeedOptions {
+  seed: number;
+  symbols: readonly CryptoWalkSymbol[];
+  /** One walk step per multiple of this on the service clock (epoch based); 0: no steps. */
+  intervalMs: number;
+  repo: CryptoRepository;
+  now: () => number;
+  /** Hears the latest price of each symbol a catch-up or a set moved, after it is stored. */
+  publish: (prices: readonly IndexPrice[]) => void;
+  /** Settles a due market at `cents`, its index price at close (a failure is the callee's to log). */
+  resolve: (market: DueMarket, cents: number) => void;
+}
+
+/**
+ * One world's crypto indices: the seeded walk, its stored prices and candles, and the crypto
+ * markets that resolve from them. Runs when told ({@link catchUp}: a timer about once a second,
+ * every crypto read, every sandbox set). A catch-up takes one step per tick boundary passed since
+ * the last one (at most {@link MAX_STEPS_PER_CATCH_UP}), each at its boundary time, and settles
+ * every due market with the price its index had at its close_time: the markets whose close time
+ * comes before a step are settled before that step is taken.
+ */
+export class CryptoFeed {
+  private readonly walk: CryptoWalk;
+  /** The last tick boundary stepped (or where the walk started from). */
+  private lastBoundary: number;
+  /** When the prices in the walk were set (service clock ms). */
+  private readonly asOf = new Map<string, number>();
+
+  constructor(private readonly opts: CryptoFeedOptions) {
+    const stored = opts.repo.latestPrices();
+    const restored = new Map<string, CryptoWalkState>();
+    for (const p of stored) {
+      restored.set(p.symbol, { priceCents: Number(p.price_cents), steps: Number(p.steps) });
+      this.asOf.set(p.symbol, Date.parse(p.as_of));
+    }
+    this.walk = new CryptoWalk({ seed: opts.seed, symbols: opts.symbols, restored });
+    const now = opts.now();
+    const fresh: PriceTick[] = [];
+    for (const s of opts.symbols) {
+      if (this.asOf.has(s.symbol)) continue;
+      this.asOf.set(s.symbol, now);
+      fresh.push({ symbol: s.symbol, cents: s.startCents, steps: 0, at: now });
+    }
+    // A fresh database starts the walk at the seeded prices, as of now (no candle yet).
+    opts.repo.savePrices(fresh);
+    const newest = Math.max(...this.asOf.values());
+    this.lastBoundary = opts.intervalMs > 0 ? latestBoundary(newest, opts.intervalMs) : 0;
+  }
+
+  has(symbol: string): boolean {
+    return this.walk.has(symbol);
+  }
+
+  /** Every symbol's price as it stands (call {@link catchUp} first). */
+  prices(): IndexPrice[] {
+    return this.walk.symbols().map((symbol) => this.priceOf(symbol));
+  }
+
+  private priceOf(symbol: string): IndexPrice {
+    return { symbol, cents: this.walk.price(symbol)!, at: this.asOf.get(symbol)! };
+  }
+
+  /** Steps the walk to the service clock, settling the crypto markets that closed meanwhile. */
+  catchUp(): void {
+    const now = this.opts.now();
+    const due = this.opts.repo.dueMarkets(now);
+    let next = 0;
+    const settleBefore = (limit: number): void => {
+      while (next < due.length && Date.parse(due[next].close_time) < limit) {
+        const m = due[next++];
+        if (this.walk.has(m.index_symbol)) this.opts.resolve(m, this.priceAtClose(m));
+      }
+    };
+    const ticks: PriceTick[] = [];
+    const step = this.opts.intervalMs;
+    if (step > 0) {
+      const latest = latestBoundary(now, step);
+      if (latest > this.lastBoundary) {
+        const first = Math.max(
+          this.lastBoundary + step,
+          latest - (MAX_STEPS_PER_CATCH_UP - 1) * step,
+        );
+        for (let at = first; at <= latest; at += step) {
+          // A market closing before this step is settled on the price before it.
+          settleBefore(at);
+          for (const [symbol, cents] of this.walk.step()) {
+            this.asOf.set(symbol, at);
+            ticks.push({ symbol, cents, steps: this.walk.state(symbol)!.steps, at });
+          }
+        }
+        this.lastBoundary = latest;
+      }
+    }
+    settleBefore(Number.POSITIVE_INFINITY);
+    this.store(ticks);
+  }
+
+  /** Sandbox control: sets a symbol's price now (after catching up); the walk goes on from it. */
+  set(symbol: string, cents: number): IndexPrice | null {
+    this.catchUp();
+    if (!this.walk.set(symbol, cents)) return null;
+    const at = this.opts.now();
+    this.asOf.set(symbol, at);
+    this.store([{ symbol, cents, steps: this.walk.state(symbol)!.steps, at }]);
+    return this.priceOf(symbol);
+  }
+
+  private store(ticks: PriceTick[]): void {
+    if (ticks.length === 0) return;
+    this.opts.repo.record(ticks);
+    // One message per symbol moved: the latest (a catch-up of several steps sends its last).
+    const moved = [...new Set(ticks.map((t) => t.symbol))];
+    this.opts.publish(moved.map((s) => this.priceOf(s)));
+  }
+
+  /**
+   * The index price at a market's close: the walk's price when it was set at or before
+   * close_time (the normal case, and after a restart that missed the moment: the stored price is
+   * the last one before it). Else (only when a settlement failed and the walk went on) the close of
+   * the 1m candle holding close_time, and failing that the price now.
+   */
+  private priceAtClose(m: DueMarket): number {
+    const closeAt = Date.parse(m.close_time);
+    const current = this.priceOf(m.index_symbol);
+    if (current.at <= closeAt) return current.cents;
+    const candle = this.opts.repo.minuteCandleAt(m.index_symbol, closeAt);
+    return candle === undefined ? current.cents : Number(candle.close_cents);
+  }
+}

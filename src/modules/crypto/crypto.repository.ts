@@ -1,0 +1,177 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { LAST_INSTANT } from '../../common/validation/instant.js';
+import { latestBoundary, retentionCutoff } from '../../common/sampling/boundaries.js';
+import {
+  CANDLE_INTERVAL_NAMES,
+  CANDLE_INTERVALS,
+  CANDLE_RETENTION_DAYS,
+  type CandleInterval,
+} from './crypto-symbols.js';
+
+/** A symbol's latest price as stored. */
+export interface StoredPrice {
+  symbol: string;
+  price_cents: number;
+  steps: number;
+  as_of: string;
+}
+
+/** One price as it arrives (a walk step or a sandbox set), at `at` ms on the service clock. */
+export interface PriceTick {
+  symbol: string;
+  cents: number;
+  steps: number;
+  at: number;
+}
+
+export interface CandleRow {
+  bucket: string;
+  open_cents: number;
+  high_cents: number;
+  low_cents: number;
+  close_cents: number;
+}
+
+export interface CandleQuery {
+  symbol: string;
+  interval: CandleInterval;
+  /** Exclusive lower bound (the cursor's bucket). */
+  after?: string;
+  /** Inclusive lower bound on the bucket start. */
+  from?: string;
+  /** Exclusive upper bound on the bucket start. */
+  to?: string;
+  limit: number;
+}
+
+/** A crypto market not resolved yet whose close time has come. */
+export interface DueMarket {
+  id: string;
+  index_symbol: string;
+  strike_cents: number;
+  close_time: string;
+}
+
+/**
+ * crypto_prices, crypto_candles and the self-resolving markets of one engine database, by
+ * prepared statements on its connection (synchronous: a catch-up runs to its end before any other
+ * request is served).
+ */
+export class CryptoRepository {
+  private readonly upsertPrice: Statement;
+  private readonly upsertCandle: Statement;
+  private readonly prune: Statement;
+  private readonly prices: Statement;
+  private readonly page: Statement;
+  private readonly covering: Statement;
+  private readonly due: Statement;
+  /** The bucket each (symbol, interval) last wrote: a new one starting prunes that series. */
+  private readonly lastBucket = new Map<string, number>();
+
+  constructor(private readonly db: Database) {
+    this.upsertPrice = db.prepare(
+      `INSERT INTO crypto_prices (symbol, price_cents, steps, as_of) VALUES (?, ?, ?, ?)
+        ON CONFLICT (symbol) DO UPDATE SET price_cents = excluded.price_cents,
+          steps = excluded.steps, as_of = excluded.as_of`,
+    );
+    this.upsertCandle = db.prepare(
+      `INSERT INTO crypto_candles (symbol, interval, bucket, open_cents, high_cents, low_cents, close_cents)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (symbol, interval, bucket) DO UPDATE SET
+          high_cents = MAX(high_cents, excluded.high_cents),
+          low_cents = MIN(low_cents, excluded.low_cents),
+          close_cents = excluded.close_cents`,
+    );
+    this.prune = db.prepare(
+      'DELETE FROM crypto_candles WHERE symbol = ? AND interval = ? AND bucket < ?',
+    );
+    this.prices = db.prepare('SELECT symbol, price_cents, steps, as_of FROM crypto_prices');
+    // Absent bounds are bound as sentinels, as the index history does: '' sorts before every ISO
+    // time, and none is at or after the last millisecond of year 9999.
+    this.page = db.prepare(
+      `SELECT bucket, open_cents, high_cents, low_cents, close_cents FROM crypto_candles
+        WHERE symbol = ? AND interval = ? AND bucket > ? AND bucket >= ? AND bucket < ?
+        ORDER BY bucket LIMIT ?`,
+    );
+    this.covering = db.prepare(
+      `SELECT bucket, open_cents, high_cents, low_cents, close_cents FROM crypto_candles
+        WHERE symbol = ? AND interval = '1m' AND bucket <= ? ORDER BY bucket DESC LIMIT 1`,
+    );
+    this.due = db.prepare(
+      `SELECT id, index_symbol, strike_cents, close_time FROM markets
+        WHERE index_symbol IS NOT NULL AND strike_cents IS NOT NULL AND status <> 'RESOLVED'
+          AND close_time <= ? ORDER BY close_time, id`,
+    );
+  }
+
+  latestPrices(): StoredPrice[] {
+    return this.prices.all() as StoredPrice[];
+  }
+
+  /** Stores prices without a candle (the walk's starting point on a fresh database). */
+  savePrices(ticks: readonly PriceTick[]): void {
+    this.db.transaction(() => {
+      for (const t of ticks) this.upsertPrice.run(t.symbol, t.cents, t.steps, iso(t.at));
+    })();
+  }
+
+  /**
+   * Records ticks in one transaction, in order: each moves its symbol's latest price and the
+   * open/high/low/close of the 1m, 1h and 1d buckets holding its time. When a tick starts a new
+   * bucket of a series, that series' candles older than the interval's retention are deleted.
+   */
+  record(ticks: readonly PriceTick[]): void {
+    if (ticks.length === 0) return;
+    this.db.transaction(() => {
+      for (const t of ticks) {
+        this.upsertPrice.run(t.symbol, t.cents, t.steps, iso(t.at));
+        for (const interval of CANDLE_INTERVAL_NAMES) {
+          const bucket = latestBoundary(t.at, CANDLE_INTERVALS[interval]);
+          this.upsertCandle.run(
+            t.symbol,
+            interval,
+            iso(bucket),
+            t.cents,
+            t.cents,
+            t.cents,
+            t.cents,
+          );
+          const series = `${t.symbol}|${interval}`;
+          if (this.lastBucket.get(series) !== bucket) {
+            this.lastBucket.set(series, bucket);
+            const cutoff = retentionCutoff(bucket, CANDLE_RETENTION_DAYS[interval]);
+            this.prune.run(t.symbol, interval, iso(cutoff));
+          }
+        }
+      }
+    })();
+  }
+
+  candles(q: CandleQuery): CandleRow[] {
+    return this.page.all(
+      q.symbol,
+      q.interval,
+      q.after ?? '',
+      q.from ?? '',
+      q.to ?? LAST_INSTANT,
+      q.limit,
+    ) as CandleRow[];
+  }
+
+  /** The 1m candle whose bucket holds `at` (the latest starting at or before it), if kept. */
+  minuteCandleAt(symbol: string, at: number): CandleRow | undefined {
+    const row = this.covering.get(symbol, iso(at)) as CandleRow | undefined;
+    if (row === undefined || Date.parse(row.bucket) + CANDLE_INTERVALS['1m'] <= at)
+      return undefined;
+    return row;
+  }
+
+  /** Crypto markets with an index and a strike, not RESOLVED, whose close time is at or before `at`. */
+  dueMarkets(at: number): DueMarket[] {
+    return this.due.all(iso(at)) as DueMarket[];
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
