@@ -32,6 +32,7 @@ import { UserProfiles1763769600014 } from './migrations/1763769600014-user-profi
 import { NotificationWorlds1763769600015 } from './migrations/1763769600015-notification-worlds.js';
 import { Comments1763769600016 } from './migrations/1763769600016-comments.js';
 import { Watchlists1763769600017 } from './migrations/1763769600017-watchlists.js';
+import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-events.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -91,6 +92,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   RankHistory1763769600013,
   Comments1763769600016,
   Watchlists1763769600017,
+  SportsEvents1763769600020,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

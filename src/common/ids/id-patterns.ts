@@ -10,3 +10,6 @@ export const ORDER_ID = new RegExp(ORDER_ID_SOURCE);
 
 /** A comment id as IdGenerator writes it (`cmt_` + Crockford base32: time, counter, random). */
 export const COMMENT_ID = /^cmt_[0-9a-z]{1,40}$/;
+
+/** A sports event id as the seeder derives it from the event's slug (`spe_` + 20 hex digits). */
+export const SPORTS_EVENT_ID = /^spe_[a-z0-9]{1,36}$/;
