@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type JsonResponse, type Running } from '../support/harness.js';
 import {
@@ -442,5 +444,54 @@ describe('sports events', () => {
     const res = await final(a, e.id, { home_score: 2, away_score: 0 });
     expect(res.status).toBe(200);
     expect(res.body.markets[0]).toMatchObject({ outcome: 'YES', resolved_now: true });
+  });
+});
+
+/** A final that fails midway leaves no FINAL event with open markets; the retry completes it. */
+describe('sports final after a failure', () => {
+  let svc: Running;
+  let a: Trader;
+
+  beforeAll(async () => {
+    svc = await startOrdersApp();
+    a = await trader(svc, 'retry@sports.test', { scopes: SCOPES });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('the markets resolve before the event is recorded FINAL, and the same call completes it', async () => {
+    const e = seedEvent('nba-knicks-vs-heat');
+    const url = `${svc.api}/sandbox/sports/events/${e.id}/final`;
+    await place(svc, a, limit({ id: e.marketId }, 'BUY', 'YES', e.reference_price + 1, 4));
+    // The event's write fails (as a full disk would), after the market resolved.
+    const db = new Database(join(svc.dataDir, 'paper.sqlite'));
+    try {
+      db.exec(
+        "CREATE TRIGGER fail_final BEFORE UPDATE ON sports_events BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+      );
+      const failed = await as(a, url, { method: 'POST', json: { home_score: 2, away_score: 1 } });
+      expectContractError(failed, 500, 'INTERNAL');
+      expect((await as(a, `${svc.api}/sports/events/${e.id}`)).body).toMatchObject({
+        status: 'LIVE',
+        score: null,
+      });
+      expect((await as(a, `${svc.api}/markets/${e.marketId}`)).body).toMatchObject({
+        status: 'RESOLVED',
+        outcome: 'YES',
+      });
+      db.exec('DROP TRIGGER fail_final');
+    } finally {
+      db.close();
+    }
+    const retried = await as(a, url, { method: 'POST', json: { home_score: 2, away_score: 1 } });
+    expect(retried.status).toBe(200);
+    expect(retried.body.event).toMatchObject({ status: 'FINAL', score: { home: 2, away: 1 } });
+    expect(retried.body.markets).toEqual([
+      expect.objectContaining({ market_id: e.marketId, outcome: 'YES', resolved_now: false }),
+    ]);
+    // Paid once, by the first call.
+    const settlements = (await ledger(svc, a)).filter((t) => t.type === 'SETTLEMENT');
+    expect(settlements).toEqual([expect.objectContaining({ amount_cents: 400 })]);
   });
 });
