@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type JsonResponse, type Running } from '../support/harness.js';
@@ -445,6 +447,24 @@ describe('sports events', () => {
     expect(res.status).toBe(200);
     expect(res.body.markets[0]).toMatchObject({ outcome: 'YES', resolved_now: true });
   });
+
+  it('resolves each linked market by its own rule (OVER_2 beside HOME_WINS)', async () => {
+    const e = seedEvent('intl-cup-final-2027');
+    const goals = marketIdOf('world-cup-2026-final-goals-over-2');
+    expect((await market(goals, a)).event_id).toBe(e.id);
+    (svc.clock as ManualClock).advance(Date.parse(e.start_time!) - svc.clock.now());
+    expect((await event(e.id, a)).status).toBe('LIVE');
+    // 1-2: an away win with 3 goals: HOME_WINS is NO, OVER_2 is YES.
+    const res = await final(a, e.id, { home_score: 1, away_score: 2 });
+    expect(res.status).toBe(200);
+    const byId = new Map(
+      (res.body.markets as { market_id: string }[]).map((m) => [m.market_id, m]),
+    );
+    expect(byId.get(e.marketId)).toMatchObject({ rule: 'HOME_WINS', outcome: 'NO' });
+    expect(byId.get(goals)).toMatchObject({ rule: 'OVER_2', outcome: 'YES', resolved_now: true });
+    expect(await market(goals, a)).toMatchObject({ status: 'RESOLVED', outcome: 'YES' });
+    expect(await market(goals)).toMatchObject({ status: 'OPEN', outcome: null });
+  });
 });
 
 /** A final that fails midway leaves no FINAL event with open markets; the retry completes it. */
@@ -493,5 +513,60 @@ describe('sports final after a failure', () => {
     // Paid once, by the first call.
     const settlements = (await ledger(svc, a)).filter((t) => t.type === 'SETTLEMENT');
     expect(settlements).toEqual([expect.objectContaining({ amount_cents: 400 })]);
+  });
+});
+
+/** The seeder on a restart: nothing doubled, a final kept, and what a database lacks added. */
+describe('sports seeds across restarts', () => {
+  it('keeps events and finals, and inserts the events (and markets) an existing database lacks', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-sports-'));
+    const ended = seedEvent('nba-knicks-vs-heat');
+    const missing = seedEvent('atp-alcaraz-vs-sinner');
+    let svc = await startOrdersApp({ dataDir });
+    try {
+      const a = await trader(svc, undefined, { scopes: SCOPES });
+      const res = await as(a, `${svc.api}/sandbox/sports/events/${ended.id}/final`, {
+        method: 'POST',
+        json: { home_score: 90, away_score: 80 },
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await svc.close({ keepData: true });
+    }
+    // A live database from before this event and its market were seeded.
+    const db = new Database(join(dataDir, 'live.sqlite'));
+    db.prepare('DELETE FROM markets WHERE id = ?').run(missing.marketId);
+    db.prepare('DELETE FROM sports_events WHERE id = ?').run(missing.id);
+    db.close();
+    const later = '2026-11-23T12:00:00.000Z';
+    svc = await startOrdersApp({ dataDir, now: later });
+    try {
+      const a = await trader(svc, undefined, { scopes: SCOPES });
+      const page = await http(`${svc.api}/sports/events?limit=200`);
+      expect(page.body.data).toHaveLength(SEED_EVENTS.length);
+      expect((await as(a, `${svc.api}/sports/events?limit=200`)).body.data).toHaveLength(
+        SEED_EVENTS.length,
+      );
+      const paper = await as(a, `${svc.api}/sports/events/${ended.id}`);
+      expect(paper.body).toMatchObject({ status: 'FINAL', score: { home: 90, away: 80 } });
+      // Re-seeded relative to this start; its market is back, linked.
+      const back = await http(`${svc.api}/sports/events/${missing.id}`);
+      expect(back.body).toMatchObject({
+        start_time: new Date(Date.parse(later) + missing.start_offset_hours! * HOUR).toISOString(),
+        status: 'SCHEDULED',
+        market_ids: [missing.marketId],
+      });
+      expect((await http(`${svc.api}/markets/${missing.marketId}`)).body).toMatchObject({
+        status: 'OPEN',
+        event_id: missing.id,
+      });
+      // The paper event kept its first start time.
+      const kept = await as(a, `${svc.api}/sports/events/${missing.id}`);
+      expect(kept.body.start_time).toBe(
+        new Date(Date.parse(NOON) + missing.start_offset_hours! * HOUR).toISOString(),
+      );
+    } finally {
+      await svc.close();
+    }
   });
 });
