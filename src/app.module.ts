@@ -30,6 +30,7 @@ import { NotificationsModule } from './modules/notifications/notifications.modul
 import { WorldsModule } from './modules/worlds/worlds.module.js';
 import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
 import { CommentsModule } from './modules/comments/comments.module.js';
+import { SportsModule } from './modules/sports/sports.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -84,6 +85,7 @@ export class AppModule {
         CommentsModule,
         SandboxModule,
         WatchlistsModule,
+        SportsModule,
         RealtimeModule,
         WebhooksModule,
       ],

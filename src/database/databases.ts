@@ -33,6 +33,7 @@ import { NotificationWorlds1763769600015 } from './migrations/1763769600015-noti
 import { Comments1763769600016 } from './migrations/1763769600016-comments.js';
 import { Watchlists1763769600017 } from './migrations/1763769600017-watchlists.js';
 import { LedgerResetsIndex1763769600018 } from './migrations/1763769600018-ledger-resets-index.js';
+import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-events.js';
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
@@ -94,6 +95,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   Comments1763769600016,
   Watchlists1763769600017,
   LedgerResetsIndex1763769600018,
+  SportsEvents1763769600020,
   CryptoPrices1763769600021,
 ];
 

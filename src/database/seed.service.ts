@@ -13,6 +13,7 @@ import { ENGINE_DB, PLATFORM_DB } from './databases.js';
 import { readSeed } from './seed-files.js';
 import { isCryptoSymbol } from '../modules/crypto/crypto-symbols.js';
 import { parseUsd } from '../modules/crypto/usd.js';
+import { seedSportsEvents, type SportsSeedFile } from '../modules/sports/sports-seed.js';
 
 interface MarketSeed {
   slug: string;
@@ -63,14 +64,23 @@ export class SeedService implements OnModuleInit {
       await this.seedMarkets(this.live, markets),
       await this.seedMarkets(this.paper, markets),
     ];
+    // After the markets: events link some of them. Each world gets its own copy of the events.
+    const sports = readSeed<SportsSeedFile>('sports.json').events;
+    const now = this.clock.now();
+    const events = [
+      await this.live.transaction((tx) => seedSportsEvents(tx, sports, now, marketIdForSlug)),
+      await this.paper.transaction((tx) => seedSportsEvents(tx, sports, now, marketIdForSlug)),
+    ];
     // The demo accounts' password is public (README, seeds/): never on production, where
     // ADMIN_EMAILS names the admins instead.
     const users =
       this.config.values.appEnv === 'production'
         ? 0
         : await this.seedAccounts(readSeed('accounts.json'));
-    if (added[0] + added[1] + users > 0) {
-      this.log.log(`seeded ${added[0]} live markets, ${added[1]} paper markets, ${users} accounts`);
+    if (added[0] + added[1] + events[0] + events[1] + users > 0) {
+      this.log.log(
+        `seeded ${added[0]} live markets, ${added[1]} paper markets, ${events[0]} live and ${events[1]} paper sports events, ${users} accounts`,
+      );
     }
   }
 

@@ -72,7 +72,7 @@ describe('health', () => {
       scopes: ['orders:write', 'markets:read'],
       acknowledge_write_scopes: true,
     });
-    const market = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
+    const market = (await http(`${svc.api}/markets?limit=1&status=OPEN`)).body.data[0].id as string;
     await svc.app.get<DataSource>(getDataSourceToken('paper'), { strict: false }).destroy();
     const res = await http(`${svc.api}/health/ready`);
     const err = expectContractError(res, 503, 'SERVICE_UNAVAILABLE');

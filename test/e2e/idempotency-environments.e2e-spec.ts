@@ -16,7 +16,7 @@ describe('Idempotency-Key is scoped per environment', () => {
     const scopes = { scopes: ['orders:write', 'orders:read'], acknowledge_write_scopes: true };
     const live = await createKey(svc.api, token, { ...scopes, environment: 'live' });
     const test = await createKey(svc.api, token, { ...scopes, environment: 'test' });
-    const market = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
+    const market = (await http(`${svc.api}/markets?limit=1&status=OPEN`)).body.data[0].id as string;
     const body = {
       market_id: market,
       action: 'BUY',

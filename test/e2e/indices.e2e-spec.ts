@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type JsonResponse, type Running } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
+import { SEED_EVENTS } from '../support/sports.js';
 import {
   as,
   expectValidation,
@@ -26,6 +27,10 @@ const SEEDS = JSON.parse(
 ) as { slug: string; category: string; close_time: string }[];
 const CATEGORY = new Map(SEEDS.map((m) => [m.slug, m.category]));
 const MIN = 60_000;
+/** The own markets of the seeded sports events still open at NOON (a seeded final's is RESOLVED). */
+const EVENT_MARKETS = SEED_EVENTS.filter((e) => e.final === undefined).length;
+/** The seeded SPORTS markets open at NOON: markets.json's and the events' own. */
+const SPORTS_OPEN = 6 + EVENT_MARKETS;
 const at = (ms: number) => new Date(Date.parse(NOON) + ms).toISOString();
 
 interface Index {
@@ -137,9 +142,9 @@ describe('market indices', () => {
     expect(before.map(({ as_of: _, ...i }) => i)).toEqual(expectedFrom(await paperMarkets()));
     expect(before.find((i) => i.slug === 'sports')).toMatchObject({
       name: 'Sports markets',
-      market_count: 6,
+      market_count: SPORTS_OPEN,
     });
-    expect(before.find((i) => i.slug === 'all')!.market_count).toBe(26);
+    expect(before.find((i) => i.slug === 'all')!.market_count).toBe(26 + EVENT_MARKETS);
 
     // A bid at R inside the spread: best bid R, best ask R+1, the mark R + 0.5.
     const m = sports[0];
@@ -149,8 +154,8 @@ describe('market indices', () => {
     const marks = await paperMarkets();
     expect(afterBid.map(({ as_of: _, ...i }) => i)).toEqual(expectedFrom(marks));
     const value = (list: Index[], slug: string) => list.find((i) => i.slug === slug)!.value!;
-    // The sports mean moves by 0.5 / 6, all by 0.5 / 26; the others not at all.
-    expect(value(afterBid, 'sports')).toBeCloseTo(value(before, 'sports') + 0.5 / 6, 1);
+    // The sports mean moves by 0.5 / SPORTS_OPEN, all by 0.5 / (26 + EVENT_MARKETS); the others not at all.
+    expect(value(afterBid, 'sports')).toBeCloseTo(value(before, 'sports') + 0.5 / SPORTS_OPEN, 1);
     expect(value(afterBid, 'crypto')).toBe(value(before, 'crypto'));
 
     // A MARKET buy of the whole ask ladder: no ask left, the mark is the last price R+5.
@@ -159,8 +164,8 @@ describe('market indices', () => {
     expect((await place(svc, other, market(m2, 'BUY', 'YES', 500))).filled_quantity).toBe(500);
     const afterTake = await indices(t);
     expect(afterTake.map(({ as_of: _, ...i }) => i)).toEqual(expectedFrom(await paperMarkets()));
-    expect(value(afterTake, 'sports')).toBeCloseTo(value(afterBid, 'sports') + 5 / 6, 1);
-    expect(afterTake.find((i) => i.slug === 'sports')!.market_count).toBe(6);
+    expect(value(afterTake, 'sports')).toBeCloseTo(value(afterBid, 'sports') + 5 / SPORTS_OPEN, 1);
+    expect(afterTake.find((i) => i.slug === 'sports')!.market_count).toBe(SPORTS_OPEN);
   });
 
   it('reads the live engine without a key, with a live key and with a session; the paper one with a test key', async () => {
@@ -184,7 +189,7 @@ describe('market indices', () => {
     });
     expect(session.body.data).toEqual(live);
     const paper = await indices(t);
-    expect(paper.find((i) => i.slug === 'all')!.market_count).toBe(26);
+    expect(paper.find((i) => i.slug === 'all')!.market_count).toBe(26 + EVENT_MARKETS);
     expect(paper.every((i) => i.value !== null)).toBe(true);
   });
 
@@ -203,7 +208,7 @@ describe('market indices', () => {
     const points = await history(t, 'sports');
     expect(points).toEqual([
       expect.objectContaining({ time: NOON }),
-      { time: at(MIN), value: sportsNow.value, market_count: 6 },
+      { time: at(MIN), value: sportsNow.value, market_count: SPORTS_OPEN },
     ]);
     // Five boundaries passed at once: only the latest is recorded.
     advance(5 * MIN + 10_000);
@@ -221,7 +226,7 @@ describe('market indices', () => {
     const moved = (await indices(t)).find((i) => i.slug === 'sports')!;
     advance(MIN);
     const last = (await history(t, 'sports')).at(-1)!;
-    expect(last).toEqual({ time: at(7 * MIN), value: moved.value, market_count: 6 });
+    expect(last).toEqual({ time: at(7 * MIN), value: moved.value, market_count: SPORTS_OPEN });
     expect(last.value).not.toBe(sportsNow.value);
     // The live engine records its own points, in its own database.
     expect((await history(null, 'sports')).map((p) => [p.time, p.value])).toEqual([
@@ -502,7 +507,9 @@ describe('index history retention and closed markets', () => {
     expect(closed.body).toMatchObject({ status: 'CLOSED', last_price: m.reference + 1 });
     const after = (await as(t, `${svc.api}/indices`)).body.data as Index[];
     expect(after.find((i) => i.slug === 'politics')!.market_count).toBe(4);
-    expect(after.find((i) => i.slug === 'all')!.market_count).toBe(25);
+    // Of the events' own markets only those of the events with an absolute 2027 start are open.
+    const open2027 = SEED_EVENTS.filter((e) => e.start_time !== undefined).length;
+    expect(after.find((i) => i.slug === 'all')!.market_count).toBe(25 + open2027);
     const latest = (
       await http(`${svc.api}/indices/politics/history?limit=200`, {
         headers: { 'x-api-key': t.key },

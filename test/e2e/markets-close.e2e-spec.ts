@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type Running } from '../support/harness.js';
-import { as, limit, place, startOrdersApp, trader, type Trader } from '../support/orders.js';
+import {
+  as,
+  limit,
+  place,
+  SEED_MARKETS,
+  startOrdersApp,
+  trader,
+  type Trader,
+} from '../support/orders.js';
 
 /**
  * A market closes at its close_time, in both engines: the first command or read at or after it
@@ -22,8 +30,13 @@ describe('markets close at their close_time', () => {
     t = await trader(svc, 'closer@orders.test', {
       scopes: ['orders:read', 'orders:write', 'markets:read', 'wallet:read', 'wallet:write'],
     });
-    const page = await http(`${svc.api}/markets?limit=3`);
-    [first, later, third] = page.body.data;
+    // The markets of seeds/markets.json (fixed close times), not the sports events' own ones,
+    // which are seeded relative to the start.
+    const seeded = new Set(SEED_MARKETS.map((m) => m.id));
+    const page = await http(`${svc.api}/markets?limit=200`);
+    [first, later, third] = (page.body.data as { id: string }[]).filter((m) =>
+      seeded.has(m.id),
+    ) as [typeof first, typeof later, typeof third];
   });
   afterAll(async () => {
     await svc.close();

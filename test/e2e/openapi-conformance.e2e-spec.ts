@@ -12,6 +12,7 @@ import {
 } from '../support/openapi-conformance.js';
 import { ADMIN, approveTier, ORDER_SCOPES, TRADABLE, TRADER } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
+import { seedEvent } from '../support/sports.js';
 import { sessionFor } from '../support/keys.js';
 import { until } from '../support/webhooks.js';
 
@@ -873,6 +874,35 @@ describe('OpenAPI response conformance', () => {
       do res = expectConforms(await call('GET', '/openapi.json'));
       while (res.status === 308);
       expectConforms(res, 429);
+    });
+  });
+
+  describe('sports', () => {
+    it('sports, events (filters, paging), one event, the sandbox final, and their refusals', async () => {
+      const { key } = await hookKey(['sports:read', 'orders:write', 'markets:read']);
+      const [started, ahead] = [
+        seedEvent('nba-knicks-vs-heat'),
+        seedEvent('atp-alcaraz-vs-sinner'),
+      ];
+      await api('GET', '/sports', 200);
+      await api('GET', '/sports', 200, { key });
+      await api('GET', '/sports', 403, { key: (await hookKey(['markets:read'])).key });
+      await api('GET', '/sports/events?limit=2', 200);
+      await api('GET', '/sports/events?sport=soccer&status=LIVE', 200, { key });
+      await api('GET', '/sports/events?status=live', 400, { key });
+      await api('GET', '/sports/events', 401, { key: 'svc_test_00000000000000000000000000000000' });
+      await api('GET', `/sports/events/${started.id}`, 200, { key });
+      await api('GET', '/sports/events/spe_unknown', 404, { key });
+      const path = (id: string) => `/sandbox/sports/events/${id}/final`;
+      const score = { home_score: 3, away_score: 1 };
+      await api('POST', path(started.id), 400, { key, json: { home_score: -1, away_score: 0 } });
+      await api('POST', path('spe_unknown'), 404, { key, json: score });
+      await api('POST', path(started.id), 403, { key: liveKey, json: score });
+      await api('POST', path(ahead.id), 422, { key, json: score });
+      const ended = await api('POST', path(started.id), 200, { key, json: score });
+      expect(ended.body.event.status).toBe('FINAL');
+      await api('POST', path(started.id), 409, { key, json: score });
+      await api('GET', `/markets/${started.marketId}`, 200, { key });
     });
   });
 

@@ -4,12 +4,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, startApp } from '../support/harness.js';
+import { SEED_EVENTS, SPORTS_SEED_MARKETS } from '../support/sports.js';
 
-const SEEDED_MARKETS = (
-  JSON.parse(
-    readFileSync(new URL('../../seeds/markets.json', import.meta.url), 'utf8'),
-  ) as unknown[]
-).length;
+/** seeds/markets.json, plus the own market of each seeded sports event. */
+const SEEDED_MARKETS =
+  (
+    JSON.parse(
+      readFileSync(new URL('../../seeds/markets.json', import.meta.url), 'utf8'),
+    ) as unknown[]
+  ).length + SPORTS_SEED_MARKETS;
 const SEEDED_ACCOUNTS = [
   'admin@sandbox.test',
   'responder@sandbox.test',
@@ -95,6 +98,11 @@ describe('persistence across restarts', () => {
     expect(query<{ n: number }>(paper, 'SELECT COUNT(*) AS n FROM markets')[0].n).toBe(
       SEEDED_MARKETS,
     );
+    for (const file of [live, paper]) {
+      expect(query<{ n: number }>(file, 'SELECT COUNT(*) AS n FROM sports_events')[0].n).toBe(
+        SEED_EVENTS.length,
+      );
+    }
     expect({
       platform: query<{ name: string }>(platform, 'SELECT name FROM migrations ORDER BY id'),
       live: query<{ name: string }>(live, 'SELECT name FROM migrations ORDER BY id'),

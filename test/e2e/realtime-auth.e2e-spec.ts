@@ -74,7 +74,7 @@ describe('realtime: authentication', () => {
   });
 
   it('a live key with env:paper is paper-only on the stream too: environment test, the paper book', async () => {
-    const market = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
+    const market = (await http(`${svc.api}/markets?limit=1&status=OPEN`)).body.data[0].id as string;
     const channel = `orderbook:${market}`;
     const snapshotWith = async (scopes: string[]) => {
       const k = await createKey(svc.api, token, { scopes, environment: 'live' });

@@ -32,7 +32,7 @@ describe('realtime sessions end with their key or session token', () => {
     expect(await wa.waitClose()).toMatchObject({ code: 4401 });
     expect(wa.messages.some((m) => m.type === 'error' && m.code === 'API_KEY_REVOKED')).toBe(true);
     // Nothing private reaches the closed connection; the other key's connection stays open.
-    const market = (await http(`${svc.api}/markets?limit=1`)).body.data[0].id as string;
+    const market = (await http(`${svc.api}/markets?limit=1&status=OPEN`)).body.data[0].id as string;
     await http(`${svc.api}/orders`, {
       method: 'POST',
       headers: { 'x-api-key': b.key },

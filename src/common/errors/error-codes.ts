@@ -95,6 +95,9 @@ export const ERROR_CODES = {
   CANNOT_REPORT_OWN_COMMENT: 422,
   WATCHLIST_NAME_TAKEN: 409,
   WATCHLIST_LIMIT_REACHED: 422,
+  // Sports events (sandbox final)
+  SPORTS_EVENT_FINAL: 409,
+  SPORTS_EVENT_NOT_STARTED: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

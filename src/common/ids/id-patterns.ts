@@ -13,3 +13,5 @@ export const COMMENT_ID = /^cmt_[0-9a-z]{1,40}$/;
 
 /** A watchlist id as IdGenerator writes it (`wl_` + Crockford base32). */
 export const WATCHLIST_ID = /^wl_[a-z0-9]{1,40}$/;
+/** A sports event id as the seeder derives it from the event's slug (`spe_` + 20 hex digits). */
+export const SPORTS_EVENT_ID = /^spe_[a-z0-9]{1,36}$/;

@@ -106,5 +106,5 @@ export class MarketsService {
 }
 
 function toDto(m: MarketEntity, env: Environment, s: MarketSummary | undefined): MarketDto {
-  return { ...marketSummary(m, s), environment: env };
+  return { ...marketSummary(m, s), event_id: m.eventId ?? null, environment: env };
 }

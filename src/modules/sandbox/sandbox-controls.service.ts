@@ -98,6 +98,16 @@ export class SandboxControlsService {
    * RESOLVED for good. A second resolve is 409 MARKET_ALREADY_RESOLVED.
    */
   resolve(c: Credential, marketId: string, outcome: Outcome): ResolveResultDto {
+    return this.resolveMarket(marketId, outcome, c.userId);
+  }
+
+  /**
+   * The one resolution path of the paper engine, shared by POST /sandbox/markets/{id}/resolve
+   * and the sandbox final of a sports event: withdraw the house, resolve in the engine (orders
+   * cancelled, holders paid), committed before it returns. `payeeId` is the caller whose
+   * payout is reported apart. 404 for an unknown market, 409 if already RESOLVED.
+   */
+  resolveMarket(marketId: string, outcome: Outcome, payeeId: string): ResolveResultDto {
     const rt = this.paper();
     const row = this.market(rt, marketId);
     const summary = rt.engine.marketSummary(marketId)!;
@@ -126,7 +136,7 @@ export class SandboxControlsService {
       else if (e.type === 'position.settled') {
         settled++;
         payout += e.payout;
-        if (e.accountId === c.userId) yours += e.payout;
+        if (e.accountId === payeeId) yours += e.payout;
       }
     }
     return {
@@ -138,6 +148,15 @@ export class SandboxControlsService {
       payout_cents: payout,
       your_payout_cents: yours,
     };
+  }
+
+  /** Whether a paper market is RESOLVED (stored or in the engine): the final skips those. */
+  isResolved(marketId: string): boolean {
+    const rt = this.paper();
+    return (
+      rt.repo.market(marketId)?.status === 'RESOLVED' ||
+      rt.engine.marketSummary(marketId)?.status === 'RESOLVED'
+    );
   }
 
   /** The stored market row; 404 NOT_FOUND for a malformed or unknown id. */

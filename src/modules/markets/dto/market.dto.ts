@@ -69,6 +69,14 @@ export class MarketDto {
   @ApiProperty({ type: 'integer', description: 'Contracts traded' })
   volume: number;
 
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'spe_4c1f0b2a9e8d7c6b5a43',
+    description: 'The sports event this market is about (GET /sports/events/{id}); null for others',
+  })
+  event_id: string | null;
+
   @ApiProperty({ enum: ['live', 'test'], description: 'Engine whose prices these are' })
   environment: 'live' | 'test';
 }

@@ -50,6 +50,14 @@ export class MarketEntity {
   @Column({ type: 'integer', default: 0 })
   volume: number;
 
+  /** The sports event this market is about (CONTRACT.md "Sports and crypto"); null for others. */
+  @Column({ name: 'event_id', type: 'varchar', length: 40, nullable: true })
+  eventId: string | null;
+
+  /** How the event's final score resolves this market (see sports/event-rule.ts). */
+  @Column({ name: 'event_rule', type: 'varchar', length: 20, nullable: true })
+  eventRule: string | null;
+
   @Column({ name: 'created_at', type: 'varchar', length: 30 })
   createdAt: string;
 
