@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-sports-and-crypto',
+    date: '2026-11-29',
+    title: 'Sports events and crypto reference prices, with markets that resolve from them',
+    kind: 'ADDED',
+    description:
+      'Sports events: GET /sports (sports and leagues with event and market counts), GET /sports/events (keyset cursor; sport, league and status filters, the status following the service clock: SCHEDULED before start_time, LIVE from it, FINAL once scored) and GET /sports/events/{id}, readable without a key like GET /markets (a key needs sports:read; each world has its own events). Markets gain event_id. The seeds add 14 events in 4 sports, timed relative to the first start (past, live and upcoming), each with its own "Will <home> beat <away>?" market. New sandbox control POST /sandbox/sports/events/{id}/final {home_score, away_score} ends a paper event and resolves its linked paper markets by their rule (HOME_WINS, AWAY_WINS, OVER_<n>) through the same path as POST /sandbox/markets/{id}/resolve, paying holders; new error codes SPORTS_EVENT_FINAL (409) and SPORTS_EVENT_NOT_STARTED (422). Crypto reference indices and self-resolving crypto markets. Each engine walks BTC-USD, ETH-USD and SOL-USD: a seeded geometric walk in integer cents on the service clock, one step per CRYPTO_TICK_INTERVAL_MS (default 1000, 0 stops it). The paper walk is seeded from SANDBOX_FEED_SEED and the live walk from a fixed seed. New: GET /crypto/prices (crypto:read; a {data} list of {symbol, price, as_of}, prices as USD strings with 2 decimals); GET /crypto/prices/{symbol}/history (1m/1h/1d candles {time, open, high, low, close}, oldest first, cursor-paged, from/to windows of at most 366 days; candles kept 7 days, 90 days and 5 years); POST /sandbox/crypto/{symbol}/price (test keys: sets the paper index); and the realtime channel crypto:<symbol>. Markets gain index and strike, null except on crypto markets. The seeded BTC and ETH markets name theirs and resolve by themselves at close_time from their world\'s index, YES when strictly above the strike. They resolve through the same engine path as the sandbox resolve, exactly once, and at boot when the service was down at close_time.',
+  },
+  {
     id: '2026-11-29-users-comments-watchlists-notifications',
     date: '2026-11-29',
     title:
