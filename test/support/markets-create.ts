@@ -37,8 +37,12 @@ export function resolveMarket(svc: Svc, t: Trader, id: string, outcome: string) 
 /** Creates a market and returns it, failing the test on anything but 201. */
 // Response bodies are read field by field, as JsonResponse's are.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function created(svc: Svc, t: Trader, body: unknown): Promise<Record<string, any>> {
+export async function created(
+  svc: Svc,
+  t: Trader,
+  body: unknown,
+): Promise<{ id: string } & Record<string, any>> {
   const res = await createMarket(svc, t, body);
   if (res.status !== 201) throw new Error(`POST /markets: ${res.status} ${res.text}`);
-  return res.body as Record<string, unknown> as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return res.body as { id: string } & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
