@@ -37,12 +37,10 @@ export function resolveMarket(svc: Svc, t: Trader, id: string, outcome: string) 
 /** Creates a market and returns it, failing the test on anything but 201. */
 // Response bodies are read field by field, as JsonResponse's are.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function created(
-  svc: Svc,
-  t: Trader,
-  body: unknown,
-): Promise<{ id: string } & Record<string, any>> {
+type Body = { id: string } & Record<string, any>;
+
+export async function created(svc: Svc, t: Trader, body: unknown): Promise<Body> {
   const res = await createMarket(svc, t, body);
   if (res.status !== 201) throw new Error(`POST /markets: ${res.status} ${res.text}`);
-  return res.body as { id: string } & Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return res.body as Body; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
