@@ -42,5 +42,5 @@ type Body = { id: string } & Record<string, any>;
 export async function created(svc: Svc, t: Trader, body: unknown): Promise<Body> {
   const res = await createMarket(svc, t, body);
   if (res.status !== 201) throw new Error(`POST /markets: ${res.status} ${res.text}`);
-  return res.body as Body; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return res.body as Body;
 }
