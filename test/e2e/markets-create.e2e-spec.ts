@@ -11,7 +11,9 @@ import {
   startOrdersApp,
   type Trader,
 } from '../support/orders.js';
+import { SEED_EVENTS } from '../support/sports.js';
 import { WsClient } from '../support/ws.js';
+import type { ManualClock } from '../../src/common/clock/clock.js';
 
 /**
  * POST /markets: who may create where (the CREATOR role live, any verified user on paper, 20
@@ -218,5 +220,36 @@ describe('markets: creating', () => {
       many.paper.userId,
     );
     expect(stored[0].n).toBe(20);
+  });
+  it('links a sports event of its world; a created crypto market resolves itself at close_time', async () => {
+    const ev = SEED_EVENTS[0].id;
+    const linked = await created(svc, other.paper, marketBody('linked-event', { event_id: ev }));
+    expect(linked.event_id).toBe(ev);
+
+    const m = await created(
+      svc,
+      other.paper,
+      marketBody('btc-above-1k-soon', {
+        category: 'CRYPTO',
+        index: 'BTC-USD',
+        strike: '1000.00',
+        close_time: '2026-11-22T12:30:00Z',
+      }),
+    );
+    const clock = svc.clock as ManualClock;
+    clock.advance(Date.parse('2026-11-22T12:30:00Z') - clock.now());
+    const deadline = Date.now() + 5000;
+    while (
+      paperQuery<{ status: string }>(svc, 'SELECT status FROM markets WHERE id = ?', m.id)[0]
+        .status !== 'RESOLVED'
+    ) {
+      if (Date.now() > deadline) throw new Error('not resolved at close_time');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // BTC-USD starts at 95000.00: strictly above the strike.
+    expect((await as(other.paper, `${svc.api}/markets/${m.id}`)).body).toMatchObject({
+      status: 'RESOLVED',
+      outcome: 'YES',
+    });
   });
 });
