@@ -16,6 +16,7 @@ import { OrdersModule } from './modules/orders/orders.module.js';
 import { TradingModule } from './modules/trading/trading.module.js';
 import { MailModule } from './modules/mail/mail.module.js';
 import { MarketsModule } from './modules/markets/markets.module.js';
+import { MarketCreationModule } from './modules/market-creation/market-creation.module.js';
 import { MetaController } from './modules/meta/meta.controller.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
 import { UsersModule } from './modules/users/users.module.js';
@@ -76,6 +77,7 @@ export class AppModule {
         LimitsModule.forRoot(deps.limitStore),
         TradingModule,
         MarketsModule,
+        MarketCreationModule,
         OrdersModule,
         WalletModule,
         PositionsModule,

@@ -245,6 +245,17 @@ describe('loadConfig', () => {
     );
   });
 
+  describe('CREATOR_EMAILS', () => {
+    it('is a list of email addresses, lower-cased, refusing a malformed entry by name', () => {
+      expect(loadConfig({}).creatorEmails).toEqual([]);
+      expect(loadConfig({ CREATOR_EMAILS: ' Maker@Corp.test ' }).creatorEmails).toEqual([
+        'maker@corp.test',
+      ]);
+      const err = expectRefused({ CREATOR_EMAILS: 'ok@corp.test, maker@' }, 'CREATOR_EMAILS');
+      expect(err.message).toContain('"maker@"');
+    });
+  });
+
   describe('TRUSTED_PROXIES', () => {
     it('accepts IP addresses and CIDR ranges of either family', () => {
       const list = '10.0.0.1, 10.0.0.0/8, 128.0.0.0/1, 192.168.1.0/32, ::1, fd00::/8, ::1/128';

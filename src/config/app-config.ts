@@ -25,6 +25,8 @@ export interface AppConfig {
   firstPartyOrigins: string[];
   /** Verified accounts with these emails (lower-cased) hold the admin role (ADMIN_EMAILS). */
   adminEmails: string[];
+  /** Verified accounts with these emails hold the CREATOR role (live markets; CREATOR_EMAILS). */
+  creatorEmails: string[];
   smtpUrl: string | null;
   logLevel: LogLevel;
   /** Base URL of the staging deployment; the only server listed in the OpenAPI document. */
@@ -398,6 +400,7 @@ export function loadConfig(env: Env): AppConfig {
     sandboxClockControl,
     firstPartyOrigins: origins(env, 'FIRST_PARTY_ORIGINS'),
     adminEmails: emails(env, 'ADMIN_EMAILS'),
+    creatorEmails: emails(env, 'CREATOR_EMAILS'),
     smtpUrl,
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),

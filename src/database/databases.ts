@@ -35,6 +35,7 @@ import { Watchlists1763769600017 } from './migrations/1763769600017-watchlists.j
 import { LedgerResetsIndex1763769600018 } from './migrations/1763769600018-ledger-resets-index.js';
 import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-events.js';
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
+import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -97,6 +98,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   LedgerResetsIndex1763769600018,
   SportsEvents1763769600020,
   CryptoPrices1763769600021,
+  MarketCreators1763769600022,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

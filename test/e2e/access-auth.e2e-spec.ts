@@ -160,7 +160,7 @@ describe('accounts: register, verify email, login, /auth/me', () => {
       email: TRADER,
       email_verified: true,
       username: expect.stringMatching(/^user_[0-9a-f]{8}$/),
-      roles: [],
+      roles: ['CREATOR'], // the seeded trader creates live markets
     });
     expect(me.body.credential).toMatchObject({
       type: 'SESSION',

@@ -654,6 +654,78 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('creating markets', () => {
+    it('create, edit, resolve, and their refusals, in both worlds', async () => {
+      const { key } = await hookKey(['markets:read', 'markets:write']);
+      const body = (slug: string, extra: Record<string, unknown> = {}) => ({
+        title: `Conformance ${slug}`,
+        slug,
+        category: 'CULTURE',
+        close_time: '2027-01-01T00:00:00Z',
+        ...extra,
+      });
+      const m = await api('POST', '/markets', 201, { key, json: body('conf-market') });
+      const id = m.body.id as string;
+      await api('POST', '/markets', 400, { key, json: body('X') });
+      await api('POST', '/markets', 404, {
+        key,
+        json: body('conf-event', { event_id: 'spe_unknown' }),
+      });
+      await api('POST', '/markets', 409, { key, json: body('conf-market') });
+      await api('POST', '/markets', 422, {
+        key,
+        json: body('conf-past', { close_time: '2020-01-01T00:00:00Z' }),
+      });
+      await api('POST', '/markets', 401, { json: body('conf-anon') });
+      await api('POST', '/markets', 403, { key: readOnlyKey, json: body('conf-read-only') });
+      const live = async (t: string) =>
+        (
+          await api('POST', '/api-keys', 201, {
+            token: t,
+            json: {
+              name: 'creator',
+              environment: 'live',
+              scopes: ['markets:read', 'markets:write'],
+              acknowledge_write_scopes: true,
+            },
+          })
+        ).body.key as string;
+      const creatorKey = await live(token);
+      const liveMarket = await api('POST', '/markets', 201, {
+        key: creatorKey,
+        json: body('conf-live'),
+      });
+      const email = `conf-${Date.now()}-nocreator@example.test`;
+      await api('POST', '/markets', 403, {
+        key: await live(await verifiedAccount(svc, email)),
+        json: body('conf-refused'),
+      });
+      const other = (await hookKey(['markets:read', 'markets:write'])).key;
+      await api('PATCH', `/markets/${id}`, 200, { key, json: { title: 'Renamed' } });
+      await api('PATCH', `/markets/${id}`, 400, { key, json: { status: 'CLOSED' } });
+      await api('PATCH', `/markets/${id}`, 403, { key: other, json: { title: 'x' } });
+      await api('PATCH', '/markets/mkt_unknown', 404, { key, json: { title: 'x' } });
+      await api('PATCH', `/markets/${id}`, 422, {
+        key,
+        json: { close_time: '2020-01-01T00:00:00Z' },
+      });
+      await api('POST', `/markets/${id}/resolve`, 400, { key, json: { outcome: 'MAYBE' } });
+      await api('POST', `/markets/${id}/resolve`, 403, { key: other, json: { outcome: 'YES' } });
+      await api('POST', '/markets/mkt_unknown/resolve', 404, { key, json: { outcome: 'YES' } });
+      await api('POST', `/markets/${id}/resolve`, 200, { key, json: { outcome: 'YES' } });
+      await api('POST', `/markets/${id}/resolve`, 409, { key, json: { outcome: 'NO' } });
+      await api('POST', `/markets/${liveMarket.body.id as string}/resolve`, 200, {
+        key: creatorKey,
+        json: { outcome: 'NO' },
+      });
+      for (let i = 1; i < 20; i++) {
+        await api('POST', '/markets', 201, { key: other, json: body(`conf-filler-${i}`) });
+      }
+      await api('POST', '/markets', 201, { key: other, json: body('conf-filler-20') });
+      await api('POST', '/markets', 422, { key: other, json: body('conf-one-too-many') });
+    });
+  });
+
   describe('watchlists', () => {
     it('create, list, get, update, append, remove, delete, and their refusals', async () => {
       const { key } = await hookKey(['watchlist:read', 'watchlist:write', 'markets:read']);

@@ -64,7 +64,7 @@ describe('users and profiles', () => {
       bio: null,
       avatar_url: null,
       profile_visibility: 'PUBLIC',
-      roles: [],
+      roles: ['CREATOR'], // the seeded trader creates live markets
     });
     // Generated, and nothing of the email (public profiles never show it).
     expect(own.body.username).toMatch(/^user_[0-9a-f]{8}$/);

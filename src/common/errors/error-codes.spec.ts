@@ -6,6 +6,9 @@ import { ERROR_CODES, statusOf, type ErrorCode } from './error-codes.js';
 const CONTRACT: Record<string, number> = {
   VALIDATION_FAILED: 400,
   MALFORMED_JSON: 400,
+  CREATOR_ROLE_REQUIRED: 403,
+  SLUG_TAKEN: 409,
+  MARKET_LIMIT_REACHED: 422,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   SUNSET: 410,

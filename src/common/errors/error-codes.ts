@@ -98,6 +98,12 @@ export const ERROR_CODES = {
   // Sports events (sandbox final)
   SPORTS_EVENT_FINAL: 409,
   SPORTS_EVENT_NOT_STARTED: 422,
+  // Creating markets
+  CREATOR_ROLE_REQUIRED: 403,
+  NOT_MARKET_CREATOR: 403,
+  SLUG_TAKEN: 409,
+  MARKET_LIMIT_REACHED: 422,
+  MARKET_RULE_VIOLATED: 422,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -9,6 +9,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 import type { ExportFilter, OrderRow } from '../trading/trading.repository.js';
 import type { ExportOrdersQueryDto } from './dto/order.dto.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
+import { csvCell } from '../../common/csv/csv-cell.js';
 
 /** Rows a chunk: about a millisecond of reading and formatting. */
 const CHUNK = 250;
@@ -31,12 +32,6 @@ const COLUMNS = [
   'updated_at',
 ];
 
-function csvField(v: string | number | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
 function csvRow(r: OrderRow): string {
   return (
     [
@@ -57,7 +52,7 @@ function csvRow(r: OrderRow): string {
       r.created_at,
       r.updated_at,
     ]
-      .map(csvField)
+      .map(csvCell)
       .join(',') + '\n'
   );
 }

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Outcome } from '../../engine/index.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import type { Environment } from '../../common/environment.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { marketPrices } from '../markets/market-summary.js';
@@ -103,12 +104,18 @@ export class SandboxControlsService {
 
   /**
    * The one resolution path of the paper engine, shared by POST /sandbox/markets/{id}/resolve
-   * and the sandbox final of a sports event: withdraw the house, resolve in the engine (orders
-   * cancelled, holders paid), committed before it returns. `payeeId` is the caller whose
-   * payout is reported apart. 404 for an unknown market, 409 if already RESOLVED.
+   * the sandbox final of a sports event and a creator's POST /markets/{id}/resolve (in either
+   * world, `world`): withdraw the house, resolve in the engine (orders cancelled, holders paid),
+   * committed before it returns. `payeeId` is the caller whose payout is reported apart. 404 for
+   * an unknown market, 409 if already RESOLVED.
    */
-  resolveMarket(marketId: string, outcome: Outcome, payeeId: string): ResolveResultDto {
-    const rt = this.paper();
+  resolveMarket(
+    marketId: string,
+    outcome: Outcome,
+    payeeId: string,
+    world: Environment = 'test',
+  ): ResolveResultDto {
+    const rt = this.engines.get(world);
     const row = this.market(rt, marketId);
     const summary = rt.engine.marketSummary(marketId)!;
     // The stored status is the record: after a restart the engine holds a resolved market CLOSED.

@@ -390,3 +390,55 @@ describe('EngineRuntime: the paper price feed', () => {
     expect(rt.engine.depth('mkt_a', 5)).toEqual({ marketId: 'mkt_a', bids: [], asks: [] });
   });
 });
+
+describe('EngineRuntime: created markets', () => {
+  const feed: FeedSettings = { seed: 1, intervalMs: 0, levels: 5, size: 100, refill: 25 };
+
+  it("stores the row in the transaction of the market's events, the house quoting it at once", () => {
+    const { rt, repo } = runtime(feed);
+    const stored: string[] = [];
+    const before = repo.commits.length;
+    const r = rt.addMarket({ id: 'mkt_new', closeAt: 4_000_000_000_000, referencePrice: 30 }, () =>
+      stored.push('mkt_new'),
+    );
+    expect(r.ok).toBe(true);
+    expect(stored).toEqual(['mkt_new']);
+    expect(repo.commits.length).toBe(before + 1); // one transaction: status and house quotes
+    const d = rt.engine.depth('mkt_new', 1)!;
+    expect([d.bids[0].price, d.asks[0].price]).toEqual([29, 31]);
+  });
+
+  it('a row that cannot be stored leaves no market in the engine (rebuilt from the database)', () => {
+    const { rt } = runtime(feed);
+    expect(() =>
+      rt.addMarket({ id: 'mkt_doomed', closeAt: 4_000_000_000_000, referencePrice: 50 }, () => {
+        throw new Error('UNIQUE constraint failed: markets.slug');
+      }),
+    ).toThrow('UNIQUE constraint failed');
+    expect(rt.engine.marketSummary('mkt_doomed')).toBeUndefined();
+    expect(rt.engine.marketSummary('mkt_a')).toBeDefined();
+    expect(rt.healthy).toBe(true);
+  });
+
+  it('HALTED withdraws the house and refuses orders; OPEN quotes again', () => {
+    const { rt } = runtime(feed);
+    rt.addMarket({ id: 'mkt_h', closeAt: 4_000_000_000_000, referencePrice: 60 }, () => {});
+    expect(rt.setTradingStatus('mkt_h', 'HALTED', 60).ok).toBe(true);
+    expect(rt.engine.depth('mkt_h', 1)).toMatchObject({ bids: [], asks: [] });
+    const refused = rt.run((e) =>
+      e.placeOrder({
+        accountId: 'u1',
+        marketId: 'mkt_h',
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price: 10,
+        quantity: 1,
+        tag: 'key_1',
+      }),
+    );
+    expect(refused).toMatchObject({ ok: false, code: 'MARKET_NOT_OPEN' });
+    expect(rt.setTradingStatus('mkt_h', 'OPEN', 60).ok).toBe(true);
+    expect(rt.engine.depth('mkt_h', 1)!.asks[0].price).toBe(61);
+  });
+});

@@ -205,11 +205,14 @@ export class EngineRuntime {
   private write(
     events: readonly EngineEvent[],
     effects: ReadonlyMap<string, EffectRecord> = new Map(),
+    /** Rows the events depend on (a created market's), written first in the same transaction. */
+    before?: () => void,
   ): void {
     this.assertUsable();
     const now = this.clock.now();
     try {
       this.repo.transaction(() => {
+        before?.();
         this.repo.apply(events, now);
         for (const e of effects.values()) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
@@ -394,6 +397,67 @@ export class EngineRuntime {
     return this.run((e) => e.resolveMarket(marketId, outcome));
   }
 
+  /**
+   * Adds a market created through POST /markets. `store` inserts its row inside the transaction
+   * that commits the engine's events, so both hold the market or neither does: if that commit
+   * fails, the engine is rebuilt from the database, which never got the row. A paper market
+   * joins the feed at `referencePrice` and the house quotes it in that same commit.
+   */
+  addMarket(
+    m: { id: string; closeAt: number; referencePrice: number },
+    store: () => void,
+  ): Success<object> | Failure {
+    this.assertUsable();
+    this.committedEngine();
+    const added = this.engine.addMarket(m.id);
+    if (!added.ok) return added;
+    const events = [...added.events];
+    if (this.feed !== null && this.house !== null) {
+      this.feed.addMarket(m.id, m.referencePrice);
+      events.push(...this.house.requote(m.id, m.referencePrice).events);
+    }
+    this.index.apply(events);
+    this.write(events, new Map(), store);
+    this.storedRefs.set(m.id, m.referencePrice);
+    this.setCloseTime(m.id, m.closeAt);
+    return { ok: true, events };
+  }
+
+  /**
+   * Halts an open market (the house withdraws; new orders answer MARKET_NOT_OPEN, resting ones
+   * stay and can be cancelled) or reopens a halted one (the house quotes it again at its
+   * reference, or `referencePrice` if the feed lost it across a restart).
+   */
+  setTradingStatus(
+    marketId: string,
+    status: 'OPEN' | 'HALTED',
+    referencePrice: number,
+    /** Row changes made with it (PATCH's other fields), in the same transaction. */
+    store?: () => void,
+  ): Success<object> | Failure {
+    this.committedEngine();
+    const r = this.engine.setMarketStatus(marketId, status);
+    if (!r.ok) return r;
+    const events = [...r.events];
+    if (this.feed !== null && this.house !== null) {
+      if (status === 'HALTED') events.push(...this.house.withdraw(marketId));
+      else {
+        this.feed.addMarket(marketId, referencePrice);
+        const ref = this.feed.reference(marketId) ?? referencePrice;
+        events.push(...this.house.requote(marketId, ref).events);
+      }
+    }
+    this.index.apply(events);
+    this.write(events, new Map(), store);
+    return { ok: true, events };
+  }
+
+  /** Moves when a market closes (PATCH close_time): the closer reads this map. */
+  setCloseTime(marketId: string, closeAt: number): void {
+    this.closeTimes.set(marketId, closeAt);
+    this.nextCloseAt = soonest(this.closeTimes);
+  }
+
   /** Withdraws the house's quotes of a market (before it resolves or halts). */
   withdrawHouse(marketId: string): void {
     this.settle();
@@ -443,7 +507,9 @@ export class EngineRuntime {
       const status = m.status === 'RESOLVED' ? 'CLOSED' : m.status;
       engine.addMarket(m.id, { status, lastPrice: m.last_price, volume: m.volume });
       const closeAt = Date.parse(m.close_time);
-      if (m.status === 'OPEN' && !Number.isNaN(closeAt)) closeTimes.set(m.id, closeAt);
+      // A halted market still closes at its close_time.
+      if ((m.status === 'OPEN' || m.status === 'HALTED') && !Number.isNaN(closeAt))
+        closeTimes.set(m.id, closeAt);
     }
     for (const a of state.accounts) engine.restoreAccount(a.user_id, a.balance_cents);
     for (const p of state.positions) {

@@ -31,7 +31,20 @@ export class UsersService {
     ) {
       roles.push('ADMIN');
     }
+    // CREATOR (creating live markets) the same way, from CREATOR_EMAILS.
+    if (
+      !roles.includes('CREATOR') &&
+      user.emailVerified &&
+      this.config.values.creatorEmails.includes(user.email)
+    ) {
+      roles.push('CREATOR');
+    }
     return roles;
+  }
+
+  /** Whether the user may create live markets (the CREATOR role). */
+  isCreator(user: UserEntity): boolean {
+    return this.rolesOf(user).includes('CREATOR');
   }
 
   /** Whether the user is an admin (`onceVerified`: as they would be with their email verified). */

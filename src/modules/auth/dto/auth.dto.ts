@@ -60,7 +60,7 @@ export class UserDto {
   })
   username: string;
 
-  @ApiProperty({ type: [String], enum: ['ADMIN', 'SUPER_ADMIN'] })
+  @ApiProperty({ type: [String], enum: ['ADMIN', 'SUPER_ADMIN', 'CREATOR'] })
   roles: string[];
 }
 

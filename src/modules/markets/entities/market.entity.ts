@@ -58,6 +58,10 @@ export class MarketEntity {
   @Column({ name: 'event_rule', type: 'varchar', length: 20, nullable: true })
   eventRule: string | null;
 
+  /** The user who created it through POST /markets; null for seeded markets (nobody's). */
+  @Column({ name: 'creator_id', type: 'varchar', length: 40, nullable: true })
+  creatorId: string | null;
+
   @Column({ name: 'created_at', type: 'varchar', length: 30 })
   createdAt: string;
 

@@ -49,7 +49,7 @@ export class OwnProfileDto extends PublicProfileDto {
   })
   profile_visibility: ProfileVisibility;
 
-  @ApiProperty({ type: [String], enum: ['ADMIN', 'SUPER_ADMIN'] })
+  @ApiProperty({ type: [String], enum: ['ADMIN', 'SUPER_ADMIN', 'CREATOR'] })
   roles: string[];
 }
 

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type Role = 'ADMIN' | 'SUPER_ADMIN';
+export type Role = 'ADMIN' | 'SUPER_ADMIN' | 'CREATOR';
 
 export type ProfileVisibility = 'PUBLIC' | 'PRIVATE';
 
