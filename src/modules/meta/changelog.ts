@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-creating-markets-and-csv-safety',
+    date: '2026-11-29',
+    title: 'Creating markets; formula-safe CSV exports',
+    kind: 'ADDED',
+    description:
+      "Creating markets. New: POST /markets, PATCH /markets/{id} and POST /markets/{id}/resolve (scope markets:write), in the world of the credential. In the live world only accounts with the new CREATOR role may create (403 CREATOR_ROLE_REQUIRED); the seeded trader holds it, and CREATOR_EMAILS grants it like ADMIN_EMAILS. In the paper world any verified user may create, with at most 20 open markets each (422 MARKET_LIMIT_REACHED); the house quotes a new paper market at once at reference_price (default 50) and the feed moves it like a seeded one. Slugs are [a-z0-9-]{3,80} and unique per world (409 SLUG_TAKEN). A close_time in the past, or an index or strike off a CRYPTO market, is 422 MARKET_RULE_VIOLATED, and an unknown event_id is 404. A failed create leaves nothing in the engine or the database. The creator may rename a market, move its close_time, halt and reopen it (PATCH; anyone else gets 403 NOT_MARKET_CREATOR), and resolve it through the same engine path as the sandbox resolve, in either world. Markets record creator_id. CSV: every CSV the service writes, GET /orders/export included, prefixes a text cell that begins with =, +, -, @, a tab or a carriage return with ' (OWASP CSV injection); numbers stay numbers.",
+  },
+  {
     id: '2026-11-29-sports-and-crypto',
     date: '2026-11-29',
     title: 'Sports events and crypto reference prices, with markets that resolve from them',
