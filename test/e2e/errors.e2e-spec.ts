@@ -225,14 +225,18 @@ describe('error model: every error path answers the contract body', () => {
   });
 
   it('405 METHOD_NOT_ALLOWED with an Allow header listing the methods of the path', async () => {
-    const del = await http(`${svc.api}/markets`, { method: 'DELETE' });
+    const del = await http(`${svc.api}/indices`, { method: 'DELETE' });
     const err = expectContractError(del, 405, 'METHOD_NOT_ALLOWED');
     expect(del.headers.get('allow')).toBe('GET, HEAD');
     expect(err.details.allowed_methods).toEqual(['GET', 'HEAD']);
+    // A path with writes lists them too (POST /markets creates a market).
+    const delMarkets = await http(`${svc.api}/markets`, { method: 'DELETE' });
+    expectContractError(delMarkets, 405, 'METHOD_NOT_ALLOWED');
+    expect(delMarkets.headers.get('allow')).toBe('GET, POST, HEAD');
 
     const put = await http(`${svc.api}/markets/mkt_0123456789abcdef0123`, { method: 'PUT' });
     expectContractError(put, 405, 'METHOD_NOT_ALLOWED');
-    expect(put.headers.get('allow')).toBe('GET, HEAD');
+    expect(put.headers.get('allow')).toBe('GET, PATCH, HEAD');
 
     const get = await http(`${svc.api}/sandbox/clock`);
     expectContractError(get, 405, 'METHOD_NOT_ALLOWED');
@@ -246,7 +250,7 @@ describe('error model: every error path answers the contract body', () => {
     expect(head.headers.get('allow')).toBe('POST');
 
     // A percent-encoded spelling of the same path is the same path.
-    const encoded = await http(`${svc.api}/%6Darkets`, { method: 'DELETE' });
+    const encoded = await http(`${svc.api}/%69ndices`, { method: 'DELETE' });
     expectContractError(encoded, 405, 'METHOD_NOT_ALLOWED');
     expect(encoded.headers.get('allow')).toBe('GET, HEAD');
     expectContractError(
