@@ -11,6 +11,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
 import { createApp } from '../src/app.factory.js';
 import { AdjustableClock } from '../src/common/clock/clock.js';
 import { IdGenerator } from '../src/common/ids/id-generator.js';
@@ -105,36 +106,18 @@ async function main(): Promise<void> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.getHttpServer().address() as { port: number };
     const api = `http://127.0.0.1:${address.port}/api/v1`;
-    const json = async (path: string, init: RequestInit & { json?: unknown } = {}) => {
-      const headers = new Headers(init.headers);
-      if (init.json !== undefined) headers.set('content-type', 'application/json');
-      const res = await fetch(`${api}${path}`, {
-        ...init,
-        headers,
-        body: init.json === undefined ? init.body : JSON.stringify(init.json),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
-    const login = await json('/auth/login', {
-      method: 'POST',
-      json: { email: 'trader@sandbox.test', password: 'sandbox-password' },
-    });
-    const key = await json('/api-keys', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${String(login.body.token)}` },
-      json: { name: 'bench', environment: 'test', scopes: ['orders:read', 'comments:read'] },
-    });
-    if (key.status !== 201)
-      throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
-    const apiKey = String(key.body.key);
-    const me = await json('/auth/me', { headers: { 'x-api-key': apiKey } });
-    const userId = (me.body.user as { id: string }).id;
+    const json = jsonClient(api);
+    const {
+      key: apiKey,
+      keyId,
+      userId,
+    } = await traderTestKey(json, ['orders:read', 'comments:read']);
 
     const rt = app.get(EngineRegistry).get('test');
-    const [ordersMarket, commentsMarket] = rt.engine.marketIds();
+    const [ordersMarket, commentsMarket] = openMarkets(rt);
     rt.ensureAccount(userId);
     let t0 = performance.now();
-    placeOrders(rt, userId, String(key.body.id), ordersMarket);
+    placeOrders(rt, userId, keyId, ordersMarket);
     const ordersSetupMs = performance.now() - t0;
     t0 = performance.now();
     insertComments(app.get(WorldDatabases), userId, commentsMarket);

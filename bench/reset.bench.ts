@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
 import { createApp } from '../src/app.factory.js';
 import { AdjustableClock } from '../src/common/clock/clock.js';
 import type { Credential } from '../src/common/http/request-context.js';
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
   try {
     const rt = app.get(EngineRegistry).get('test');
     const service = app.get(SandboxControlsService);
-    const markets = rt.engine.marketIds().slice(0, MARKETS);
+    const markets = openMarkets(rt).slice(0, MARKETS);
     const start = config.sandboxStartingBalanceCents;
 
     // 1. The service path, as the controller calls it.
@@ -146,39 +147,16 @@ async function main(): Promise<void> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.getHttpServer().address() as { port: number };
     const api = `http://127.0.0.1:${address.port}/api/v1`;
-    const json = async (path: string, init: RequestInit & { json?: unknown } = {}) => {
-      const headers = new Headers(init.headers);
-      if (init.json !== undefined) headers.set('content-type', 'application/json');
-      const res = await fetch(`${api}${path}`, {
-        ...init,
-        headers,
-        body: init.json === undefined ? init.body : JSON.stringify(init.json),
-      });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    };
-    const login = await json('/auth/login', {
-      method: 'POST',
-      json: { email: 'trader@sandbox.test', password: 'sandbox-password' },
-    });
-    const key = await json('/api-keys', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${String(login.body.token)}` },
-      json: {
-        name: 'bench',
-        environment: 'test',
-        scopes: ['orders:write', 'wallet:write'],
-        acknowledge_write_scopes: true,
-      },
-    });
-    if (key.status !== 201)
-      throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
-    const apiKey = String(key.body.key);
-    const me = await json('/auth/me', { headers: { 'x-api-key': apiKey } });
-    const userId = (me.body.user as { id: string }).id;
+    const json = jsonClient(api);
+    const {
+      key: apiKey,
+      keyId,
+      userId,
+    } = await traderTestKey(json, ['orders:write', 'wallet:write']);
     rt.ensureAccount(userId);
     const http_ms: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
-      restOrders(rt, userId, String(key.body.id), markets);
+      restOrders(rt, userId, keyId, markets);
       const t0 = performance.now();
       const res = await json('/sandbox/reset', {
         method: 'POST',
