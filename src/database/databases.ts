@@ -19,6 +19,7 @@ import { Webhooks1763769600005 } from './migrations/1763769600005-webhooks.js';
 import { MfaLockouts1763769600008 } from './migrations/1763769600008-mfa-lockouts.js';
 import { TierRequestPending1763769600009 } from './migrations/1763769600009-tier-request-pending.js';
 import { WebhookAttemptStart1763769600010 } from './migrations/1763769600010-webhook-attempt-start.js';
+import { WebhookWorkbench1763769600026 } from './migrations/1763769600026-webhook-workbench.js';
 import { ActiveKeysIndex1763769600011 } from './migrations/1763769600011-active-keys-index.js';
 import { MfaLockoutEntity } from '../modules/security/entities/mfa-lockout.entity.js';
 import { PlatformInit1763769600000 } from './migrations/1763769600000-platform-init.js';
@@ -84,6 +85,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   ActiveKeysIndex1763769600011,
   UserProfiles1763769600014,
   NotificationWorlds1763769600015,
+  WebhookWorkbench1763769600026,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

@@ -96,6 +96,7 @@ describe('webhooks: health record and list summary', () => {
         environment: 'test',
         status: 'ACTIVE',
         secret_version: 1,
+        previous_secret_expires_at: null,
         success_rate_24h: null,
         consecutive_failures: 0,
         dlq_count: 0,

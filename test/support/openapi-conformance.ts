@@ -224,6 +224,23 @@ export class OpenApiConformance {
     return out;
   }
 
+  /**
+   * What does not conform in a webhook event body: it validates against the document's
+   * `webhooks[type]` request body schema and carries no property that schema does not describe.
+   */
+  webhookProblems(type: string, body: unknown): string[] {
+    const op = ((this.doc.webhooks ?? {}) as Obj)[type]?.post as Obj | undefined;
+    const schema = op?.requestBody?.content?.['application/json']?.schema as Obj | undefined;
+    if (schema === undefined) return [`no webhook ${type} in the document`];
+    const where = `webhook ${type}`;
+    const documented = this.validator(where, schema, false);
+    if (!documented(body)) {
+      return [`${type}: ${this.ajv.errorsText(documented.errors)}`];
+    }
+    const closed = this.validator(where, schema, true);
+    return closed(body) ? [] : [`${type}: undocumented properties: ${this.ajv.errorsText(closed.errors)}`];
+  }
+
   /** Throws, naming the operation, the status and every problem, unless the answer conforms. */
   expectConforms(ex: Exchange, status?: number): Exchange {
     const problems = this.problems(ex);

@@ -2,6 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { CORS_REFUSAL } from '../../common/api/endpoint.decorator.js';
 import { deprecationHeaders, type Lifecycle } from '../../common/api/lifecycle.js';
+import { webhookEventDocs } from '../webhooks/webhook-event-schemas.js';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-outbox.service.js';
 import { API_TAGS } from './tags.js';
 
 type Obj = Record<string, unknown>;
@@ -90,6 +92,10 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
     if (ok !== undefined) ok.content = { [media]: { schema: { type: 'string' } } };
   }
   (doc as Obj).tags = API_TAGS;
+  // What an endpoint receives: one OpenAPI 3.1 webhook per event type.
+  const events = webhookEventDocs(WEBHOOK_EVENT_TYPES);
+  Object.assign(schemas, events.schemas);
+  (doc as Obj).webhooks = events.webhooks;
   // The WebSocket feed is described by AsyncAPI, not by a tag.
   (doc as Obj).externalDocs = {
     description: 'Realtime WebSocket feed (/api/v1/ws): AsyncAPI 3.0 document',

@@ -1,6 +1,3 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
 import {
   Injectable,
   Logger,
@@ -8,7 +5,8 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '../../config/config.service.js';
-import { guardedLookup, isBlockedAddress, isMetadataAddress } from './url-safety.js';
+import type { AttemptRow, SimulatedFailureMode } from './webhook-attempts.repository.js';
+import { refusedError, sendWebhook, timeoutError, type SendResult } from './webhook-sender.js';
 import { signatureHeader } from './webhook-signer.js';
 import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
 import { CUT_SHORT_LAST, type DeliveryRow, type EndpointRow } from './webhooks.repository.js';
@@ -16,13 +14,6 @@ import { CUT_SHORT_LAST, type DeliveryRow, type EndpointRow } from './webhooks.r
 /** At most this many attempts in flight per endpoint, so a slow endpoint only slows itself. */
 export const PER_ENDPOINT_CONCURRENCY = 4;
 const USER_AGENT = 'svc-webhooks/1 (+https://sandbox.staging.svc.example/api/v1/openapi.json)';
-
-interface AttemptResult {
-  ok: boolean;
-  status: number | null;
-  error: string | null;
-  retryAfterSeconds: number | null;
-}
 
 /**
  * The delivery worker: at-least-once over the SQLite queue. Due deliveries (the service Clock
@@ -183,13 +174,68 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     }
     // Marked before it is sent, so that an attempt a crash or shutdown cuts short is counted at
     // the next boot: `attempts` is every POST the receiver may have seen.
-    if (!this.core.repo.startAttempt(d.id, this.core.nowIso())) return;
-    const result = await this.post(endpoint.url, event.payload, headers);
-    this.record(endpoint.id, { ...d, attempts: prior }, result);
+    const startedAt = this.core.nowIso();
+    if (!this.core.repo.startAttempt(d.id, startedAt)) return;
+    const began = performance.now();
+    // A simulated failure (the workbench) stands in for the receiver: nothing is sent.
+    const simulated = this.core.attempts.takeSimulated(endpoint.id);
+    const result =
+      simulated !== null
+        ? this.simulate(simulated, endpoint.url)
+        : await sendWebhook(endpoint.url, event.payload, headers, this.sendOptions());
+    this.record(endpoint.id, { ...d, attempts: prior }, result, {
+      delivery_id: d.id,
+      number: prior + 1,
+      started_at: startedAt,
+      duration_ms: Math.round(performance.now() - began),
+      outcome: result.outcome,
+      simulated: simulated !== null ? 1 : 0,
+      url: endpoint.url,
+      request_headers: JSON.stringify(headers),
+      response_status: result.status,
+      response_body: result.responseBody,
+      response_body_truncated: result.responseTruncated ? 1 : 0,
+      error: result.error,
+    });
+  }
+
+  /** What the receiver would have answered had it failed that way (the same texts as real ones). */
+  private simulate(mode: SimulatedFailureMode, url: string): SendResult {
+    const none = { retryAfterSeconds: null, responseTruncated: false };
+    switch (mode) {
+      case 'HTTP_500':
+        return { ...none, ok: false, status: 500, error: 'HTTP 500', outcome: 'HTTP_ERROR', responseBody: '' };
+      case 'TIMEOUT':
+        return {
+          ...none,
+          ok: false,
+          status: null,
+          error: timeoutError(this.config.values.webhookTimeoutMs),
+          outcome: 'TIMEOUT',
+          responseBody: null,
+        };
+      case 'CONNECTION_REFUSED':
+        return {
+          ...none,
+          ok: false,
+          status: null,
+          error: refusedError(url),
+          outcome: 'CONNECTION_REFUSED',
+          responseBody: null,
+        };
+    }
+  }
+
+  private sendOptions(): { timeoutMs: number; allowPrivate: boolean } {
+    return {
+      timeoutMs: this.config.values.webhookTimeoutMs,
+      allowPrivate:
+        this.config.values.webhookAllowPrivateTargets && this.config.values.appEnv !== 'production',
+    };
   }
 
   /** Records the outcome, schedules the retry or dead-letters, then updates health and suspension. */
-  private record(endpointId: string, d: DeliveryRow, r: AttemptResult): void {
+  private record(endpointId: string, d: DeliveryRow, r: SendResult, log: AttemptRow): void {
     const schedule = this.config.values.webhookRetrySchedule;
     const now = this.core.clock.now();
     const at = new Date(now).toISOString();
@@ -214,6 +260,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // The outcome and the endpoint's health fields in one transaction: a crash between them
     // must not leave a success that the failure streak does not see (or the reverse).
     const recorded = this.core.repo.transaction(() => {
+      this.core.attempts.insert(log);
       const changed = this.core.repo.attempted(d.id, {
         status,
         attempts,
@@ -247,122 +294,4 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       this.core.maybeSuspend(endpoint);
     }
   }
-
-  private post(
-    rawUrl: string,
-    body: string,
-    headers: Record<string, string>,
-  ): Promise<AttemptResult> {
-    const timeoutMs = this.config.values.webhookTimeoutMs;
-    const allowPrivate =
-      this.config.values.webhookAllowPrivateTargets && this.config.values.appEnv !== 'production';
-    return new Promise((resolve) => {
-      let url: URL;
-      try {
-        url = new URL(rawUrl);
-      } catch {
-        resolve({ ok: false, status: null, error: 'invalid url', retryAfterSeconds: null });
-        return;
-      }
-      // An IP-literal host never goes through `lookup` (net.connect skips it), so check it here.
-      const literal = url.hostname.replace(/^\[|\]$/g, '');
-      if (
-        isIP(literal) !== 0 &&
-        (isMetadataAddress(literal) || (!allowPrivate && isBlockedAddress(literal)))
-      ) {
-        resolve({
-          ok: false,
-          status: null,
-          error: 'target address is not allowed',
-          retryAfterSeconds: null,
-        });
-        return;
-      }
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      let settled = false;
-      // The whole attempt, connection to status line, must fit the timeout: the socket's idle
-      // timeout alone resets on every byte, so a receiver dripping bytes could outlast it.
-      // It settles the attempt itself: some endings (a 101 answer, whose socket Node hands to
-      // 'upgrade' listeners) raise neither 'response' nor 'error', and the attempt must still end.
-      const deadline = setTimeout(() => {
-        req.destroy(new Error(`no response within ${timeoutMs} ms`));
-        done({
-          ok: false,
-          status: null,
-          error: `no response within ${timeoutMs} ms`,
-          retryAfterSeconds: null,
-        });
-      }, timeoutMs);
-      const done = (r: AttemptResult): void => {
-        clearTimeout(deadline);
-        if (settled) return;
-        settled = true;
-        resolve(r);
-      };
-      const req = send(
-        url,
-        {
-          method: 'POST',
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-          lookup: guardedLookup(allowPrivate) as never,
-          timeout: timeoutMs,
-        },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          // Only the status (and Retry-After) matter: the body is never read, and the socket is
-          // closed at once so a receiver cannot hold it open with an endless body.
-          res.destroy();
-          const ok = status >= 200 && status < 300;
-          const retryAfter =
-            status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : null;
-          done({
-            ok,
-            status,
-            error: ok
-              ? null
-              : status >= 300 && status < 400
-                ? `redirect ${status} not followed`
-                : `HTTP ${status}`,
-            retryAfterSeconds: retryAfter,
-          });
-        },
-      );
-      req.setTimeout(timeoutMs, () => {
-        req.destroy(new Error(`no response within ${timeoutMs} ms`));
-      });
-      // A 101 (or any protocol switch) is not a 2xx: a failed attempt, its socket closed.
-      req.on('upgrade', (res, socket) => {
-        socket.destroy();
-        done({
-          ok: false,
-          status: res.statusCode ?? 101,
-          error: `HTTP ${res.statusCode ?? 101} (protocol switch) is not a 2xx`,
-          retryAfterSeconds: null,
-        });
-      });
-      req.on('close', () => {
-        done({
-          ok: false,
-          status: null,
-          error: 'connection closed before a response',
-          retryAfterSeconds: null,
-        });
-      });
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        const msg = err.code === 'EBLOCKED' ? 'target address is not allowed' : err.message;
-        done({ ok: false, status: null, error: msg.slice(0, 500), retryAfterSeconds: null });
-      });
-      req.end(body);
-    });
-  }
-}
-
-function parseRetryAfter(v: string | string[] | undefined): number | null {
-  const s = Array.isArray(v) ? v[0] : v;
-  if (s === undefined) return null;
-  if (/^\d+$/.test(s.trim())) return Math.min(Number(s.trim()), 86_400);
-  const at = Date.parse(s);
-  return Number.isNaN(at)
-    ? null
-    : Math.max(0, Math.min(Math.ceil((at - Date.now()) / 1000), 86_400));
 }

@@ -13,6 +13,7 @@ import {
   HealthDto,
   RotatedWebhookDto,
   RotateSecretDto,
+  TestEventDto,
   UpdateWebhookDto,
   WebhookEndpointDto,
   WebhookPageDto,
@@ -175,16 +176,24 @@ export class WebhooksController {
     return this.webhooks.replay(c, id, deliveryId);
   }
 
+  // The body is optional: without it (or without type) a webhook.test event is sent.
+  @ApiBody({ type: TestEventDto, required: false })
   @Post(':id/test')
   @Endpoint({
-    summary: 'Send a webhook.test event',
+    summary: 'Send a sample event (webhook.test by default, or any documented type)',
+    description:
+      'Sends a sample of the given event type, as an ordinary delivery (signed, retried, logged), whether or not the endpoint subscribes to that type. The samples are realistic values in the documented schemas (see the document\'s webhooks), with fresh ids. Types other than webhook.test go to test endpoints only: on a live endpoint they answer 403 LIVE_KEY_SANDBOX_ENDPOINT.',
     auth: 'key',
     scopes: ['webhooks:write'],
     status: 202,
     type: DeliveryDto,
-    errors: [404, 409],
+    errors: [400, 403, 404, 409],
+    codes: {
+      403: ['LIVE_KEY_SANDBOX_ENDPOINT (a sample other than webhook.test for a live endpoint)'],
+      409: ['WEBHOOK_DISABLED (the endpoint is DISABLED)'],
+    },
   })
-  test(@Cred() c: Credential, @Param('id') id: string): DeliveryDto {
-    return this.webhooks.test(c, id);
+  test(@Cred() c: Credential, @Param('id') id: string, @Body() body: TestEventDto): DeliveryDto {
+    return this.webhooks.test(c, id, body?.type);
   }
 }

@@ -12,6 +12,7 @@ import { MailService } from '../mail/mail.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
 import { truncatedUrl } from './url-safety.js';
+import { WebhookAttemptsRepository } from './webhook-attempts.repository.js';
 import { WebhooksRepository, type EndpointRow } from './webhooks.repository.js';
 
 export const SCHEMA_VERSION = '2026-05-08';
@@ -45,6 +46,8 @@ export interface Health {
 export class WebhooksCore {
   private readonly log = new Logger('Webhooks');
   readonly repo: WebhooksRepository;
+  /** The workbench's attempt log and simulated failures. */
+  readonly attempts: WebhookAttemptsRepository;
   readonly box: SecretBox;
   /** Non-disabled endpoints by environment (the outbox reads this on every committed batch). */
   private cache: Map<Environment, EndpointRow[]> | null = null;
@@ -60,6 +63,7 @@ export class WebhooksCore {
     private readonly notifications: NotificationsService,
   ) {
     this.repo = new WebhooksRepository(connectionOf(db));
+    this.attempts = new WebhookAttemptsRepository(connectionOf(db));
     this.box = new SecretBox(config.secrets.encryptionKey);
     this.firstDelayMs = config.values.webhookRetrySchedule[0] * 1000;
   }

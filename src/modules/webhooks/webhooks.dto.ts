@@ -88,6 +88,18 @@ export class RotateSecretDto {
   grace_hours?: number;
 }
 
+export class TestEventDto {
+  @ApiPropertyOptional({
+    enum: WEBHOOK_EVENT_TYPES,
+    default: 'webhook.test',
+    description:
+      'The event type of the sample to send (any documented type, subscribed or not); types other than webhook.test go to test endpoints only',
+  })
+  @OptionalField()
+  @IsIn(WEBHOOK_EVENT_TYPES)
+  type?: (typeof WEBHOOK_EVENT_TYPES)[number];
+}
+
 export class DeliveriesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ['PENDING', 'HELD', 'SUCCEEDED', 'DEAD_LETTERED', 'CANCELLED'] })
   @OptionalField()
@@ -119,6 +131,15 @@ export class WebhookEndpointDto {
 
   @ApiProperty({ type: 'integer' })
   secret_version: number;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'The rotation grace window: until when the retired secret still co-signs deliveries (a second v1= candidate); null when no grace window is running',
+  })
+  previous_secret_expires_at: string | null;
 
   @ApiProperty({
     type: 'number',

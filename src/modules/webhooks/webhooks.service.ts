@@ -5,6 +5,8 @@ import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { assertSafeWebhookUrl } from './url-safety.js';
+import type { WebhookEventType } from './webhook-event-schemas.js';
+import { WEBHOOK_SAMPLES } from './webhook-samples.js';
 import { WebhooksCore, type Health } from './webhooks.core.js';
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
 
@@ -21,6 +23,7 @@ export interface EndpointView {
   environment: 'live' | 'test';
   status: EndpointRow['status'];
   secret_version: number;
+  previous_secret_expires_at: string | null;
   success_rate_24h: number | null;
   consecutive_failures: number;
   dlq_count: number;
@@ -257,16 +260,26 @@ export class WebhooksService {
     return deliveryView(this.core.repo.delivery(newId)!);
   }
 
-  /** Sends a webhook.test event to this endpoint as an ordinary delivery. */
-  test(c: Credential, id: string): DeliveryView {
+  /**
+   * Sends a sample event of `type` (webhook.test by default) to this endpoint as an ordinary
+   * delivery, whether or not the endpoint subscribes to that type. Samples of business events go
+   * to test endpoints only: a live integration must never receive an order that does not exist.
+   */
+  test(c: Credential, id: string, type: WebhookEventType = 'webhook.test'): DeliveryView {
     const e = this.owned(c, id);
+    if (type !== 'webhook.test' && e.environment !== 'test') {
+      throw new DomainError(
+        'LIVE_KEY_SANDBOX_ENDPOINT',
+        `Sample ${type} events are sent to test endpoints only; a live endpoint takes webhook.test`,
+        { type },
+      );
+    }
     if (e.status === 'DISABLED') throw disabled(id);
-    const eventId = this.core.enqueue(
-      e.environment,
-      'webhook.test',
-      { endpoint_id: e.id, message: 'Test event from the sandbox exchange' },
-      [e],
-    );
+    const data = WEBHOOK_SAMPLES[type]({
+      id: (prefix) => this.core.ids.next(prefix),
+      endpointId: e.id,
+    });
+    const eventId = this.core.enqueue(e.environment, type, data, [e]);
     // By its event, not by recency: delivery ids follow the clock, which may have stepped back.
     return deliveryView(this.core.repo.deliveryOfEvent(e.id, eventId!)!);
   }
@@ -276,7 +289,7 @@ export class WebhooksService {
    * the key that created it, so a test key never sees or controls a live endpoint (nor the
    * reverse). Sessions work on the live environment.
    */
-  private owned(c: Credential, id: string): EndpointRow {
+  owned(c: Credential, id: string): EndpointRow {
     const e = ENDPOINT_ID.test(id) ? this.core.repo.endpoint(id) : undefined;
     if (e === undefined || e.user_id !== c.userId || e.environment !== c.environment)
       throw new DomainError('NOT_FOUND', `No webhook endpoint ${id}`, { endpoint_id: id });
@@ -291,6 +304,15 @@ export class WebhooksService {
     };
   }
 
+  /** When the retired secret stops co-signing; null when no grace window is running. */
+  private graceEnd(e: EndpointRow): string | null {
+    return e.prev_secret_enc !== null &&
+      e.prev_secret_until !== null &&
+      e.prev_secret_until > this.core.nowIso()
+      ? e.prev_secret_until
+      : null;
+  }
+
   private view(e: EndpointRow): EndpointView {
     const h = this.core.health(e);
     return {
@@ -301,6 +323,7 @@ export class WebhooksService {
       environment: e.environment,
       status: e.status,
       secret_version: e.secret_version,
+      previous_secret_expires_at: this.graceEnd(e),
       success_rate_24h: h.success_rate_24h,
       consecutive_failures: h.consecutive_failures,
       dlq_count: h.dlq_count,
@@ -315,7 +338,7 @@ function disabled(id: string): DomainError {
   return new DomainError('WEBHOOK_DISABLED', `Endpoint ${id} is DISABLED, which is final`);
 }
 
-function deliveryView(d: DeliveryRow): DeliveryView {
+export function deliveryView(d: DeliveryRow): DeliveryView {
   return {
     id: d.id,
     event_id: d.event_id,
