@@ -238,7 +238,9 @@ export class OpenApiConformance {
       return [`${type}: ${this.ajv.errorsText(documented.errors)}`];
     }
     const closed = this.validator(where, schema, true);
-    return closed(body) ? [] : [`${type}: undocumented properties: ${this.ajv.errorsText(closed.errors)}`];
+    return closed(body)
+      ? []
+      : [`${type}: undocumented properties: ${this.ajv.errorsText(closed.errors)}`];
   }
 
   /** Throws, naming the operation, the status and every problem, unless the answer conforms. */

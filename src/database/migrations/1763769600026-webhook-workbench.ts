@@ -1,10 +1,4 @@
-import {
-  Table,
-  TableColumn,
-  TableIndex,
-  type MigrationInterface,
-  type QueryRunner,
-} from 'typeorm';
+import { Table, TableColumn, TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /**
  * Platform database: the webhook workbench. An endpoint's pending simulated failures (how many of

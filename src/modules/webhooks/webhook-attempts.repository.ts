@@ -96,8 +96,7 @@ export class WebhookAttemptsRepository {
   /** Uses up one pending simulated failure: its mode, or null when none is pending. */
   takeSimulated(endpointId: string): SimulatedFailureMode | null {
     const row = this.takeSimulatedStmt.get(endpointId) as
-      | { mode: SimulatedFailureMode | null }
-      | undefined;
+      { mode: SimulatedFailureMode | null } | undefined;
     return row?.mode ?? null;
   }
 }

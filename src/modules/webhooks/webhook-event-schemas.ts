@@ -52,7 +52,12 @@ export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string;
         action: { type: 'string', enum: ['BUY', 'SELL'] },
         side: { type: 'string', enum: ['YES', 'NO'] },
         type: { type: 'string', enum: ['LIMIT', 'MARKET'] },
-        price: { type: ['integer', 'null'], minimum: 1, maximum: 99, description: 'null for MARKET' },
+        price: {
+          type: ['integer', 'null'],
+          minimum: 1,
+          maximum: 99,
+          description: 'null for MARKET',
+        },
         quantity: int('Contracts', { minimum: 1 }),
         time_in_force: { type: 'string', enum: ['GTC', 'IOC', 'FOK'] },
         status: { type: 'string', enum: ORDER_STATUS },
@@ -105,7 +110,11 @@ export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string;
     data: object({
       cancelled_orders: int('Open orders dropped', { minimum: 0 }),
       balance_cents: int('The balance after the reset', { minimum: 0 }),
-      market_ids: { type: 'array', items: { type: 'string' }, description: 'Markets of the positions dropped' },
+      market_ids: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Markets of the positions dropped',
+      },
     }),
   },
   'webhook.test': {
@@ -142,9 +151,10 @@ export function webhookEventSchema(type: WebhookEventType): Schema {
  * The document's part: a component schema per event type and an OpenAPI 3.1 `webhooks` entry
  * (the POST an endpoint receives) referring to it.
  */
-export function webhookEventDocs(
-  types: readonly WebhookEventType[],
-): { schemas: Record<string, Schema>; webhooks: Record<string, Schema> } {
+export function webhookEventDocs(types: readonly WebhookEventType[]): {
+  schemas: Record<string, Schema>;
+  webhooks: Record<string, Schema>;
+} {
   const schemas: Record<string, Schema> = {};
   const webhooks: Record<string, Schema> = {};
   const header = (name: string, description: string): Schema => ({

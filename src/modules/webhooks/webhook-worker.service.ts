@@ -204,7 +204,14 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const none = { retryAfterSeconds: null, responseTruncated: false };
     switch (mode) {
       case 'HTTP_500':
-        return { ...none, ok: false, status: 500, error: 'HTTP 500', outcome: 'HTTP_ERROR', responseBody: '' };
+        return {
+          ...none,
+          ok: false,
+          status: 500,
+          error: 'HTTP 500',
+          outcome: 'HTTP_ERROR',
+          responseBody: '',
+        };
       case 'TIMEOUT':
         return {
           ...none,

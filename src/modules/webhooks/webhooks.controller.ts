@@ -182,7 +182,7 @@ export class WebhooksController {
   @Endpoint({
     summary: 'Send a sample event (webhook.test by default, or any documented type)',
     description:
-      'Sends a sample of the given event type, as an ordinary delivery (signed, retried, logged), whether or not the endpoint subscribes to that type. The samples are realistic values in the documented schemas (see the document\'s webhooks), with fresh ids. Types other than webhook.test go to test endpoints only: on a live endpoint they answer 403 LIVE_KEY_SANDBOX_ENDPOINT.',
+      "Sends a sample of the given event type, as an ordinary delivery (signed, retried, logged), whether or not the endpoint subscribes to that type. The samples are realistic values in the documented schemas (see the document's webhooks), with fresh ids. Types other than webhook.test go to test endpoints only: on a live endpoint they answer 403 LIVE_KEY_SANDBOX_ENDPOINT.",
     auth: 'key',
     scopes: ['webhooks:write'],
     status: 202,
