@@ -870,6 +870,66 @@ describe('OpenAPI response conformance', () => {
       await api('POST', `/webhooks/${id}/test`, 409, { key: testKey });
     });
 
+    it('the workbench: simulated failures, samples, the attempt log', async () => {
+      const ep = await api('POST', '/webhooks', 201, {
+        key: testKey,
+        json: { url: rx.url('/ok'), events: ['*'] },
+      });
+      const id = ep.body.id as string;
+      const path = `/webhooks/${id}/simulate-failures`;
+      await api('POST', path, 200, { key: testKey, json: { count: 1, mode: 'TIMEOUT' } });
+      await api('POST', path, 400, { key: testKey, json: { count: 0, mode: 'TIMEOUT' } });
+      await api('POST', '/webhooks/whe_00000000000000000000/simulate-failures', 404, {
+        key: testKey,
+        json: { count: 1, mode: 'HTTP_500' },
+      });
+      await api('GET', path, 200, { key: testKey });
+      await api('GET', '/webhooks/whe_00000000000000000000/simulate-failures', 404, {
+        key: testKey,
+      });
+      const failed = await api('POST', `/webhooks/${id}/test`, 202, {
+        key: testKey,
+        json: { type: 'order.filled' },
+      });
+      await api('POST', `/webhooks/${id}/test`, 400, { key: testKey, json: { type: 'nope' } });
+      await until(
+        () => call('GET', `/api/v1/webhooks/${id}/deliveries/${failed.body.id}`, { key: testKey }),
+        (r) => r.body.status === 'DEAD_LETTERED',
+        'the simulated dead letter',
+      );
+      await api('GET', `/webhooks/${id}/deliveries/${failed.body.id}`, 200, { key: testKey });
+      await api('DELETE', path, 200, { key: testKey });
+      await api('DELETE', '/webhooks/whe_00000000000000000000/simulate-failures', 404, {
+        key: testKey,
+      });
+      const ok = await api('POST', `/webhooks/${id}/test`, 202, { key: testKey });
+      await until(
+        () => call('GET', `/api/v1/webhooks/${id}/deliveries/${ok.body.id}`, { key: testKey }),
+        (r) => r.body.status === 'SUCCEEDED',
+        'the sample delivered',
+      );
+      await api('GET', `/webhooks/${id}/deliveries/${ok.body.id}`, 200, { key: testKey });
+      await api('GET', `/webhooks/${id}/deliveries/dlv_00000000000000000000`, 404, {
+        key: testKey,
+      });
+      const live = await api('POST', '/webhooks', 201, {
+        key: liveKey,
+        json: { url: rx.url('/ok'), events: ['*'] },
+      });
+      await api('POST', `/webhooks/${live.body.id}/simulate-failures`, 403, {
+        key: liveKey,
+        json: { count: 1, mode: 'HTTP_500' },
+      });
+      await api('GET', `/webhooks/${live.body.id}/simulate-failures`, 403, { key: liveKey });
+      await api('DELETE', `/webhooks/${live.body.id}/simulate-failures`, 403, { key: liveKey });
+      await api('POST', `/webhooks/${live.body.id}/test`, 403, {
+        key: liveKey,
+        json: { type: 'order.created' },
+      });
+      await api('DELETE', `/webhooks/${live.body.id}`, 200, { key: liveKey });
+      await api('DELETE', `/webhooks/${id}`, 200, { key: testKey });
+    });
+
     it('dead letters, replay, suspension, reactivation, notifications', async () => {
       const ep = await api('POST', '/webhooks', 201, {
         key: testKey,
