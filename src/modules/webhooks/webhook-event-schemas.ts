@@ -173,6 +173,8 @@ export function webhookEventDocs(types: readonly WebhookEventType[]): {
         summary: `${type} event`,
         description: `${WEBHOOK_EVENT_DATA[type].description} POST /api/v1/webhooks/{id}/test sends a sample with {"type": "${type}"}.`,
         operationId: `webhookEvent_${type.replace(/\W/g, '_')}`,
+        // Sent by the service, not called: the receiver checks Svc-Webhook-Signature instead.
+        security: [],
         parameters: [
           header(
             'Svc-Webhook-Signature',

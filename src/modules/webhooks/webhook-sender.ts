@@ -2,7 +2,11 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { guardedLookup, isBlockedAddress, isMetadataAddress } from './url-safety.js';
-import { RESPONSE_EXCERPT_BYTES, type AttemptOutcome } from './webhook-attempts.repository.js';
+import {
+  RESPONSE_EXCERPT_BYTES,
+  type AttemptOutcome,
+  type SimulatedFailureMode,
+} from './webhook-attempts.repository.js';
 
 /** What one POST to a receiver came to. */
 export interface SendResult {
@@ -48,6 +52,25 @@ export function refusedError(url: string): string {
     return `connect ECONNREFUSED ${u.hostname.replace(/^\[|\]$/g, '')}:${port}`;
   } catch {
     return 'connect ECONNREFUSED';
+  }
+}
+
+/**
+ * What a receiver failing as `mode` says would have come to (the workbench's simulated failures),
+ * in the same words as a real failure of that kind, so health and the delivery read alike.
+ */
+export function simulatedResult(
+  mode: SimulatedFailureMode,
+  url: string,
+  timeoutMs: number,
+): SendResult {
+  switch (mode) {
+    case 'HTTP_500':
+      return { ...failure('HTTP_ERROR', 'HTTP 500'), status: 500, responseBody: '' };
+    case 'TIMEOUT':
+      return failure('TIMEOUT', timeoutError(timeoutMs));
+    case 'CONNECTION_REFUSED':
+      return failure('CONNECTION_REFUSED', refusedError(url));
   }
 }
 

@@ -5,8 +5,8 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '../../config/config.service.js';
-import type { AttemptRow, SimulatedFailureMode } from './webhook-attempts.repository.js';
-import { refusedError, sendWebhook, timeoutError, type SendResult } from './webhook-sender.js';
+import type { AttemptRow } from './webhook-attempts.repository.js';
+import { sendWebhook, simulatedResult, type SendResult } from './webhook-sender.js';
 import { signatureHeader } from './webhook-signer.js';
 import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
 import { CUT_SHORT_LAST, type DeliveryRow, type EndpointRow } from './webhooks.repository.js';
@@ -181,7 +181,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const simulated = this.core.attempts.takeSimulated(endpoint.id);
     const result =
       simulated !== null
-        ? this.simulate(simulated, endpoint.url)
+        ? simulatedResult(simulated, endpoint.url, this.config.values.webhookTimeoutMs)
         : await sendWebhook(endpoint.url, event.payload, headers, this.sendOptions());
     this.record(endpoint.id, { ...d, attempts: prior }, result, {
       delivery_id: d.id,
@@ -197,40 +197,6 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       response_body_truncated: result.responseTruncated ? 1 : 0,
       error: result.error,
     });
-  }
-
-  /** What the receiver would have answered had it failed that way (the same texts as real ones). */
-  private simulate(mode: SimulatedFailureMode, url: string): SendResult {
-    const none = { retryAfterSeconds: null, responseTruncated: false };
-    switch (mode) {
-      case 'HTTP_500':
-        return {
-          ...none,
-          ok: false,
-          status: 500,
-          error: 'HTTP 500',
-          outcome: 'HTTP_ERROR',
-          responseBody: '',
-        };
-      case 'TIMEOUT':
-        return {
-          ...none,
-          ok: false,
-          status: null,
-          error: timeoutError(this.config.values.webhookTimeoutMs),
-          outcome: 'TIMEOUT',
-          responseBody: null,
-        };
-      case 'CONNECTION_REFUSED':
-        return {
-          ...none,
-          ok: false,
-          status: null,
-          error: refusedError(url),
-          outcome: 'CONNECTION_REFUSED',
-          responseBody: null,
-        };
-    }
   }
 
   private sendOptions(): { timeoutMs: number; allowPrivate: boolean } {
