@@ -74,6 +74,8 @@ describe('webhooks workbench: attempt log, samples, grace window, bad input', ()
       expect(a.request.body).toBe(got[i].body);
       for (const h of [
         'content-type',
+        'content-length',
+        'user-agent',
         'svc-webhook-signature',
         'svc-webhook-secret-version',
         'svc-webhook-id',

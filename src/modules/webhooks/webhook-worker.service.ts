@@ -191,7 +191,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
       outcome: result.outcome,
       simulated: simulated !== null ? 1 : 0,
       url: endpoint.url,
-      request_headers: JSON.stringify(headers),
+      request_headers: JSON.stringify({
+        ...headers,
+        'content-length': String(Buffer.byteLength(event.payload)),
+      }),
       response_status: result.status,
       response_body: result.responseBody,
       response_body_truncated: result.responseTruncated ? 1 : 0,
