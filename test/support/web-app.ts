@@ -1,7 +1,7 @@
 // The demo web app (/app) in real Chromium: boot the service with the paper feed still (prices
 // move only when a test moves them), sign in through the page, and read what the page holds.
 import { expect } from '@jest/globals';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { AdjustableClock } from '../../src/common/clock/clock.js';
 import { verifiedAccount } from './access.js';
 import { http, startApp, type Running } from './harness.js';
@@ -71,4 +71,34 @@ export async function expectNoHorizontalOverflow(page: Page): Promise<void> {
     '[document.documentElement.scrollWidth, window.innerWidth]',
   );
   expect(scroll).toBeLessThanOrEqual(width);
+}
+
+const WAIT_MS = 10_000;
+
+function exactly(text: string): RegExp {
+  return new RegExp(`^\\s*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+}
+
+/** Waits until an element of `loc` shows `text` (a substring, or exactly with `exact`). */
+export async function shows(loc: Locator, text: string | RegExp, exact = false): Promise<void> {
+  const want = typeof text === 'string' && exact ? exactly(text) : text;
+  try {
+    await loc.filter({ hasText: want }).first().waitFor({ timeout: WAIT_MS });
+  } catch {
+    const seen = await loc.allTextContents().catch(() => []);
+    throw new Error(
+      `expected ${String(want)} in ${loc.toString()}; it shows ${JSON.stringify(seen)}`,
+    );
+  }
+}
+
+/** Waits until `loc` matches exactly `n` elements. */
+export async function hasCount(loc: Locator, n: number): Promise<void> {
+  const until = Date.now() + WAIT_MS;
+  let seen = await loc.count();
+  while (seen !== n && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    seen = await loc.count();
+  }
+  expect(seen).toBe(n);
 }
