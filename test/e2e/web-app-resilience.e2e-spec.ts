@@ -9,6 +9,7 @@ import {
   movePrice,
   openMarket,
   pageKey,
+  PASSWORD,
   shows,
   signIn,
   startWebApp,
@@ -63,6 +64,31 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     await shows(row.locator('[data-label="Bid"]'), `${again.body.best_bid}¢`, true);
     expect(w.consoleErrors).toEqual([]);
     expect(w.foreignRequests).toEqual([]);
+    await w.context.close();
+  });
+
+  it('signs the tab out, saying why, when its key is revoked while connected', async () => {
+    const email = await account(svc, 'revoked');
+    const w = await browser.open(svc.baseUrl);
+    const { page } = w;
+    await signIn(page, svc.baseUrl, email);
+    const key = await pageKey(page);
+    const me = await http(`${svc.api}/auth/me`, { headers: { 'x-api-key': key } });
+    const login = await http(`${svc.api}/auth/login`, {
+      method: 'POST',
+      json: { email, password: PASSWORD },
+    });
+    const revoked = await http(`${svc.api}/api-keys/${me.body.credential.key_id}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${login.body.token}` },
+    });
+    expect(revoked.status).toBe(200);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await shows(page.getByRole('form', { name: 'Sign in' }).getByRole('status'), /^Signed out: /);
+    expect(await page.evaluate<string | null>("sessionStorage.getItem('svc-app.test-key')")).toBe(
+      null,
+    );
+    expect(w.consoleErrors).toEqual([]);
     await w.context.close();
   });
 

@@ -117,7 +117,6 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await shows(row.locator('[data-label="Bid"]'), `${moved.body.best_bid}¢`, true);
     expect(await row.locator('[data-label="Ask"]').textContent()).toBe(`${moved.body.best_ask}¢`);
     expect(moved.body.best_bid).not.toBe(null);
-    await page.screenshot({ path: 'docs/app.png' });
 
     // The market page: book, ticket, a marketable BUY that fills against the house.
     await row.getByRole('link', { name: market.title }).click();
@@ -132,6 +131,14 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await shows(position, '7 YES');
     await page.getByRole('table', { name: 'Recent trades' }).locator('tbody tr').first().waitFor();
     expect(await page.locator('.chart canvas').count()).toBeGreaterThan(0);
+    // SELL at market: the position shrinks.
+    await page.getByLabel('Action').selectOption('SELL');
+    await page.getByLabel('Quantity', { exact: true }).fill('2');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await shows(ticket.getByRole('status'), 'SELL 2 YES at market: FILLED');
+    await shows(position, '5 YES');
+    await page.getByLabel('Action').selectOption('BUY');
+    await page.screenshot({ path: 'docs/app.png' });
 
     // A resting LIMIT order: listed, amended, cancelled.
     await page.getByLabel('Type').selectOption('LIMIT');
@@ -152,7 +159,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
 
     // The portfolio: the position and the wallet after the fill.
     await page.getByRole('link', { name: 'Portfolio' }).click();
-    await shows(page.locator(`.positions .position[data-market-id="${market.id}"]`), '7 YES');
+    await shows(page.locator(`.positions .position[data-market-id="${market.id}"]`), '5 YES');
     const wallet = await http(`${svc.api}/wallet`, { headers: { 'x-api-key': key } });
     const dollars = (wallet.body.balance_cents / 100).toLocaleString('en-US', {
       minimumFractionDigits: 2,
