@@ -179,11 +179,14 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
 
     await page.getByRole('link', { name: market.title }).click();
     await page.getByRole('table', { name: 'Bids' }).locator('tbody tr').first().waitFor();
+    await page.getByLabel('Side').selectOption('NO');
     await page.getByLabel('Type').selectOption('MARKET');
     await page.getByLabel('Quantity', { exact: true }).fill('2');
     await page.getByRole('button', { name: 'Place order' }).click();
-    await shows(page.locator('.positions .position'), '2 YES');
+    await shows(page.getByRole('form', { name: 'Order ticket' }), 'BUY 2 NO at market: FILLED');
+    await shows(page.locator('.positions .position'), '2 NO');
     await expectNoHorizontalOverflow(page);
+    await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: 'docs/app-phone.png' });
 
     await page.getByRole('link', { name: 'Portfolio' }).click();
