@@ -92,7 +92,7 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     await w.context.close();
   });
 
-  it("shows the API's refusal in words: an order over the balance", async () => {
+  it("shows the API's refusals in words: an order over the balance, an unknown market", async () => {
     const email = await account(svc, 'broke');
     const w = await browser.open(svc.baseUrl);
     const { page } = w;
@@ -124,9 +124,17 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     // Nothing was placed.
     const orders = await http(`${svc.api}/orders`, { headers: { 'x-api-key': key } });
     expect(orders.body.data).toEqual([]);
-    // The browser reports the refused request itself; nothing else went wrong.
+    // A deep link to a market that does not exist: the 404 in words.
+    const unknown = await http(`${svc.api}/markets/mkt_nosuchmarket`, {
+      headers: { 'x-api-key': key },
+    });
+    expect(unknown.status).toBe(404);
+    await page.goto(`${svc.baseUrl}/app/markets/mkt_nosuchmarket`);
+    await shows(page.getByRole('alert'), unknown.body.error.message, true);
+    // The browser reports the refused requests itself; nothing else went wrong.
     expect(w.consoleErrors).toEqual([
       expect.stringMatching(/Failed to load resource: the server responded with a status of 422/),
+      expect.stringMatching(/Failed to load resource: the server responded with a status of 404/),
     ]);
     expect(w.foreignRequests).toEqual([]);
     await w.context.close();

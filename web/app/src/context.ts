@@ -9,6 +9,8 @@ export interface Ctx {
   rt: Realtime;
   me: Me;
   navigate(path: string): void;
+  /** False once the view was left (a view that awaited something checks it before drawing). */
+  alive(): boolean;
   /** Runs when the view is left (unsubscribe, timers). */
   onLeave(fn: () => void): void;
   /** Runs after the feed reconnected: re-fetch what the view shows. Removed when it is left. */

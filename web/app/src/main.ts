@@ -89,13 +89,25 @@ function start(me: Me): void {
 
   const render = (): void => {
     for (const fn of leave) fn();
-    leave = [];
+    // This view's clean-ups: one registered after the view was left (a slow first fetch) runs
+    // at once, so a late view neither subscribes nor draws over the next one.
+    const mine: (() => void)[] = [];
+    leave = mine;
+    let alive = true;
+    mine.push(() => {
+      alive = false;
+    });
+    const onLeave = (fn: () => void): void => {
+      if (alive) mine.push(fn);
+      else fn();
+    };
     const ctx: Ctx = {
       rt,
       me,
       navigate,
-      onLeave: (fn) => leave.push(fn),
-      onResync: (fn) => leave.push(rt.onResync(fn)),
+      alive: () => alive,
+      onLeave,
+      onResync: (fn) => onLeave(rt.onResync(fn)),
     };
     const path = route();
     const market = /^\/markets\/([^/]+)\/?$/.exec(path);

@@ -35,10 +35,12 @@ export async function marketView(ctx: Ctx, root: HTMLElement, id: string): Promi
   try {
     market = await get<Market>(`/markets/${encodeURIComponent(id)}`);
   } catch (err) {
+    if (!ctx.alive()) return;
     notice.error(err);
     fill(root, h('h1', { text: 'Market' }), notice.el);
     return;
   }
+  if (!ctx.alive()) return;
 
   // Header: status and prices, live on ticker.
   const quote = h('p', { class: 'quote', attrs: { 'aria-label': 'Quote' } });
