@@ -11,7 +11,6 @@ export default tseslint.config(
     files: ['**/*.ts'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
-      globals: { ...globals.node },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -29,6 +28,9 @@ export default tseslint.config(
       ],
     },
   },
+  // The service, its tests and benches run on Node; the demo app's sources in the browser.
+  { files: ['**/*.ts'], ignores: ['web/app/src/**'], languageOptions: { globals: { ...globals.node } } },
+  { files: ['web/app/src/**/*.ts'], languageOptions: { globals: { ...globals.browser } } },
   { files: ['**/*.js'], languageOptions: { globals: { ...globals.node } } },
   prettier,
 );

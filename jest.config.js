@@ -12,9 +12,20 @@ const swc = [
     sourceMaps: 'inline',
   },
 ];
+// @fastify/static (the browser pages) is CommonJS and requires content-disposition, which is
+// ESM-only: Node 20.19 loads that (require of ESM), Jest's module runtime does not, so Jest gets
+// a CommonJS copy of it.
+const esmOnlyRequiredFromCjs = [
+  '@swc/jest',
+  { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
-  transform: { '^.+\\.ts$': swc },
+  transform: {
+    '^.+\\.ts$': swc,
+    '/node_modules/content-disposition/.+\\.js$': esmOnlyRequiredFromCjs,
+  },
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
 };

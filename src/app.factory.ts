@@ -56,6 +56,7 @@ import { lockDataDir, type DataDirLock } from './config/data-dir-lock.js';
 import { clockOffsetFile, fileClockOffset } from './config/clock-offset.js';
 import { buildOpenApi, LEGACY_OPENAPI_LIFECYCLE } from './modules/meta/openapi.builder.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
+import { registerWebApp } from './modules/web-app/web-app.static.js';
 
 export interface CreateAppOptions {
   config: AppConfig;
@@ -216,6 +217,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
     registerLegacyOpenApi(fastify);
     registerRealtimePath(fastify);
+    registerWebApp(fastify, log);
 
     pipeline.access = app.get(AccessPipeline, { strict: false });
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });

@@ -37,6 +37,18 @@ function carriesCredential(req: FastifyRequest): boolean {
 }
 
 /**
+ * A request whose Origin is the origin it was sent to (its scheme and Host) is not cross-origin:
+ * the service's own pages (/app) send Origin on their POSTs, and are served like a first party.
+ */
+export function isSameOrigin(
+  req: Pick<FastifyRequest, 'protocol' | 'headers'>,
+  origin: string,
+): boolean {
+  const host = req.headers.host;
+  return host !== undefined && origin === `${req.protocol}://${host}`.toLowerCase();
+}
+
+/**
  * CORS as CONTRACT.md fixes it. First-party origins get credentials allowed, their origin echoed
  * and the limit headers exposed. Any other origin may make uncredentialed requests only: a
  * credentialed one is refused with 403 CORS_ORIGIN_REJECTED, and its preflights get no allow
@@ -50,7 +62,7 @@ export function applyCors(
   const origin = req.headers.origin;
   if (origin === undefined) return false;
   reply.header('Vary', 'Origin');
-  const trusted = firstParty.has(origin);
+  const trusted = firstParty.has(origin) || isSameOrigin(req, origin);
   const preflight =
     req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
   if (preflight) {

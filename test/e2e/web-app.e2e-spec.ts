@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { launchBrowser, type BrowserHandle } from '../support/browser.js';
+import { http, type Running } from '../support/harness.js';
+import {
+  account,
+  connected,
+  hasCount,
+  shows,
+  movePrice,
+  openMarket,
+  pageKey,
+  signIn,
+  startWebApp,
+} from '../support/web-app.js';
+import { WEB_APP_DIR } from '../../src/modules/web-app/web-app.static.js';
+
+// The demo app in real Chromium against the real service: sign-in, live prices, trading, the
+// sandbox controls, watchlists; no console error and no request to another host on the way.
+describe('/app in Chromium: signing in and trading on the paper engine', () => {
+  let svc: Running;
+  let browser: BrowserHandle;
+
+  beforeAll(async () => {
+    svc = await startWebApp();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser.close();
+    await svc.close();
+  });
+
+  it('first render under 1.5 s, and the JavaScript of /app under 300 KB gzipped', async () => {
+    const w = await browser.open(svc.baseUrl);
+    const scripts: string[] = [];
+    w.page.on('response', (r) => {
+      if (r.request().resourceType() === 'script') scripts.push(new URL(r.url()).pathname);
+    });
+    await w.page.goto(`${svc.baseUrl}/app/`);
+    await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const fcp = await w.page.evaluate<number>(
+      "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1",
+    );
+    expect(fcp).toBeGreaterThan(0);
+    expect(fcp).toBeLessThan(1500);
+    // Every script the build made (what the page loads is among them), compressed as served.
+    const built = readdirSync(`${WEB_APP_DIR}assets`).filter((f) => f.endsWith('.js'));
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const s of scripts) expect(built).toContain(s.replace('/app/assets/', ''));
+    const gz = built.reduce(
+      (n, f) => n + gzipSync(readFileSync(`${WEB_APP_DIR}assets/${f}`)).length,
+      0,
+    );
+    expect(gz).toBeLessThan(300 * 1024);
+    expect(w.consoleErrors).toEqual([]);
+    expect(w.foreignRequests).toEqual([]);
+    await w.context.close();
+  });
+
+  it('signs in with a session, mints one test key for the tab and reuses it after a reload', async () => {
+    const email = await account(svc, 'keys');
+    const w = await browser.open(svc.baseUrl);
+    await signIn(w.page, svc.baseUrl, email);
+    const key = await pageKey(w.page);
+    const me = await http(`${svc.api}/auth/me`, { headers: { 'x-api-key': key } });
+    expect(me.status).toBe(200);
+    expect(me.body.user.email).toBe(email);
+    expect(me.body.credential.environment).toBe('test');
+    expect(me.body.credential.scopes).toEqual(
+      expect.arrayContaining(['orders:write', 'websocket']),
+    );
+    await w.page.reload();
+    await connected(w.page);
+    expect(await pageKey(w.page)).toBe(key);
+    const token = (
+      await http(`${svc.api}/auth/login`, {
+        method: 'POST',
+        json: { email, password: 'correct-horse-battery' },
+      })
+    ).body.token as string;
+    const keys = await http(`${svc.api}/api-keys`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(keys.body.data.map((k: { environment: string }) => k.environment)).toEqual(['test']);
+    // A live key put in the tab's storage is never used: the page asks to sign in instead.
+    await w.page.evaluate(
+      "sessionStorage.setItem('svc-app.test-key', 'svc_live_0123456789abcdef0123456789abcdef')",
+    );
+    await w.page.reload();
+    await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
+    // Signing out forgets the key.
+    await signIn(w.page, svc.baseUrl, email);
+    await w.page.getByRole('button', { name: 'Sign out' }).click();
+    await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await w.page.evaluate<string | null>("sessionStorage.getItem('svc-app.test-key')")).toBe(
+      null,
+    );
+    expect(w.consoleErrors).toEqual([]);
+    expect(w.foreignRequests).toEqual([]);
+    await w.context.close();
+  });
+
+  it('shows a price moving live, places, amends and cancels an order, and shows the position', async () => {
+    const email = await account(svc, 'trade');
+    const w = await browser.open(svc.baseUrl);
+    const { page } = w;
+    await signIn(page, svc.baseUrl, email);
+    const key = await pageKey(page);
+    const market = await openMarket(svc, key);
+
+    // The markets list: the row's prices follow POST /sandbox/markets/{id}/price over the feed.
+    const row = page.locator(`.market-row[data-market-id="${market.id}"]`);
+    await row.waitFor();
+    const moved = await movePrice(svc, key, market.id, 70);
+    expect(moved.status).toBe(200);
+    await shows(row.locator('[data-label="Bid"]'), `${moved.body.best_bid}¢`, true);
+    expect(await row.locator('[data-label="Ask"]').textContent()).toBe(`${moved.body.best_ask}¢`);
+    expect(moved.body.best_bid).not.toBe(null);
+
+    // The market page: book, ticket, a marketable BUY that fills against the house.
+    await row.getByRole('link', { name: market.title }).click();
+    await page.getByRole('heading', { name: market.title }).waitFor();
+    await page.getByRole('table', { name: 'Asks' }).locator('tbody tr').first().waitFor();
+    await page.getByLabel('Type').selectOption('MARKET');
+    await page.getByLabel('Quantity', { exact: true }).fill('7');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    const ticket = page.getByRole('form', { name: 'Order ticket' });
+    await shows(ticket.getByRole('status'), 'BUY 7 YES at market: FILLED');
+    const position = page.locator(`.positions .position[data-market-id="${market.id}"]`);
+    await shows(position, '7 YES');
+    await page.getByRole('table', { name: 'Recent trades' }).locator('tbody tr').first().waitFor();
+    expect(await page.locator('.chart canvas').count()).toBeGreaterThan(0);
+    // SELL at market: the position shrinks.
+    await page.getByLabel('Action').selectOption('SELL');
+    await page.getByLabel('Quantity', { exact: true }).fill('2');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await shows(ticket.getByRole('status'), 'SELL 2 YES at market: FILLED');
+    await shows(position, '5 YES');
+    await page.getByLabel('Action').selectOption('BUY');
+    await page.screenshot({ path: 'docs/app.png' });
+
+    // A resting LIMIT order: listed, amended, cancelled.
+    await page.getByLabel('Type').selectOption('LIMIT');
+    await page.getByLabel('Limit price (¢)').fill('20');
+    await page.getByLabel('Quantity', { exact: true }).fill('3');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    const open = page.locator('.orders .order');
+    await hasCount(open, 1);
+    await shows(open, 'BUY 3 YES at 20¢: OPEN');
+    const orderId = (await open.getAttribute('data-order-id'))!;
+    await open.getByLabel('New price (¢)').fill('21');
+    await open.getByRole('button', { name: 'Amend' }).click();
+    await shows(open, 'BUY 3 YES at 21¢: OPEN');
+    await open.getByRole('button', { name: 'Cancel order' }).click();
+    await shows(page.locator('.orders'), 'No open orders');
+    const cancelled = await http(`${svc.api}/orders/${orderId}`, { headers: { 'x-api-key': key } });
+    expect(cancelled.body).toMatchObject({ status: 'CANCELLED', price: 21, cancel_reason: 'USER' });
+
+    // The portfolio: the position and the wallet after the fill.
+    await page.getByRole('link', { name: 'Portfolio' }).click();
+    await shows(page.locator(`.positions .position[data-market-id="${market.id}"]`), '5 YES');
+    const wallet = await http(`${svc.api}/wallet`, { headers: { 'x-api-key': key } });
+    const dollars = (wallet.body.balance_cents / 100).toLocaleString('en-US', {
+      minimumFractionDigits: 2,
+    });
+    await shows(page.locator('[data-field="balance"]'), `$${dollars}`, true);
+    await shows(page.getByRole('table', { name: 'Transactions' }), 'TRADE');
+    expect(w.consoleErrors).toEqual([]);
+    expect(w.foreignRequests).toEqual([]);
+    await w.context.close();
+  });
+
+  it('the sandbox controls fund, move the price, resolve and reset; watchlists collect markets', async () => {
+    const email = await account(svc, 'sandbox');
+    const w = await browser.open(svc.baseUrl);
+    const { page } = w;
+    await signIn(page, svc.baseUrl, email);
+    const key = await pageKey(page);
+    const market = await openMarket(svc, key, 1);
+
+    await page.getByRole('link', { name: 'Portfolio' }).click();
+    await shows(page.locator('[data-field="balance"]'), '$10,000.00', true);
+    await page.getByLabel('Amount ($)').fill('250');
+    await page.getByRole('button', { name: 'Add paper money' }).click();
+    await shows(page.locator('[data-field="balance"]'), '$10,250.00', true);
+
+    await page.getByRole('link', { name: 'Watchlists' }).click();
+    await page.getByLabel('Name').fill('Elections');
+    await page.getByRole('button', { name: 'Create watchlist' }).click();
+    await page.getByRole('heading', { name: 'Elections' }).waitFor();
+
+    await page.goto(`${svc.baseUrl}/app/markets/${market.id}`); // a deep link
+    await connected(page);
+    await page.getByRole('button', { name: 'Add to watchlist' }).click();
+    await shows(page.getByRole('region', { name: 'Watch' }), 'In Elections');
+    await page.getByLabel('Reference price (¢)').fill('30');
+    await page.getByRole('button', { name: 'Move price' }).click();
+    const quote = page.getByLabel('Quote');
+    const after = await http(`${svc.api}/markets/${market.id}`, { headers: { 'x-api-key': key } });
+    expect(after.body.best_ask).toBeLessThan(35);
+    await shows(quote.locator('[data-field="ask"]'), `${after.body.best_ask}¢`, true);
+    await page.getByLabel('Type').selectOption('MARKET');
+    await page.getByLabel('Quantity', { exact: true }).fill('4');
+    await page.getByRole('button', { name: 'Place order' }).click();
+    await shows(page.locator('.positions .position'), '4 YES');
+    await page.getByRole('button', { name: 'Resolve YES' }).click();
+    const sandbox = page.getByRole('region', { name: 'Sandbox controls' });
+    await shows(sandbox, 'Resolved YES; your payout $4.00');
+    await shows(quote, 'RESOLVED');
+
+    await page.getByRole('link', { name: 'Watchlists' }).click();
+    await shows(page.getByRole('article', { name: 'Elections' }), market.title);
+
+    await page.getByRole('link', { name: 'Portfolio' }).click();
+    await page.getByRole('button', { name: 'Reset paper account' }).click();
+    await shows(page.getByRole('region', { name: 'Sandbox controls' }), 'Paper account reset');
+    await shows(page.locator('[data-field="balance"]'), '$10,000.00', true);
+    expect(w.consoleErrors).toEqual([]);
+    expect(w.foreignRequests).toEqual([]);
+    await w.context.close();
+  });
+});

@@ -1,0 +1,127 @@
+// The API's shapes the app reads (see /api/v1/openapi.json and /api/v1/asyncapi.json).
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface Market {
+  id: string;
+  slug: string;
+  title: string;
+  description: string;
+  category: string;
+  status: 'OPEN' | 'HALTED' | 'CLOSED' | 'RESOLVED';
+  outcome: 'YES' | 'NO' | null;
+  close_time: string;
+  best_bid: number | null;
+  best_ask: number | null;
+  last_price: number | null;
+  volume: number;
+}
+
+export interface Ticker {
+  market_id: string;
+  status: string;
+  best_bid: number | null;
+  best_ask: number | null;
+  last_price: number | null;
+  volume: number;
+}
+
+export interface Level {
+  price: number;
+  quantity: number;
+}
+
+export interface Book {
+  bids: Level[];
+  asks: Level[];
+}
+
+export interface Trade {
+  id: string;
+  market_id: string;
+  price: number;
+  no_price: number;
+  quantity: number;
+  taker_side: 'YES' | 'NO';
+  created_at: string;
+}
+
+export interface Order {
+  id: string;
+  market_id: string;
+  action: 'BUY' | 'SELL';
+  side: 'YES' | 'NO';
+  type: 'LIMIT' | 'MARKET';
+  price: number | null;
+  quantity: number;
+  filled_quantity: number;
+  remaining_quantity: number;
+  average_fill_price: number | null;
+  status: string;
+  cancel_reason: string | null;
+  time_in_force: string;
+  created_at: string;
+}
+
+export interface Wallet {
+  balance_cents: number;
+  reserved_cents: number;
+  available_cents: number;
+}
+
+export interface Transaction {
+  id: string;
+  type: string;
+  amount_cents: number;
+  balance_after_cents: number;
+  reference_id: string | null;
+  created_at: string;
+}
+
+export interface Position {
+  market_id: string;
+  side: 'YES' | 'NO' | null;
+  quantity: number;
+  average_price: number | null;
+  cost_basis_cents: number;
+  realized_pnl_cents: number;
+  unrealized_pnl_cents: number | null;
+  mark_price: number | null;
+}
+
+export interface Comment {
+  id: string;
+  market_id: string;
+  parent_id: string | null;
+  author: { id: string; username: string; display_name: string | null };
+  body: string | null;
+  status: 'VISIBLE' | 'HIDDEN' | 'DELETED';
+  reply_count: number;
+  created_at: string;
+}
+
+export interface Watchlist {
+  id: string;
+  name: string;
+  markets: {
+    id: string;
+    title: string;
+    status: string;
+    best_bid: number | null;
+    best_ask: number | null;
+    last_price: number | null;
+  }[];
+}
+
+export interface Me {
+  user: { id: string; email: string; username: string };
+  credential: {
+    type: 'API_KEY' | 'SESSION';
+    key_id: string | null;
+    environment: 'live' | 'test';
+    scopes: string[];
+  };
+}
