@@ -195,6 +195,8 @@ export class Rig {
       case 'market.status':
       case 'market.resolved':
       case 'position.settled':
+      case 'hold.placed':
+      case 'hold.released':
         break;
     }
   }
