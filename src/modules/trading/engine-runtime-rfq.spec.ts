@@ -377,4 +377,22 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
       expect.objectContaining({ id: order.order.id, filledQuantity: 0 }),
     ]);
   });
+
+  it('drops an account reset holds from the database too, so a restart does not bring them back', () => {
+    addMarket('mkt_rs');
+    let rt = boot();
+    rt.ensureAccount('usr_s');
+    rt.ensureAccount('usr_keep');
+    rt.holdQuote({ holdId: 'qte_s1', accountId: 'usr_s', marketId: 'mkt_rs', amountCents: 300 });
+    rt.holdQuote({ holdId: 'qte_k', accountId: 'usr_keep', marketId: 'mkt_rs', amountCents: 200 });
+    expect(rt.run((e) => e.resetAccount('usr_s', START)).ok).toBe(true);
+    expect(rows(`SELECT id FROM quote_holds WHERE id IN ('qte_s1', 'qte_k')`)).toEqual([
+      { id: 'qte_k' },
+    ]);
+    rt.stop();
+    rt = boot();
+    expect(rt.engine.getAccount('usr_s')).toMatchObject({ reserved: 0, available: START });
+    expect(rt.engine.getAccount('usr_keep')).toMatchObject({ reserved: 200 });
+    expect(rt.releaseQuote('qte_s1')).toMatchObject({ ok: false, code: 'UNKNOWN_HOLD' });
+  });
 });
