@@ -53,6 +53,8 @@ export class RfqRepository {
   private readonly openCountStmt: Statement;
   private readonly endRfqStmt: Statement;
   private readonly fillRfqStmt: Statement;
+  private readonly setTradeStmt: Statement;
+  private readonly acceptQuoteStmt: Statement;
   private readonly dueRfqsStmt: Statement;
   private readonly openRfqsStmt: Statement;
   private readonly userRfqsStmt: Statement;
@@ -65,6 +67,7 @@ export class RfqRepository {
   private readonly endQuoteStmt: Statement;
   private readonly dueQuotesStmt: Statement;
   private readonly openQuotesOfResponderStmt: Statement;
+  private readonly strandedStmt: Statement;
 
   constructor(private readonly db: Database) {
     this.insertRfqStmt = db.prepare(
@@ -88,6 +91,10 @@ export class RfqRepository {
     );
     this.fillRfqStmt = db.prepare(
       `UPDATE rfqs SET status = 'FILLED', accepted_quote_id = ?, trade_id = ?, updated_at = ? WHERE id = ? AND status = 'OPEN'`,
+    );
+    this.setTradeStmt = db.prepare(`UPDATE rfqs SET trade_id = ? WHERE id = ?`);
+    this.acceptQuoteStmt = db.prepare(
+      `UPDATE rfq_quotes SET status = 'ACCEPTED', updated_at = ? WHERE id = ? AND status = 'OPEN'`,
     );
     this.dueRfqsStmt = db.prepare(
       `SELECT ${RFQ_COLS} FROM rfqs WHERE status = 'OPEN' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
@@ -120,6 +127,13 @@ export class RfqRepository {
     );
     this.openQuotesOfResponderStmt = db.prepare(
       `SELECT ${QUOTE_COLS} FROM rfq_quotes WHERE responder_id = ? AND status = 'OPEN'`,
+    );
+    this.strandedStmt = db.prepare(
+      `SELECT ${QUOTE_COLS.split(', ')
+        .map((c) => `q.${c}`)
+        .join(
+          ', ',
+        )} FROM rfq_quotes q JOIN rfqs r ON r.id = q.rfq_id WHERE q.status = 'OPEN' AND r.status <> 'OPEN'`,
     );
   }
 
@@ -160,8 +174,18 @@ export class RfqRepository {
     return this.endRfqStmt.run(status, now, id).changes === 1;
   }
 
-  fillRfq(id: string, quoteId: string, tradeId: string, now: string): boolean {
+  /** OPEN -> FILLED by this quote; false when it was no longer OPEN. */
+  fillRfq(id: string, quoteId: string, tradeId: string | null, now: string): boolean {
     return this.fillRfqStmt.run(quoteId, tradeId, now, id).changes === 1;
+  }
+
+  setTrade(id: string, tradeId: string): void {
+    this.setTradeStmt.run(tradeId, id);
+  }
+
+  /** OPEN -> ACCEPTED; false when it was no longer OPEN. */
+  acceptQuote(id: string, now: string): boolean {
+    return this.acceptQuoteStmt.run(now, id).changes === 1;
   }
 
   dueRfqs(now: string, take: number): RfqRow[] {
@@ -213,5 +237,10 @@ export class RfqRepository {
 
   openQuotesOfResponder(responderId: string): QuoteRow[] {
     return this.openQuotesOfResponderStmt.all(responderId) as QuoteRow[];
+  }
+
+  /** OPEN quotes of RFQs no longer OPEN (a stop between ending an RFQ and its quotes). */
+  strandedQuotes(): QuoteRow[] {
+    return this.strandedStmt.all() as QuoteRow[];
   }
 }
