@@ -54,7 +54,7 @@ describe('rfq: accepting quotes', () => {
   ];
 
   it.each(FORMS.map((f, i) => [i, ...f] as const))(
-    'form %#: %s %s trades at %i (YES %i), both wallets to the cent, the book untouched',
+    'form %i: %s %s trades at %i (YES %i), both wallets to the cent, the book untouched',
     async (i, action, side, ownPrice, yesPrice, requesterCash, responderCash) => {
       const market = TRADABLE[i];
       const req = await fresh();

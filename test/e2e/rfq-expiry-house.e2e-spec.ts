@@ -13,7 +13,8 @@ import {
   type Json,
 } from '../support/rfq.js';
 
-const RESET_SCOPES = [...RESPONDER_SCOPES, 'wallet:write'];
+/** orders:write and wallet:write: what a sandbox reset needs. */
+const RESET_SCOPES = RESPONDER_SCOPES;
 
 /**
  * Time and the house: RFQs and quotes expire on the service clock (holds released), the paper

@@ -6,8 +6,9 @@ import { as, keyFor, ORDER_SCOPES, trader, type Svc, type Trader } from './order
 
 /** A requester's scopes (orders) and a responder's (orders plus rfq:respond). */
 export const REQUESTER_SCOPES = [...ORDER_SCOPES, 'notifications:read', 'websocket'];
-export const RESPONDER_SCOPES = [...REQUESTER_SCOPES, 'rfq:respond'];
+export const RESPONDER_SCOPES = [...REQUESTER_SCOPES, 'rfq:respond', 'wallet:write'];
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
 /** The seeded approved responder, with a paper key (or a live one). */
