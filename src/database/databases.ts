@@ -37,6 +37,7 @@ import { LedgerResetsIndex1763769600018 } from './migrations/1763769600018-ledge
 import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-events.js';
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
 import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
+import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -100,6 +101,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   SportsEvents1763769600020,
   CryptoPrices1763769600021,
   MarketCreators1763769600022,
+  RfqEngine1763769600024,
   Rfq1763769600025,
 ];
 

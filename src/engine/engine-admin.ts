@@ -174,7 +174,8 @@ export abstract class EngineAdmin extends EngineQueries {
    * the account's orders. Emits one `account.reset` (plus one balance.changed RESET and the
    * `book.level` changes) instead of an event per order. The counterparts of dropped positions
    * are kept as market orphans (see {@link MarketSummary.orphanYes}). Reset orders are not kept
-   * for getOrder. Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT.
+   * for getOrder. The account's quote holds are released (`hold.released`, ACCOUNT_RESET).
+   * Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT.
    */
   resetAccount(accountId: string, startingBalance: number): Result<{ account: AccountSnapshot }> {
     const account = this.accounts.get(accountId);
@@ -224,6 +225,8 @@ export abstract class EngineAdmin extends EngineQueries {
       market.positions.delete(accountId);
     }
     account.positions.length = 0;
+    // Its quote holds go with its orders (events first, so a mirror releases them before the reset).
+    this.holds.releaseAccount(account, now, events);
     const delta = startingBalance - account.balance;
     account.balance = startingBalance;
     account.reserved = 0;

@@ -4,6 +4,7 @@
  */
 import { orderUpdated, positionChanged, balanceChanged } from './event-builders.js';
 import type { EngineEvent } from './events.js';
+import { HoldBook } from './holds.js';
 import { AccountState, applyFill, PositionState, refreshReserve } from './ledger.js';
 import { BookOrder } from './order.js';
 import { OrderBook, type PriceLevel } from './order-book.js';
@@ -71,6 +72,8 @@ export abstract class EngineCore {
    * keeps it to one insert and one delete per order, which dominates the cost of a place.
    */
   protected readonly orders = new Map<string, BookOrder>();
+  /** Quote holds (see holds.ts); commands in engine-rfq.ts, dropped by an account reset. */
+  protected readonly holds = new HoldBook();
   protected readonly closedRetention: number;
   private readonly closedRing: BookOrder[] = [];
   private readonly spare: BookOrder[] = [];
@@ -200,6 +203,7 @@ export abstract class EngineCore {
     this.markDirty(makerPs);
     events.push({
       type: 'trade',
+      source: 'BOOK',
       id: tradeId,
       marketId: market.id,
       price,

@@ -31,9 +31,13 @@ export interface OrderRestedEvent {
   readonly sequence: number;
 }
 
-/** One execution. `price` is YES cents (the resting order's price). */
+/**
+ * One execution. `price` is YES cents (the resting order's price, or the quote's for an RFQ
+ * cross). `source` says where it traded: on the book, or off it by a quote cross.
+ */
 export interface TradeEvent {
   readonly type: 'trade';
+  readonly source: 'BOOK' | 'RFQ';
   readonly id: string;
   readonly marketId: string;
   readonly price: number;
@@ -182,6 +186,32 @@ export interface PositionSettledEvent {
   readonly realizedPnl: number;
 }
 
+/**
+ * Collateral held for an account's binding quote (an RFQ quote): it counts in the account's
+ * reserved amount (available drops by `amountCents`) until released. Not on any book.
+ */
+export interface HoldPlacedEvent {
+  readonly type: 'hold.placed';
+  readonly holdId: string;
+  readonly accountId: string;
+  readonly marketId: string;
+  readonly amountCents: number;
+  readonly timestamp: number;
+}
+
+/**
+ * A hold ended: RELEASED by its owner (quote withdrawn, expired or cancelled), REPLACED by a new
+ * hold in the same command, CROSSED when its quote traded, or dropped by an ACCOUNT_RESET.
+ */
+export interface HoldReleasedEvent {
+  readonly type: 'hold.released';
+  readonly holdId: string;
+  readonly accountId: string;
+  readonly amountCents: number;
+  readonly reason: 'RELEASED' | 'REPLACED' | 'CROSSED' | 'ACCOUNT_RESET';
+  readonly timestamp: number;
+}
+
 /** Every event the engine emits; switch on `type`. */
 export type EngineEvent =
   | OrderAcceptedEvent
@@ -198,4 +228,6 @@ export type EngineEvent =
   | AccountResetEvent
   | MarketStatusEvent
   | MarketResolvedEvent
-  | PositionSettledEvent;
+  | PositionSettledEvent
+  | HoldPlacedEvent
+  | HoldReleasedEvent;

@@ -4,6 +4,13 @@ export type { EngineOptions } from './engine-core.js';
 export type { AddMarketOptions } from './engine-admin.js';
 export type { LedgerTotals } from './engine-queries.js';
 export type { RestoreOrderInput, RestorePositionInput } from './engine-restore.js';
+export type {
+  CrossQuoteRequest,
+  CrossQuoteResult,
+  HoldRequest,
+  RestoreHoldInput,
+} from './engine-rfq.js';
+export type { HoldSnapshot } from './holds.js';
 export { ManualClock, SequentialIdGenerator } from './clock.js';
 export { checkInvariants, recomputeReserve } from './invariants.js';
 export { PriceFeed, mulberry32, marketSeed, type PriceFeedOptions } from './price-feed.js';

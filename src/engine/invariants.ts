@@ -62,6 +62,7 @@ export function checkInvariants(engine: MatchingEngine): string[] {
       const where = `${marketId} order ${o.id}`;
       if (o.status !== 'OPEN' && o.status !== 'PARTIALLY_FILLED')
         errors.push(`${where} resting with status ${o.status}`);
+      if (o.type === 'RFQ') errors.push(`${where} is an RFQ order on the book`);
       if (o.filledQuantity < 0 || o.filledQuantity >= o.quantity)
         errors.push(`${where} filled ${o.filledQuantity}/${o.quantity}`);
       if (o.filledQuantity > 0 !== (o.status === 'PARTIALLY_FILLED'))
@@ -145,7 +146,14 @@ export function checkInvariants(engine: MatchingEngine): string[] {
       errors.push(`${accountId} balance ${a.balance}`);
     if (a.reserved < 0 || a.balance < a.reserved)
       errors.push(`${accountId} balance ${a.balance} < reserved ${a.reserved}`);
-    const r = reserveByAccount.get(accountId) ?? 0;
+    // Quote holds (RFQ) are reserved on top of the resting orders' worst case.
+    let held = 0;
+    for (const h of engine.heldQuotes(accountId)) {
+      if (!Number.isSafeInteger(h.amountCents) || h.amountCents <= 0)
+        errors.push(`${accountId} hold ${h.holdId} amount ${h.amountCents}`);
+      held += h.amountCents;
+    }
+    const r = (reserveByAccount.get(accountId) ?? 0) + held;
     if (r !== a.reserved) errors.push(`${accountId} reserved ${a.reserved} != recomputed ${r}`);
   }
   const t = engine.ledgerTotals();

@@ -6,7 +6,7 @@
  * fill sides are booked and net to no position and no cash change, so it is harmless in a paper
  * exchange and keeps the matching loop simple; it does count towards volume and last price.
  */
-import { EngineRestore } from './engine-restore.js';
+import { EngineRfq } from './engine-rfq.js';
 import { isPrice, type MarketState } from './engine-core.js';
 import type { EngineEvent } from './events.js';
 import { AccountState, computeReserve, PositionState } from './ledger.js';
@@ -65,13 +65,14 @@ function orderProblem(req: QuoteRequest): string | null {
  * {@link cancelByTag}, {@link quote}; accounts ({@link createAccount}, {@link deposit},
  * {@link withdraw}, {@link resetAccount}); markets ({@link addMarket}, {@link setMarketStatus},
  * {@link resolveMarket}); restore ({@link restoreAccount}, {@link restorePosition},
- * {@link restoreOrder}, {@link completeRestore}). Reads: {@link getOrder}, {@link openOrders},
+ * {@link restoreOrder}, {@link restoreHold}, {@link completeRestore}); request for quote
+ * ({@link placeHold}, {@link releaseHold}, {@link crossQuote}, see engine-rfq.ts). Reads: {@link getOrder}, {@link openOrders},
  * {@link depth}, {@link marketSummary}, {@link position}, {@link positions},
  * {@link getAccount} and friends.
  *
  * Self-trade is allowed (see the file comment).
  */
-export class MatchingEngine extends EngineRestore {
+export class MatchingEngine extends EngineRfq {
   private readonly scratch = newWalkResult();
   private readonly blank = new PositionState(new AccountState(''), '');
 

@@ -65,6 +65,8 @@ export class BookOrder {
   ownerNext: BookOrder | null = null;
   /** Present in the engine's id map. */
   indexed = false;
+  /** RFQ orders only (set after {@link init}, which clears it). */
+  rfqId: string | null = null;
 
   /** (Re)initialises a new or recycled instance as a fresh OPEN order. */
   init(
@@ -111,6 +113,7 @@ export class BookOrder {
     this.ownerPrev = null;
     this.ownerNext = null;
     this.indexed = false;
+    this.rfqId = null;
     return this;
   }
 
@@ -157,6 +160,7 @@ export class BookOrder {
       createdAt: this.createdAt,
       updatedAt: this.updatedAt,
       sequence: this.sequence,
+      rfqId: this.rfqId,
     };
   }
 }

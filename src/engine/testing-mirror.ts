@@ -35,6 +35,8 @@ export class EventMirror {
   readonly positions = new Map<string, MirrorPosition>();
   readonly balances = new Map<string, number>();
   readonly levels = new Map<string, number>();
+  /** Quote holds: id -> account and amount. */
+  readonly holds = new Map<string, { accountId: string; amountCents: number }>();
   readonly problems: string[] = [];
 
   apply(events: readonly EngineEvent[]): void {
@@ -125,6 +127,13 @@ export class EventMirror {
         else this.levels.set(key, e.quantity);
         break;
       }
+      case 'hold.placed':
+        if (this.holds.has(e.holdId)) this.problems.push(`hold ${e.holdId} placed twice`);
+        this.holds.set(e.holdId, { accountId: e.accountId, amountCents: e.amountCents });
+        break;
+      case 'hold.released':
+        if (!this.holds.delete(e.holdId)) this.problems.push(`hold ${e.holdId} released unheld`);
+        break;
       case 'trade':
       case 'market.status':
       case 'market.resolved':
@@ -203,6 +212,16 @@ export class EventMirror {
       if (this.balances.get(accountId) !== engine.balance(accountId)) {
         out.push(`balance ${accountId} differs`);
       }
+    }
+    const engineHolds = engine.heldQuotes();
+    for (const h of engineHolds) {
+      const m = this.holds.get(h.holdId);
+      if (m?.accountId !== h.accountId || m.amountCents !== h.amountCents) {
+        out.push(`hold ${h.holdId} differs`);
+      }
+    }
+    if (engineHolds.length !== this.holds.size) {
+      out.push(`mirror has ${this.holds.size} holds, engine ${engineHolds.length}`);
     }
     return out;
   }

@@ -9,6 +9,8 @@ import type { EngineEvent } from './events.js';
 import { checkInvariants } from './invariants.js';
 import { MatchingEngine } from './matching-engine.js';
 import { EventMirror } from './testing-mirror.js';
+import type { CrossQuoteRequest, CrossQuoteResult, HoldRequest } from './engine-rfq.js';
+import type { HoldSnapshot } from './holds.js';
 import type {
   Action,
   BookSide,
@@ -125,6 +127,16 @@ export class Rig {
     );
   }
 
+  /** A quote hold (RFQ), recorded. */
+  hold(req: HoldRequest): Result<{ hold: HoldSnapshot }> {
+    return this.record(this.engine.placeHold(req));
+  }
+
+  /** A quote cross (RFQ), recorded. */
+  cross(req: CrossQuoteRequest): Result<CrossQuoteResult> {
+    return this.record(this.engine.crossQuote(req));
+  }
+
   /** Order id of a successful placement. */
   id(r: Result<{ order: OrderSnapshot }>): string {
     if (!r.ok) throw new Error(`expected ok, got ${r.code}: ${r.message}`);
@@ -195,6 +207,8 @@ export class Rig {
       case 'market.status':
       case 'market.resolved':
       case 'position.settled':
+      case 'hold.placed':
+      case 'hold.released':
         break;
     }
   }

@@ -8,8 +8,11 @@ import type { EngineEvent } from './events.js';
 export type Action = 'BUY' | 'SELL';
 /** The contract an order trades: YES pays 100 cents on a YES resolution, NO on a NO resolution. */
 export type Side = 'YES' | 'NO';
-/** LIMIT needs a price; MARKET has none and never rests. */
-export type OrderType = 'LIMIT' | 'MARKET';
+/**
+ * LIMIT needs a price; MARKET has none and never rests. RFQ orders are made only by
+ * {@link MatchingEngine.crossQuote}: filled at once at the quote's price, never on the book.
+ */
+export type OrderType = 'LIMIT' | 'MARKET' | 'RFQ';
 /** GTC rests its remainder, IOC expires it, FOK fills completely or not at all. */
 export type TimeInForce = 'GTC' | 'IOC' | 'FOK';
 /** OPEN and PARTIALLY_FILLED orders rest on the book; the others are final. */
@@ -53,7 +56,11 @@ export interface IdGenerator {
  * - `INVALID_ORDER`: malformed order or amend (price, quantity, type/time-in-force combination).
  * - `INVALID_AMOUNT`: a money amount that is not a positive safe integer, or that would overflow.
  * - `INVALID_STATE`: a restore or status change that contradicts the engine's rules.
- * - `DUPLICATE_ACCOUNT` / `DUPLICATE_MARKET` / `DUPLICATE_ORDER`: the id already exists.
+ * - `DUPLICATE_ACCOUNT` / `DUPLICATE_MARKET` / `DUPLICATE_ORDER` / `DUPLICATE_HOLD`: the id
+ *   already exists.
+ * - `UNKNOWN_HOLD`: no such quote hold (released, crossed, dropped by a reset, or another
+ *   account's).
+ * - `SELF_TRADE`: a quote cross between an account and itself.
  */
 export type ResultCode =
   | 'INSUFFICIENT_FUNDS'
@@ -70,7 +77,10 @@ export type ResultCode =
   | 'INVALID_STATE'
   | 'DUPLICATE_ACCOUNT'
   | 'DUPLICATE_MARKET'
-  | 'DUPLICATE_ORDER';
+  | 'DUPLICATE_ORDER'
+  | 'DUPLICATE_HOLD'
+  | 'UNKNOWN_HOLD'
+  | 'SELF_TRADE';
 
 /** A failed command: nothing changed in the engine. */
 export interface Failure {
@@ -83,6 +93,8 @@ export interface Failure {
    * is available.
    */
   readonly funds?: { readonly required: number; readonly available: number };
+  /** INSUFFICIENT_FUNDS of a quote cross: which party is short (the requester is the taker). */
+  readonly party?: 'TAKER' | 'MAKER';
 }
 
 /** A successful command with its events (in order) plus command-specific fields. */
@@ -152,6 +164,8 @@ export interface OrderSnapshot {
   readonly updatedAt: number;
   /** Engine-wide increasing number; FIFO order inside a price level. */
   readonly sequence: number;
+  /** The request for quote an RFQ order traded under; null for book orders. */
+  readonly rfqId: string | null;
 }
 
 /** Balances of an account, integer cents. available = balance - reserved. */

@@ -152,6 +152,7 @@ describe('market reads per engine', () => {
           no_price: 100 - (R + 2),
           quantity: 50,
           taker_side: 'YES',
+          source: 'BOOK',
           created_at: svc.clock.nowDate().toISOString(),
         },
         {
@@ -161,6 +162,7 @@ describe('market reads per engine', () => {
           no_price: 100 - (R + 1),
           quantity: 100,
           taker_side: 'YES',
+          source: 'BOOK',
           created_at: svc.clock.nowDate().toISOString(),
         },
       ],

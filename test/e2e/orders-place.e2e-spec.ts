@@ -63,6 +63,7 @@ describe('orders: placing', () => {
       action: 'BUY',
       side: 'YES',
       type: 'LIMIT',
+      rfq_id: null,
       price: m.reference - 10,
       quantity: 7,
       filled_quantity: 0,

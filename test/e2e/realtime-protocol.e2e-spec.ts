@@ -470,6 +470,7 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
       no_price: 99 - r,
       quantity: 100,
       taker_side: 'YES',
+      source: 'BOOK',
       created_at: new Date(svc.clock.now()).toISOString(),
     });
     // The stream's trade is the object GET /markets/{id}/trades answers, keys in the same order.

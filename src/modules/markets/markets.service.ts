@@ -99,6 +99,7 @@ export class MarketsService {
         no_price: 100 - t.price,
         quantity: t.quantity,
         taker_side: t.taker_book_side === 'BID' ? 'YES' : 'NO',
+        source: t.source,
         created_at: t.created_at,
       }),
     });

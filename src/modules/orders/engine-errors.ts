@@ -53,11 +53,15 @@ export function fromEngine(
       return new DomainError('VALIDATION_FAILED', `Invalid request: ${f.message}`, {
         fields: [{ field: 'body', message: f.message }],
       });
+    // Quote holds and crosses (the last three) are the RFQ module's, which maps them itself.
     case 'UNKNOWN_ACCOUNT':
     case 'INVALID_STATE':
     case 'DUPLICATE_ACCOUNT':
     case 'DUPLICATE_MARKET':
     case 'DUPLICATE_ORDER':
+    case 'DUPLICATE_HOLD':
+    case 'UNKNOWN_HOLD':
+    case 'SELF_TRADE':
       return new DomainError('INTERNAL', 'Internal error');
   }
 }

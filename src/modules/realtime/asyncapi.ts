@@ -226,9 +226,23 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
                 description:
                   'What the taker bought: YES for a bid-side taker (BUY YES / SELL NO), NO for an ask-side taker (SELL YES / BUY NO); the same object as GET /markets/{id}/trades returns',
               },
+              source: {
+                enum: ['BOOK', 'RFQ'],
+                description:
+                  'BOOK: matched on the order book; RFQ: an accepted quote, traded off the book (the requester is the taker)',
+              },
               created_at: str,
             },
-            ['id', 'market_id', 'price', 'no_price', 'quantity', 'taker_side', 'created_at'],
+            [
+              'id',
+              'market_id',
+              'price',
+              'no_price',
+              'quantity',
+              'taker_side',
+              'source',
+              'created_at',
+            ],
           ),
         ),
         crypto: event(

@@ -131,6 +131,7 @@ export function route(
             quantity: e.quantity,
             // As GET /markets/{id}/trades: what the taker bought.
             taker_side: e.takerBookSide === 'BID' ? 'YES' : 'NO',
+            source: e.source,
             created_at: iso(e.timestamp),
           },
         });

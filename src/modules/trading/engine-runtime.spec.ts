@@ -69,6 +69,7 @@ class FakeRepo {
       accounts: [{ user_id: 'u1', balance_cents: 1_000_000 }],
       positions: [],
       openOrders: [],
+      holds: [],
     };
   }
 }

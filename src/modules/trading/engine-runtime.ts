@@ -1,5 +1,10 @@
 import type { Logger } from '@nestjs/common';
+import type { Database } from 'better-sqlite3';
 import {
+  type CrossQuoteRequest,
+  type CrossQuoteResult,
+  type HoldRequest,
+  type HoldSnapshot,
   HouseMarketMaker,
   MatchingEngine,
   PriceFeed,
@@ -49,6 +54,14 @@ function soonest(closeTimes: ReadonlyMap<string, number>): number {
   for (const t of closeTimes.values()) if (t < at) at = t;
   return at;
 }
+
+/**
+ * Writes of another module (the RFQ module's rows) that must commit with a command: run inside
+ * the SQLite transaction that persists the command's events, on the world's engine connection.
+ * If it throws, the whole transaction rolls back, the engine is rebuilt from the database and
+ * the error is rethrown: nothing of the command happened.
+ */
+export type InCommit = (db: Database) => void;
 
 export const HOUSE_ACCOUNT = 'house';
 /** The house's bankroll: large enough that its quotes never run out of cash. */
@@ -207,6 +220,8 @@ export class EngineRuntime {
     effects: ReadonlyMap<string, EffectRecord> = new Map(),
     /** Rows the events depend on (a created market's), written first in the same transaction. */
     before?: () => void,
+    /** Rows that depend on the events (an accepted RFQ's), written after them, same transaction. */
+    after?: InCommit,
   ): void {
     this.assertUsable();
     const now = this.clock.now();
@@ -214,6 +229,7 @@ export class EngineRuntime {
       this.repo.transaction(() => {
         before?.();
         this.repo.apply(events, now);
+        after?.(this.repo.db);
         for (const e of effects.values()) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
         if (spooled !== null) this.repo.spool(spooled, now);
@@ -294,6 +310,74 @@ export class EngineRuntime {
 
   private assertUsable(): void {
     if (this.broken) throw new Error(`the ${this.environment} engine is unavailable until restart`);
+  }
+
+  /**
+   * Request for quote (issue 20; the commands are in src/engine/engine-rfq.ts, the interface in
+   * /work/tasks/rfq-interface.md). Each is synchronous like {@link run}: the waiting batch
+   * settles first, then the command's events and `inCommit` commit in ONE transaction before it
+   * returns. Do the RFQ module's checks right before the call, with no `await` in between (two
+   * accepts then cannot interleave), and only write in `inCommit`.
+   *
+   * holdQuote: holds a quote's collateral (it counts in reserved until released; persisted in
+   * `quote_holds` and restored at boot). Codes: INVALID_STATE, INVALID_AMOUNT, UNKNOWN_MARKET,
+   * MARKET_NOT_OPEN, UNKNOWN_ACCOUNT, DUPLICATE_HOLD, UNKNOWN_HOLD (replacesHoldId),
+   * INSUFFICIENT_FUNDS.
+   */
+  holdQuote(req: HoldRequest, inCommit?: InCommit): Success<{ hold: HoldSnapshot }> | Failure {
+    return this.runWith((e) => e.placeHold(req), inCommit);
+  }
+
+  /** Releases a quote's hold (withdrawn, expired, cancelled). Codes: UNKNOWN_HOLD (already gone). */
+  releaseQuote(holdId: string, inCommit?: InCommit): Success<{ hold: HoldSnapshot }> | Failure {
+    return this.runWith((e) => e.releaseHold(holdId), inCommit);
+  }
+
+  /**
+   * Accepts a quote: two FILLED RFQ orders and one trade (`source: 'RFQ'`) between the requester
+   * (taker, price in its own side terms) and the responder, its hold released, off the book.
+   * Under an Idempotency-Key only the taker's order is recorded as the key's effect (the
+   * responder's order is not the requester's to see). Codes: see `MatchingEngine.crossQuote`.
+   */
+  crossQuote(
+    req: CrossQuoteRequest,
+    inCommit?: InCommit,
+    idempotency?: IdempotencyScope,
+  ): Success<CrossQuoteResult> | Failure {
+    return this.runWith(
+      (e) => e.crossQuote(req),
+      inCommit,
+      idempotency,
+      (events) =>
+        events.filter(
+          (ev) => ev.type !== 'order.accepted' || ev.order.accountId === req.taker.accountId,
+        ),
+    );
+  }
+
+  /** The quote holds of an account (or all), committed state. */
+  heldQuotes(accountId?: string): HoldSnapshot[] {
+    return this.committedEngine().heldQuotes(accountId);
+  }
+
+  /**
+   * {@link run} with rows of another module written in the same transaction, and the
+   * Idempotency-Key's effect taken from `effectEvents` of the events (default all).
+   */
+  private runWith<T extends object>(
+    command: (engine: MatchingEngine) => Result<T>,
+    inCommit?: InCommit,
+    idempotency?: IdempotencyScope,
+    effectEvents: (events: readonly EngineEvent[]) => readonly EngineEvent[] = (ev) => ev,
+  ): Success<T> | Failure {
+    this.assertUsable();
+    const result = command(this.committedEngine());
+    if (!result.ok) return result;
+    this.index.apply(result.events);
+    const effects = new Map<string, EffectRecord>();
+    if (idempotency !== undefined) addEffect(effects, idempotency, effectEvents(result.events));
+    this.write(result.events, effects, undefined, inCommit);
+    return result;
   }
 
   /** Opens a trading account on first use, with {@link startingBalance}. */
@@ -548,6 +632,17 @@ export class EngineRuntime {
           clientOrderId: o.client_order_id,
         });
     }
+    // OPEN quotes keep their collateral across a restart (after the accounts they belong to).
+    for (const h of state.holds) {
+      const r = engine.restoreHold({
+        holdId: h.id,
+        accountId: h.user_id,
+        marketId: h.market_id,
+        amountCents: h.amount_cents,
+        createdAt: Date.parse(h.created_at),
+      });
+      if (!r.ok) this.log.error(`quote hold ${h.id} could not be restored: ${r.code} ${r.message}`);
+    }
     const done = engine.completeRestore();
     if (done.ok && done.underfundedAccounts.length > 0) {
       this.log.warn(
@@ -563,7 +658,7 @@ export class EngineRuntime {
       this.house = quoting.house;
     }
     this.log.log(
-      `${this.environment} engine restored: ${state.markets.length} markets, ${state.accounts.length} accounts, ${state.openOrders.length} resting orders`,
+      `${this.environment} engine restored: ${state.markets.length} markets, ${state.accounts.length} accounts, ${state.openOrders.length} resting orders, ${state.holds.length} quote holds`,
     );
     return engine;
   }

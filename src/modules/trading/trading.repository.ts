@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { BalanceReason, EngineEvent, OrderSnapshot } from '../../engine/index.js';
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
+import { QuoteHoldStore, type QuoteHoldRow } from './quote-hold.store.js';
 
 /**
  * What an order export holds: one user's orders up to the newest one when it started (orders
@@ -26,7 +27,7 @@ export interface OrderRow {
   market_id: string;
   action: 'BUY' | 'SELL';
   side: 'YES' | 'NO';
-  type: 'LIMIT' | 'MARKET';
+  type: 'LIMIT' | 'MARKET' | 'RFQ';
   price: number | null;
   book_side: 'BID' | 'ASK';
   book_price: number | null;
@@ -40,6 +41,8 @@ export interface OrderRow {
   sequence: number;
   created_at: string;
   updated_at: string;
+  /** RFQ orders: the request for quote they traded under. */
+  rfq_id: string | null;
 }
 
 export interface TradeRow {
@@ -53,6 +56,8 @@ export interface TradeRow {
   taker_user_id: string;
   taker_book_side: 'BID' | 'ASK';
   created_at: string;
+  /** BOOK, or RFQ for a quote cross. */
+  source: 'BOOK' | 'RFQ';
 }
 
 export interface PositionRow {
@@ -174,6 +179,8 @@ export class TradingRepository {
   /** Open house orders, so their updates skip the database (they have no rows). */
   private readonly houseOrders = new Set<string>();
   private readonly ledgerId: () => string;
+  /** RFQ quote holds (their own table and statements). */
+  private readonly holds: QuoteHoldStore;
 
   constructor(
     readonly db: Database,
@@ -183,13 +190,14 @@ export class TradingRepository {
   ) {
     this.skipOrdersOf = houseAccountId;
     this.ledgerId = ledgerId;
+    this.holds = new QuoteHoldStore(db);
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       // Positional parameters: on the hot path, binding 21 named ones from an object cost more.
       insertOrder:
         p(`INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
         book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force, post_only,
-        sequence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        sequence, created_at, updated_at, rfq_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       updateFill: p(
         `UPDATE orders SET filled_quantity = ?, fill_cost = ?, status = ?, updated_at = ? WHERE id = ?`,
       ),
@@ -201,7 +209,7 @@ export class TradingRepository {
       ),
       insertTrade:
         p(`INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id,
-        taker_user_id, taker_book_side, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        taker_user_id, taker_book_side, created_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       marketTrade: p(
         `UPDATE markets SET last_price = ?, volume = volume + ?, updated_at = ? WHERE id = ?`,
       ),
@@ -359,6 +367,7 @@ export class TradingRepository {
             e.takerAccountId,
             e.takerBookSide,
             iso(e.timestamp),
+            e.source,
           );
           this.s.marketTrade.run(e.price, e.quantity, iso(e.timestamp), e.marketId);
           break;
@@ -420,6 +429,12 @@ export class TradingRepository {
         case 'market.resolved':
           this.s.marketResolved.run(e.outcome, iso(e.timestamp), iso(e.timestamp), e.marketId);
           break;
+        case 'hold.placed':
+          this.holds.placed(e);
+          break;
+        case 'hold.released':
+          this.holds.released(e);
+          break;
         case 'order.rested':
         case 'book.level':
           break; // derived state: the order row already says OPEN; levels come from the book
@@ -466,6 +481,7 @@ export class TradingRepository {
       o.sequence,
       iso(o.createdAt),
       iso(o.updatedAt),
+      o.rfqId,
     );
   }
 
@@ -576,6 +592,7 @@ export class TradingRepository {
     accounts: { user_id: string; balance_cents: number }[];
     positions: PositionRow[];
     openOrders: OrderRow[];
+    holds: QuoteHoldRow[];
   } {
     // The rebuilt engine re-quotes the house from scratch: its old order ids are gone.
     this.houseOrders.clear();
@@ -584,6 +601,7 @@ export class TradingRepository {
       accounts: this.s.accounts.all() as { user_id: string; balance_cents: number }[],
       positions: this.s.positions.all() as PositionRow[],
       openOrders: this.s.openOrders.all() as OrderRow[],
+      holds: this.holds.load(),
     };
   }
 

@@ -73,6 +73,13 @@ export class MarketTradeDto {
   })
   taker_side: 'YES' | 'NO';
 
+  @ApiProperty({
+    enum: ['BOOK', 'RFQ'],
+    description:
+      'BOOK: matched on the order book; RFQ: an accepted quote, traded off the book (the requester is the taker)',
+  })
+  source: 'BOOK' | 'RFQ';
+
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 }

@@ -41,8 +41,18 @@ export class OrderDto {
   @ApiProperty({ enum: ['YES', 'NO'] })
   side: 'YES' | 'NO';
 
-  @ApiProperty({ enum: ['LIMIT', 'MARKET'] })
-  type: 'LIMIT' | 'MARKET';
+  @ApiProperty({
+    enum: ['LIMIT', 'MARKET', 'RFQ'],
+    description: 'RFQ: filled off the book by accepting a quote (see rfq_id)',
+  })
+  type: 'LIMIT' | 'MARKET' | 'RFQ';
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The request for quote an RFQ order traded under; null for book orders',
+  })
+  rfq_id: string | null;
 
   @ApiProperty({
     type: 'integer',
