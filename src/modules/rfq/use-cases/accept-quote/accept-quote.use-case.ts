@@ -4,6 +4,7 @@ import { iso } from '../../../../common/clock/iso.js';
 import type { Environment } from '../../../../common/environment.js';
 import { DomainError } from '../../../../common/errors/domain-error.js';
 import type { Credential } from '../../../../common/http/request-context.js';
+import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { QUOTE_ID } from '../../../../common/ids/id-patterns.js';
 import { fromEngine } from '../../../orders/engine-errors.js';
 import { toDto } from '../../../orders/orders.service.js';
@@ -32,6 +33,7 @@ export class AcceptQuoteUseCase {
     private readonly life: RfqLifecycle,
     private readonly engines: EngineRegistry,
     private readonly notices: RfqNotices,
+    private readonly ids: IdGenerator,
   ) {}
 
   execute(
@@ -55,7 +57,8 @@ export class AcceptQuoteUseCase {
     const rt = this.engines.get(world);
     rt.ensureAccount(c.userId);
     const now = this.life.nowIso();
-    let won = false;
+    // Chosen here so the commit can find the trade it stores and name it on the RFQ row.
+    const takerOrderId = this.ids.next('ord');
     const crossed = rt.crossQuote(
       {
         marketId: rfq.market_id,
@@ -70,17 +73,19 @@ export class AcceptQuoteUseCase {
         maker: { accountId: quote.responder_id, tag: null },
         rfqId: rfq.id,
         releaseHoldId: quote.hold_id,
+        takerOrderId,
       },
       () => {
         // The last guard: the checks above ran in this same synchronous stretch.
-        won = repo.fillRfq(rfq.id, quote.id, null, now) && repo.acceptQuote(quote.id, now);
+        const won =
+          repo.fillRfq(rfq.id, quote.id, repo.tradeOfTaker(takerOrderId), now) &&
+          repo.acceptQuote(quote.id, now);
         if (!won) throw new Error(`RFQ ${rfq.id} or quote ${quote.id} left OPEN during its accept`);
       },
       c.idempotency,
     );
     if (!crossed.ok) throw refusal(crossed, rfq);
     const { takerOrder, trade } = crossed;
-    repo.setTrade(rfq.id, trade.id);
     for (const other of repo.openQuotesOf(rfq.id))
       this.life.endQuote(world, other, 'CANCELLED', false);
     const filled = repo.rfq(rfq.id)!;
