@@ -24,6 +24,26 @@
  * transaction with the module's own rows, restore at boot) is `EngineRuntime.holdQuote`,
  * `releaseQuote` and `crossQuote`; /work/tasks/rfq-interface.md holds the whole interface.
  *
+ * The interface the RFQ module calls (EngineRuntime of the world, `engines.get(world)`):
+ *
+ * ```ts
+ * holdQuote(req: HoldRequest, inCommit?: InCommit): Success<{ hold: HoldSnapshot }> | Failure;
+ * releaseQuote(holdId: string, inCommit?: InCommit): Success<{ hold: HoldSnapshot }> | Failure;
+ * crossQuote(req: CrossQuoteRequest, inCommit?: InCommit, idempotency?: IdempotencyScope):
+ *   Success<CrossQuoteResult> | Failure;   // { takerOrder, makerOrder, trade }
+ * heldQuotes(accountId?: string): HoldSnapshot[];
+ * type InCommit = (db: Database) => void;  // runs inside the transaction of the events
+ * ```
+ *
+ * Each settles the waiting group-commit batch, runs the command, and commits its events with
+ * `inCommit` in one SQLite transaction before returning; if `inCommit` throws, all of it rolls
+ * back, the engine is rebuilt from the database and the error is rethrown. Holds are stored in
+ * `quote_holds` and restored at boot. Afterwards: `GET /orders` shows the two orders with
+ * `type: "RFQ"`, `rfq_id`, `time_in_force: "FOK"`, FILLED; `GET /markets/{id}/trades` and the
+ * realtime `trades:<market_id>` show the trade with `source: "RFQ"` (book trades `"BOOK"`); the
+ * private `orders`/`fills` channels and `order.*` webhooks behave as for a book fill. An account
+ * reset releases the account's holds (ACCOUNT_RESET); market resolution does not.
+ *
  * Self-contained on purpose (issue 23 recomposes the engine): the state it adds is the
  * {@link HoldBook} of EngineCore and the `rfqId` of an order; everything else is existing parts.
  */
