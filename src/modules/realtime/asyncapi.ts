@@ -387,34 +387,31 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
             ['id', 'type', 'title', 'body', 'data', 'environment', 'created_at', 'read_at'],
           ),
         ),
-        rfq: event(
-          'rfq',
-          {
-            type: 'object',
-            description:
-              "The private rfq channel of the connection's user and world (scope orders:read or rfq:respond). `event` names the message. The requester hears quote.received {rfq_id, market_id, quote}, quote.cancelled {rfq_id, quote_id, status} (withdrawn, replaced, expired) and rfq.expired {rfq}; approved responders of the world hear rfq.created {rfq: id, market_id, quantity, status, expires_at, created_at, environment} and rfq.closed {rfq_id, market_id, status}; both parties hear quote.accepted (the requester {rfq, quote, trade}, the responder {rfq_id, market_id, quote, trade}). Nothing a responder receives names the requester. Quotes are {id, rfq_id, bid, ask, quantity, status, expires_at, created_at, environment} in YES cents; trade is {id, market_id, price, no_price, quantity, taker_side, source: RFQ, created_at}.",
-            properties: {
-              event: {
-                enum: [
-                  'rfq.created',
-                  'rfq.closed',
-                  'rfq.expired',
-                  'quote.received',
-                  'quote.cancelled',
-                  'quote.accepted',
-                ],
-              },
-              rfq: { type: 'object' },
-              rfq_id: str,
-              market_id: str,
-              quote: { type: 'object' },
-              quote_id: str,
-              status: str,
-              trade: { type: 'object' },
+        rfq: event('rfq', {
+          type: 'object',
+          description:
+            "The private rfq channel of the connection's user and world (scope orders:read or rfq:respond). `event` names the message. The requester hears quote.received {rfq_id, market_id, quote}, quote.cancelled {rfq_id, quote_id, status} (withdrawn, replaced, expired) and rfq.expired {rfq}; approved responders of the world hear rfq.created {rfq: id, market_id, quantity, status, expires_at, created_at, environment} and rfq.closed {rfq_id, market_id, status}; both parties hear quote.accepted (the requester {rfq, quote, trade}, the responder {rfq_id, market_id, quote, trade}). Nothing a responder receives names the requester. Quotes are {id, rfq_id, bid, ask, quantity, status, expires_at, created_at, environment} in YES cents; trade is {id, market_id, price, no_price, quantity, taker_side, source: RFQ, created_at}.",
+          properties: {
+            event: {
+              enum: [
+                'rfq.created',
+                'rfq.closed',
+                'rfq.expired',
+                'quote.received',
+                'quote.cancelled',
+                'quote.accepted',
+              ],
             },
-            required: ['event'],
+            rfq: { type: 'object' },
+            rfq_id: str,
+            market_id: str,
+            quote: { type: 'object' },
+            quote_id: str,
+            status: str,
+            trade: { type: 'object' },
           },
-        ),
+          required: ['event'],
+        }),
       },
     },
   };
