@@ -75,6 +75,24 @@ describe('rfq: expiry, house responder, reset', () => {
     expect(open).not.toContain(r.id);
   });
 
+  it('an accept against an expiry: one millisecond before expires_at it trades, at expires_at it is refused', async () => {
+    const early = await rfq.create(req, TRADABLE[5].id, 2);
+    const q1 = await rfq.quote(resp, early.id, { bid: 40, ask: 45, expires_in_seconds: 5 });
+    advance(svc, 4_999);
+    const won = await rfq.accept(req, q1.id, 'BUY', 'YES');
+    expect(won.quote.status).toBe('ACCEPTED');
+    advance(svc, 2_000);
+    expect((await rfq.get(req, early.id)).body.status).toBe('FILLED');
+    expect((await rfq.quotes(resp, early.id)).body.data[0].status).toBe('ACCEPTED');
+    const late = await rfq.create(req, TRADABLE[5].id, 2);
+    const q2 = await rfq.quote(resp, late.id, { bid: 40, ask: 45, expires_in_seconds: 5 });
+    const before = await walletCents(svc, req);
+    advance(svc, 5_000);
+    const lost = await rfq.acceptRaw(req, q2.id, { action: 'BUY', side: 'YES' });
+    expect(expectContractError(lost, 409, 'QUOTE_NOT_OPEN').details.status).toBe('EXPIRED');
+    expect(await walletCents(svc, req)).toEqual(before);
+  });
+
   it('the house quotes a paper RFQ two-way around the reference within one second', async () => {
     const market = TRADABLE[1];
     const started = Date.now();
