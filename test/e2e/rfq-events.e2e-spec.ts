@@ -102,7 +102,17 @@ describe('rfq: realtime channel, webhooks, notifications', () => {
     });
     await rfq.withdraw(resp, q1.id);
     await reqWs.waitFor((m) => m.data?.event === 'quote.cancelled' && m.data.quote_id === q1.id);
+    const q1b = await rfq.quote(resp, r.id, { bid: 39, ask: 46 });
+    // A replacement: told on the channel (quote.cancelled REPLACED, then the new quote) and by
+    // webhook, but no second inbox notification.
     const q2 = await rfq.quote(resp, r.id, { bid: 41, ask: 44 });
+    await reqWs.waitFor((m) => m.data?.event === 'quote.received' && m.data.quote.id === q2.id);
+    await reqWs.waitFor(
+      (m) =>
+        m.data?.event === 'quote.cancelled' &&
+        m.data.quote_id === q1b.id &&
+        m.data.status === 'REPLACED',
+    );
     const out = await rfq.accept(req, q2.id, 'BUY', 'YES');
     const mineAccepted = await reqWs.waitFor((m) => m.data?.event === 'quote.accepted');
     expect(mineAccepted.data).toMatchObject({
@@ -149,9 +159,10 @@ describe('rfq: realtime channel, webhooks, notifications', () => {
     expect(respHook.body).not.toContain(req.userId);
     // Notifications: the requester hears of quotes, the responder of its accepted quote.
     const reqNotes = await notifications(req);
-    expect(reqNotes.some((n) => n.type === 'RFQ_QUOTE_RECEIVED' && n.data.quote.id === q1.id)).toBe(
-      true,
-    );
+    const received = reqNotes.filter((n) => n.type === 'RFQ_QUOTE_RECEIVED');
+    expect(received.some((n) => n.data.quote.id === q1.id)).toBe(true);
+    expect(received.some((n) => n.data.quote.id === q1b.id)).toBe(true);
+    expect(received.some((n) => n.data.quote.id === q2.id)).toBe(false);
     const respNotes = await notifications(resp);
     const accepted = respNotes.find((n) => n.type === 'RFQ_QUOTE_ACCEPTED');
     expect(accepted).toMatchObject({ environment: 'test', data: { rfq_id: r.id } });

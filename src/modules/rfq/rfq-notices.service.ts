@@ -79,12 +79,17 @@ export class RfqNotices {
     this.rfqClosed(env, rfq);
   }
 
-  /** A quote arrived on the requester's RFQ. */
-  quoteReceived(env: Environment, rfq: RfqRow, quote: QuoteRow): void {
+  /**
+   * A quote arrived on the requester's RFQ. A replacement (the same responder re-quoting, as the
+   * house does whenever the reference moves) is told on the channel and by webhook, which carry
+   * the new quote id, but adds no in-app notification: the inbox would fill with every re-quote.
+   */
+  quoteReceived(env: Environment, rfq: RfqRow, quote: QuoteRow, replacement = false): void {
     this.safely(() => {
       const data = { rfq_id: rfq.id, market_id: rfq.market_id, quote: quoteView(quote, env) };
       this.send(env, [rfq.user_id], 'quote.received', data);
       this.webhooks.publishUserEvent(env, rfq.user_id, 'rfq.quote_received', data);
+      if (replacement) return;
       this.notifications.notify({
         userId: rfq.user_id,
         environment: env,

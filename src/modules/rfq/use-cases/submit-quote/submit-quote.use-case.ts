@@ -76,7 +76,7 @@ export class SubmitQuoteUseCase {
     };
     const previous = this.hold(world, rfq, row);
     if (previous !== undefined) this.notices.quoteCancelled(world, rfq, previous);
-    this.notices.quoteReceived(world, rfq, row);
+    this.notices.quoteReceived(world, rfq, row, previous !== undefined);
     return row;
   }
 
