@@ -101,6 +101,8 @@ export interface CrossQuoteRequest {
   /** Ids of the two orders when the caller chooses them; else the engine's `ord_` ids. */
   takerOrderId?: string;
   makerOrderId?: string;
+  /** The trade's id when the caller chooses it (unique: the store refuses a repeat); else `fil_`. */
+  tradeId?: string;
 }
 
 /** What a cross made. */
@@ -231,6 +233,9 @@ export abstract class EngineRfq extends EngineRestore {
       return this.fail('INVALID_ORDER', `quantity must be an integer 1..${MAX_ORDER_QUANTITY}`);
     }
     if (!isId(req.rfqId)) return this.fail('INVALID_ORDER', 'rfqId must be a non-empty string');
+    if (req.tradeId !== undefined && !isId(req.tradeId)) {
+      return this.fail('INVALID_ORDER', 'tradeId must be a non-empty string');
+    }
     const market = this.markets.get(req.marketId);
     if (market === undefined) return this.fail('UNKNOWN_MARKET', req.marketId);
     if (market.status !== 'OPEN') return this.fail('MARKET_NOT_OPEN', market.status);
@@ -302,7 +307,7 @@ export abstract class EngineRfq extends EngineRestore {
     const trade: TradeEvent = {
       type: 'trade',
       source: 'RFQ',
-      id: this.ids.next('fil_'),
+      id: req.tradeId ?? this.ids.next('fil_'),
       marketId: market.id,
       price,
       quantity: qty,

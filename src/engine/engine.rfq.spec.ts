@@ -187,8 +187,10 @@ describe('crossQuote: the four accept forms', () => {
         taker: { accountId: 'carol', action: 'BUY', side: 'YES', price: 45, tag: 'key_c' },
         takerOrderId: 'ord_taker',
         makerOrderId: 'ord_maker',
+        tradeId: 'fil_chosen',
       }),
     );
+    expect(r.trade.id).toBe('fil_chosen');
     expect([r.takerOrder.id, r.makerOrder.id, r.takerOrder.tag]).toEqual([
       'ord_taker',
       'ord_maker',
@@ -416,6 +418,7 @@ describe('crossQuote refusals change nothing', () => {
       [{ taker: { ...base.taker, action: 'HOLD' as Action } }, 'INVALID_ORDER'],
       [{ taker: { ...base.taker, side: 'MAYBE' as Side } }, 'INVALID_ORDER'],
       [{ rfqId: '' }, 'INVALID_ORDER'],
+      [{ tradeId: '' }, 'INVALID_ORDER'],
       [{ marketId: 'nowhere' }, 'UNKNOWN_MARKET'],
       [{ taker: { ...base.taker, accountId: 'nobody' } }, 'UNKNOWN_ACCOUNT'],
       [{ maker: { accountId: 'nobody' } }, 'UNKNOWN_ACCOUNT'],

@@ -328,4 +328,71 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
       referenceIds: [],
     });
   });
+
+  it('commits a waiting order batch first, then publishes the cross as one committed batch', async () => {
+    addMarket('mkt_gc');
+    const rt = boot();
+    rt.ensureAccount('usr_g');
+    rt.ensureAccount('usr_h');
+    // An order of the group-commit hot path, still waiting for its batch's commit...
+    const placed = rt.runBatched((e) =>
+      e.placeOrder({
+        accountId: 'usr_g',
+        marketId: 'mkt_gc',
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price: 30,
+        quantity: 5,
+      }),
+    );
+    const from = published.length;
+    const r = rt.crossQuote(accept('mkt_gc', 'usr_g', 'usr_h', 'BUY', 'NO', 55, 3));
+    if (!r.ok) throw new Error(r.code);
+    // ...is committed (and published) before the cross runs, in its own transaction.
+    const order = await placed;
+    if (!order.ok) throw new Error(order.code);
+    expect(row('SELECT status FROM orders WHERE id = ?', order.order.id)).toEqual({
+      status: 'OPEN',
+    });
+    const batches = published.slice(from).map((b) => b.events.map((e) => e.type));
+    expect(batches).toEqual([
+      ['order.accepted', 'order.rested', 'book.level'],
+      [
+        'order.accepted',
+        'order.accepted',
+        'trade',
+        'order.updated',
+        'position.changed',
+        'balance.changed',
+        'order.updated',
+        'position.changed',
+        'balance.changed',
+      ],
+    ]);
+    const trade = published.at(-1)!.events.find((e) => e.type === 'trade');
+    expect(trade).toMatchObject({ source: 'RFQ', price: 45, takerSide: 'NO', quantity: 3 });
+    // The resting order is still there, untouched by the cross (45 is above its 30 bid).
+    expect(rt.engine.openOrders('usr_g')).toEqual([
+      expect.objectContaining({ id: order.order.id, filledQuantity: 0 }),
+    ]);
+  });
+
+  it('drops an account reset holds from the database too, so a restart does not bring them back', () => {
+    addMarket('mkt_rs');
+    let rt = boot();
+    rt.ensureAccount('usr_s');
+    rt.ensureAccount('usr_keep');
+    rt.holdQuote({ holdId: 'qte_s1', accountId: 'usr_s', marketId: 'mkt_rs', amountCents: 300 });
+    rt.holdQuote({ holdId: 'qte_k', accountId: 'usr_keep', marketId: 'mkt_rs', amountCents: 200 });
+    expect(rt.run((e) => e.resetAccount('usr_s', START)).ok).toBe(true);
+    expect(rows(`SELECT id FROM quote_holds WHERE id IN ('qte_s1', 'qte_k')`)).toEqual([
+      { id: 'qte_k' },
+    ]);
+    rt.stop();
+    rt = boot();
+    expect(rt.engine.getAccount('usr_s')).toMatchObject({ reserved: 0, available: START });
+    expect(rt.engine.getAccount('usr_keep')).toMatchObject({ reserved: 200 });
+    expect(rt.releaseQuote('qte_s1')).toMatchObject({ ok: false, code: 'UNKNOWN_HOLD' });
+  });
 });

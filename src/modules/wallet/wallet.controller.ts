@@ -33,7 +33,7 @@ export class WalletController {
   @Endpoint({
     summary: 'Your balance, reservation and available cash',
     description:
-      'From the engine of your credential: a test key sees its paper account (opened on first use with SANDBOX_STARTING_BALANCE_CENTS), a live key or a session its live account. available_cents = balance_cents - reserved_cents (worst case of your resting orders).',
+      'From the engine of your credential: a test key sees its paper account (opened on first use with SANDBOX_STARTING_BALANCE_CENTS), a live key or a session its live account. available_cents = balance_cents - reserved_cents (worst case of your resting orders, plus the collateral of your OPEN RFQ quotes).',
     auth: 'key',
     scopes: ['wallet:read'],
     type: WalletDto,

@@ -25,7 +25,8 @@ export class WalletDto {
 
   @ApiProperty({
     type: 'integer',
-    description: 'Worst-case cash held for your resting orders, cents',
+    description:
+      'Worst-case cash held for your resting orders, plus the collateral of your OPEN RFQ quotes, cents',
     example: 0,
   })
   reserved_cents: number;
