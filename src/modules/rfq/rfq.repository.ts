@@ -53,7 +53,6 @@ export class RfqRepository {
   private readonly openCountStmt: Statement;
   private readonly endRfqStmt: Statement;
   private readonly fillRfqStmt: Statement;
-  private readonly tradeOfTakerStmt: Statement;
   private readonly acceptQuoteStmt: Statement;
   private readonly dueRfqsStmt: Statement;
   private readonly openRfqsStmt: Statement;
@@ -92,7 +91,6 @@ export class RfqRepository {
     this.fillRfqStmt = db.prepare(
       `UPDATE rfqs SET status = 'FILLED', accepted_quote_id = ?, trade_id = ?, updated_at = ? WHERE id = ? AND status = 'OPEN'`,
     );
-    this.tradeOfTakerStmt = db.prepare('SELECT id FROM trades WHERE taker_order_id = ?');
     this.acceptQuoteStmt = db.prepare(
       `UPDATE rfq_quotes SET status = 'ACCEPTED', updated_at = ? WHERE id = ? AND status = 'OPEN'`,
     );
@@ -177,11 +175,6 @@ export class RfqRepository {
   /** OPEN -> FILLED by this quote; false when it was no longer OPEN. */
   fillRfq(id: string, quoteId: string, tradeId: string | null, now: string): boolean {
     return this.fillRfqStmt.run(quoteId, tradeId, now, id).changes === 1;
-  }
-
-  /** The trade of a taker order (an RFQ accept's one trade), once its commit has stored it. */
-  tradeOfTaker(orderId: string): string | null {
-    return (this.tradeOfTakerStmt.get(orderId) as { id: string } | undefined)?.id ?? null;
   }
 
   /** OPEN -> ACCEPTED; false when it was no longer OPEN. */

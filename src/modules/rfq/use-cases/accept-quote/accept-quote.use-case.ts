@@ -57,8 +57,8 @@ export class AcceptQuoteUseCase {
     const rt = this.engines.get(world);
     rt.ensureAccount(c.userId);
     const now = this.life.nowIso();
-    // Chosen here so the commit can find the trade it stores and name it on the RFQ row.
-    const takerOrderId = this.ids.next('ord');
+    // Chosen here so the commit names the trade on the RFQ row in the same transaction.
+    const tradeId = this.ids.next('fil');
     const crossed = rt.crossQuote(
       {
         marketId: rfq.market_id,
@@ -73,13 +73,11 @@ export class AcceptQuoteUseCase {
         maker: { accountId: quote.responder_id, tag: null },
         rfqId: rfq.id,
         releaseHoldId: quote.hold_id,
-        takerOrderId,
+        tradeId,
       },
       () => {
         // The last guard: the checks above ran in this same synchronous stretch.
-        const won =
-          repo.fillRfq(rfq.id, quote.id, repo.tradeOfTaker(takerOrderId), now) &&
-          repo.acceptQuote(quote.id, now);
+        const won = repo.fillRfq(rfq.id, quote.id, tradeId, now) && repo.acceptQuote(quote.id, now);
         if (!won) throw new Error(`RFQ ${rfq.id} or quote ${quote.id} left OPEN during its accept`);
       },
       c.idempotency,
