@@ -64,6 +64,7 @@ describe('loadConfig', () => {
       sqliteCheckpointIntervalMs: 25,
       rankSampleIntervalMs: 86_400_000,
       rankHistoryDays: 365,
+      rfqHouseSpreadCents: 4,
     });
   });
 
@@ -386,6 +387,8 @@ describe('loadConfig', () => {
     ['WEBHOOK_RETRY_SCHEDULE', '-1'],
     ['RATE_LIMITS_ENABLED', 'nah'],
     ['SANDBOX_FEED_INTERVAL_MS', '-5'],
+    ['RFQ_HOUSE_SPREAD_CENTS', '0'],
+    ['RFQ_HOUSE_SPREAD_CENTS', '49'],
     ['CRYPTO_TICK_INTERVAL_MS', '-1'],
     ['CRYPTO_TICK_INTERVAL_MS', '3600001'],
     ['CRYPTO_TICK_INTERVAL_MS', '1s'],

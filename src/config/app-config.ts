@@ -89,6 +89,8 @@ export interface AppConfig {
    */
   rankSampleIntervalMs: number;
   rankHistoryDays: number;
+  /** Paper house RFQ responder: its quotes sit this many cents either side of the reference. */
+  rfqHouseSpreadCents: number;
 }
 
 /** Most index-history boundaries kept (INDEX_HISTORY_DAYS over INDEX_SAMPLE_INTERVAL_MS). */
@@ -443,6 +445,7 @@ export function loadConfig(env: Env): AppConfig {
     indexHistoryDays,
     rankSampleIntervalMs,
     rankHistoryDays,
+    rfqHouseSpreadCents: int(env, 'RFQ_HOUSE_SPREAD_CENTS', 4, 1, 48),
   };
 }
 

@@ -33,6 +33,7 @@ import { UserProfiles1763769600014 } from './migrations/1763769600014-user-profi
 import { NotificationWorlds1763769600015 } from './migrations/1763769600015-notification-worlds.js';
 import { Comments1763769600016 } from './migrations/1763769600016-comments.js';
 import { Watchlists1763769600017 } from './migrations/1763769600017-watchlists.js';
+import { Rfq1763769600025 } from './migrations/1763769600025-rfq.js';
 import { LedgerResetsIndex1763769600018 } from './migrations/1763769600018-ledger-resets-index.js';
 import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-events.js';
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
@@ -103,6 +104,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   CryptoPrices1763769600021,
   MarketCreators1763769600022,
   RfqEngine1763769600024,
+  Rfq1763769600025,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

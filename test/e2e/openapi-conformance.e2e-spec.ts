@@ -1038,6 +1038,83 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('rfq', () => {
+    it('request, quote, replace, withdraw, accept, cancel, lists, and their refusals', async () => {
+      const respToken = await sessionFor(svc.api, 'responder@sandbox.test');
+      const respKey = (
+        await api('POST', '/api-keys', 201, {
+          token: respToken,
+          json: {
+            name: 'responder',
+            environment: 'test',
+            scopes: [...ORDER_SCOPES, 'rfq:respond'],
+            acknowledge_write_scopes: true,
+          },
+        })
+      ).body.key as string;
+      const key = testKey;
+      const body = { market_id: market.id, quantity: 3 };
+      const r = await api('POST', '/rfq', 201, { key, json: body });
+      const id = r.body.id as string;
+      await api('POST', '/rfq', 400, { key, json: { ...body, expires_in_seconds: 5 } });
+      await api('POST', '/rfq', 404, {
+        key,
+        json: { ...body, market_id: 'mkt_00000000000000000000' },
+      });
+      await api('POST', '/rfq', 403, { key: readOnlyKey, json: body });
+      await api('POST', '/rfq', 401, { json: body });
+      await api('GET', '/rfq?limit=1', 200, { key });
+      await api('GET', '/rfq?status=LATE', 400, { key });
+      await api('GET', `/rfq/${id}`, 200, { key });
+      await api('GET', '/rfq/rfq_unknown', 404, { key });
+      await api('GET', '/rfq/open?limit=2', 200, { key: respKey });
+      await api('GET', '/rfq/open', 403, { key });
+      const q = await api('POST', `/rfq/${id}/quotes`, 201, {
+        key: respKey,
+        json: { bid: 40, ask: 45 },
+      });
+      await api('POST', `/rfq/${id}/quotes`, 400, { key: respKey, json: { bid: 45, ask: 40 } });
+      await api('POST', '/rfq/rfq_unknown/quotes', 404, { key: respKey, json: { bid: 40 } });
+      const own = await api('POST', '/rfq', 201, { key: respKey, json: body });
+      await api('POST', `/rfq/${own.body.id}/quotes`, 422, { key: respKey, json: { bid: 40 } });
+      await api('GET', `/rfq/${id}/quotes`, 200, { key });
+      await api('GET', `/rfq/${id}/quotes`, 200, { key: respKey });
+      await api('GET', '/rfq/rfq_unknown/quotes', 404, { key });
+      const q2 = await api('POST', `/rfq/${id}/quotes`, 201, { key: respKey, json: { bid: 41 } });
+      await api('POST', `/rfq/quotes/${q2.body.id}/accept`, 422, {
+        key,
+        json: { action: 'BUY', side: 'YES' },
+      });
+      await api('POST', `/rfq/quotes/${q.body.id}/accept`, 409, {
+        key,
+        json: { action: 'SELL', side: 'YES' },
+      });
+      await api('POST', '/rfq/quotes/quo_unknown/accept', 404, {
+        key,
+        json: { action: 'SELL', side: 'YES' },
+      });
+      await api('POST', `/rfq/quotes/${q2.body.id}/accept`, 400, { key, json: { action: 'SELL' } });
+      const accepted = await api('POST', `/rfq/quotes/${q2.body.id}/accept`, 200, {
+        key,
+        json: { action: 'SELL', side: 'YES' },
+      });
+      expect(accepted.body.trade.source).toBe('RFQ');
+      await api('DELETE', `/rfq/${id}`, 409, { key });
+      await api('DELETE', '/rfq/rfq_unknown', 404, { key });
+      const r2 = await api('POST', '/rfq', 201, { key, json: body });
+      const q3 = await api('POST', `/rfq/${r2.body.id}/quotes`, 201, {
+        key: respKey,
+        json: { ask: 60 },
+      });
+      await api('DELETE', `/rfq/quotes/${q3.body.id}`, 200, { key: respKey });
+      await api('DELETE', `/rfq/quotes/${q3.body.id}`, 409, { key: respKey });
+      await api('DELETE', '/rfq/quotes/quo_unknown', 404, { key: respKey });
+      await api('DELETE', `/rfq/quotes/${q3.body.id}`, 403, { key });
+      await api('DELETE', `/rfq/${r2.body.id}`, 200, { key });
+      await api('POST', `/rfq/${r2.body.id}/quotes`, 409, { key: respKey, json: { bid: 10 } });
+    });
+  });
+
   describe('coverage and sunset', () => {
     it('past its sunset the legacy /openapi.json is 410; an expired key is 401', async () => {
       const expiring = await api('POST', '/api-keys', 201, {

@@ -72,6 +72,12 @@ export const ERROR_CODES = {
   API_KEY_LIMIT_REACHED: 422,
   EXPORT_TOO_LARGE: 422,
   MARKET_ALREADY_RESOLVED: 409,
+  // RFQ
+  RFQ_LIMIT_REACHED: 422,
+  SELF_QUOTE: 422,
+  QUOTE_SIDE_NOT_OFFERED: 422,
+  QUOTE_NOT_OPEN: 409,
+  RFQ_NOT_OPEN: 409,
   // Realtime (sent as {type:"error"} messages; see realtime/ws-errors.ts for close codes)
   BAD_MESSAGE: 400,
   UNKNOWN_CHANNEL: 404,

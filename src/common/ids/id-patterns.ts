@@ -15,3 +15,7 @@ export const COMMENT_ID = /^cmt_[0-9a-z]{1,40}$/;
 export const WATCHLIST_ID = /^wl_[a-z0-9]{1,40}$/;
 /** A sports event id as the seeder derives it from the event's slug (`spe_` + 20 hex digits). */
 export const SPORTS_EVENT_ID = /^spe_[a-z0-9]{1,36}$/;
+/** An RFQ id as IdGenerator writes it (`rfq_` + Crockford base32). */
+export const RFQ_ID = /^rfq_[a-z0-9]{1,40}$/;
+/** A quote id as IdGenerator writes it (`quo_` + Crockford base32). */
+export const QUOTE_ID = /^quo_[a-z0-9]{1,40}$/;

@@ -52,7 +52,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
       title: 'Sandbox exchange realtime feed',
       version: 'v1',
       description:
-        'One WebSocket at /api/v1/ws on the HTTP port. The first message authenticates ({"type":"auth","api_key":...} or {"type":"auth","token":...}, not both); keys need the websocket scope. The market channels (ticker, orderbook:<market_id>, trades:<market_id>) and the crypto index channels (crypto:<symbol>: BTC-USD, ETH-USD, SOL-USD; another symbol is UNKNOWN_CHANNEL) need no other scope; the private ones need the read scope of their area: orders and fills orders:read, positions and wallet wallet:read, notifications notifications:read (else an INSUFFICIENT_SCOPE error naming required_scopes, and nothing is subscribed). A test key sees only the paper engine. The private notifications channel carries each in-app notification of the connection\'s user and world (a test key: the paper world; a live key or a session: the live world) as it is stored, as the object GET /api/v1/notifications/cursor lists (ts and time are its created_at). A signing-required key adds "timestamp" and "signature" (v1=<hex HMAC-SHA256 of "<timestamp>.GET./api/v1/ws.">). The handshake is an HTTP request like the others: past the per-IP ceiling (category general) it is answered 429 RATE_LIMITED with Retry-After, during a shutdown 503, before any upgrade. Close codes: 4401 bad or missing auth, no auth within 10 s, or a key revoked (API_KEY_REVOKED), rotated (API_KEY_ROTATED: reconnect with the new secret) or expired (API_KEY_EXPIRED), or a session token expired while connected; 4403 a forbidden credential (missing websocket scope, sandbox off); 4008 a client whose send buffer overflowed (slow consumer; the pongs to its own pings count too); 4429 too many connections from one IP (CONNECTION_LIMIT) or a client that kept sending far past its message budget or has over 1 MiB of messages waiting to be handled (RATE_LIMITED); 4000 missed heartbeats (no pong); 1009 a client message over 64 KiB; 1001 the server shutting down (reconnect); 1011 an unexpected server error while authenticating (retry). Error message codes (an error answering a message after auth, such as a refused subscribe, leaves the connection open; the close codes above are the exceptions): UNAUTHENTICATED, INSUFFICIENT_SCOPE, API_KEY_REVOKED, API_KEY_ROTATED, API_KEY_EXPIRED, SANDBOX_DISABLED, signature codes as over HTTP, BAD_MESSAGE, UNKNOWN_CHANNEL, SUBSCRIPTION_LIMIT, CONNECTION_LIMIT, RATE_LIMITED, INTERNAL. Message budget per connection: WS_MESSAGE_BURST units at once (default 2 x WS_MAX_SUBSCRIPTIONS + 50, 250), WS_MESSAGE_RATE a second after that (default 20); a message or protocol ping costs one unit on arrival; a subscribe pays a unit per channel it names, the rest when it is handled, and one the budget cannot cover then is answered RATE_LIMITED (details units, and retry_after_ms unless it names more channels than the burst, which can never pass) and subscribes nothing; messages waiting to be handled (behind a pending auth) may hold at most 1 MiB, else RATE_LIMITED and close 4429. A message past it is not handled (a refused protocol ping gets no pong); the first of a run is answered RATE_LIMITED with details {retry_after_ms, limit_per_second, burst} in its turn, later ones get nothing until one is handled again; refusals are forgiven at the same rate, and more than a burst of them unforgiven ends the connection with a last RATE_LIMITED error and close 4429.',
+        'One WebSocket at /api/v1/ws on the HTTP port. The first message authenticates ({"type":"auth","api_key":...} or {"type":"auth","token":...}, not both); keys need the websocket scope. The market channels (ticker, orderbook:<market_id>, trades:<market_id>) and the crypto index channels (crypto:<symbol>: BTC-USD, ETH-USD, SOL-USD; another symbol is UNKNOWN_CHANNEL) need no other scope; the private ones need the read scope of their area: orders and fills orders:read, positions and wallet wallet:read, notifications notifications:read, rfq orders:read or rfq:respond (else an INSUFFICIENT_SCOPE error naming required_scopes, and nothing is subscribed). A test key sees only the paper engine. The private notifications channel carries each in-app notification of the connection\'s user and world (a test key: the paper world; a live key or a session: the live world) as it is stored, as the object GET /api/v1/notifications/cursor lists (ts and time are its created_at). A signing-required key adds "timestamp" and "signature" (v1=<hex HMAC-SHA256 of "<timestamp>.GET./api/v1/ws.">). The handshake is an HTTP request like the others: past the per-IP ceiling (category general) it is answered 429 RATE_LIMITED with Retry-After, during a shutdown 503, before any upgrade. Close codes: 4401 bad or missing auth, no auth within 10 s, or a key revoked (API_KEY_REVOKED), rotated (API_KEY_ROTATED: reconnect with the new secret) or expired (API_KEY_EXPIRED), or a session token expired while connected; 4403 a forbidden credential (missing websocket scope, sandbox off); 4008 a client whose send buffer overflowed (slow consumer; the pongs to its own pings count too); 4429 too many connections from one IP (CONNECTION_LIMIT) or a client that kept sending far past its message budget or has over 1 MiB of messages waiting to be handled (RATE_LIMITED); 4000 missed heartbeats (no pong); 1009 a client message over 64 KiB; 1001 the server shutting down (reconnect); 1011 an unexpected server error while authenticating (retry). Error message codes (an error answering a message after auth, such as a refused subscribe, leaves the connection open; the close codes above are the exceptions): UNAUTHENTICATED, INSUFFICIENT_SCOPE, API_KEY_REVOKED, API_KEY_ROTATED, API_KEY_EXPIRED, SANDBOX_DISABLED, signature codes as over HTTP, BAD_MESSAGE, UNKNOWN_CHANNEL, SUBSCRIPTION_LIMIT, CONNECTION_LIMIT, RATE_LIMITED, INTERNAL. Message budget per connection: WS_MESSAGE_BURST units at once (default 2 x WS_MAX_SUBSCRIPTIONS + 50, 250), WS_MESSAGE_RATE a second after that (default 20); a message or protocol ping costs one unit on arrival; a subscribe pays a unit per channel it names, the rest when it is handled, and one the budget cannot cover then is answered RATE_LIMITED (details units, and retry_after_ms unless it names more channels than the burst, which can never pass) and subscribes nothing; messages waiting to be handled (behind a pending auth) may hold at most 1 MiB, else RATE_LIMITED and close 4429. A message past it is not handled (a refused protocol ping gets no pong); the first of a run is answered RATE_LIMITED with details {retry_after_ms, limit_per_second, burst} in its turn, later ones get nothing until one is handled again; refusals are forgiven at the same rate, and more than a burst of them unforgiven ends the connection with a last RATE_LIMITED error and close 4429.',
     },
     defaultContentType: 'application/json',
     servers: { staging: { host, protocol: 'wss', pathname: '/api/v1/ws', description: 'Staging' } },
@@ -78,6 +78,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
           positions: ref('positions'),
           wallet: ref('wallet'),
           notifications: ref('notifications'),
+          rfq: ref('rfq'),
         },
       },
     },
@@ -114,6 +115,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
           'positions',
           'wallet',
           'notifications',
+          'rfq',
         ].map((m) => ({ $ref: `#/channels/feed/messages/${m}` })),
       },
     },
@@ -385,6 +387,31 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
             ['id', 'type', 'title', 'body', 'data', 'environment', 'created_at', 'read_at'],
           ),
         ),
+        rfq: event('rfq', {
+          type: 'object',
+          description:
+            "The private rfq channel of the connection's user and world (scope orders:read or rfq:respond). `event` names the message. The requester hears quote.received {rfq_id, market_id, quote}, quote.cancelled {rfq_id, quote_id, status} (withdrawn, replaced, expired) and rfq.expired {rfq}; approved responders of the world hear rfq.created {rfq: id, market_id, quantity, status, expires_at, created_at, environment} and rfq.closed {rfq_id, market_id, status}; both parties hear quote.accepted (the requester {rfq, quote, trade}, the responder {rfq_id, market_id, quote, trade}). Nothing a responder receives names the requester. Quotes are {id, rfq_id, bid, ask, quantity, status, expires_at, created_at, environment} in YES cents; trade is {id, market_id, price, no_price, quantity, taker_side, source: RFQ, created_at}.",
+          properties: {
+            event: {
+              enum: [
+                'rfq.created',
+                'rfq.closed',
+                'rfq.expired',
+                'quote.received',
+                'quote.cancelled',
+                'quote.accepted',
+              ],
+            },
+            rfq: { type: 'object' },
+            rfq_id: str,
+            market_id: str,
+            quote: { type: 'object' },
+            quote_id: str,
+            status: str,
+            trade: { type: 'object' },
+          },
+          required: ['event'],
+        }),
       },
     },
   };

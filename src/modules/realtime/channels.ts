@@ -21,6 +21,7 @@ export const PRIVATE_CHANNELS = [
   'positions',
   'wallet',
   'notifications',
+  'rfq',
 ] as const;
 export type PrivateChannel = (typeof PRIVATE_CHANNELS)[number];
 
@@ -33,13 +34,17 @@ export const CHANNEL_PATTERNS = [
   ...PRIVATE_CHANNELS,
 ] as const;
 
-/** Scope a credential needs for each private channel. */
-export const PRIVATE_SCOPE: Record<PrivateChannel, string> = {
-  orders: 'orders:read',
-  fills: 'orders:read',
-  positions: 'wallet:read',
-  wallet: 'wallet:read',
-  notifications: 'notifications:read',
+/**
+ * Scopes of which a credential needs one for each private channel: `rfq` serves requesters
+ * (orders:read) and responders (rfq:respond) alike.
+ */
+export const PRIVATE_SCOPE: Record<PrivateChannel, readonly string[]> = {
+  orders: ['orders:read'],
+  fills: ['orders:read'],
+  positions: ['wallet:read'],
+  wallet: ['wallet:read'],
+  notifications: ['notifications:read'],
+  rfq: ['orders:read', 'rfq:respond'],
 };
 
 const MARKET_CHANNEL = new RegExp(`^(orderbook|trades):(${MARKET_ID_SOURCE.slice(1, -1)})$`);

@@ -19,6 +19,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
 import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
 import { CryptoService, type CryptoPriceMoved } from '../crypto/crypto.service.js';
+import { RfqNotices, type RfqChannelMessage } from '../rfq/rfq-notices.service.js';
 import { isCryptoSymbol } from '../crypto/crypto-symbols.js';
 import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
 import { MessageBudget } from './message-budget.js';
@@ -51,6 +52,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private cryptoSub: Subscription | null = null;
   private keySub: Subscription | null = null;
   private notificationSub: Subscription | null = null;
+  private rfqSub: Subscription | null = null;
   private expiry: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   /** Which peers may name the client in X-Forwarded-For: TRUSTED_PROXIES, as for HTTP. */
@@ -66,6 +68,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     private readonly notifications: NotificationsService,
     private readonly crypto: CryptoService,
+    private readonly rfq: RfqNotices,
   ) {}
 
   onModuleInit(): void {
@@ -88,6 +91,14 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         this.deliverCrypto(moved);
       } catch (err) {
         this.log.error(`realtime crypto price failed: ${String(err)}`);
+      }
+    });
+    // Each RFQ message reaches the connections of the users it names, in its world only.
+    this.rfqSub = this.rfq.messages.subscribe((m) => {
+      try {
+        this.deliverRfq(m);
+      } catch (err) {
+        this.log.error(`realtime rfq message failed: ${String(err)}`);
       }
     });
     // Each notification reaches its owner's connections of its world only, once it is stored.
@@ -148,6 +159,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     this.cryptoSub?.unsubscribe();
     this.keySub?.unsubscribe();
     this.notificationSub?.unsubscribe();
+    this.rfqSub?.unsubscribe();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     if (this.expiry !== null) clearInterval(this.expiry);
     for (const c of this.connections) c.close(1001, 'server shutting down');
@@ -360,13 +372,12 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       // The market channels (ticker, orderbook, trades) need only the websocket scope: they were
       // published so, and asking for markets:read now would break the keys created for them
       // (a breaking change needs an approval and a migration window, SPEC Versioning 3).
-      if (p.kind === 'private' && !c.scopes.includes(PRIVATE_SCOPE[p.name] as never)) {
+      const needs = p.kind === 'private' ? PRIVATE_SCOPE[p.name] : [];
+      if (needs.length > 0 && !needs.some((s) => c.scopes.includes(s as never))) {
         throw new DomainError(
           'INSUFFICIENT_SCOPE',
-          `Channel ${p.name} needs the ${PRIVATE_SCOPE[p.name]} scope`,
-          {
-            required_scopes: [PRIVATE_SCOPE[p.name]],
-          },
+          `Channel ${name as string} needs the ${needs.join(' or ')} scope`,
+          { required_scopes: [...needs] },
         );
       }
       if (p.kind === 'crypto' && !isCryptoSymbol(p.symbol)) {
@@ -524,6 +535,20 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     if (subs === undefined || subs.size === 0) return;
     const message = new EventMessage(channel, Date.parse(price.as_of), price);
     for (const c of subs) c.sendEvent(channel, message);
+  }
+
+  /** An RFQ message -> the named users' connections in its world that follow `rfq`. */
+  private deliverRfq({ environment, userIds, event, at, data }: RfqChannelMessage): void {
+    let message: EventMessage | null = null;
+    for (const userId of userIds) {
+      const conns = this.byUser.get(userKey(environment, userId));
+      if (conns === undefined) continue;
+      for (const c of conns) {
+        if (!c.subscriptions.has('rfq')) continue;
+        message ??= new EventMessage('rfq', at, { event, ...data });
+        c.sendEvent('rfq', message);
+      }
+    }
   }
 
   /** A stored notification -> its owner's connections in its world that follow `notifications`. */

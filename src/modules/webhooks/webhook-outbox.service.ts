@@ -23,6 +23,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'market.resolved',
   'position.settled',
   'account.reset',
+  'rfq.quote_received',
+  'rfq.quote_accepted',
+  'rfq.expired',
   'webhook.test',
 ] as const;
 
@@ -129,6 +132,18 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+  }
+
+  /**
+   * A user's event that no engine batch carries (the RFQ lifecycle: a quote received, an RFQ
+   * expired), recorded with a delivery per subscribed endpoint of that user and world once the
+   * change it tells of has committed.
+   */
+  publishUserEvent(env: Environment, userId: string, type: string, data: unknown): void {
+    const targets = this.core
+      .endpointsFor(env)
+      .filter((ep) => ep.user_id === userId && subscribed(ep, type));
+    if (targets.length > 0) this.core.enqueue(env, type, data, targets);
   }
 
   /** The engine transaction's part (see {@link Spooler}): the batch's webhook events, or null. */

@@ -10,6 +10,6 @@ import { WebhooksService } from './webhooks.service.js';
 @Module({
   controllers: [WebhooksController, WebhookWorkbenchController],
   providers: [WebhooksCore, WebhooksService, WebhookWorkbenchService, WebhookOutbox, WebhookWorker],
-  exports: [WebhooksCore],
+  exports: [WebhooksCore, WebhookOutbox],
 })
 export class WebhooksModule {}

@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock.js';
+import { iso } from '../../common/clock/iso.js';
+import type { Environment } from '../../common/environment.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import { RfqNotices } from './rfq-notices.service.js';
+import { RfqRepository, type QuoteRow, type QuoteStatus, type RfqRow } from './rfq.repository.js';
+
+/** Rows ended per sweep of each kind (the next second's sweep takes the rest). */
+const SWEEP_CHUNK = 500;
+
+/**
+ * How RFQs and quotes end without trading, the one home of "a quote's hold is released when it
+ * ends": withdrawal, replacement, cancellation, expiry, a sandbox reset. A quote's row leaves OPEN
+ * in the same engine transaction that releases its hold, so an OPEN quote always has its hold and
+ * an ended one never does. Each end is conditional on the row still being OPEN, so of two racing
+ * enders (an accept and an expiry, say) exactly one wins.
+ */
+@Injectable()
+export class RfqLifecycle {
+  readonly repos: Record<Environment, RfqRepository>;
+
+  constructor(
+    worlds: WorldDatabases,
+    private readonly engines: EngineRegistry,
+    private readonly clock: Clock,
+    private readonly notices: RfqNotices,
+  ) {
+    this.repos = worlds.perWorld((db) => new RfqRepository(db));
+  }
+
+  nowIso(): string {
+    return iso(this.clock.now());
+  }
+
+  /**
+   * Ends an OPEN quote, releasing its hold in the same commit; false if it had ended already. A
+   * hold the engine no longer has (a sandbox reset dropped it) leaves only the row to end.
+   * `tell` sends the requester quote.cancelled.
+   */
+  endQuote(
+    env: Environment,
+    quote: QuoteRow,
+    status: Exclude<QuoteStatus, 'OPEN' | 'ACCEPTED'>,
+    tell = true,
+  ): boolean {
+    const repo = this.repos[env];
+    const now = this.nowIso();
+    let ended = false;
+    const released = this.engines.get(env).releaseQuote(quote.hold_id, () => {
+      ended = repo.endQuote(quote.id, status, now);
+    });
+    if (!released.ok) ended = repo.endQuote(quote.id, status, now);
+    if (ended && tell) {
+      const rfq = repo.rfq(quote.rfq_id);
+      if (rfq !== undefined) this.notices.quoteCancelled(env, rfq, { ...quote, status });
+    }
+    return ended;
+  }
+
+  /**
+   * Ends an OPEN RFQ (CANCELLED or EXPIRED) and then its OPEN quotes; false if it had ended. The
+   * RFQ leaves OPEN first, so no accept can take one of its quotes meanwhile.
+   */
+  endRfq(env: Environment, rfq: RfqRow, status: 'CANCELLED' | 'EXPIRED'): boolean {
+    const repo = this.repos[env];
+    if (!repo.endRfq(rfq.id, status, this.nowIso())) return false;
+    for (const q of repo.openQuotesOf(rfq.id)) {
+      this.endQuote(env, q, status === 'EXPIRED' ? 'EXPIRED' : 'CANCELLED', false);
+    }
+    const ended = { ...rfq, status };
+    if (status === 'EXPIRED') this.notices.rfqExpired(env, ended);
+    else this.notices.rfqClosed(env, ended);
+    return true;
+  }
+
+  /**
+   * Ends what the service clock has expired: quotes first (a quote never outlives its hold),
+   * then RFQs with their quotes. Run about once a second and before every read or write that
+   * depends on it, so an expired RFQ or quote is never accepted, listed OPEN or quoted.
+   */
+  expireDue(env: Environment): void {
+    const repo = this.repos[env];
+    const now = this.nowIso();
+    for (const q of repo.dueQuotes(now, SWEEP_CHUNK)) this.endQuote(env, q, 'EXPIRED');
+    for (const r of repo.dueRfqs(now, SWEEP_CHUNK)) this.endRfq(env, r, 'EXPIRED');
+  }
+
+  /** At boot: quotes left OPEN on ended RFQs by a stop in between are ended (holds released). */
+  endStranded(env: Environment): void {
+    const repo = this.repos[env];
+    for (const q of repo.strandedQuotes()) {
+      const rfq = repo.rfq(q.rfq_id);
+      this.endQuote(env, q, rfq?.status === 'EXPIRED' ? 'EXPIRED' : 'CANCELLED', false);
+    }
+  }
+}
