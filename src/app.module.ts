@@ -32,6 +32,7 @@ import { WorldsModule } from './modules/worlds/worlds.module.js';
 import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
 import { CommentsModule } from './modules/comments/comments.module.js';
 import { SportsModule } from './modules/sports/sports.module.js';
+import { ScenariosModule } from './modules/scenarios/scenarios.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -89,6 +90,7 @@ export class AppModule {
         WatchlistsModule,
         SportsModule,
         RealtimeModule,
+        ScenariosModule,
         WebhooksModule,
       ],
       // The clock control is a test fixture: with SANDBOX_CLOCK_CONTROL off its route does not
