@@ -38,8 +38,9 @@ describe('sandbox scenarios: matching, worlds, lifetime and bad input', () => {
     a = await trader(svc, 'a@scenarios-rules.test', { scopes: SCOPES });
     b = await trader(svc, 'b@scenarios-rules.test', { scopes: SCOPES });
   });
+  let closed = false;
   afterAll(async () => {
-    await svc.close();
+    if (!closed) await svc.close();
   });
 
   it('refuses bad input with 400 naming the field, and creates nothing', async () => {
@@ -266,5 +267,24 @@ describe('sandbox scenarios: matching, worlds, lifetime and bad input', () => {
     expectContractError(res, 503, 'SERVICE_UNAVAILABLE');
     expect(res.headers.get('svc-scenario')).toBe(s.id);
     expect((await wallet(a)).status).toBe(200);
+  });
+
+  it('a shutdown cuts a pending DELAY short with 503 instead of waiting it out', async () => {
+    const s = await scenario(svc, a, {
+      match: { operation: 'GET /wallet' },
+      effect: { type: 'DELAY', ms: 10_000 },
+    });
+    const pending = wallet(a);
+    // The request is waiting once it has spent the scenario.
+    for (let i = 0; i < 100 && (await scenarioById(svc, a, s.id)).remaining > 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const t0 = Date.now();
+    closed = true;
+    await svc.close();
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    const res = await pending;
+    expectContractError(res, 503, 'SERVICE_UNAVAILABLE');
+    expect(res.headers.get('svc-scenario')).toBe(s.id);
   });
 });
