@@ -38,11 +38,12 @@ export class ScenariosRepository {
   private readonly deleteAllStmt: Statement<[string]>;
   private readonly liveStmt: Statement<[string, string], ScenarioRow>;
   private readonly spendStmt: Statement<[string]>;
-  private readonly takeTx: (
-    userId: string,
-    operation: string,
-    facts: MatchFacts,
-  ) => FiredScenario | null;
+  /**
+   * Users who may hold a live scenario (loaded at boot, added to on create, dropped by a reset):
+   * every other paper request is let through without reading the table. A spent scenario leaves
+   * its user here, which costs only the read.
+   */
+  private readonly holders: Set<string>;
 
   constructor(db: Database) {
     const columns =
@@ -64,16 +65,14 @@ export class ScenariosRepository {
     this.spendStmt = db.prepare(
       'UPDATE scenarios SET remaining = remaining - 1 WHERE id = ? AND remaining > 0',
     );
-    // The look-up and the count-down are one synchronous transaction: two requests can never
-    // both spend a scenario's last firing.
-    this.takeTx = db.transaction((userId: string, operation: string, facts: MatchFacts) => {
-      for (const row of this.liveStmt.all(userId, operation)) {
-        if (!matches(row, facts)) continue;
-        if (this.spendStmt.run(row.id).changes === 0) continue;
-        return { id: row.id, effect: JSON.parse(row.effect) as ScenarioEffect };
-      }
-      return null;
-    });
+    this.holders = new Set(
+      db
+        .prepare<[], { user_id: string }>(
+          'SELECT DISTINCT user_id FROM scenarios WHERE remaining > 0',
+        )
+        .all()
+        .map((r) => r.user_id),
+    );
   }
 
   page(userId: string, afterId: string, take: number): ScenarioRow[] {
@@ -85,6 +84,7 @@ export class ScenariosRepository {
   }
 
   insert(userId: string, row: ScenarioRow): void {
+    this.holders.add(userId);
     this.insertStmt.run(
       row.id,
       userId,
@@ -103,12 +103,24 @@ export class ScenariosRepository {
   }
 
   deleteAll(userId: string): number {
+    this.holders.delete(userId);
     return this.deleteAllStmt.run(userId).changes;
   }
 
-  /** The oldest live scenario of the user matching the request, spent once; null if none. */
+  /**
+   * The oldest live scenario of the user matching the request, spent once; null if none. The
+   * look-up and the count-down run synchronously, one after the other, and the count-down only
+   * takes a firing that is left: two requests can never both spend a scenario's last firing.
+   * Most requests match nothing: one indexed read, no transaction.
+   */
   take(userId: string, operation: string, facts: MatchFacts): FiredScenario | null {
-    return this.takeTx(userId, operation, facts);
+    if (!this.holders.has(userId)) return null;
+    for (const row of this.liveStmt.all(userId, operation)) {
+      if (!matches(row, facts)) continue;
+      if (this.spendStmt.run(row.id).changes === 0) continue;
+      return { id: row.id, effect: JSON.parse(row.effect) as ScenarioEffect };
+    }
+    return null;
   }
 }
 

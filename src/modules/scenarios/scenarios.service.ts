@@ -62,7 +62,7 @@ export class ScenariosService implements OnModuleInit {
       created_at: iso(this.clock.now()),
     };
     this.repos[world].insert(userId, row);
-    return view(row);
+    return view(row, world);
   }
 
   list(world: Environment, userId: string, q: PageQueryDto): Page<ScenarioDto> {
@@ -72,14 +72,14 @@ export class ScenariosService implements OnModuleInit {
       query: q,
       fetch: (after, take) => this.repos[world].page(userId, after?.[0] ?? '', take),
       keyOf: (row) => [row.id],
-      map: view,
+      map: (row) => view(row, world),
     });
   }
 
   get(world: Environment, userId: string, id: string): ScenarioDto {
     const row = SCENARIO_ID.test(id) ? this.repos[world].one(userId, id) : undefined;
     if (row === undefined) throw notFound(id);
-    return view(row);
+    return view(row, world);
   }
 
   remove(world: Environment, userId: string, id: string): void {
@@ -124,7 +124,7 @@ function catalogue(doc: Record<string, unknown>): Map<string, OperationFacts> {
   return out;
 }
 
-function view(row: ScenarioRow): ScenarioDto {
+function view(row: ScenarioRow, world: Environment): ScenarioDto {
   return {
     id: row.id,
     match: {
@@ -136,7 +136,7 @@ function view(row: ScenarioRow): ScenarioDto {
     times: row.times,
     remaining: row.remaining,
     created_at: row.created_at,
-    environment: 'test',
+    environment: world,
   };
 }
 

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { Environment } from '../../../common/environment.js';
 import {
   EFFECT_TYPES,
   MAX_DELAY_MS,
@@ -75,7 +76,7 @@ export class ScenarioDto {
   created_at: string;
 
   @ApiProperty({ enum: ['test'], description: 'Scenarios shape the paper world only' })
-  environment: 'test';
+  environment: Environment;
 }
 
 export class ScenarioPageDto {
