@@ -18,11 +18,13 @@ import { IdempotencyService } from './modules/access/idempotency.service.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
 import { PeerTolerantWsAdapter } from './modules/realtime/ws-adapter.js';
+import { ScenarioGate } from './modules/scenarios/scenario-gate.js';
 import { deprecationHeaders, isSunset, successorPath } from './common/api/lifecycle.js';
 import { routeMetaOf, ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
 import { DomainError } from './common/errors/domain-error.js';
 import { mapError } from './common/errors/error-mapper.js';
+import { serviceUnavailable } from './common/errors/service-unavailable.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
 import {
@@ -175,6 +177,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     access: null,
     idempotency: null,
     limits: null,
+    scenarios: null,
     closing: false,
     operations: null,
   };
@@ -222,6 +225,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     pipeline.access = app.get(AccessPipeline, { strict: false });
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });
     pipeline.limits = app.get(LimitsService, { strict: false });
+    pipeline.scenarios = app.get(ScenarioGate, { strict: false });
     await app.init();
     const trusted =
       config.trustedProxies.length > 0 ? proxyaddr.compile(config.trustedProxies) : null;
@@ -296,12 +300,7 @@ function drainWithDeadline(
 
 /** The answer to anything that arrives once a graceful shutdown began. */
 function shuttingDown(): DomainError {
-  return new DomainError(
-    'SERVICE_UNAVAILABLE',
-    'The service is shutting down; retry shortly',
-    {},
-    { 'Retry-After': '1' },
-  );
+  return serviceUnavailable('The service is shutting down; retry shortly');
 }
 
 /** Services the hooks call, resolved once Nest has built them. */
@@ -314,6 +313,7 @@ interface Pipeline extends Lifecycle {
   access: AccessPipeline | null;
   idempotency: IdempotencyService | null;
   limits: LimitsService | null;
+  scenarios: ScenarioGate | null;
   /** What each documented operation takes, by `METHOD /route/:param` (see operationsOf). */
   operations: ReadonlyMap<string, OperationInputs> | null;
 }
@@ -332,7 +332,7 @@ interface HookDeps {
  * sunset;
  * preValidation (body parsed, not validated): batch legs against the per-IP ceiling, credential,
  * key state, signature, environment, scope, per-key/per-route limits and quotas;
- * preHandler (body validated): idempotency;
+ * preHandler (body validated): idempotency, then sandbox scenarios;
  * onSend: the idempotent response is stored; onResponse: one structured log line.
  */
 function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
@@ -470,12 +470,14 @@ function installHooks(fastify: FastifyInstance, deps: HookDeps): void {
     }
   });
 
-  // Validated: an idempotent replay or conflict is answered now, before the controller.
+  // Validated: an idempotent replay or conflict is answered now, before the controller; then a
+  // sandbox scenario the request matches shapes it (after the replay, which spends none).
   fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (skipBehindClose(req, reply)) return;
     const meta = routeMetaOf(req.routeOptions?.config);
     if (meta === undefined || pipeline.idempotency === null) return;
     if (await pipeline.idempotency.begin(req, reply)) return reply;
+    await pipeline.scenarios?.apply(req, reply);
   });
 
   fastify.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {

@@ -33,6 +33,7 @@ import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
 import { CommentsModule } from './modules/comments/comments.module.js';
 import { SportsModule } from './modules/sports/sports.module.js';
 import { RfqModule } from './modules/rfq/rfq.module.js';
+import { ScenariosModule } from './modules/scenarios/scenarios.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -91,6 +92,7 @@ export class AppModule {
         SportsModule,
         RfqModule,
         RealtimeModule,
+        ScenariosModule,
         WebhooksModule,
       ],
       // The clock control is a test fixture: with SANDBOX_CLOCK_CONTROL off its route does not

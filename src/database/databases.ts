@@ -39,6 +39,7 @@ import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-eve
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
 import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
 import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
+import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -105,6 +106,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   MarketCreators1763769600022,
   RfqEngine1763769600024,
   Rfq1763769600025,
+  Scenarios1763769600027,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

@@ -134,15 +134,22 @@ export abstract class EngineCore {
 
   /**
    * Trades `taker` (not resting) against the opposite side while prices cross its limit, best
-   * price first, FIFO within a level, each at the resting order's price.
+   * price first, FIFO within a level, each at the resting order's price; at most `maxFill`
+   * contracts (a forced partial fill).
    */
-  protected match(market: MarketState, taker: BookOrder, events: EngineEvent[], now: number): void {
+  protected match(
+    market: MarketState,
+    taker: BookOrder,
+    events: EngineEvent[],
+    now: number,
+    maxFill = Infinity,
+  ): void {
     const book = market.book;
     const takerIsBid = taker.bookSide === 'BID';
     const levels = takerIsBid ? book.asks : book.bids;
     const makerSide: BookSide = takerIsBid ? 'ASK' : 'BID';
     const limit = taker.bookPrice;
-    let remaining = taker.remaining;
+    let remaining = taker.remaining < maxFill ? taker.remaining : maxFill;
     while (remaining > 0) {
       const price = takerIsBid ? book.bestAsk : book.bestBid;
       if (takerIsBid ? price > limit : price < limit) break;
@@ -313,6 +320,33 @@ export abstract class EngineCore {
         quantity: level.quantity,
       },
     );
+  }
+
+  /**
+   * Cancels a taker's remainder without it ever resting (a forced partial fill): it holds no
+   * resting bookkeeping, so only its owner's reserve is recomputed.
+   */
+  protected cancelTaker(
+    order: BookOrder,
+    reason: CancelReason,
+    events: EngineEvent[],
+    now: number,
+  ): void {
+    const dropped = order.remaining;
+    order.status = 'CANCELLED';
+    order.cancelReason = reason;
+    order.updatedAt = now;
+    this.markDirty(order.owner);
+    this.retire(order);
+    events.push({
+      type: 'order.cancelled',
+      orderId: order.id,
+      accountId: order.accountId,
+      reason,
+      filledQuantity: order.filledQuantity,
+      cancelledQuantity: dropped,
+      updatedAt: now,
+    });
   }
 
   /** Ends a taker's life without resting it (IOC / MARKET remainder, unfillable FOK). */

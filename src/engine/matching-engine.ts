@@ -35,6 +35,9 @@ function orderProblem(req: QuoteRequest): string | null {
   if (req.action !== 'BUY' && req.action !== 'SELL') return 'action must be BUY or SELL';
   if (req.side !== 'YES' && req.side !== 'NO') return 'side must be YES or NO';
   if (!isQuantity(req.quantity)) return `quantity must be an integer 1..${MAX_ORDER_QUANTITY}`;
+  if (req.fillLimit !== undefined && !isQuantity(req.fillLimit)) {
+    return `fillLimit must be an integer 1..${MAX_ORDER_QUANTITY}`;
+  }
   const tif = req.timeInForce;
   if (tif !== undefined && tif !== 'GTC' && tif !== 'IOC' && tif !== 'FOK') {
     return 'timeInForce must be GTC, IOC or FOK';
@@ -136,7 +139,11 @@ export class MatchingEngine extends EngineRfq {
     );
     const accepted = order.snapshot();
     const events: EngineEvent[] = [{ type: 'order.accepted', order: accepted }];
-    if (tif === 'FOK' && book.fillable(bookSide, limit, qty) < qty) {
+    if (req.fillLimit !== undefined) {
+      this.match(market, order, events, now, req.fillLimit);
+      if (order.remaining === 0) this.retire(order);
+      else this.cancelTaker(order, 'SCENARIO', events, now);
+    } else if (tif === 'FOK' && book.fillable(bookSide, limit, qty) < qty) {
       this.expire(order, events, now);
     } else {
       this.match(market, order, events, now);

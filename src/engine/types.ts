@@ -25,10 +25,17 @@ export type MarketStatus = 'OPEN' | 'HALTED' | 'CLOSED' | 'RESOLVED';
 export type Outcome = 'YES' | 'NO';
 /**
  * Why an order was cancelled. `REQUOTE` is used by the house market maker, `ACCOUNT_RESET` by
- * {@link MatchingEngine.resetAccount} (which emits one summary event instead of one per order).
+ * {@link MatchingEngine.resetAccount} (which emits one summary event instead of one per order),
+ * `SCENARIO` for the remainder of an order placed with a {@link PlaceOrderRequest.fillLimit}.
  */
 export type CancelReason =
-  'USER' | 'CANCEL_ALL' | 'CANCEL_BY_TAG' | 'MARKET_RESOLVED' | 'ACCOUNT_RESET' | 'REQUOTE';
+  | 'USER'
+  | 'CANCEL_ALL'
+  | 'CANCEL_BY_TAG'
+  | 'MARKET_RESOLVED'
+  | 'ACCOUNT_RESET'
+  | 'REQUOTE'
+  | 'SCENARIO';
 /** Why a balance moved. */
 export type BalanceReason = 'TRADE' | 'DEPOSIT' | 'WITHDRAWAL' | 'SETTLEMENT' | 'RESET';
 
@@ -125,6 +132,12 @@ export interface PlaceOrderRequest {
   tag?: string | null;
   /** Opaque client reference, echoed back. */
   clientOrderId?: string | null;
+  /**
+   * Forced partial fill (sandbox scenarios): the order takes at most this many contracts from the
+   * book at its own limit, whatever its time in force, and never rests; what is left is cancelled
+   * with reason `SCENARIO`. Absent: the order behaves normally.
+   */
+  fillLimit?: number;
 }
 
 /** Amend: `quantity` is the new TOTAL quantity (must exceed the filled quantity). */

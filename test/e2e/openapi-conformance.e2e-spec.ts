@@ -832,6 +832,59 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('sandbox scenarios', () => {
+    it('create, list, get, a shaped order and a shaped 429, delete; bad input and a live key are refused', async () => {
+      const created = await api('POST', '/sandbox/scenarios', 201, {
+        key: testKey,
+        json: {
+          match: { operation: 'POST /orders', market_id: market.id },
+          effect: { type: 'PARTIAL_FILL', quantity: 1 },
+        },
+      });
+      const id = (created.body as Obj).id as string;
+      await api('GET', '/sandbox/scenarios?limit=1', 200, { key: testKey });
+      await api('GET', `/sandbox/scenarios/${id}`, 200, { key: testKey });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: {
+          market_id: market.id,
+          action: 'BUY',
+          side: 'YES',
+          type: 'LIMIT',
+          price: 99,
+          quantity: 3,
+        },
+      });
+      await api('POST', '/sandbox/scenarios', 201, {
+        key: testKey,
+        json: {
+          match: { operation: 'GET /wallet' },
+          effect: { type: 'RATE_LIMIT', retry_after_seconds: 5 },
+        },
+      });
+      await api('GET', '/wallet', 429, { key: testKey });
+      await api('POST', '/sandbox/scenarios', 400, {
+        key: testKey,
+        json: { match: { operation: 'GET /nowhere' }, effect: { type: 'DISCONNECT' } },
+      });
+      await api('POST', '/sandbox/scenarios', 404, {
+        key: testKey,
+        json: {
+          match: { operation: 'POST /orders', market_id: 'mkt_00000000000000000000' },
+          effect: { type: 'DISCONNECT' },
+        },
+      });
+      await api('POST', '/sandbox/scenarios', 403, {
+        key: liveKey,
+        json: { match: { operation: 'GET /wallet' }, effect: { type: 'DISCONNECT' } },
+      });
+      await api('DELETE', `/sandbox/scenarios/${id}`, 204, { key: testKey });
+      await api('DELETE', `/sandbox/scenarios/${id}`, 404, { key: testKey });
+      await api('GET', `/sandbox/scenarios/${id}`, 404, { key: testKey });
+      await api('POST', '/sandbox/reset', 200, { key: testKey });
+    });
+  });
+
   describe('webhooks and notifications', () => {
     it('create, read, update, rotate, test, deliveries, replay, health, delete', async () => {
       const ep = await api('POST', '/webhooks', 201, {

@@ -2,6 +2,7 @@ import { applyDecorators, HttpCode, type Type } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExtension, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { ErrorResponseDto } from './error-response.dto.js';
+import { documentedCodes } from './documented-codes.js';
 import { STABLE, type Lifecycle } from './lifecycle.js';
 import {
   ROUTE_META_KEY,
@@ -143,6 +144,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     opts.apiKeyOnly !== true &&
     meta.environment !== 'sandbox-only' &&
     meta.scopes.some(isWriteScope);
+  const descriptions = new Map<number, string>();
   for (const s of [...errorStatuses].sort()) {
     const base =
       s === 403 && opts.auth === 'public'
@@ -157,6 +159,9 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     ];
     const description = own.length > 0 ? `${base}; also ${own.join(', ')}` : base;
     decorators.push(ApiResponse({ status: s, description, type: ErrorResponseDto }));
+    descriptions.set(s, description);
   }
+  // The same texts, as the machine-readable list of codes the operation may answer.
+  decorators.push(ApiExtension('x-error-codes', documentedCodes(descriptions)));
   return applyDecorators(...decorators);
 }

@@ -27,6 +27,11 @@ export interface Credential {
    * record their effect with it.
    */
   idempotency?: { ownerId: string; key: string };
+  /**
+   * Set by the scenario step when a sandbox PARTIAL_FILL scenario fired for this request: the
+   * order it places takes at most `fillLimit` contracts, the rest is cancelled (SCENARIO).
+   */
+  scenario?: { id: string; fillLimit: number };
 }
 
 /** What the request pipeline learned about the caller; handlers read it, never the headers. */

@@ -16,6 +16,8 @@ export const EXPOSED_HEADERS = [
   'Sunset',
   'Link',
   'Idempotent-Replayed',
+  // Which sandbox scenario shaped the answer (the demo app and the Explorer show it).
+  'Svc-Scenario',
 ].join(', ');
 
 const ALLOWED_HEADERS = [

@@ -40,8 +40,8 @@ declare module 'fastify' {
  * Idempotency-Key on mutations, scoped per credential owner, kept 24 hours (service Clock):
  * the same key and request replays the stored status and body with Idempotent-Replayed: true;
  * the same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first is still
- * running, 409 IDEMPOTENCY_KEY_IN_USE. 5xx, 401 and 403 answers are not stored, so a retry runs
- * again (after the step-up or the terms acceptance a 403 asked for).
+ * running, 409 IDEMPOTENCY_KEY_IN_USE. 5xx, 401, 403 and 429 answers are not stored, so a retry
+ * runs again (after the step-up or the terms acceptance a 403 asked for, or the Retry-After).
  * Stored bodies are sealed (AES-256-GCM under the service key): a replayed POST /api-keys or
  * rotate answer holds a full key, which must never sit on disk in clear.
  */
@@ -297,7 +297,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     return stored.startsWith('v1.') ? this.box.open(stored) : stored;
   }
 
-  /** Stores the answer (onSend); drops the record for 5xx, 401 and 403 so a retry runs again. */
+  /** Stores the answer (onSend); drops the record for 5xx, 401, 403 and 429 so a retry runs again. */
   async finish(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
     const idem = req.idempotency;
     if (idem === undefined) return;
@@ -313,10 +313,10 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       }
       return;
     }
-    if (reply.statusCode === 401 || reply.statusCode === 403) {
+    if (reply.statusCode === 401 || reply.statusCode === 403 || reply.statusCode === 429) {
       // Refused before it did anything, for something the caller fixes and then retries with
-      // the same key (a step-up, accepting the terms): kept, the refusal would be replayed to
-      // that retry for 24 hours. The key is released instead.
+      // the same key (a step-up, accepting the terms, waiting out a 429's Retry-After): kept,
+      // the refusal would be replayed to that retry for 24 hours. The key is released instead.
       // Settled as a 5xx is: should a refusal ever come after an engine change, the key still
       // answers 409 IDEMPOTENT_REQUEST_APPLIED rather than run the request twice.
       try {

@@ -329,13 +329,7 @@ export class LimitsService {
     now: number,
     extra: Record<string, unknown>,
   ): DomainError {
-    const seconds = retryAfter(windowEnd, now);
-    return new DomainError(
-      'RATE_LIMITED',
-      `Rate limit exceeded (${scope}: ${limit} per ${String(extra.window_seconds ?? 60)} s); retry after ${seconds} s`,
-      { limit_scope: scope, limit, retry_after_seconds: seconds, ...extra },
-      { 'Retry-After': String(seconds) },
-    );
+    return rateLimited(scope, limit, retryAfter(windowEnd, now), extra);
   }
 
   /** A counter's value, or null when the store does not answer (the headers then say 0 used). */
@@ -407,4 +401,22 @@ export interface UsageSnapshot {
   per_minute: { limit: number; used: number | null; resets_at: string };
   daily: { limit: number; used: number | null; resets_at: string };
   monthly: { limit: number; used: number | null; resets_at: string };
+}
+
+/**
+ * The 429 RATE_LIMITED answer, as every limit gives it (and a sandbox RATE_LIMIT scenario): the
+ * scope and limit refused, and when to retry (details and Retry-After).
+ */
+export function rateLimited(
+  scope: 'ip' | 'key' | 'route',
+  limit: number,
+  seconds: number,
+  extra: Record<string, unknown>,
+): DomainError {
+  return new DomainError(
+    'RATE_LIMITED',
+    `Rate limit exceeded (${scope}: ${limit} per ${String(extra.window_seconds ?? 60)} s); retry after ${seconds} s`,
+    { limit_scope: scope, limit, retry_after_seconds: seconds, ...extra },
+    { 'Retry-After': String(seconds) },
+  );
 }

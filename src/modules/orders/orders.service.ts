@@ -103,6 +103,7 @@ export class OrdersService {
       ...engineOrder(c, body),
       tag: c.keyId,
       clientOrderId: body.client_order_id ?? null,
+      ...(c.scenario !== undefined ? { fillLimit: c.scenario.fillLimit } : {}),
     };
     return rt.runBatched((e) => e.placeOrder(req), c.idempotency);
   }

@@ -154,6 +154,21 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /**
+   * Closes every connection authenticated with `keyId` with 1012 (service restart), as a server
+   * going away would: the client may reconnect at once. Answers how many were closed.
+   */
+  restartKeySessions(keyId: string, reason: string): number {
+    let closed = 0;
+    for (const conn of this.connections) {
+      if (conn.credential?.keyId !== keyId) continue;
+      conn.close(WS_CLOSE.SERVICE_RESTART, reason);
+      this.drop(conn);
+      closed++;
+    }
+    return closed;
+  }
+
   onModuleDestroy(): void {
     this.busSub?.unsubscribe();
     this.cryptoSub?.unsubscribe();

@@ -14,6 +14,8 @@ export const WS_CLOSE = {
   DEAD: 4000,
   /** RFC 6455: the server met an unexpected condition (a 5xx-class error while authenticating). */
   INTERNAL_ERROR: 1011,
+  /** RFC 6455: the service is restarting (a sandbox DISCONNECT scenario); reconnect. */
+  SERVICE_RESTART: 1012,
 } as const;
 
 export interface WsError {

@@ -90,7 +90,16 @@ export class OrderDto {
   @ApiProperty({
     type: 'string',
     nullable: true,
-    enum: ['USER', 'CANCEL_ALL', 'CANCEL_ON_DISCONNECT', 'MARKET_RESOLVED', 'ACCOUNT_RESET'],
+    enum: [
+      'USER',
+      'CANCEL_ALL',
+      'CANCEL_ON_DISCONNECT',
+      'MARKET_RESOLVED',
+      'ACCOUNT_RESET',
+      'SCENARIO',
+    ],
+    description:
+      'Why the order was cancelled; SCENARIO: the remainder of an order a sandbox PARTIAL_FILL scenario filled in part',
   })
   cancel_reason: string | null;
 
