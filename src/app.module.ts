@@ -32,6 +32,7 @@ import { WorldsModule } from './modules/worlds/worlds.module.js';
 import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
 import { CommentsModule } from './modules/comments/comments.module.js';
 import { SportsModule } from './modules/sports/sports.module.js';
+import { DataExportsModule } from './modules/data-exports/data-exports.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -88,6 +89,7 @@ export class AppModule {
         SandboxModule,
         WatchlistsModule,
         SportsModule,
+        DataExportsModule,
         RealtimeModule,
         WebhooksModule,
       ],

@@ -36,6 +36,7 @@ import { LedgerResetsIndex1763769600018 } from './migrations/1763769600018-ledge
 import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-events.js';
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
 import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
+import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -99,6 +100,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   SportsEvents1763769600020,
   CryptoPrices1763769600021,
   MarketCreators1763769600022,
+  DataExports1763769600023,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

@@ -71,6 +71,11 @@ export const ERROR_CODES = {
   OPEN_ORDERS_LIMIT: 422,
   API_KEY_LIMIT_REACHED: 422,
   EXPORT_TOO_LARGE: 422,
+  // Historical data exports
+  EXPORT_NOT_READY: 409,
+  EXPORT_EXPIRED: 410,
+  EXPORT_LIMIT_REACHED: 422,
+  RANGE_NOT_SATISFIABLE: 416,
   MARKET_ALREADY_RESOLVED: 409,
   // Realtime (sent as {type:"error"} messages; see realtime/ws-errors.ts for close codes)
   BAD_MESSAGE: 400,

@@ -23,6 +23,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'market.resolved',
   'position.settled',
   'account.reset',
+  'data_export.ready',
   'webhook.test',
 ] as const;
 
@@ -129,6 +130,18 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+  }
+
+  /**
+   * A user's event that no engine batch carries (a finished data export): recorded at once, with a
+   * delivery per endpoint of the user's in that environment subscribed to the type. Returns the
+   * event id, or null when no endpoint wants it.
+   */
+  publishUserEvent(env: Environment, userId: string, type: string, data: unknown): string | null {
+    const targets = this.core
+      .endpointsFor(env)
+      .filter((ep) => ep.user_id === userId && subscribed(ep, type));
+    return this.core.enqueue(env, type, data, targets);
   }
 
   /** The engine transaction's part (see {@link Spooler}): the batch's webhook events, or null. */

@@ -8,6 +8,6 @@ import { WebhooksService } from './webhooks.service.js';
 @Module({
   controllers: [WebhooksController],
   providers: [WebhooksCore, WebhooksService, WebhookOutbox, WebhookWorker],
-  exports: [WebhooksCore],
+  exports: [WebhooksCore, WebhookOutbox],
 })
 export class WebhooksModule {}
