@@ -149,7 +149,8 @@ export class DataExportsService implements OnModuleInit {
     });
     if (evicted !== undefined) this.runner.parts.files.remove(world, evicted.id, evicted.format);
     this.runner.schedule();
-    return view(world, repo.get(row.id) ?? row);
+    // The job as created (QUEUED), whether or not a slot started it already.
+    return view(world, row);
   }
 
   list(world: Environment, userId: string, q: PageQueryDto): Page<DataExportDto> {
