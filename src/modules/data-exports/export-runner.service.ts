@@ -2,7 +2,7 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
+  type OnModuleDestroy,
 } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
 import type { Environment } from '../../common/environment.js';
@@ -46,7 +46,7 @@ export interface ExportWorlds {
  * the service clock (a sweep every EXPORT_SWEEP_MS, and every read of the list sweeps first).
  */
 @Injectable()
-export class ExportRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('ExportRunner');
   readonly parts: ExportWorlds;
   private readonly running = new Map<string, Running>();
@@ -83,8 +83,11 @@ export class ExportRunner implements OnApplicationBootstrap, OnApplicationShutdo
     this.sweepTimer.unref();
   }
 
-  /** Stops the running jobs (they stay RUNNING in the database and are re-queued at the next boot). */
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops the running jobs before the databases close (they stay RUNNING in the database and are
+   * re-queued at the next boot).
+   */
+  async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
     for (const r of this.running.values()) r.cancelled = true;
@@ -179,7 +182,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnApplicationShutdo
       }
     } catch (err) {
       await files.removePart(world, row.id, row.format).catch(() => undefined);
-      if (!(err instanceof ExportCancelled)) {
+      if (!(err instanceof ExportCancelled) && !this.stopped) {
         this.log.error(
           `export ${row.id} (${world}) failed: ${err instanceof Error ? err.stack : String(err)}`,
         );

@@ -12,6 +12,9 @@ import {
 /** Rowids one counting step covers: a few milliseconds of SQLite work per event-loop turn. */
 const COUNT_SPAN = 20_000;
 
+/** Bytes of formatted rows gathered before a file write. */
+const FLUSH_BYTES = 64 * 1024;
+
 /** The next turn of the event loop, after pending I/O: requests are served between batches. */
 export const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -76,12 +79,20 @@ export async function writeRows(
   const hash = createHash('sha256');
   let bytes = 0;
   let records = 0;
-  const write = async (text: string): Promise<void> => {
-    if (text === '') return;
-    const buf = Buffer.from(text, 'utf8');
+  // Formatted rows gather to about FLUSH_BYTES before each write: one file write per batch of
+  // a few rows would spend the time in system calls.
+  let pending = '';
+  const flush = async (): Promise<void> => {
+    if (pending === '') return;
+    const buf = Buffer.from(pending, 'utf8');
+    pending = '';
     hash.update(buf);
     bytes += buf.length;
     if (!out.write(buf)) await once(out, 'drain');
+  };
+  const write = async (text: string): Promise<void> => {
+    pending += text;
+    if (pending.length >= FLUSH_BYTES) await flush();
   };
   try {
     await write(headerOf(scope.def, format));
@@ -95,6 +106,7 @@ export async function writeRows(
       await write(formatRows(scope.def, format, rows));
       await nextTurn();
     }
+    await flush();
     out.end();
     await once(out, 'finish');
   } finally {
