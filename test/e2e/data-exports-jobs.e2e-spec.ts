@@ -12,7 +12,7 @@ import {
 } from '../support/exports.js';
 
 /**
- * The job rules, with slow jobs: 40,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
+ * The job rules, with slow jobs: 20,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
  * one event-loop turn each), so a job runs long enough to be seen QUEUED and RUNNING.
  */
 describe('data exports: jobs', () => {
@@ -44,7 +44,7 @@ describe('data exports: jobs', () => {
     ex = exportsClient(svc);
     a = await trader(svc, 'a@jobs.test', { scopes: EXPORT_SCOPES });
     b = await trader(svc, 'b@jobs.test', { scopes: EXPORT_SCOPES });
-    seedTrades(svc.dataDir, 40_000, m1.id);
+    seedTrades(svc.dataDir, 20_000, m1.id);
     seedTrades(svc.dataDir, 20, m2.id, { prefix: 'fil_small' });
   });
   afterAll(async () => {
@@ -78,7 +78,7 @@ describe('data exports: jobs', () => {
       await new Promise((r) => setTimeout(r, 10));
     } while (jobs.some((id) => s.get(id) !== 'READY') && Date.now() < deadline);
     for (const id of jobs) {
-      expect((await ex.get(a, id)).body).toMatchObject({ status: 'READY', record_count: 40_000 });
+      expect((await ex.get(a, id)).body).toMatchObject({ status: 'READY', record_count: 20_000 });
     }
     await clear(a);
     await clear(b);
