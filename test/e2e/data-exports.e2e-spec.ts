@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, type Running } from '../support/harness.js';
@@ -134,6 +134,9 @@ describe('data exports', () => {
     expect(plain.headers['accept-ranges']).toBe('bytes');
     expect(plain.headers.etag).toBe(`"${done.sha256}"`);
     expect(plain.body.length).toBe(done.size_bytes);
+    // The files hold users' data: the service user's alone.
+    expect(statSync(join(paperDir(), `${done.id}.csv`)).mode & 0o777).toBe(0o600);
+    expect(statSync(paperDir()).mode & 0o777).toBe(0o700);
     expect(sha256(plain.body)).toBe(done.sha256);
     const lines = plain.body.toString('utf8').trimEnd().split('\n');
     expect(lines[0]).toBe('id,market_id,price,quantity,taker_side,created_at');

@@ -17,7 +17,8 @@ export class ExportFileStore {
 
   dir(world: Environment): string {
     const d = join(this.dataDir, 'exports', world === 'test' ? 'paper' : 'live');
-    mkdirSync(d, { recursive: true });
+    // The files hold users' orders and ledgers: the service user's alone, as the databases are.
+    mkdirSync(d, { recursive: true, mode: 0o700 });
     return d;
   }
 

@@ -74,7 +74,7 @@ export async function writeRows(
   batchRows: number,
   cancelled: () => boolean,
 ): Promise<Written> {
-  const fh = await open(path, 'w');
+  const fh = await open(path, 'w', 0o600);
   const out = fh.createWriteStream({ autoClose: false, highWaterMark: 1 << 16 });
   const hash = createHash('sha256');
   let bytes = 0;
