@@ -145,6 +145,8 @@ async function main(): Promise<void> {
   const server = await startBenchServer('exports', {
     MAX_OPEN_ORDERS_PER_KEY: '1000000',
     EXPORT_MAX_ROWS: String(Math.max(ROWS, 1_000_000)),
+    // The runner's batch size can be tried out: EXPORT_BATCH_ROWS=200 npm run bench:exports.
+    ...(process.env.EXPORT_BATCH_ROWS ? { EXPORT_BATCH_ROWS: process.env.EXPORT_BATCH_ROWS } : {}),
   });
   try {
     const json = jsonClient(server.api);
@@ -230,7 +232,7 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       setup: {
         server:
-          'node dist/main.js (child process), RATE_LIMITS_ENABLED=false, SANDBOX_FEED_INTERVAL_MS=0, LOG_LEVEL=warn, EXPORT_BATCH_ROWS default (500)',
+          'node dist/main.js (child process), RATE_LIMITS_ENABLED=false, SANDBOX_FEED_INTERVAL_MS=0, LOG_LEVEL=warn, EXPORT_BATCH_ROWS ${process.env.EXPORT_BATCH_ROWS ?? 'default (500)'}',
         seed: `${ROWS} trades inserted into paper.sqlite in one transaction after boot (${seedMs} ms)`,
         orderLoad: `POST /orders evenly paced at ${RATE}/s (open loop, ${POOL} keep-alive raw connections, latency from the due time): resting BUY YES LIMIT 1..5 cents, quantity 1, over the open markets`,
         export:
