@@ -231,8 +231,7 @@ async function main(): Promise<void> {
       loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100),
       date: new Date().toISOString(),
       setup: {
-        server:
-          'node dist/main.js (child process), RATE_LIMITS_ENABLED=false, SANDBOX_FEED_INTERVAL_MS=0, LOG_LEVEL=warn, EXPORT_BATCH_ROWS ${process.env.EXPORT_BATCH_ROWS ?? 'default (500)'}',
+        server: `node dist/main.js (child process), RATE_LIMITS_ENABLED=false, SANDBOX_FEED_INTERVAL_MS=0, LOG_LEVEL=warn, EXPORT_BATCH_ROWS ${process.env.EXPORT_BATCH_ROWS ?? 'default (500)'}`,
         seed: `${ROWS} trades inserted into paper.sqlite in one transaction after boot (${seedMs} ms)`,
         orderLoad: `POST /orders evenly paced at ${RATE}/s (open loop, ${POOL} keep-alive raw connections, latency from the due time): resting BUY YES LIMIT 1..5 cents, quantity 1, over the open markets`,
         export:
