@@ -34,6 +34,7 @@ import { CommentsModule } from './modules/comments/comments.module.js';
 import { SportsModule } from './modules/sports/sports.module.js';
 import { RfqModule } from './modules/rfq/rfq.module.js';
 import { ScenariosModule } from './modules/scenarios/scenarios.module.js';
+import { DataExportsModule } from './modules/data-exports/data-exports.module.js';
 
 export interface AppDeps {
   config: ConfigService;
@@ -91,6 +92,7 @@ export class AppModule {
         WatchlistsModule,
         SportsModule,
         RfqModule,
+        DataExportsModule,
         RealtimeModule,
         ScenariosModule,
         WebhooksModule,

@@ -55,6 +55,9 @@ export interface AppConfig {
   orderMaxQuantity: number;
   maxOpenOrdersPerKey: number;
   exportMaxRows: number;
+  /** Historical exports: rows read and written per batch (one event-loop turn each), and how often the expiry sweep runs (wall ms). */
+  exportBatchRows: number;
+  exportSweepMs: number;
   /** Active (unrevoked, unexpired) API keys one user may hold. */
   maxApiKeysPerUser: number;
   /** Realtime: auth deadline, heartbeat, per-connection send buffer and subscription cap, per-IP connections. */
@@ -427,6 +430,8 @@ export function loadConfig(env: Env): AppConfig {
     maxOpenOrdersPerKey: int(env, 'MAX_OPEN_ORDERS_PER_KEY', 10_000, 1, 1_000_000),
     maxApiKeysPerUser: int(env, 'MAX_API_KEYS_PER_USER', 100, 1, 10_000),
     exportMaxRows: int(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
+    exportBatchRows: int(env, 'EXPORT_BATCH_ROWS', 500, 1, 100_000),
+    exportSweepMs: int(env, 'EXPORT_SWEEP_MS', 60_000, 10, 3_600_000),
     wsAuthTimeoutMs: int(env, 'WS_AUTH_TIMEOUT_MS', 10_000, 100, 600_000),
     wsHeartbeatMs: int(env, 'WS_HEARTBEAT_MS', 30_000, 100, 600_000),
     wsMaxBufferedBytes: int(env, 'WS_MAX_BUFFERED_BYTES', 4 * 1_048_576, 1024, 1_073_741_824),

@@ -40,6 +40,7 @@ import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-pri
 import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
 import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
+import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -104,6 +105,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   SportsEvents1763769600020,
   CryptoPrices1763769600021,
   MarketCreators1763769600022,
+  DataExports1763769600023,
   RfqEngine1763769600024,
   Rfq1763769600025,
   Scenarios1763769600027,

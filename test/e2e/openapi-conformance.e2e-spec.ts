@@ -1168,6 +1168,47 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('data exports', () => {
+    it('datasets, estimate, create, list, get, download (whole, range, 416), delete and their refusals', async () => {
+      const body = {
+        dataset: 'LEDGER',
+        format: 'CSV',
+        start: '2026-06-01T00:00:00Z',
+        end: '2026-08-01T00:00:00Z',
+      };
+      await api('GET', '/data/datasets', 200, { key: testKey });
+      await api('GET', '/data/datasets', 403, { key: (await hookKey(['markets:read'])).key });
+      await api('POST', '/data/exports/estimate', 200, { key: testKey, json: body });
+      await api('POST', '/data/exports/estimate', 400, {
+        key: testKey,
+        json: { ...body, dataset: 'QUOTES' },
+      });
+      await api('POST', '/data/exports', 400, { key: testKey, json: { ...body, end: body.start } });
+      const created = await api('POST', '/data/exports', 202, { key: testKey, json: body });
+      const id = created.body.id as string;
+      await until(
+        () => call('GET', `/api/v1/data/exports/${id}`, { key: testKey }),
+        (r) => (r.body as Obj).status === 'READY',
+        'export READY',
+      );
+      await api('GET', `/data/exports/${id}`, 200, { key: testKey });
+      await api('GET', `/data/exports/${id}`, 404, { key: liveKey });
+      await api('GET', '/data/exports?limit=1', 200, { key: testKey });
+      await api('GET', `/data/exports/${id}/download`, 200, { key: testKey });
+      await api('GET', `/data/exports/${id}/download`, 206, {
+        key: testKey,
+        headers: { range: 'bytes=0-9' },
+      });
+      await api('GET', `/data/exports/${id}/download`, 416, {
+        key: testKey,
+        headers: { range: 'bytes=99999999-' },
+      });
+      await api('GET', '/data/exports/dex_unknown/download', 404, { key: testKey });
+      await api('DELETE', `/data/exports/${id}`, 204, { key: testKey });
+      await api('DELETE', `/data/exports/${id}`, 404, { key: testKey });
+    });
+  });
+
   describe('coverage and sunset', () => {
     it('past its sunset the legacy /openapi.json is 410; an expired key is 401', async () => {
       const expiring = await api('POST', '/api-keys', 201, {

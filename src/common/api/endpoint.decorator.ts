@@ -49,6 +49,7 @@ const ERROR_TEXT: Record<number, string> = {
   410: 'Operation past its sunset date (SUNSET)',
   413: 'Request body too large (PAYLOAD_TOO_LARGE)',
   415: 'Unsupported Content-Type (UNSUPPORTED_MEDIA_TYPE)',
+  416: 'Range not satisfiable (RANGE_NOT_SATISFIABLE); Content-Range names the size',
   417: 'An Expect header other than 100-continue (EXPECTATION_FAILED); the connection closes',
   422: 'Request understood but refused by a business rule',
   429: 'Rate limit or quota exceeded (RATE_LIMITED, QUOTA_EXCEEDED); see Retry-After',

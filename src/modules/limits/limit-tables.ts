@@ -10,6 +10,16 @@ export const TIER_QUOTAS: Record<Tier, { day: number; month: number }> = {
   ENTERPRISE: { day: 2_000_000, month: 50_000_000 },
 };
 
+/**
+ * Rows of historical data exports a key may export per UTC calendar month, by tier (metered
+ * while DATA_API_USAGE_METERING_ENABLED is on; charged at creation with the rows counted then).
+ */
+export const EXPORT_ROW_QUOTAS: Record<Tier, number> = {
+  FREE: 1_000_000,
+  PRO: 50_000_000,
+  ENTERPRISE: 1_000_000_000,
+};
+
 export type IpCategory =
   | 'auth'
   | 'waitlist'

@@ -14,6 +14,7 @@ import {
 } from './limit-store.js';
 import {
   dayWindow,
+  EXPORT_ROW_QUOTAS,
   IP_CEILINGS,
   IP_WINDOW_SECONDS,
   ipCategoryOf,
@@ -289,6 +290,41 @@ export class LimitsService {
     }
   }
 
+  /**
+   * Charges `rows` exported rows to the key's monthly export-row quota (metering on, API keys
+   * only), all or nothing: past the quota it is 429 QUOTA_EXCEEDED (details.period "month",
+   * quota "export_rows") and nothing is charged. A store that does not answer lets it through,
+   * as the request quotas do.
+   */
+  async chargeExportRows(c: Credential, rows: number): Promise<void> {
+    if (!this.config.values.usageMeteringEnabled || c.keyId === null || rows <= 0) return;
+    const now = this.clock.now();
+    const [moStart, moEnd] = monthWindow(now);
+    const limit = EXPORT_ROW_QUOTAS[c.tier];
+    const charge: Charge = {
+      bucket: exportRowsBucket(c.keyId, moStart),
+      units: rows,
+      limit,
+      windowEnd: moEnd,
+    };
+    const result = await this.safeTake([charge], now);
+    if (result === null || result.ok) return;
+    throw new DomainError(
+      'QUOTA_EXCEEDED',
+      `The export would hold ${rows} rows; the ${c.tier} tier may export ${limit} rows a month and ${Math.max(0, limit - result.count)} are left`,
+      {
+        period: 'month',
+        quota: 'export_rows',
+        limit,
+        used: result.count,
+        requested: rows,
+        tier: c.tier,
+        resets_at: new Date(moEnd).toISOString(),
+      },
+      { 'Retry-After': String(retryAfter(moEnd, now)) },
+    );
+  }
+
   /** Usage of a key in the current windows (GET /usage). */
   async usage(c: Credential): Promise<UsageSnapshot> {
     const now = this.clock.now();
@@ -308,6 +344,10 @@ export class LimitsService {
     const minute = await count(`key:${who}:${mStart}`);
     const day = metered ? await count(`quota:day:${c.keyId}:${dStart}`) : null;
     const month = metered ? await count(`quota:month:${c.keyId}:${moStart}`) : null;
+    const exportRows =
+      this.config.values.usageMeteringEnabled && c.keyId !== null
+        ? await count(exportRowsBucket(c.keyId, moStart))
+        : null;
     return {
       key_id: c.keyId,
       tier: c.tier,
@@ -319,6 +359,7 @@ export class LimitsService {
       },
       daily: { limit: quota.day, used: day, resets_at: new Date(dEnd).toISOString() },
       monthly: { limit: quota.month, used: month, resets_at: new Date(moEnd).toISOString() },
+      exports: { rows_month: exportRows, rows_month_limit: EXPORT_ROW_QUOTAS[c.tier] },
     };
   }
 
@@ -389,6 +430,10 @@ export function categoryOf(
   return ipCategoryOf(decoded.replace(/\/{2,}/g, '/'));
 }
 
+function exportRowsBucket(keyId: string, monthStart: number): string {
+  return `quota:export-rows:${keyId}:${monthStart}`;
+}
+
 /** Whole seconds until the window ends, never earlier than the moment a retry can succeed. */
 export function retryAfter(windowEnd: number, now: number): number {
   return Math.max(1, Math.ceil((windowEnd - now) / 1000));
@@ -401,6 +446,7 @@ export interface UsageSnapshot {
   per_minute: { limit: number; used: number | null; resets_at: string };
   daily: { limit: number; used: number | null; resets_at: string };
   monthly: { limit: number; used: number | null; resets_at: string };
+  exports: { rows_month: number | null; rows_month_limit: number };
 }
 
 /**

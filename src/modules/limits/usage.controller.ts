@@ -20,6 +20,23 @@ class UsageWindowDto {
   resets_at: string;
 }
 
+class ExportUsageDto {
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description:
+      'Rows of historical data exports charged this UTC calendar month (charged when an export is created, with the rows counted then); null when metering is off, for a session, or when the usage store is unavailable',
+  })
+  rows_month: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Export rows the tier may charge a month: FREE 1,000,000, PRO 50,000,000, ENTERPRISE 1,000,000,000',
+  })
+  rows_month_limit: number;
+}
+
 class UsageDto {
   @ApiProperty({ type: 'string', nullable: true })
   key_id: string | null;
@@ -40,6 +57,12 @@ class UsageDto {
 
   @ApiProperty({ type: UsageWindowDto, description: 'UTC calendar month' })
   monthly: UsageWindowDto;
+
+  @ApiProperty({
+    type: ExportUsageDto,
+    description: 'Historical data exports (POST /data/exports)',
+  })
+  exports: ExportUsageDto;
 }
 
 @ApiTags('Data')

@@ -87,9 +87,13 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
     }
   }
   for (const [path, media] of Object.entries(NON_JSON_BODIES)) {
-    const ok = ((paths[path]?.get as Obj | undefined)?.responses as Obj | undefined)?.['200'] as
-      Obj | undefined;
-    if (ok !== undefined) ok.content = { [media]: { schema: { type: 'string' } } };
+    const responses = (paths[path]?.get as Obj | undefined)?.responses as Obj | undefined;
+    for (const status of ['200', '206']) {
+      const ok = responses?.[status] as Obj | undefined;
+      if (ok !== undefined) {
+        ok.content = Object.fromEntries(media.map((m) => [m, { schema: { type: 'string' } }]));
+      }
+    }
   }
   (doc as Obj).tags = API_TAGS;
   // What an endpoint receives: one OpenAPI 3.1 webhook per event type.
@@ -108,10 +112,11 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
 /** Statuses the service may give before routing (malformed HTTP, an unmet Expect, big headers). */
 const BEFORE_ROUTING = new Set(['400', '417', '431']);
 
-/** Operations answering something other than JSON (their 200 content is a string). */
-const NON_JSON_BODIES: Record<string, string> = {
-  '/api/v1/orders/export': 'text/csv',
-  '/api/v1/changelog.rss': 'application/rss+xml',
+/** Operations answering something other than JSON (their 200 and 206 content is a string). */
+const NON_JSON_BODIES: Record<string, string[]> = {
+  '/api/v1/orders/export': ['text/csv'],
+  '/api/v1/changelog.rss': ['application/rss+xml'],
+  '/api/v1/data/exports/{id}/download': ['text/csv', 'application/x-ndjson'],
 };
 
 /** Key-only operations: a session token is refused (cancel-on-disconnect is per API key). */

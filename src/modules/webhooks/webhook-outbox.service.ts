@@ -26,6 +26,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'rfq.quote_received',
   'rfq.quote_accepted',
   'rfq.expired',
+  'data_export.ready',
   'webhook.test',
 ] as const;
 
@@ -136,14 +137,15 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * A user's event that no engine batch carries (the RFQ lifecycle: a quote received, an RFQ
-   * expired), recorded with a delivery per subscribed endpoint of that user and world once the
-   * change it tells of has committed.
+   * expired; a finished data export), recorded with a delivery per subscribed endpoint of that user
+   * and world once the change it tells of has committed. Returns the event id, or null when no
+   * endpoint wants it.
    */
-  publishUserEvent(env: Environment, userId: string, type: string, data: unknown): void {
+  publishUserEvent(env: Environment, userId: string, type: string, data: unknown): string | null {
     const targets = this.core
       .endpointsFor(env)
       .filter((ep) => ep.user_id === userId && subscribed(ep, type));
-    if (targets.length > 0) this.core.enqueue(env, type, data, targets);
+    return this.core.enqueue(env, type, data, targets);
   }
 
   /** The engine transaction's part (see {@link Spooler}): the batch's webhook events, or null. */

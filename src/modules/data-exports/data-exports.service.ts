@@ -1,0 +1,307 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Clock } from '../../common/clock/clock.js';
+import type { Environment } from '../../common/environment.js';
+import {
+  DomainError,
+  validationFailed,
+  type FieldError,
+} from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { MARKET_ID } from '../../common/ids/id-patterns.js';
+import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
+import { instant } from '../../common/validation/instant.js';
+import { ConfigService } from '../../config/config.service.js';
+import { LimitsService } from '../limits/limits.service.js';
+import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
+import { MarketLookup } from '../worlds/world-markets.service.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { ExportRow } from './data-exports.repository.js';
+import { DATASET_DEFS, DATASETS, type ExportScope } from './datasets.js';
+import {
+  MAX_WINDOW_DAYS,
+  type CreateDataExportDto,
+  type DataExportDto,
+  type DataExportEstimateDto,
+  type DatasetDto,
+} from './dto/data-export.dto.js';
+import { countRows, estimateSize } from './export-writer.js';
+import { ExportRunner } from './export-runner.service.js';
+
+/** Exports kept per user and world: the 11th removes the oldest finished one. */
+export const MAX_KEPT_EXPORTS = 10;
+const EXPORT_ID = /^dex_[a-z0-9]{1,40}$/;
+const DAY_MS = 86_400_000;
+
+/** A finished export's file, for the download. */
+export interface ExportFile {
+  id: string;
+  path: string;
+  format: ExportRow['format'];
+  size: number;
+  sha256: string;
+}
+
+/**
+ * Historical data exports of one user in one world: created (counted, checked and charged)
+ * here, built by the {@link ExportRunner}, kept 10 per user and world, read back and deleted.
+ */
+@Injectable()
+export class DataExportsService implements OnModuleInit {
+  private readonly markets: Record<Environment, MarketLookup>;
+
+  constructor(
+    worlds: WorldDatabases,
+    private readonly runner: ExportRunner,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly config: ConfigService,
+    private readonly limits: LimitsService,
+    private readonly paperRecords: PaperWorldRecords,
+  ) {
+    this.markets = worlds.perWorld((db) => new MarketLookup(db));
+  }
+
+  /** A sandbox reset deletes the user's paper exports and their files (a running one is stopped). */
+  onModuleInit(): void {
+    this.paperRecords.register('exports', async (userId) => {
+      const repo = this.runner.parts.repos.test;
+      let n = 0;
+      for (const row of repo.ofUser(userId)) {
+        if (repo.delete(row.id)) n++;
+        await this.runner.cancel(row.id);
+        this.runner.parts.files.remove('test', row.id, row.format);
+      }
+      return n;
+    });
+  }
+
+  datasets(): DatasetDto[] {
+    return DATASETS.map((d) => ({
+      dataset: d,
+      description: DATASET_DEFS[d].description,
+      fields: DATASET_DEFS[d].fields.map((f) => f.name),
+      own: DATASET_DEFS[d].own,
+    }));
+  }
+
+  async estimate(
+    world: Environment,
+    c: Credential,
+    body: CreateDataExportDto,
+  ): Promise<DataExportEstimateDto> {
+    const scope = this.scope(world, c, body);
+    const reader = this.runner.parts.readers[world];
+    const hi = reader.lastRowid(scope.def);
+    const count = await countRows(reader, scope, hi);
+    return { record_count: count, size_bytes: estimateSize(reader, scope, body.format, hi, count) };
+  }
+
+  async create(
+    world: Environment,
+    c: Credential,
+    body: CreateDataExportDto,
+  ): Promise<DataExportDto> {
+    const scope = this.scope(world, c, body);
+    const repo = this.runner.parts.repos[world];
+    const reader = this.runner.parts.readers[world];
+    const max = this.config.values.exportMaxRows;
+    this.assertRoom(world, c.userId);
+    const hi = reader.lastRowid(scope.def);
+    const count = await countRows(reader, scope, hi, max);
+    if (count > max) {
+      throw new DomainError(
+        'EXPORT_TOO_LARGE',
+        `The export would hold more than ${max} rows (EXPORT_MAX_ROWS): narrow the window or market_ids`,
+        { rows: count, max_rows: max },
+      );
+    }
+    await this.limits.chargeExportRows(c, count);
+    const row: ExportRow = {
+      id: this.ids.next('dex'),
+      user_id: c.userId,
+      dataset: body.dataset,
+      format: body.format,
+      start: scope.start,
+      end: scope.end,
+      market_ids: scope.marketIds === null ? null : JSON.stringify(scope.marketIds),
+      status: 'QUEUED',
+      last_rowid: hi,
+      counted_rows: count,
+      record_count: null,
+      size_bytes: null,
+      sha256: null,
+      error: null,
+      created_at: this.clock.nowDate().toISOString(),
+      ready_at: null,
+      expires_at: null,
+    };
+    const evicted = repo.transaction(() => {
+      let gone: ExportRow | undefined;
+      if (repo.count(c.userId) >= MAX_KEPT_EXPORTS) {
+        gone = repo.oldestFinished(c.userId);
+        if (gone === undefined) throw limitReached();
+        repo.delete(gone.id);
+      }
+      repo.insert(row);
+      return gone;
+    });
+    if (evicted !== undefined) this.runner.parts.files.remove(world, evicted.id, evicted.format);
+    this.runner.schedule();
+    // The job as created (QUEUED), whether or not a slot started it already.
+    return view(world, row);
+  }
+
+  list(world: Environment, userId: string, q: PageQueryDto): Page<DataExportDto> {
+    this.runner.sweep();
+    return paginate({
+      list: `data-exports:${world}`,
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => this.runner.parts.repos[world].page(userId, after?.[0] ?? '', take),
+      keyOf: (row) => [row.id],
+      map: (row) => view(world, row),
+    });
+  }
+
+  get(world: Environment, userId: string, id: string): DataExportDto {
+    this.runner.sweep();
+    return view(world, this.owned(world, userId, id));
+  }
+
+  /** The READY export's file; 409 EXPORT_NOT_READY before, 410 EXPORT_EXPIRED after. */
+  file(world: Environment, userId: string, id: string): ExportFile {
+    this.runner.sweep();
+    const row = this.owned(world, userId, id);
+    if (row.status === 'EXPIRED') {
+      throw new DomainError(
+        'EXPORT_EXPIRED',
+        `Export ${id} expired at ${row.expires_at}: create it again`,
+        {
+          export_id: id,
+          expired_at: row.expires_at,
+        },
+      );
+    }
+    const files = this.runner.parts.files;
+    const size = row.status === 'READY' ? files.size(world, id, row.format) : null;
+    if (row.status !== 'READY' || size === null || row.sha256 === null) {
+      throw new DomainError('EXPORT_NOT_READY', `Export ${id} is ${row.status}, not READY`, {
+        export_id: id,
+        status: row.status,
+      });
+    }
+    return {
+      id,
+      path: files.path(world, id, row.format),
+      format: row.format,
+      size,
+      sha256: row.sha256,
+    };
+  }
+
+  /** Deletes the export and its file; a running one is stopped and its partial file removed. */
+  async remove(world: Environment, userId: string, id: string): Promise<void> {
+    const row = this.owned(world, userId, id);
+    this.runner.parts.repos[world].delete(row.id);
+    await this.runner.cancel(row.id);
+    this.runner.parts.files.remove(world, row.id, row.format);
+    this.runner.schedule();
+  }
+
+  private owned(world: Environment, userId: string, id: string): ExportRow {
+    const row = EXPORT_ID.test(id) ? this.runner.parts.repos[world].get(id) : undefined;
+    if (row === undefined || row.user_id !== userId) {
+      throw new DomainError('NOT_FOUND', `No export ${id}`, { export_id: id });
+    }
+    return row;
+  }
+
+  /** 10 kept: the 11th needs a finished one to replace. */
+  private assertRoom(world: Environment, userId: string): void {
+    const repo = this.runner.parts.repos[world];
+    if (repo.count(userId) >= MAX_KEPT_EXPORTS && repo.oldestFinished(userId) === undefined) {
+      throw limitReached();
+    }
+  }
+
+  /** The body checked against the world: the window and the markets. */
+  private scope(world: Environment, c: Credential, body: CreateDataExportDto): ExportScope {
+    const def = DATASET_DEFS[body.dataset];
+    const errors: FieldError[] = [];
+    const time = (v: string, field: string): string | undefined => {
+      try {
+        return instant(v, field);
+      } catch {
+        errors.push({
+          field,
+          message: `${field} must be an ISO 8601 date, or date-time with Z or an offset`,
+        });
+        return undefined;
+      }
+    };
+    const start = time(body.start, 'start');
+    const end = time(body.end, 'end');
+    if (start !== undefined && end !== undefined) {
+      const span = Date.parse(end) - Date.parse(start);
+      if (span <= 0) errors.push({ field: 'end', message: 'end must be after start' });
+      else if (span > MAX_WINDOW_DAYS * DAY_MS) {
+        errors.push({
+          field: 'end',
+          message: `the window may cover at most ${MAX_WINDOW_DAYS} days`,
+        });
+      }
+    }
+    let marketIds: string[] | null = null;
+    if (body.market_ids !== undefined) {
+      if (def.market === undefined) {
+        errors.push({
+          field: 'market_ids',
+          message: `${body.dataset} has no markets to narrow by`,
+        });
+      } else {
+        marketIds = body.market_ids;
+        const known = this.markets[world].known(marketIds.filter((m) => MARKET_ID.test(m)));
+        const seen = new Set<string>();
+        marketIds.forEach((m, i) => {
+          if (seen.has(m))
+            errors.push({ field: `market_ids[${i}]`, message: `${m} is named twice` });
+          else if (!known.has(m))
+            errors.push({ field: `market_ids[${i}]`, message: `no market ${m} in this world` });
+          seen.add(m);
+        });
+      }
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+    return { def, userId: c.userId, start: start!, end: end!, marketIds };
+  }
+}
+
+function limitReached(): DomainError {
+  return new DomainError(
+    'EXPORT_LIMIT_REACHED',
+    `You keep ${MAX_KEPT_EXPORTS} exports in this world and none has finished: wait for one or delete one`,
+    { limit: MAX_KEPT_EXPORTS },
+  );
+}
+
+function view(world: Environment, r: ExportRow): DataExportDto {
+  return {
+    id: r.id,
+    dataset: r.dataset,
+    format: r.format,
+    start: r.start,
+    end: r.end,
+    market_ids: r.market_ids === null ? null : (JSON.parse(r.market_ids) as string[]),
+    status: r.status,
+    record_count: r.record_count,
+    size_bytes: r.size_bytes,
+    sha256: r.sha256,
+    created_at: r.created_at,
+    ready_at: r.ready_at,
+    expires_at: r.expires_at,
+    error: r.error,
+    environment: world,
+  };
+}

@@ -1,0 +1,284 @@
+import type { Database, Statement } from 'better-sqlite3';
+import { csvCell } from '../../common/csv/csv-cell.js';
+
+export const DATASETS = [
+  'TRADES',
+  'MARKETS',
+  'INDEX_POINTS',
+  'CRYPTO_PRICES',
+  'ORDERS',
+  'FILLS',
+  'LEDGER',
+] as const;
+export type Dataset = (typeof DATASETS)[number];
+export const EXPORT_FORMATS = ['CSV', 'JSONL'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+interface Field {
+  name: string;
+  /** The SQL expression of the value (`@user` is the caller, for the own datasets). */
+  sql: string;
+  /** A 0/1 column written as a boolean (JSONL) or true/false (CSV). */
+  bool?: boolean;
+}
+
+export interface DatasetDef {
+  dataset: Dataset;
+  description: string;
+  /** The caller's own rows (ORDERS, FILLS, LEDGER) rather than the world's public data. */
+  own: boolean;
+  table: string;
+  /** The column the [start, end) window applies to (ISO-8601 text). */
+  time: string;
+  /** The column market_ids narrows, when the dataset has markets. */
+  market?: string;
+  /** Which rows are the caller's (own datasets). */
+  owner?: string;
+  fields: Field[];
+}
+
+const f = (name: string, sql = name): Field => ({ name, sql });
+
+/**
+ * The one description of each dataset: its fields, the window's column, how market_ids and the
+ * owner narrow it. The count and the row reader below are built from it, so what `estimate`
+ * counts is what the job writes.
+ */
+export const DATASET_DEFS: Record<Dataset, DatasetDef> = {
+  TRADES: {
+    dataset: 'TRADES',
+    description: "Every trade of the world's markets (no account disclosed); window on created_at.",
+    own: false,
+    table: 'trades',
+    time: 'created_at',
+    market: 'market_id',
+    fields: [
+      f('id'),
+      f('market_id'),
+      f('price'),
+      f('quantity'),
+      f('taker_side', "CASE taker_book_side WHEN 'BID' THEN 'YES' ELSE 'NO' END"),
+      f('created_at'),
+    ],
+  },
+  MARKETS: {
+    dataset: 'MARKETS',
+    description: "The world's markets as they are when read; window on created_at.",
+    own: false,
+    table: 'markets',
+    time: 'created_at',
+    market: 'id',
+    fields: [
+      f('id'),
+      f('slug'),
+      f('title'),
+      f('category'),
+      f('status'),
+      f('outcome'),
+      f('close_time'),
+      f('reference_price'),
+      f('last_price'),
+      f('volume'),
+      f('created_at'),
+      f('updated_at'),
+    ],
+  },
+  INDEX_POINTS: {
+    dataset: 'INDEX_POINTS',
+    description:
+      'Sampled points of the market indices (value in hundredths of a cent); window on time.',
+    own: false,
+    table: 'index_points',
+    time: 'time',
+    fields: [f('index', 'slug'), f('time'), f('value_hundredths'), f('market_count')],
+  },
+  CRYPTO_PRICES: {
+    dataset: 'CRYPTO_PRICES',
+    description: 'Candles of the crypto reference prices (1m, 1h, 1d; cents); window on bucket.',
+    own: false,
+    table: 'crypto_candles',
+    time: 'bucket',
+    fields: [
+      f('symbol'),
+      f('interval'),
+      f('bucket'),
+      f('open_cents'),
+      f('high_cents'),
+      f('low_cents'),
+      f('close_cents'),
+    ],
+  },
+  ORDERS: {
+    dataset: 'ORDERS',
+    description: 'Your orders in this world, as they are when read; window on created_at.',
+    own: true,
+    table: 'orders',
+    time: 'created_at',
+    market: 'market_id',
+    owner: 'user_id = @user',
+    fields: [
+      f('id'),
+      f('client_order_id'),
+      f('market_id'),
+      f('action'),
+      f('side'),
+      f('type'),
+      f('price'),
+      f('quantity'),
+      f('filled_quantity'),
+      f('filled_cost_cents', 'fill_cost'),
+      f('status'),
+      f('time_in_force'),
+      { name: 'post_only', sql: 'post_only', bool: true },
+      f('created_at'),
+      f('updated_at'),
+    ],
+  },
+  FILLS: {
+    dataset: 'FILLS',
+    description:
+      'Your fills (trades you were maker or taker of) in this world; window on created_at.',
+    own: true,
+    table: 'trades',
+    time: 'created_at',
+    market: 'market_id',
+    owner: '(maker_user_id = @user OR taker_user_id = @user)',
+    fields: [
+      f('id'),
+      f('market_id'),
+      f('order_id', 'CASE WHEN taker_user_id = @user THEN taker_order_id ELSE maker_order_id END'),
+      f('liquidity', "CASE WHEN taker_user_id = @user THEN 'TAKER' ELSE 'MAKER' END"),
+      f('yes_price', 'price'),
+      f('quantity'),
+      f('created_at'),
+    ],
+  },
+  LEDGER: {
+    dataset: 'LEDGER',
+    description: 'Your ledger (wallet transactions) in this world; window on created_at.',
+    own: true,
+    table: 'ledger',
+    time: 'created_at',
+    owner: 'user_id = @user',
+    fields: [
+      f('id'),
+      f('type'),
+      f('amount_cents'),
+      f('balance_after_cents'),
+      f('reference_id'),
+      f('created_at'),
+    ],
+  },
+};
+
+/** What one export reads: the dataset, the window, the owner and the snapshot bound. */
+export interface ExportScope {
+  def: DatasetDef;
+  userId: string;
+  start: string;
+  end: string;
+  marketIds: string[] | null;
+}
+
+type Cell = string | number | bigint | null;
+type Params = Record<string, string | number>;
+
+/**
+ * Rows are read by rowid ranges (NOT INDEXED: an index on market_id or user_id would make SQLite
+ * sort each page's candidates again, a whole scan per page): storage order, which for these append-only tables is insertion
+ * order, and a range needs no sort. Counting walks the same ranges a span at a time, so neither
+ * counting a million rows nor writing them holds the event loop for long.
+ */
+export class DatasetReader {
+  private readonly cache = new Map<string, Statement>();
+
+  constructor(private readonly db: Database) {}
+
+  /** The table's largest rowid now: the snapshot bound of a new export. */
+  lastRowid(def: DatasetDef): number {
+    const r = this.db.prepare(`SELECT max(rowid) AS m FROM ${def.table}`).get() as {
+      m: number | null;
+    };
+    return r.m ?? 0;
+  }
+
+  /** Rows of the scope with rowid in (lo, hi]. */
+  countRange(s: ExportScope, lo: number, hi: number): number {
+    const stmt = this.stmt(
+      'count',
+      s,
+      () => `SELECT COUNT(*) AS n FROM ${s.def.table} NOT INDEXED WHERE ${where(s)}`,
+    );
+    return (stmt.get(params(s, lo, hi)) as { n: number }).n;
+  }
+
+  /** Up to `limit` rows after rowid `lo` through `hi`, each [rowid, ...fields]. */
+  page(s: ExportScope, lo: number, hi: number, limit: number): Cell[][] {
+    const stmt = this.stmt('page', s, () => {
+      const cols = s.def.fields.map((x) => x.sql).join(', ');
+      return `SELECT rowid, ${cols} FROM ${s.def.table} NOT INDEXED WHERE ${where(s)} ORDER BY rowid LIMIT @limit`;
+    });
+    return stmt.raw(true).all({ ...params(s, lo, hi), limit }) as Cell[][];
+  }
+
+  private stmt(kind: string, s: ExportScope, sql: () => string): Statement {
+    const key = `${kind}:${s.def.dataset}:${s.marketIds === null ? 0 : 1}`;
+    let st = this.cache.get(key);
+    if (st === undefined) {
+      st = this.db.prepare(sql());
+      this.cache.set(key, st);
+    }
+    return st;
+  }
+}
+
+function where(s: ExportScope): string {
+  const parts = ['rowid > @lo', 'rowid <= @hi', `${s.def.time} >= @start`, `${s.def.time} < @end`];
+  if (s.def.owner !== undefined) parts.push(s.def.owner);
+  if (s.marketIds !== null && s.def.market !== undefined) {
+    parts.push(`${s.def.market} IN (SELECT value FROM json_each(@markets))`);
+  }
+  return parts.join(' AND ');
+}
+
+function params(s: ExportScope, lo: number, hi: number): Params {
+  const p: Params = { lo, hi, start: s.start, end: s.end };
+  if (s.def.owner !== undefined || s.def.fields.some((x) => x.sql.includes('@user'))) {
+    p.user = s.userId;
+  }
+  if (s.marketIds !== null && s.def.market !== undefined) p.markets = JSON.stringify(s.marketIds);
+  return p;
+}
+
+/** The header line of a CSV export (JSONL has none). */
+export function headerOf(def: DatasetDef, format: ExportFormat): string {
+  return format === 'CSV' ? def.fields.map((x) => x.name).join(',') + '\n' : '';
+}
+
+/** Rows as read by {@link DatasetReader.page} (rowid first), formatted: one line each. */
+export function formatRows(def: DatasetDef, format: ExportFormat, rows: Cell[][]): string {
+  const fields = def.fields;
+  let out = '';
+  for (const row of rows) {
+    if (format === 'CSV') {
+      const cells: string[] = new Array<string>(fields.length);
+      for (let i = 0; i < fields.length; i++) {
+        const v = row[i + 1];
+        cells[i] = fields[i].bool === true ? (v === 1 ? 'true' : 'false') : csvCell(plain(v));
+      }
+      out += cells.join(',') + '\n';
+    } else {
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < fields.length; i++) {
+        const v = row[i + 1];
+        o[fields[i].name] = fields[i].bool === true ? v === 1 : plain(v);
+      }
+      out += JSON.stringify(o) + '\n';
+    }
+  }
+  return out;
+}
+
+function plain(v: Cell): string | number | null {
+  return typeof v === 'bigint' ? Number(v) : v;
+}

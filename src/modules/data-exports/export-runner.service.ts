@@ -1,0 +1,227 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { Clock } from '../../common/clock/clock.js';
+import type { Environment } from '../../common/environment.js';
+import { ConfigService } from '../../config/config.service.js';
+import { NotificationsService } from '../notifications/notifications.service.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import { DataExportsRepository, type ExportRow } from './data-exports.repository.js';
+import { DATASET_DEFS, DatasetReader, type ExportScope } from './datasets.js';
+import { ExportFileStore } from './export-file-store.js';
+import { ExportCancelled, writeRows } from './export-writer.js';
+
+/** Jobs one user may have RUNNING at once (both worlds together); more wait QUEUED. */
+export const MAX_RUNNING_PER_USER = 2;
+/** A READY export is kept this long on the service clock, then EXPIRED and its file deleted. */
+export const EXPORT_TTL_MS = 7 * 24 * 3600 * 1000;
+
+const WORLDS: readonly Environment[] = ['live', 'test'];
+
+interface Running {
+  world: Environment;
+  userId: string;
+  cancelled: boolean;
+  done: Promise<void>;
+}
+
+/** The export jobs' per-world parts: their rows, readers of the world's data and files. */
+export interface ExportWorlds {
+  repos: Record<Environment, DataExportsRepository>;
+  readers: Record<Environment, DatasetReader>;
+  files: ExportFileStore;
+}
+
+/**
+ * Runs export jobs off the request path. The jobs' state is in each world's database; this holds
+ * only what runs now. At most {@link MAX_RUNNING_PER_USER} per user run at once, the others
+ * start in creation order as slots free. At boot, jobs a crash cut short are re-queued (their
+ * partial files deleted): each exports the rows of its snapshot bound, so the re-run writes the
+ * same rows. A finished job becomes READY with its figures in one update, notifies EXPORT_READY
+ * and sends the data_export.ready webhook. READY exports expire after {@link EXPORT_TTL_MS} on
+ * the service clock (a sweep every EXPORT_SWEEP_MS, and every read of the list sweeps first).
+ */
+@Injectable()
+export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('ExportRunner');
+  readonly parts: ExportWorlds;
+  private readonly running = new Map<string, Running>();
+  private stopped = false;
+  private sweepTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    worlds: WorldDatabases,
+    private readonly config: ConfigService,
+    private readonly clock: Clock,
+    private readonly notifications: NotificationsService,
+    private readonly outbox: WebhookOutbox,
+  ) {
+    this.parts = {
+      repos: worlds.perWorld((db) => new DataExportsRepository(db)),
+      readers: worlds.perWorld((db) => new DatasetReader(db)),
+      files: new ExportFileStore(config.values.dataDir),
+    };
+  }
+
+  onApplicationBootstrap(): void {
+    for (const world of WORLDS) {
+      const requeued = this.parts.repos[world].requeueRunning();
+      const partials = this.parts.files.removePartials(world);
+      if (requeued + partials > 0) {
+        this.log.warn(
+          `${world}: ${requeued} export(s) cut short re-queued, ${partials} partial file(s) removed`,
+        );
+      }
+    }
+    this.sweep();
+    this.schedule();
+    this.sweepTimer = setInterval(() => this.sweep(), this.config.values.exportSweepMs);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Stops the running jobs before the databases close (they stay RUNNING in the database and are
+   * re-queued at the next boot).
+   */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
+    for (const r of this.running.values()) r.cancelled = true;
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** Starts queued jobs, oldest first over both worlds, while their users have a free slot. */
+  schedule(): void {
+    if (this.stopped) return;
+    const queued = WORLDS.flatMap((world) =>
+      this.parts.repos[world].queued(1000).map((row) => ({ world, row })),
+    ).sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
+    for (const { world, row } of queued) {
+      if (this.runningFor(row.user_id) >= MAX_RUNNING_PER_USER) continue;
+      if (!this.parts.repos[world].start(row.id)) continue;
+      const entry: Running = {
+        world,
+        userId: row.user_id,
+        cancelled: false,
+        done: Promise.resolve(),
+      };
+      this.running.set(row.id, entry);
+      entry.done = this.run(world, { ...row, status: 'RUNNING' }, entry);
+    }
+  }
+
+  /** Stops a running job (DELETE, reset): its partial file is removed; false when not running here. */
+  async cancel(id: string): Promise<void> {
+    const r = this.running.get(id);
+    if (r === undefined) return;
+    r.cancelled = true;
+    await r.done;
+  }
+
+  isRunning(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  /** READY exports past their expiry become EXPIRED and lose their file. */
+  sweep(): void {
+    const now = this.clock.nowDate().toISOString();
+    for (const world of WORLDS) {
+      const repo = this.parts.repos[world];
+      for (const row of repo.due(now)) {
+        if (repo.expire(row.id)) this.parts.files.remove(world, row.id, row.format);
+      }
+    }
+  }
+
+  private runningFor(userId: string): number {
+    let n = 0;
+    for (const r of this.running.values()) if (r.userId === userId) n++;
+    return n;
+  }
+
+  private async run(world: Environment, row: ExportRow, entry: Running): Promise<void> {
+    const { repos, readers, files } = this.parts;
+    const scope: ExportScope = {
+      def: DATASET_DEFS[row.dataset],
+      userId: row.user_id,
+      start: row.start,
+      end: row.end,
+      marketIds: row.market_ids === null ? null : (JSON.parse(row.market_ids) as string[]),
+    };
+    try {
+      // Off the request that queued it.
+      await new Promise((r) => setImmediate(r));
+      const written = await writeRows(
+        readers[world],
+        scope,
+        row.format,
+        row.last_rowid,
+        files.partPath(world, row.id, row.format),
+        this.config.values.exportBatchRows,
+        () => entry.cancelled,
+      );
+      if (entry.cancelled) throw new ExportCancelled();
+      await files.complete(world, row.id, row.format);
+      const readyAt = this.clock.now();
+      const marked = repos[world].ready(row.id, {
+        record_count: written.records,
+        size_bytes: written.bytes,
+        sha256: written.sha256,
+        ready_at: new Date(readyAt).toISOString(),
+        expires_at: new Date(readyAt + EXPORT_TTL_MS).toISOString(),
+      });
+      if (!marked) {
+        // Deleted (or reset) while it ran: nothing may keep its file.
+        files.remove(world, row.id, row.format);
+      } else {
+        this.announce(world, repos[world].get(row.id)!);
+      }
+    } catch (err) {
+      await files.removePart(world, row.id, row.format).catch(() => undefined);
+      if (!(err instanceof ExportCancelled) && !this.stopped) {
+        this.log.error(
+          `export ${row.id} (${world}) failed: ${err instanceof Error ? err.stack : String(err)}`,
+        );
+        repos[world].failed(row.id, err instanceof Error ? err.message : String(err));
+      }
+    } finally {
+      this.running.delete(row.id);
+      this.schedule();
+    }
+  }
+
+  /** EXPORT_READY in the export's world, and the data_export.ready webhook. */
+  private announce(world: Environment, row: ExportRow): void {
+    const data = {
+      export_id: row.id,
+      dataset: row.dataset,
+      format: row.format,
+      record_count: row.record_count,
+      size_bytes: row.size_bytes,
+      sha256: row.sha256,
+      expires_at: row.expires_at,
+    };
+    try {
+      this.notifications.notify({
+        userId: row.user_id,
+        environment: world,
+        type: 'EXPORT_READY',
+        title: `Your ${row.dataset} export is ready`,
+        body: `${row.record_count} records (${row.format}), downloadable until ${row.expires_at}.`,
+        data,
+      });
+      this.outbox.publishUserEvent(world, row.user_id, 'data_export.ready', {
+        ...data,
+        status: row.status,
+        ready_at: row.ready_at,
+      });
+    } catch (err) {
+      // The export is READY either way; a lost notice is logged, not a failed export.
+      this.log.error(`export ${row.id}: notice failed: ${String(err)}`);
+    }
+  }
+}

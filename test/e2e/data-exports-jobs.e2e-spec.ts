@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { expectContractError, type Running } from '../support/harness.js';
+import { startOrdersApp, TRADABLE, trader, type Trader } from '../support/orders.js';
+import {
+  download,
+  EXPORT_SCOPES,
+  exportsClient,
+  seedTrades,
+  type Json,
+} from '../support/exports.js';
+
+/**
+ * The job rules, with slow jobs: 20,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
+ * one event-loop turn each), so a job runs long enough to be seen QUEUED and RUNNING.
+ */
+describe('data exports: jobs', () => {
+  let svc: Running;
+  let ex: ReturnType<typeof exportsClient>;
+  let a: Trader;
+  let b: Trader;
+  const [m1, m2] = TRADABLE;
+  const big = {
+    dataset: 'TRADES',
+    format: 'CSV',
+    market_ids: [m1.id],
+    start: '2026-11-22T11:00:00Z',
+    end: '2026-11-22T11:00:01Z',
+  };
+  const small = { ...big, market_ids: [m2.id] };
+  const files = (id: string) =>
+    readdirSync(join(svc.dataDir, 'exports', 'paper')).filter((f) => f.startsWith(id));
+  const statuses = async (t: Trader): Promise<Map<string, string>> => {
+    const res = await ex.list(t, '?limit=100');
+    return new Map(res.body.data.map((e: Json) => [e.id as string, e.status as string]));
+  };
+  const clear = async (t: Trader) => {
+    for (const id of (await statuses(t)).keys()) expect((await ex.remove(t, id)).status).toBe(204);
+  };
+
+  beforeAll(async () => {
+    svc = await startOrdersApp({ env: { EXPORT_BATCH_ROWS: '10' } });
+    ex = exportsClient(svc);
+    a = await trader(svc, 'a@jobs.test', { scopes: EXPORT_SCOPES });
+    b = await trader(svc, 'b@jobs.test', { scopes: EXPORT_SCOPES });
+    seedTrades(svc.dataDir, 20_000, m1.id);
+    seedTrades(svc.dataDir, 20, m2.id, { prefix: 'fil_small' });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('runs at most 2 per user, the rest QUEUED and started in creation order; another user is not held up', async () => {
+    const jobs: string[] = [];
+    for (let i = 0; i < 4; i++) jobs.push((await ex.created(a, big)).id);
+    const other = (await ex.created(b, big)).id;
+    let s = await statuses(a);
+    expect(jobs.map((id) => s.get(id))).toEqual(['RUNNING', 'RUNNING', 'QUEUED', 'QUEUED']);
+    expect((await ex.get(b, other)).body.status).toBe('RUNNING');
+    const queued = await download(svc, a, jobs[2]);
+    expect(queued.status).toBe(409);
+    expect(JSON.parse(queued.body.toString()).error).toMatchObject({
+      code: 'EXPORT_NOT_READY',
+      details: { status: 'QUEUED' },
+    });
+    expect((await download(svc, a, jobs[0])).status).toBe(409);
+    const deadline = Date.now() + 60_000;
+    do {
+      s = await statuses(a);
+      const st = jobs.map((id) => s.get(id));
+      expect(st.filter((x) => x === 'RUNNING').length).toBeLessThanOrEqual(2);
+      // A later job never starts before an earlier one.
+      for (let i = 1; i < 4; i++) {
+        if (st[i] !== 'QUEUED') expect(st[i - 1]).not.toBe('QUEUED');
+      }
+      expect(st.every((x) => x !== 'FAILED')).toBe(true);
+      await new Promise((r) => setTimeout(r, 10));
+    } while (jobs.some((id) => s.get(id) !== 'READY') && Date.now() < deadline);
+    for (const id of jobs) {
+      expect((await ex.get(a, id)).body).toMatchObject({ status: 'READY', record_count: 20_000 });
+    }
+    await clear(a);
+    await clear(b);
+  });
+
+  it('DELETE stops a RUNNING export and removes its partial file; the next queued one starts', async () => {
+    const [j1, j2, j3] = [
+      (await ex.created(a, big)).id,
+      (await ex.created(a, big)).id,
+      (await ex.created(a, big)).id,
+    ];
+    // Wait until j1 has written part of its file.
+    const deadline = Date.now() + 10_000;
+    while (files(j1).length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(files(j1)).toEqual([`${j1}.csv.part`]);
+    expect((await ex.remove(a, j1)).status).toBe(204);
+    expect(files(j1)).toEqual([]);
+    expectContractError(await ex.get(a, j1), 404, 'NOT_FOUND');
+    expectContractError(await ex.remove(a, j1), 404, 'NOT_FOUND');
+    const s = await statuses(a);
+    expect([s.get(j2), s.get(j3)]).toEqual(['RUNNING', 'RUNNING']);
+    await clear(a);
+    expect(readdirSync(join(svc.dataDir, 'exports', 'paper'))).toEqual([]);
+  });
+
+  it('keeps 10 per user: with none finished the 11th is 422 EXPORT_LIMIT_REACHED', async () => {
+    for (let i = 0; i < 10; i++) await ex.created(a, big);
+    const res = await ex.create(a, big);
+    const err = expectContractError(res, 422, 'EXPORT_LIMIT_REACHED');
+    expect(err.details.limit).toBe(10);
+    expect((await statuses(a)).size).toBe(10);
+    await clear(a);
+  });
+
+  it('keeps 10 per user: the 11th removes the oldest finished export with its file', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push((await ex.until(a, (await ex.created(a, small)).id)).id);
+    expect(files(ids[0])).toEqual([`${ids[0]}.csv`]);
+    const eleventh = (await ex.created(a, small)).id;
+    expectContractError(await ex.get(a, ids[0]), 404, 'NOT_FOUND');
+    expect(files(ids[0])).toEqual([]);
+    const kept = [...(await statuses(a)).keys()];
+    expect(kept).toEqual([...ids.slice(1), eleventh]);
+    await ex.until(a, eleventh);
+    await clear(a);
+  });
+});
