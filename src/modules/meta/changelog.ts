@@ -9,6 +9,47 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-demo-web-app',
+    date: '2026-11-29',
+    title: 'A demo web app at /app',
+    kind: 'ADDED',
+    description:
+      "A demo web app is served at /app: sign in with email and password (the session mints one test key for the browser tab, kept in sessionStorage and reused while valid; never a live key), markets with prices moving live over the WebSocket, a market page with the live order book, recent trades and a price chart, an order ticket (LIMIT and MARKET, YES and NO, BUY and SELL), open orders you can amend and cancel, positions, wallet and transactions, the sandbox controls (reset, fund, move the price, resolve), watchlists and comments (rendered as text). It reconnects the WebSocket after a drop and re-fetches what it shows, shows API errors in their message, and fits a phone screen. It is built by npm run build into dist/app (Vite), served from the service under a Content-Security-Policy of 'self' only; /app paths that are not files serve the page (deep links), a missing asset is 404, and without a build /app is 404 while the API runs on. CORS: a request whose Origin is the origin it was sent to (scheme and Host) is same-origin and served as a first party's; other origins are refused as before with 403 CORS_ORIGIN_REJECTED.",
+  },
+  {
+    id: '2026-11-29-webhook-workbench',
+    date: '2026-11-29',
+    title: 'Webhook workbench: simulated failures, sample events, the attempt log',
+    kind: 'ADDED',
+    description:
+      "Webhook workbench, for test endpoints. `POST /webhooks/{id}/simulate-failures {count (1..1000), mode: HTTP_500|TIMEOUT|CONNECTION_REFUSED}` makes the endpoint's next `count` attempts fail without a request being sent. Retries, dead letters, health, automatic suspension and replay then behave as they would with a real failing receiver. A second call replaces the pending count and mode. `GET` shows what is pending, `DELETE` clears it, and a restart keeps it. A live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT. `POST /webhooks/{id}/test` takes an optional `{type}` and sends a realistic sample of any event type (webhook.test by default); samples other than webhook.test go to test endpoints only. The OpenAPI document now describes every event body under `webhooks`. `GET /webhooks/{id}/deliveries/{delivery_id}` returns the delivery with its `attempt_log`. Each attempt shows the request as sent (headers including the signature, never a secret, and the body), the response status, the first 4 KiB of the response body, the duration, an outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, CONNECTION_REFUSED, CONNECTION_ERROR, BLOCKED), whether it was simulated, and the error. Webhook endpoints now carry `previous_secret_expires_at`, the end of the rotation grace window (null when none is running). The delivery worker now reads up to 4 KiB of each answer, within the same timeout, for the log.",
+  },
+  {
+    id: '2026-11-29-sandbox-scenarios',
+    date: '2026-11-29',
+    title:
+      'Sandbox scenarios: force rejections, partial fills, delays, 429s, 503s and dropped sockets',
+    kind: 'ADDED',
+    description:
+      "Sandbox scenario injection: `POST /sandbox/scenarios` (with `GET`, `GET /{id}` and `DELETE /{id}`, tag Sandbox, test keys only) makes the next `times` (1..1000) paper-world requests of an operation, optionally only those about a market or whose `client_order_id` starts with a prefix, answer as a failing exchange would: REJECT with any error code the operation documents, PARTIAL_FILL (the order fills that much against the book and the rest is cancelled with the new `cancel_reason` `SCENARIO`), DELAY, RATE_LIMIT (429 with Retry-After), UNAVAILABLE (503 with Retry-After) or DISCONNECT (the key's WebSocket connections close with 1012). Shaped answers carry `Svc-Scenario`; the live world is never shaped; scenarios survive restarts and a sandbox reset clears them. Every operation in the OpenAPI document now lists its error codes in `x-error-codes`. An answer 429 is no longer stored under an Idempotency-Key, so a retry after Retry-After runs again.",
+  },
+  {
+    id: '2026-11-29-rfq',
+    date: '2026-11-29',
+    title: 'Request for quote: binding two-way quotes that trade atomically off the book',
+    kind: 'ADDED',
+    description:
+      'Request for quote (RFQ): `POST /rfq` asks approved responders for a two-way price on a quantity without revealing direction; responders (scope `rfq:respond` and an approved account, else 403 `RFQ_RESPONDER_NOT_APPROVED`) list OPEN RFQs with `GET /rfq/open` (no requester identity) and answer with binding quotes `POST /rfq/{id}/quotes {bid?, ask?, expires_in_seconds?}` whose larger side\'s collateral is reserved until the quote ends (a new quote replaces the previous one; `DELETE /rfq/quotes/{id}` withdraws it); the requester accepts one with `POST /rfq/quotes/{id}/accept {action, side}` (Idempotency-Key honoured), which trades the whole quantity atomically off the book: both parties get a FILLED order of `type: "RFQ"` with `rfq_id`, one trade of `source: "RFQ"` prints on `trades:<market_id>`, the resting book is untouched. `GET /rfq`, `GET /rfq/{id}`, `DELETE /rfq/{id}`, `GET /rfq/{id}/quotes`; at most 100 OPEN RFQs per user (422 `RFQ_LIMIT_REACHED`); new codes `RFQ_LIMIT_REACHED`, `SELF_QUOTE`, `QUOTE_SIDE_NOT_OFFERED` (422), `QUOTE_NOT_OPEN`, `RFQ_NOT_OPEN` (409). RFQs and quotes expire on the service clock; in the paper world a house responder quotes every RFQ within a second around the reference (`RFQ_HOUSE_SPREAD_CENTS`, default 4). New private realtime channel `rfq`, webhooks `rfq.quote_received`, `rfq.quote_accepted`, `rfq.expired`, notifications `RFQ_QUOTE_RECEIVED`, `RFQ_QUOTE_ACCEPTED`; a sandbox reset cancels your paper RFQs and quotes. Request for quote, engine side: accepting a quote is one atomic engine command that fills an order for each party (`type: "RFQ"`, with `rfq_id`) and books one trade between them off the book, with the same netting and money conservation as a book trade and in the same transaction as the RFQ\'s own rows; an OPEN quote\'s collateral is reserved (counted in `reserved_cents`) and survives a restart. Additive fields: `rfq_id` on orders (null on book orders) and `source` (`BOOK` or `RFQ`) on `GET /markets/{id}/trades` and the `trades:<market_id>` channel.',
+  },
+  {
+    id: '2026-11-29-data-exports',
+    date: '2026-11-29',
+    title: 'Historical data exports, with an export-row quota in GET /usage',
+    kind: 'ADDED',
+    description:
+      'Historical data exports (scope `data:read`): `GET /data/datasets` lists TRADES, MARKETS, INDEX_POINTS and CRYPTO_PRICES (public data of the key\'s world) and ORDERS, FILLS and LEDGER (your own); `POST /data/exports {dataset, start, end, market_ids?, format: CSV|JSONL}` queues a job (202) that streams the rows existing at creation to a file under DATA_DIR/exports in constant memory, at most 2 running per user, 10 kept per user and world (the 11th replaces the oldest finished one, or is 422 EXPORT_LIMIT_REACHED when none has finished), READY with record_count, size_bytes and sha256, then EXPIRED with its file deleted 7 days later on the service clock; `POST /data/exports/estimate` counts without writing; `GET /data/exports` and `/data/exports/{id}`; `GET /data/exports/{id}/download` serves the file with gzip on request, one byte Range (206, 416 RANGE_NOT_SATISFIABLE) and the sha256 as ETag (409 EXPORT_NOT_READY, 410 EXPORT_EXPIRED); `DELETE /data/exports/{id}` stops a running job and removes its file. Over EXPORT_MAX_ROWS is 422 EXPORT_TOO_LARGE; a crash mid-export re-queues the job at the next boot and never leaves a short READY file. A finished export notifies EXPORT_READY and sends the new webhook event `data_export.ready`. With metering on, exported rows (counted at creation) are charged to a monthly export-row quota per tier (FREE 1,000,000, PRO 50,000,000, ENTERPRISE 1,000,000,000), shown by `GET /usage` as `exports: {rows_month, rows_month_limit}`, past it 429 QUOTA_EXCEEDED (details.period "month"). A sandbox reset deletes your paper exports (`cleared.exports`). New settings EXPORT_BATCH_ROWS and EXPORT_SWEEP_MS.',
+  },
+  {
     id: '2026-11-29-creating-markets-and-csv-safety',
     date: '2026-11-29',
     title: 'Creating markets; formula-safe CSV exports',
