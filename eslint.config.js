@@ -30,5 +30,8 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js'], languageOptions: { globals: { ...globals.node } } },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } } },
+  // Pages the service serves as they are (the Explorer's script): browser globals, no Node.
+  { files: ['public/**/*.js'], languageOptions: { sourceType: 'script', globals: { ...globals.browser } } },
   prettier,
 );

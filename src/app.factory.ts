@@ -14,6 +14,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AccessPipeline } from './modules/access/access.pipeline.js';
 import { applyCors } from './modules/access/cors.js';
+import { registerExplorer } from './modules/explorer/explorer.static.js';
 import { IdempotencyService } from './modules/access/idempotency.service.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
@@ -216,6 +217,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
     registerLegacyOpenApi(fastify);
     registerRealtimePath(fastify);
+    registerExplorer(fastify, config);
 
     pipeline.access = app.get(AccessPipeline, { strict: false });
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });

@@ -37,7 +37,19 @@ function carriesCredential(req: FastifyRequest): boolean {
 }
 
 /**
- * CORS as CONTRACT.md fixes it. First-party origins get credentials allowed, their origin echoed
+ * A request whose Origin is the origin it was sent to (its scheme and Host) is not cross-origin
+ * (CONTRACT.md "Browser pages"): the service's own pages (/explorer, /app) post with their
+ * credentials. Host comes from the request itself, so this grants nothing a page on another
+ * origin could use: a browser sends that page's origin, which differs from the API's Host.
+ */
+export function isSameOrigin(req: FastifyRequest, origin: string): boolean {
+  const host = req.headers.host;
+  if (host === undefined || host === '') return false;
+  return origin.toLowerCase() === `${req.protocol}://${host}`.toLowerCase();
+}
+
+/**
+ * CORS as CONTRACT.md fixes it. The request's own origin and first-party origins get credentials allowed, their origin echoed
  * and the limit headers exposed. Any other origin may make uncredentialed requests only: a
  * credentialed one is refused with 403 CORS_ORIGIN_REJECTED, and its preflights get no allow
  * headers. Returns true when the request was answered here (a preflight).
@@ -50,7 +62,7 @@ export function applyCors(
   const origin = req.headers.origin;
   if (origin === undefined) return false;
   reply.header('Vary', 'Origin');
-  const trusted = firstParty.has(origin);
+  const trusted = firstParty.has(origin) || isSameOrigin(req, origin);
   const preflight =
     req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
   if (preflight) {
