@@ -86,6 +86,63 @@
     return req;
   }
 
+  // swagger-ui resolves an OpenAPI 3.1 document through ApiDOM, which rebuilds the whole document
+  // (about 2 MB) for every subtree it resolves: half a minute on load on a busy machine, and more
+  // on each operation opened. The served document's only references are local
+  // (#/components/...), so the page resolves them itself, marking each as swagger-ui's resolver
+  // does ($$ref); a reference met again inside itself is left as it is.
+  function pointer(root, ref) {
+    var parts = ref.slice(2).split('/');
+    var node = root;
+    for (var i = 0; i < parts.length && node !== undefined && node !== null; i++) {
+      node = node[parts[i].replace(/~1/g, '/').replace(/~0/g, '~')];
+    }
+    return node;
+  }
+
+  function dereference(root, value, stack, errors) {
+    if (Array.isArray(value)) {
+      return value.map(function (v) {
+        return dereference(root, v, stack, errors);
+      });
+    }
+    if (value === null || typeof value !== 'object') return value;
+    var ref = value.$ref;
+    if (typeof ref === 'string' && ref.indexOf('#/') === 0 && stack.indexOf(ref) < 0) {
+      var target = pointer(root, ref);
+      if (target === undefined) {
+        errors.push(new Error('Could not resolve reference ' + ref));
+        return value;
+      }
+      var resolved = dereference(root, target, stack.concat(ref), errors);
+      var out = Object.assign({}, resolved);
+      Object.keys(value).forEach(function (k) {
+        if (k !== '$ref') out[k] = dereference(root, value[k], stack, errors);
+      });
+      out.$$ref = ref;
+      return out;
+    }
+    var copy = {};
+    Object.keys(value).forEach(function (k) {
+      copy[k] = dereference(root, value[k], stack, errors);
+    });
+    return copy;
+  }
+
+  function LocalReferences() {
+    return {
+      fn: {
+        resolveSubtree: function (spec, path) {
+          var errors = [];
+          var subtree = path.reduce(function (node, key) {
+            return node === undefined || node === null ? undefined : node[key];
+          }, spec);
+          return Promise.resolve({ spec: dereference(spec, subtree, [], errors), errors: errors });
+        },
+      },
+    };
+  }
+
   // This origin comes first, so try-it calls the service that serves the page; the document's
   // own servers (staging) stay listed after it.
   function withThisOrigin(spec) {
@@ -111,8 +168,11 @@
       validatorUrl: null,
       withCredentials: false,
       requestInterceptor: interceptRequest,
+      // The request shown is the one built before the interceptor: a refused one (thrown before
+      // it is sent) has no mutated request, which swagger-ui cannot render.
+      showMutatedRequest: false,
       presets: [window.SwaggerUIBundle.presets.apis],
-      plugins: [TestKeysOnly],
+      plugins: [TestKeysOnly, LocalReferences],
       layout: 'BaseLayout',
     });
   }
