@@ -186,7 +186,7 @@ function describeHeadersAndShared(op: Obj, method: string): void {
     ensure('413', 'Request body too large, or more than 2,000 JSON values (PAYLOAD_TOO_LARGE)');
     ensure(
       '415',
-      'Unsupported Content-Type: the API takes application/json (UNSUPPORTED_MEDIA_TYPE)',
+      'Unsupported Content-Type: the API takes application/json (UNSUPPORTED_MEDIA_TYPE; details.accepted_media_types and the Accept header name it)',
     );
   }
   if (mutation && authed) {
@@ -256,6 +256,11 @@ function describeHeadersAndShared(op: Obj, method: string): void {
         'string',
         true,
       );
+    }
+    // A 415 for the media type names the one taken (a Content-Encoding one names Accept-Encoding).
+    if (status === '415') {
+      h['Accept'] = header('The media type the API takes: application/json');
+      h['Accept-Encoding'] = header('On a compressed body: the one coding taken, identity');
     }
     // Every 429 says when to retry; a 503 does while shutting down (not from a failed readiness).
     if (status === '429' || status === '503') {

@@ -80,7 +80,17 @@ export class OrderDto {
   @ApiProperty({
     type: 'string',
     nullable: true,
-    enum: ['USER', 'CANCEL_ALL', 'CANCEL_ON_DISCONNECT', 'MARKET_RESOLVED', 'ACCOUNT_RESET'],
+    enum: [
+      'USER',
+      'CANCEL_ALL',
+      'CANCEL_ON_DISCONNECT',
+      'MARKET_RESOLVED',
+      'ACCOUNT_RESET',
+      'FOK_UNFILLABLE',
+      'IOC_REMAINDER',
+    ],
+    description:
+      'Why the order ended: for CANCELLED who cancelled it; for EXPIRED, FOK_UNFILLABLE (a FOK whose whole quantity was not available: nothing traded) or IOC_REMAINDER (what an IOC or MARKET order could not fill at once, dropped). null while the order is open or once FILLED (and on orders that expired before these reasons were recorded).',
   })
   cancel_reason: string | null;
 
