@@ -1,6 +1,7 @@
 // What an integrator meets first (issue 21): answers that say what is wrong and what to send.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
+import { WsClient } from '../support/ws.js';
 import {
   as,
   getOrder,
@@ -122,5 +123,33 @@ describe('first contact: errors that name the way forward', () => {
     expect(order.properties.cancel_reason.enum).toEqual(
       expect.arrayContaining(['FOK_UNFILLABLE', 'IOC_REMAINDER']),
     );
+  });
+
+  it('a realtime positions message carries the REST fields of GET /positions/cursor, and keeps its own', async () => {
+    const w = await trader(svc, 'positions-fields@first-contact.test', {
+      scopes: ['orders:read', 'orders:write', 'markets:read', 'wallet:read', 'websocket'],
+    });
+    const m = TRADABLE[2];
+    const c = await WsClient.authed(svc.baseUrl, { api_key: w.key });
+    expect((await c.subscribe(['positions'])).type).toBe('subscribed');
+    const from = c.mark();
+    await place(svc, w, market(m, 'BUY', 'YES', 7));
+    const msg = await c.waitFor(
+      (x) => x.type === 'event' && x.channel === 'positions' && x.data.market_id === m.id,
+      3000,
+      from,
+    );
+    const rest = (await as(w, `${svc.api}/positions/cursor`)).body.data.find(
+      (p: { market_id: string }) => p.market_id === m.id,
+    );
+    expect(rest).toMatchObject({ side: 'YES', quantity: 7 });
+    expect(msg.data).toEqual({
+      ...rest,
+      yes: 7,
+      no: 0,
+      yes_cost_cents: rest.cost_basis_cents,
+      no_cost_cents: 0,
+    });
+    await c.close();
   });
 });
