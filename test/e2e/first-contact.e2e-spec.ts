@@ -152,4 +152,47 @@ describe('first contact: errors that name the way forward', () => {
     });
     await c.close();
   });
+
+  it('a batch leg error has the error schema; quote levels state their fields as required', async () => {
+    const doc = (await http(`${svc.api}/openapi.json`)).body;
+    const schemas = doc.components.schemas;
+    const legError = schemas.BatchLegResultDto.properties.error;
+    const ref = legError.$ref ?? legError.allOf?.[0]?.$ref;
+    expect(ref).toBe('#/components/schemas/ErrorDetailDto');
+    expect(schemas.ErrorDetailDto.required).toEqual(
+      expect.arrayContaining(['code', 'message', 'status', 'request_id', 'details']),
+    );
+    const levels = schemas.QuoteDto.properties.levels.items;
+    expect(levels.required).toEqual(['price', 'quantity']);
+    // A leg on an unknown market answers as POST /orders would, in that schema.
+    const m = TRADABLE[3];
+    const res = await as(t, `${svc.api}/orders/batch`, {
+      method: 'POST',
+      json: {
+        orders: [
+          limit(m, 'BUY', 'YES', 2, 1),
+          { ...limit(m, 'BUY', 'YES', 2, 1), market_id: 'mkt_00000000000000000000' },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    const [ok, bad] = res.body.results;
+    expect(ok.status).toBe(201);
+    expect(bad.status).toBe(404);
+    expect(Object.keys(bad.error).sort()).toEqual([
+      'code',
+      'details',
+      'message',
+      'request_id',
+      'status',
+    ]);
+    expect(bad.error).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    const quote = await as(t, `${svc.api}/orders/quote`, {
+      method: 'POST',
+      json: market(m, 'BUY', 'YES', 3),
+    });
+    expect(quote.status).toBe(200);
+    for (const level of quote.body.levels)
+      expect(Object.keys(level).sort()).toEqual(['price', 'quantity']);
+  });
 });

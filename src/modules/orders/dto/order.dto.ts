@@ -4,6 +4,7 @@ import { instantMessage } from '../../../common/validation/instant.js';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
 import { OptionalField } from '../../../common/validation/fields.js';
+import { ErrorDetailDto } from '../../../common/api/error-response.dto.js';
 
 export class FillDto {
   @ApiProperty({ example: 'fil_01jd3x000000000000abcd' })
@@ -169,11 +170,11 @@ export class BatchLegResultDto {
   order?: OrderDto;
 
   @ApiPropertyOptional({
-    description: 'The error body of a failed leg',
-    type: 'object',
-    additionalProperties: true,
+    description:
+      "A failed leg's error, as the `error` object a POST /orders with that leg would have answered (code, message, status, request_id, details)",
+    type: ErrorDetailDto,
   })
-  error?: Record<string, unknown>;
+  error?: ErrorDetailDto;
 }
 
 export class BatchResultDto {
@@ -215,6 +216,8 @@ export class QuoteDto {
     items: {
       type: 'object',
       properties: { price: { type: 'integer' }, quantity: { type: 'integer' } },
+      required: ['price', 'quantity'],
+      additionalProperties: false,
     },
     description: 'Levels walked: own-side price and quantity taken at each',
   })
