@@ -14,6 +14,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AccessPipeline } from './modules/access/access.pipeline.js';
 import { applyCors } from './modules/access/cors.js';
+import { registerExplorer } from './modules/explorer/explorer.static.js';
 import { IdempotencyService } from './modules/access/idempotency.service.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
@@ -221,6 +222,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     registerLegacyOpenApi(fastify);
     registerRealtimePath(fastify);
     registerWebApp(fastify, log);
+    registerExplorer(fastify, config);
 
     pipeline.access = app.get(AccessPipeline, { strict: false });
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });

@@ -12,6 +12,7 @@ import type {
   BookSide,
   CancelReason,
   Clock,
+  ExpireReason,
   Failure,
   IdGenerator,
   MarketStatus,
@@ -350,15 +351,22 @@ export abstract class EngineCore {
   }
 
   /** Ends a taker's life without resting it (IOC / MARKET remainder, unfillable FOK). */
-  protected expire(order: BookOrder, events: EngineEvent[], now: number): void {
+  protected expire(
+    order: BookOrder,
+    events: EngineEvent[],
+    now: number,
+    reason: ExpireReason,
+  ): void {
     const dropped = order.remaining;
     order.status = 'EXPIRED';
+    order.cancelReason = reason;
     order.updatedAt = now;
     this.retire(order);
     events.push({
       type: 'order.expired',
       orderId: order.id,
       accountId: order.accountId,
+      reason,
       filledQuantity: order.filledQuantity,
       expiredQuantity: dropped,
       updatedAt: now,

@@ -7,6 +7,7 @@ import type {
   BalanceReason,
   BookSide,
   CancelReason,
+  ExpireReason,
   MarketStatus,
   OrderSnapshot,
   OrderStatus,
@@ -84,6 +85,7 @@ export interface OrderExpiredEvent {
   readonly type: 'order.expired';
   readonly orderId: string;
   readonly accountId: string;
+  readonly reason: ExpireReason;
   readonly filledQuantity: number;
   readonly expiredQuantity: number;
   readonly updatedAt: number;

@@ -144,12 +144,12 @@ export class MatchingEngine extends EngineRfq {
       if (order.remaining === 0) this.retire(order);
       else this.cancelTaker(order, 'SCENARIO', events, now);
     } else if (tif === 'FOK' && book.fillable(bookSide, limit, qty) < qty) {
-      this.expire(order, events, now);
+      this.expire(order, events, now, 'FOK_UNFILLABLE');
     } else {
       this.match(market, order, events, now);
       if (order.remaining === 0) this.retire(order);
       else if (tif === 'GTC') this.rest(market, order, events);
-      else this.expire(order, events, now);
+      else this.expire(order, events, now, 'IOC_REMAINDER');
     }
     this.flushDirty();
     // A snapshot is immutable, so an order that simply rested can share the accepted one.

@@ -8,6 +8,7 @@ import type {
   Action,
   BookSide,
   CancelReason,
+  ExpireReason,
   OrderSnapshot,
   OrderStatus,
   OrderType,
@@ -55,7 +56,8 @@ export class BookOrder {
   /** Sum of own-terms fill price x quantity. */
   fillCost = 0;
   status: OrderStatus = 'OPEN';
-  cancelReason: CancelReason | null = null;
+  /** Why it ended CANCELLED or EXPIRED; null while open and once filled. */
+  cancelReason: CancelReason | ExpireReason | null = null;
   updatedAt = 0;
   /** Level FIFO links. */
   prev: BookOrder | null = null;

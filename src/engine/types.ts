@@ -36,6 +36,11 @@ export type CancelReason =
   | 'ACCOUNT_RESET'
   | 'REQUOTE'
   | 'SCENARIO';
+/**
+ * Why a taker ended EXPIRED: a FOK whose whole quantity was not available (nothing traded), or
+ * the part an IOC or MARKET order could not fill at once (dropped, never rested).
+ */
+export type ExpireReason = 'FOK_UNFILLABLE' | 'IOC_REMAINDER';
 /** Why a balance moved. */
 export type BalanceReason = 'TRADE' | 'DEPOSIT' | 'WITHDRAWAL' | 'SETTLEMENT' | 'RESET';
 
@@ -172,7 +177,7 @@ export interface OrderSnapshot {
   readonly status: OrderStatus;
   readonly timeInForce: TimeInForce;
   readonly postOnly: boolean;
-  readonly cancelReason: CancelReason | null;
+  readonly cancelReason: CancelReason | ExpireReason | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Engine-wide increasing number; FIFO order inside a price level. */

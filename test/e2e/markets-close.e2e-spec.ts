@@ -84,7 +84,8 @@ describe('markets close at their close_time', () => {
       422,
       'MARKET_NOT_OPEN',
     );
-    expect(amend.details).toEqual({ market_id: first.id });
+    expect(amend.details).toEqual({ market_id: first.id, status: 'CLOSED' });
+    expect(amend.message).toContain('CLOSED');
     const cancelled = await as(t, `${svc.api}/orders/${resting.id}`, { method: 'DELETE' });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.status).toBe('CANCELLED');

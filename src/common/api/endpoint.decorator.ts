@@ -43,7 +43,7 @@ export interface EndpointOptions {
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON), or malformed HTTP (BAD_REQUEST: e.g. a missing or invalid Host header, a bad Transfer-Encoding); the connection closes after a BAD_REQUEST',
   401: 'Missing, unknown, revoked or expired credential; bad or missing signature',
-  403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, ...)',
+  403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, LIVE_KEY_EXPLORER: a live key on a request marked Svc-Client: api-explorer, ...)',
   404: 'No such resource (NOT_FOUND)',
   409: 'Conflict with the current state',
   410: 'Operation past its sunset date (SUNSET)',
@@ -60,7 +60,7 @@ const ERROR_TEXT: Record<number, string> = {
 
 /** The 403 of a public operation: it takes no credential, but refuses one from a foreign origin. */
 export const CORS_REFUSAL =
-  'CORS_ORIGIN_REJECTED: a request carrying X-API-Key, Authorization or a cookie from an Origin that is not first-party';
+  'CORS_ORIGIN_REJECTED: a request carrying X-API-Key, Authorization or a cookie from an Origin that is not first-party; LIVE_KEY_EXPLORER: a live key on a request marked Svc-Client: api-explorer';
 
 /**
  * The one decorator every route carries: it states the operation's summary, who may call it, its
@@ -151,7 +151,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
       s === 403 && opts.auth === 'public'
         ? CORS_REFUSAL
         : s === 403 && sessionWrites
-          ? 'Credential not allowed here (INSUFFICIENT_SCOPE, EMAIL_NOT_VERIFIED: a session of a user whose email is not verified, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, ...)'
+          ? 'Credential not allowed here (INSUFFICIENT_SCOPE, EMAIL_NOT_VERIFIED: a session of a user whose email is not verified, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, LIVE_KEY_EXPLORER: a live key on a request marked Svc-Client: api-explorer, ...)'
           : (ERROR_TEXT[s] ?? 'Error');
     const own = [
       ...(opts.codes?.[s] ?? []),

@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   TEST_KEY_LIVE_ENDPOINT: 403,
   SANDBOX_DISABLED: 403,
   LIVE_KEY_SANDBOX_ENDPOINT: 403,
+  /** A live key on a request the API Explorer marked (Svc-Client: api-explorer). */
+  LIVE_KEY_EXPLORER: 403,
   CORS_ORIGIN_REJECTED: 403,
   WRITE_SCOPES_NOT_ACKNOWLEDGED: 422,
   EMAIL_NOT_VERIFIED: 403,

@@ -47,7 +47,7 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is larger than allowed'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [
     'UNSUPPORTED_MEDIA_TYPE',
-    'Unsupported Content-Type: send application/json',
+    'Unsupported Content-Type: send the body as JSON with Content-Type: application/json',
   ],
   FST_ERR_CTP_EMPTY_JSON_BODY: [
     'MALFORMED_JSON',
@@ -58,8 +58,20 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
     'BAD_REQUEST',
     'Content-Length does not match the body sent',
   ],
-  FST_ERR_CTP_INVALID_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type header is not valid'],
+  FST_ERR_CTP_INVALID_TYPE: [
+    'UNSUPPORTED_MEDIA_TYPE',
+    'Content-Type header is not valid: send Content-Type: application/json',
+  ],
 };
+
+/**
+ * What a 415 for the body's media type tells the client: the one type taken, in the body and in
+ * Accept (RFC 9110 15.5.16: Accept in a 415 names the media types that would have been taken).
+ */
+export const JSON_ONLY = {
+  details: { accepted_media_types: ['application/json'] },
+  headers: { Accept: 'application/json' },
+} as const;
 
 function body(
   code: string,
@@ -99,6 +111,17 @@ export function mapError(err: unknown, requestId: string): MappedError {
   if (err instanceof HttpException) {
     const status = err.getStatus();
     const code = GENERIC_BY_STATUS[status];
+    // Fastify's refusal of a body media type reaches here as an HttpException (415).
+    if (status === 415) {
+      return {
+        status,
+        body: body(code!, FASTIFY_CODES.FST_ERR_CTP_INVALID_MEDIA_TYPE[1], status, requestId, {
+          ...JSON_ONLY.details,
+        }),
+        headers: { ...JSON_ONLY.headers },
+        unexpected: false,
+      };
+    }
     if (code !== undefined) {
       const message = status === 404 ? 'No such route' : safeMessage(err.message, status);
       return {
@@ -125,10 +148,11 @@ export function mapError(err: unknown, requestId: string): MappedError {
   if (typeof fe.code === 'string' && Object.hasOwn(FASTIFY_CODES, fe.code)) {
     const [code, message] = FASTIFY_CODES[fe.code];
     const status = statusOf(code);
+    const mediaType = code === 'UNSUPPORTED_MEDIA_TYPE';
     return {
       status,
-      body: body(code, message, status, requestId, {}),
-      headers: {},
+      body: body(code, message, status, requestId, mediaType ? { ...JSON_ONLY.details } : {}),
+      headers: mediaType ? { ...JSON_ONLY.headers } : {},
       unexpected: false,
     };
   }

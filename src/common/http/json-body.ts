@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import { DomainError, validationFailed } from '../errors/domain-error.js';
+import { JSON_ONLY } from '../errors/error-mapper.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -120,7 +121,9 @@ export function unreadableBody(headers: IncomingHttpHeaders): DomainError | null
   if (charset !== undefined && !/^(?:utf-?8|us-ascii)$/i.test(charset)) {
     return new DomainError(
       'UNSUPPORTED_MEDIA_TYPE',
-      `charset ${charset.slice(0, 40)} is not supported: send JSON in UTF-8`,
+      `charset ${charset.slice(0, 40)} is not supported: send JSON in UTF-8 (Content-Type: application/json)`,
+      { ...JSON_ONLY.details },
+      { ...JSON_ONLY.headers },
     );
   }
   const te = headers['transfer-encoding'];

@@ -58,6 +58,7 @@ export class AccessPipeline {
   ) {}
 
   async authenticate(req: FastifyRequest, meta: RouteMeta): Promise<void> {
+    refuseLiveKeyFromExplorer(req);
     if (meta.auth === 'public') return;
     const credential = await this.credential(req, meta);
     if (credential === null) {
@@ -274,6 +275,26 @@ export class AccessPipeline {
     const at = new Date(now).toISOString();
     key.lastUsedAt = at; // the cached entity: the next request sees it without a read
     void this.keys.repo.update({ id: key.id }, { lastUsedAt: at }).catch(() => undefined);
+  }
+}
+
+/** The header the API Explorer marks its requests with (CONTRACT.md "Browser pages"). */
+export const EXPLORER_CLIENT = { header: 'svc-client', value: 'api-explorer' } as const;
+
+/**
+ * The Explorer offers the paper engine only: a request it marks that carries a live key is
+ * refused before the key is looked up, on every route (public ones too), so a live key typed into
+ * the page is never used for anything, whichever way it got past the page's own check.
+ */
+function refuseLiveKeyFromExplorer(req: FastifyRequest): void {
+  const client = header(req, EXPLORER_CLIENT.header);
+  if (client === undefined || client.trim().toLowerCase() !== EXPLORER_CLIENT.value) return;
+  const key = header(req, 'x-api-key');
+  if (key !== undefined && key.trim().startsWith('svc_live_')) {
+    throw new DomainError(
+      'LIVE_KEY_EXPLORER',
+      'The API Explorer takes test keys (svc_test_...) only: live keys cannot be used from it',
+    );
   }
 }
 

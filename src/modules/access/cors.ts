@@ -39,19 +39,20 @@ function carriesCredential(req: FastifyRequest): boolean {
 }
 
 /**
- * A request whose Origin is the origin it was sent to (its scheme and Host) is not cross-origin:
- * the service's own pages (/app) send Origin on their POSTs, and are served like a first party.
+ * A request whose Origin is the origin it was sent to (its scheme and Host) is not cross-origin
+ * (CONTRACT.md "Browser pages"): the service's own pages (/explorer, /app) post with their
+ * credentials. Host comes from the request itself, so this grants nothing a page on another
+ * origin could use: a browser sends that page's origin, which differs from the API's Host.
  */
-export function isSameOrigin(
-  req: Pick<FastifyRequest, 'protocol' | 'headers'>,
-  origin: string,
-): boolean {
+export function isSameOrigin(req: FastifyRequest, origin: string): boolean {
   const host = req.headers.host;
-  return host !== undefined && origin === `${req.protocol}://${host}`.toLowerCase();
+  if (host === undefined || host === '') return false;
+  return origin.toLowerCase() === `${req.protocol}://${host}`.toLowerCase();
 }
 
 /**
- * CORS as CONTRACT.md fixes it. First-party origins get credentials allowed, their origin echoed
+ * CORS as CONTRACT.md fixes it. The request's own origin and first-party origins get credentials
+ * allowed, their origin echoed
  * and the limit headers exposed. Any other origin may make uncredentialed requests only: a
  * credentialed one is refused with 403 CORS_ORIGIN_REJECTED, and its preflights get no allow
  * headers. Returns true when the request was answered here (a preflight).

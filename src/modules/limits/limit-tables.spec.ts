@@ -32,6 +32,15 @@ describe('per-IP path categories (CONTRACT.md Access details)', () => {
     ['/api/v1/health', 'general'],
     ['/api/v1/authority', 'general'],
     ['/openapi.json', 'general'],
+    ['/explorer', 'app-shell'],
+    ['/explorer/', 'app-shell'],
+    ['/explorer/ui/swagger-ui-bundle.js', 'app-shell'],
+    ['/explorer/*', 'app-shell'],
+    ['/app', 'app-shell'],
+    ['/app/markets/mkt_1?tab=book', 'app-shell'],
+    ['/app/*', 'app-shell'],
+    ['/apple', 'general'],
+    ['/explorers', 'general'],
   ])('%s -> %s', (path, category) => {
     expect(ipCategoryOf(path)).toBe(category);
   });

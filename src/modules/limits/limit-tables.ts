@@ -50,7 +50,8 @@ export const IP_WINDOW_SECONDS = 60;
 
 /**
  * CONTRACT.md's mapping from the path after /api/v1 to a category; the first match wins, so
- * market comments come before markets. Paths outside /api/v1 are `general`.
+ * market comments come before markets. Paths outside /api/v1 are `general`, but for the browser
+ * pages (/explorer, /app), which are app-shell.
  */
 export const IP_CATEGORY_RULES: [RegExp, IpCategory][] = [
   [/^\/(auth|api-keys|security|developer-terms)(\/|$)/, 'auth'],
@@ -67,8 +68,12 @@ export const IP_CATEGORY_RULES: [RegExp, IpCategory][] = [
 
 const PREFIX = '/api/v1';
 
+/** The browser pages the service serves outside /api/v1 (CONTRACT.md "Browser pages"). */
+const APP_SHELL_PAGES = /^\/(explorer|app)(\/|$)/;
+
 export function ipCategoryOf(url: string): IpCategory {
   const path = url.split('?')[0];
+  if (APP_SHELL_PAGES.test(path)) return 'app-shell';
   if (!path.startsWith(PREFIX + '/') && path !== PREFIX) return 'general';
   const rest = path.slice(PREFIX.length);
   for (const [re, cat] of IP_CATEGORY_RULES) if (re.test(rest)) return cat;

@@ -28,7 +28,11 @@ const DESCRIPTION = `HTTP API of the paper-trading sandbox exchange.
 * Money is integer cents; prices of binary contracts are integer cents 1..99.
 * Every response carries \`Svc-API-Version: v1\` and \`X-Request-Id\`.
 * Deprecated operations answer with \`Deprecation\` (@unix seconds), \`Sunset\` (when scheduled) and
-  \`Link: <successor>; rel="successor-version"\`; past the sunset they answer 410 SUNSET.`;
+  \`Link: <successor>; rel="successor-version"\`; past the sunset they answer 410 SUNSET.
+* The interactive API Explorer is served at \`/explorer\` on staging (never in production): it renders
+  this document, sends its try-it calls to the origin serving it (or to the staging server listed),
+  and takes test keys (\`svc_test_...\`) only. It marks its requests with \`Svc-Client: api-explorer\`;
+  such a request carrying a live key is refused with 403 LIVE_KEY_EXPLORER.`;
 
 /**
  * Generates the OpenAPI 3.1 document from the controllers' decorators, then derives the security
@@ -45,7 +49,8 @@ export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj
       type: 'apiKey',
       in: 'header',
       name: 'X-API-Key',
-      description: 'An API key: svc_live_... (live engine) or svc_test_... (paper engine)',
+      description:
+        'An API key: svc_live_... (live engine) or svc_test_... (paper engine). A request marked Svc-Client: api-explorer (the API Explorer at /explorer) takes test keys only: with a live key it is refused with 403 LIVE_KEY_EXPLORER.',
     })
     .addSecurity('BearerAuth', {
       type: 'http',
@@ -192,7 +197,7 @@ function describeHeadersAndShared(op: Obj, method: string): void {
     ensure('413', 'Request body too large, or more than 2,000 JSON values (PAYLOAD_TOO_LARGE)');
     ensure(
       '415',
-      'Unsupported Content-Type: the API takes application/json (UNSUPPORTED_MEDIA_TYPE)',
+      'Unsupported Content-Type: the API takes application/json (UNSUPPORTED_MEDIA_TYPE; details.accepted_media_types and the Accept header name it)',
     );
   }
   if (mutation && authed) {
@@ -262,6 +267,11 @@ function describeHeadersAndShared(op: Obj, method: string): void {
         'string',
         true,
       );
+    }
+    // A 415 for the media type names the one taken (a Content-Encoding one names Accept-Encoding).
+    if (status === '415') {
+      h['Accept'] = header('The media type the API takes: application/json');
+      h['Accept-Encoding'] = header('On a compressed body: the one coding taken, identity');
     }
     // Every 429 says when to retry; a 503 does while shutting down (not from a failed readiness).
     if (status === '429' || status === '503') {

@@ -1,5 +1,7 @@
-import type { Failure } from '../../engine/index.js';
+import type { Failure, MarketStatus } from '../../engine/index.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+
+const MARKET_STATUSES: readonly MarketStatus[] = ['OPEN', 'HALTED', 'CLOSED', 'RESOLVED'];
 
 /** Engine result codes as API errors: the one mapping from the engine's codes to HTTP. */
 export function fromEngine(
@@ -22,10 +24,21 @@ export function fromEngine(
         },
       );
     case 'MARKET_NOT_OPEN':
-    case 'MARKET_ALREADY_RESOLVED':
-      return new DomainError('MARKET_NOT_OPEN', `The market is not open for trading`, {
-        market_id: ids.marketId ?? null,
-      });
+    case 'MARKET_ALREADY_RESOLVED': {
+      // The engine names the market's status in its message (RESOLVED for an already resolved
+      // one), so the caller learns why without another request.
+      const status =
+        f.code === 'MARKET_ALREADY_RESOLVED'
+          ? 'RESOLVED'
+          : MARKET_STATUSES.find((s) => s === f.message);
+      return new DomainError(
+        'MARKET_NOT_OPEN',
+        status === undefined
+          ? 'The market is not open for trading'
+          : `The market is ${status}, not OPEN: it takes no orders${status === 'HALTED' ? ' until it reopens' : ''}`,
+        { market_id: ids.marketId ?? null, status: status ?? null },
+      );
+    }
     case 'UNKNOWN_MARKET':
       return new DomainError('NOT_FOUND', `No market ${ids.marketId ?? ''}`.trim(), {
         market_id: ids.marketId ?? null,

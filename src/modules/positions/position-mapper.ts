@@ -15,7 +15,13 @@ export function markPrice(
 }
 
 /** A stored netted position as the API shows it, marked at `mark` (YES cents). */
-export function positionDto(row: PositionRow, mark: number | null): PositionDto {
+export function positionDto(
+  row: Pick<
+    PositionRow,
+    'market_id' | 'yes_qty' | 'no_qty' | 'yes_cost' | 'no_cost' | 'realized_pnl'
+  >,
+  mark: number | null,
+): PositionDto {
   const side = row.yes_qty > 0 ? 'YES' : row.no_qty > 0 ? 'NO' : null;
   const quantity = side === 'YES' ? row.yes_qty : side === 'NO' ? row.no_qty : 0;
   const cost = side === 'YES' ? row.yes_cost : side === 'NO' ? row.no_cost : 0;

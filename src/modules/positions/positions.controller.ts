@@ -15,7 +15,7 @@ export const WALLET_POSITIONS_LIFECYCLE: Lifecycle = {
 };
 
 const POSITIONS_TEXT =
-  'Your netted positions in the engine of your credential (test key: paper; live key or session: live), one per market, ordered by market_id. Open positions only unless include_closed=true. unrealized_pnl_cents marks the holding at mark_price: the mid of the best bid and ask when both exist, else the last trade price. Scope wallet:read (CONTRACT.md names none; positions belong to the wallet area, like their deprecated path /wallet/positions).';
+  'Your netted positions in the engine of your credential (test key: paper; live key or session: live), one per market, ordered by market_id. Open positions only unless include_closed=true. unrealized_pnl_cents marks the holding at mark_price: the mid of the best bid and ask when both exist, else the last trade price. Scope wallet:read (positions belong to the wallet area, like their deprecated path /wallet/positions).';
 
 @ApiTags('Positions')
 @Controller()

@@ -328,8 +328,28 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
           obj(
             {
               market_id: str,
-              yes: int,
-              no: int,
+              side: {
+                type: ['string', 'null'],
+                enum: ['YES', 'NO', null],
+                description: 'As GET /positions/cursor: the side held, null when flat',
+              },
+              quantity: { ...int, description: 'Contracts held on side (0 when flat)' },
+              average_price: {
+                type: ['number', 'null'],
+                description:
+                  "cost_basis_cents / quantity, in the held side's cents; null when flat",
+              },
+              cost_basis_cents: int,
+              unrealized_pnl_cents: {
+                type: ['integer', 'null'],
+                description: 'Marked at mark_price; null without one',
+              },
+              mark_price: {
+                type: ['number', 'null'],
+                description: 'YES cents: the mid of best bid and ask, else the last trade price',
+              },
+              yes: { ...int, description: 'YES contracts held (kept beside side and quantity)' },
+              no: { ...int, description: 'NO contracts held' },
               yes_cost_cents: int,
               no_cost_cents: int,
               realized_pnl_cents: int,
@@ -338,7 +358,20 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
                 'payout_cents',
               ]),
             },
-            ['market_id', 'yes', 'no', 'yes_cost_cents', 'no_cost_cents', 'realized_pnl_cents'],
+            [
+              'market_id',
+              'side',
+              'quantity',
+              'average_price',
+              'cost_basis_cents',
+              'realized_pnl_cents',
+              'unrealized_pnl_cents',
+              'mark_price',
+              'yes',
+              'no',
+              'yes_cost_cents',
+              'no_cost_cents',
+            ],
           ),
         ),
         wallet: event(

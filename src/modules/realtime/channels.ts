@@ -2,6 +2,7 @@ import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { ledgerTypeOf } from '../trading/trading.repository.js';
 import { marketPrices } from '../markets/market-summary.js';
+import { markPrice, positionDto } from '../positions/position-mapper.js';
 import type { Environment } from '../../common/environment.js';
 import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
 import { iso } from '../../common/clock/iso.js';
@@ -202,18 +203,15 @@ export function route(
         });
         break;
       case 'position.changed':
-        priv(e.accountId, 'positions', {
-          market_id: e.marketId,
-          yes: e.yes,
-          no: e.no,
-          yes_cost_cents: e.yesCost,
-          no_cost_cents: e.noCost,
-          realized_pnl_cents: e.realizedPnl,
-        });
+        priv(
+          e.accountId,
+          'positions',
+          positionMessage(engine, e.marketId, e.yes, e.no, e.yesCost, e.noCost, e.realizedPnl),
+        );
         break;
       case 'position.settled':
         priv(e.accountId, 'positions', {
-          ...flatPosition(e.marketId, e.realizedPnl),
+          ...flatPosition(engine, e.marketId, e.realizedPnl),
           settled: { outcome: e.outcome, payout_cents: e.payout },
         });
         break;
@@ -238,7 +236,7 @@ export function route(
           cancelled_orders: e.cancelledOrders,
         });
         for (const marketId of e.marketIds) {
-          priv(e.accountId, 'positions', flatPosition(marketId, 0));
+          priv(e.accountId, 'positions', flatPosition(engine, marketId, 0));
         }
         break;
       case 'market.status':
@@ -268,16 +266,38 @@ export function route(
   return out;
 }
 
+/**
+ * A positions message: the fields GET /positions/cursor shows (side, quantity, average_price,
+ * cost_basis_cents, realized_pnl_cents, unrealized_pnl_cents, mark_price, marked at the engine's
+ * current prices), and the channel's own both-sides fields it always had (yes, no,
+ * yes_cost_cents, no_cost_cents), kept for the clients that read them.
+ */
+function positionMessage(
+  engine: MatchingEngine,
+  marketId: string,
+  yes: number,
+  no: number,
+  yesCost: number,
+  noCost: number,
+  realizedPnl: number,
+): object {
+  const rest = positionDto(
+    {
+      market_id: marketId,
+      yes_qty: yes,
+      no_qty: no,
+      yes_cost: yesCost,
+      no_cost: noCost,
+      realized_pnl: realizedPnl,
+    },
+    markPrice(engine.marketSummary(marketId)),
+  );
+  return { ...rest, yes, no, yes_cost_cents: yesCost, no_cost_cents: noCost };
+}
+
 /** A positions message holding nothing (after a settlement, or a sandbox reset). */
-function flatPosition(marketId: string, realizedPnl: number): object {
-  return {
-    market_id: marketId,
-    yes: 0,
-    no: 0,
-    yes_cost_cents: 0,
-    no_cost_cents: 0,
-    realized_pnl_cents: realizedPnl,
-  };
+function flatPosition(engine: MatchingEngine, marketId: string, realizedPnl: number): object {
+  return positionMessage(engine, marketId, 0, 0, 0, 0, realizedPnl);
 }
 
 /** The ticker message of one market, from the engine's summary; undefined for no such market. */

@@ -178,12 +178,16 @@ export class SandboxControlsService {
   private openMarket(rt: EngineRuntime, marketId: string): void {
     const row = this.market(rt, marketId);
     const status = rt.engine.marketSummary(marketId)!.status;
-    if (row.status !== 'OPEN' || status !== 'OPEN') throw notOpen(marketId, row.status);
+    if (row.status !== 'OPEN' || status !== 'OPEN') {
+      const shown = row.status !== 'OPEN' ? row.status : status;
+      throw notOpen(marketId, `it is ${shown}`, shown);
+    }
   }
 }
 
-function notOpen(marketId: string, why: string): DomainError {
+function notOpen(marketId: string, why: string, status: string | null = null): DomainError {
   return new DomainError('MARKET_NOT_OPEN', `The market is not open (${why})`, {
     market_id: marketId,
+    status,
   });
 }

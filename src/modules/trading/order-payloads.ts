@@ -29,5 +29,10 @@ export function orderCancelledPayload(e: OrderCancelledEvent) {
 }
 
 export function orderExpiredPayload(e: OrderExpiredEvent) {
-  return { order_id: e.orderId, status: 'EXPIRED' as const, filled_quantity: e.filledQuantity };
+  return {
+    order_id: e.orderId,
+    status: 'EXPIRED' as const,
+    cancel_reason: e.reason,
+    filled_quantity: e.filledQuantity,
+  };
 }

@@ -343,7 +343,7 @@ export class TradingRepository {
           break;
         case 'order.expired':
           if (this.houseOrders.delete(e.orderId)) break;
-          this.s.updateFinal.run('EXPIRED', null, iso(e.updatedAt), e.orderId);
+          this.s.updateFinal.run('EXPIRED', e.reason, iso(e.updatedAt), e.orderId);
           break;
         case 'order.amended':
           this.s.updateAmend.run(

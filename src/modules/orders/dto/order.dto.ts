@@ -4,6 +4,7 @@ import { instantMessage } from '../../../common/validation/instant.js';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
 import { OptionalField } from '../../../common/validation/fields.js';
+import { ErrorDetailDto } from '../../../common/api/error-response.dto.js';
 
 export class FillDto {
   @ApiProperty({ example: 'fil_01jd3x000000000000abcd' })
@@ -97,9 +98,11 @@ export class OrderDto {
       'MARKET_RESOLVED',
       'ACCOUNT_RESET',
       'SCENARIO',
+      'FOK_UNFILLABLE',
+      'IOC_REMAINDER',
     ],
     description:
-      'Why the order was cancelled; SCENARIO: the remainder of an order a sandbox PARTIAL_FILL scenario filled in part',
+      'Why the order ended: for CANCELLED who cancelled it (SCENARIO: the remainder of an order a sandbox PARTIAL_FILL scenario filled in part); for EXPIRED, FOK_UNFILLABLE (a FOK whose whole quantity was not available: nothing traded) or IOC_REMAINDER (what an IOC or MARKET order could not fill at once, dropped). null while the order is open or once FILLED (and on orders that expired before these reasons were recorded).',
   })
   cancel_reason: string | null;
 
@@ -178,11 +181,11 @@ export class BatchLegResultDto {
   order?: OrderDto;
 
   @ApiPropertyOptional({
-    description: 'The error body of a failed leg',
-    type: 'object',
-    additionalProperties: true,
+    description:
+      "A failed leg's error, as the `error` object a POST /orders with that leg would have answered (code, message, status, request_id, details)",
+    type: ErrorDetailDto,
   })
-  error?: Record<string, unknown>;
+  error?: ErrorDetailDto;
 }
 
 export class BatchResultDto {
@@ -224,6 +227,8 @@ export class QuoteDto {
     items: {
       type: 'object',
       properties: { price: { type: 'integer' }, quantity: { type: 'integer' } },
+      required: ['price', 'quantity'],
+      additionalProperties: false,
     },
     description: 'Levels walked: own-side price and quantity taken at each',
   })
