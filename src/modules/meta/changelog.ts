@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-api-explorer',
+    date: '2026-11-29',
+    title: 'The API Explorer at /explorer (test keys only), and clearer first errors',
+    kind: 'ADDED',
+    description:
+      "The API Explorer: GET /explorer (staging only: 404 with APP_ENV=production) renders the served OpenAPI document with swagger-ui served by the service itself (no CDN), sends its try-it calls to the origin serving it (or the staging server listed), takes test keys only (a live key is refused in the page and never sent) and marks every request with Svc-Client: api-explorer; such a request carrying a live key is now refused on every route with 403 LIVE_KEY_EXPLORER, before the key is used. /explorer and /app count in the per-IP category app-shell (300 a minute). A request whose Origin equals its own scheme and Host is not cross-origin: the service's own pages send credentialed requests, while any other origin is still refused with CORS_ORIGIN_REJECTED. What an integrator meets first: 422 MARKET_NOT_OPEN names the market's status in its message and in details.status; an order that ends EXPIRED says why in cancel_reason (FOK_UNFILLABLE for a FOK that could not fill whole, IOC_REMAINDER for what an IOC or MARKET order could not fill at once), over REST, the CSV export, the realtime orders channel and the order.expired webhook (orders that expired earlier keep null); a 415 tells to send application/json in its message, in details.accepted_media_types and in an Accept header; realtime positions messages carry the fields of GET /positions/cursor (side, quantity, average_price, cost_basis_cents, unrealized_pnl_cents, mark_price) beside the ones they had; the public OpenAPI text no longer names an internal file; npm start rebuilds only when the sources changed since the last successful build, so a start on a current dist/ takes seconds.",
+  },
+  {
     id: '2026-11-29-demo-web-app',
     date: '2026-11-29',
     title: 'A demo web app at /app',
