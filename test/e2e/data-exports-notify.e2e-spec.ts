@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectContractError, type Running } from '../support/harness.js';
+import { expectContractError, http, type Running } from '../support/harness.js';
+import { OpenApiConformance } from '../support/openapi-conformance.js';
 import { as, keyFor, TRADABLE, type Trader } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { createEndpoint, hookUser, startWebhookApp } from '../support/webhooks.js';
@@ -67,6 +68,8 @@ describe('data exports: notices and metering', () => {
         expires_at: done.expires_at,
       },
     });
+    const oas = new OpenApiConformance((await http(`${svc.api}/openapi.json`)).body);
+    expect(oas.webhookProblems('data_export.ready', hook.json)).toEqual([]);
     const notes = await as(a, `${svc.api}/notifications/cursor`);
     const ready = notes.body.data.filter((n: Json) => n.type === 'EXPORT_READY');
     expect(ready).toHaveLength(1);

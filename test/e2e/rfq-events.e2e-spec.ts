@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { http, type Running } from '../support/harness.js';
+import { OpenApiConformance } from '../support/openapi-conformance.js';
 import { as, TRADABLE, trader, type Trader } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { createEndpoint, startWebhookApp, until } from '../support/webhooks.js';
@@ -34,6 +35,7 @@ describe('rfq: realtime channel, webhooks, notifications', () => {
   let respWs: WsClient;
   let respLiveWs: WsClient;
   let strangerWs: WsClient;
+  let oas: OpenApiConformance;
   const market = TRADABLE[0];
   const rfqEvents = (ws: WsClient, event: string): Json[] =>
     ws
@@ -46,6 +48,7 @@ describe('rfq: realtime channel, webhooks, notifications', () => {
   beforeAll(async () => {
     svc = await startWebhookApp();
     rfq = rfqClient(svc);
+    oas = new OpenApiConformance((await http(`${svc.api}/openapi.json`)).body);
     hooks = await Receiver.start();
     req = await trader(svc, 'req@rfq-events.test', { scopes: [...REQUESTER_SCOPES, ...HOOKS] });
     resp = await trader(svc, 'responder@sandbox.test', { scopes: [...RESPONDER_SCOPES, ...HOOKS] });
@@ -157,6 +160,10 @@ describe('rfq: realtime channel, webhooks, notifications', () => {
       data: { rfq_id: r.id, quote: { id: q2.id }, trade: { id: out.trade.id } },
     });
     expect(respHook.body).not.toContain(req.userId);
+    // Every delivery, the requester's and the responder's copies alike, matches its published schema.
+    const delivered = [...hooks.at('/req'), ...hooks.at('/resp')];
+    expect(delivered.filter((h) => h.json.type === 'rfq.quote_accepted')).toHaveLength(2);
+    for (const h of delivered) expect(oas.webhookProblems(h.json.type, h.json)).toEqual([]);
     // Notifications: the requester hears of quotes, the responder of its accepted quote.
     const reqNotes = await notifications(req);
     const received = reqNotes.filter((n) => n.type === 'RFQ_QUOTE_RECEIVED');
@@ -183,6 +190,7 @@ describe('rfq: realtime channel, webhooks, notifications', () => {
       'the rfq.expired webhook',
     );
     expect(hook!.json.data.rfq).toMatchObject({ id: r.id, status: 'EXPIRED' });
+    expect(oas.webhookProblems('rfq.expired', hook!.json)).toEqual([]);
   });
 
   it('the live world hears its own RFQs only', async () => {

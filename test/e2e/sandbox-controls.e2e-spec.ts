@@ -326,6 +326,16 @@ describe('sandbox controls', () => {
       cleared: expect.objectContaining({ notifications: notes }),
       reset_at: svc.clock.nowDate().toISOString(),
     });
+    // Every kind of paper record is counted, those of the RFQ, export and scenario modules too.
+    expect(Object.keys(res.body.cleared).sort()).toEqual([
+      'comments',
+      'exports',
+      'notifications',
+      'rfq_quotes',
+      'rfqs',
+      'scenarios',
+      'watchlists',
+    ]);
     const others = Object.entries(res.body.cleared as Record<string, number>).filter(
       ([kind]) => kind !== 'notifications',
     );

@@ -1,3 +1,4 @@
+import { DATASETS, EXPORT_FORMATS } from '../data-exports/datasets.js';
 import type { WEBHOOK_EVENT_TYPES } from './webhook-outbox.service.js';
 import { SCHEMA_VERSION } from './webhooks.core.js';
 
@@ -39,6 +40,55 @@ const progress = (status: string): Schema =>
       description: 'Average fill price in cents, in the order’s own terms; null before any fill',
     },
   });
+
+const ENVIRONMENT = { type: 'string', enum: ['live', 'test'] };
+const dateTime = (description?: string): Schema => str(description, { format: 'date-time' });
+const yesCents = (description: string): Schema => ({
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 99,
+  description,
+});
+
+/** A quote as both parties see it (rfq-views.ts quoteView): never the responder's identity. */
+const rfqQuote = (status: string): Schema =>
+  object({
+    id: str('quo_...'),
+    rfq_id: str('rfq_...'),
+    bid: yesCents('YES cents the responder buys YES at; null when it quotes an ask only'),
+    ask: yesCents('YES cents the responder sells YES at; null when it quotes a bid only'),
+    quantity: int('Contracts: the RFQ’s quantity', { minimum: 1 }),
+    status: { type: 'string', const: status },
+    expires_at: dateTime('When the quote stops binding, on the service clock'),
+    created_at: dateTime(),
+    environment: ENVIRONMENT,
+  });
+
+/** The requester's view of its RFQ (rfq-views.ts rfqView). */
+const requesterRfq = (status: string, traded: boolean): Schema =>
+  object({
+    id: str('rfq_...'),
+    market_id: str('mkt_...'),
+    quantity: int('Contracts asked for', { minimum: 1 }),
+    status: { type: 'string', const: status },
+    expires_at: dateTime(),
+    accepted_quote_id: traded ? str('quo_...: the quote that traded') : { type: 'null' },
+    trade_id: traded ? str('fil_...: the trade') : { type: 'null' },
+    created_at: dateTime(),
+    environment: ENVIRONMENT,
+  });
+
+/** The trade of an accepted quote (RfqTradeDto), in YES cents. */
+const rfqTrade = object({
+  id: str('fil_...'),
+  market_id: str('mkt_...'),
+  price: int('YES cents', { minimum: 1, maximum: 99 }),
+  no_price: int('100 - price', { minimum: 1, maximum: 99 }),
+  quantity: int('Contracts', { minimum: 1 }),
+  taker_side: { type: 'string', enum: ['YES', 'NO'], description: 'What the requester bought' },
+  source: { type: 'string', const: 'RFQ' },
+  created_at: dateTime(),
+});
 
 /** The `data` of each event type, with a sentence saying when it is sent. */
 export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string; data: Schema }> = {
@@ -115,6 +165,57 @@ export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string;
         items: { type: 'string' },
         description: 'Markets of the positions dropped',
       },
+    }),
+  },
+  'rfq.quote_received': {
+    description:
+      'A quote arrived on your RFQ (a replacement quote from the same responder is sent too, with the new quote id).',
+    data: object({ rfq_id: str('rfq_...'), market_id: str('mkt_...'), quote: rfqQuote('OPEN') }),
+  },
+  'rfq.quote_accepted': {
+    description:
+      'A quote traded. Both parties are sent it: the requester {rfq, quote, trade}, the responder {rfq_id, market_id, quote, trade}, which never names the requester.',
+    data: {
+      oneOf: [
+        {
+          ...object({
+            rfq: requesterRfq('FILLED', true),
+            quote: rfqQuote('ACCEPTED'),
+            trade: rfqTrade,
+          }),
+          title: 'Requester',
+          description: 'The requester’s copy: its RFQ, now FILLED',
+        },
+        {
+          ...object({
+            rfq_id: str('rfq_...'),
+            market_id: str('mkt_...'),
+            quote: rfqQuote('ACCEPTED'),
+            trade: rfqTrade,
+          }),
+          title: 'Responder',
+          description: 'The responder’s copy: the RFQ by id only, never who asked',
+        },
+      ],
+    },
+  },
+  'rfq.expired': {
+    description: 'Your RFQ expired unfilled; its open quotes expired with it.',
+    data: object({ rfq: requesterRfq('EXPIRED', false) }),
+  },
+  'data_export.ready': {
+    description:
+      'Your data export finished and can be downloaded (GET /data/exports/{id}/download) until expires_at.',
+    data: object({
+      export_id: str('dex_...'),
+      dataset: { type: 'string', enum: [...DATASETS] },
+      format: { type: 'string', enum: [...EXPORT_FORMATS] },
+      record_count: int('Rows written', { minimum: 0 }),
+      size_bytes: int('File size in bytes, uncompressed', { minimum: 0 }),
+      sha256: str('sha256 of the file, hex (also its ETag)', { pattern: '^[0-9a-f]{64}$' }),
+      expires_at: dateTime('ready_at + 7 days'),
+      status: { type: 'string', const: 'READY' },
+      ready_at: dateTime(),
     }),
   },
   'webhook.test': {

@@ -28,7 +28,11 @@ describe('webhook samples', () => {
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
   addFormats(ajv);
   let n = 0;
-  const context = { id: (prefix: string) => `${prefix}_sample${++n}`, endpointId: 'whe_x' };
+  const context = {
+    id: (prefix: string) => `${prefix}_sample${++n}`,
+    endpointId: 'whe_x',
+    now: Date.parse('2026-11-21T10:00:00.000Z'),
+  };
 
   it.each(WEBHOOK_EVENT_TYPES.map((t) => [t]))(
     '%s: the sample, in its envelope, validates against the published schema',
@@ -48,4 +52,30 @@ describe('webhook samples', () => {
       expect(validate({ ...event, data: {} })).toBe(false);
     },
   );
+
+  it('rfq.quote_accepted: the responder’s copy (no rfq object, so no requester) validates too; a mix of both copies does not', () => {
+    const validate = ajv.compile(closed(webhookEventSchema('rfq.quote_accepted')) as object);
+    const mine = WEBHOOK_SAMPLES['rfq.quote_accepted'](context) as {
+      rfq: { id: string; market_id: string };
+      quote: unknown;
+      trade: unknown;
+    };
+    const envelope = (data: unknown) => ({
+      id: 'evt_2',
+      type: 'rfq.quote_accepted',
+      created_at: '2026-11-21T10:00:00.000Z',
+      schema_version: '2026-05-08',
+      environment: 'test',
+      data,
+    });
+    const theirs = {
+      rfq_id: mine.rfq.id,
+      market_id: mine.rfq.market_id,
+      quote: mine.quote,
+      trade: mine.trade,
+    };
+    expect(validate(envelope(theirs)) ? [] : validate.errors).toEqual([]);
+    expect(validate(envelope({ ...theirs, rfq: mine.rfq }))).toBe(false);
+    expect(validate(envelope({ ...mine, rfq_id: mine.rfq.id }))).toBe(false);
+  });
 });

@@ -278,6 +278,7 @@ export class WebhooksService {
     const data = WEBHOOK_SAMPLES[type]({
       id: (prefix) => this.core.ids.next(prefix),
       endpointId: e.id,
+      now: this.core.clock.now(),
     });
     const eventId = this.core.enqueue(e.environment, type, data, [e]);
     // By its event, not by recency: delivery ids follow the clock, which may have stepped back.
