@@ -137,6 +137,12 @@ export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string;
     data: object({
       order_id: str('ord_...'),
       status: { type: 'string', const: 'EXPIRED' },
+      cancel_reason: {
+        type: 'string',
+        enum: ['FOK_UNFILLABLE', 'IOC_REMAINDER'],
+        description:
+          'FOK_UNFILLABLE: a FOK whose whole quantity was not available (nothing traded); IOC_REMAINDER: what an IOC or MARKET order could not fill at once',
+      },
       filled_quantity: int('Contracts filled before it expired'),
     }),
   },

@@ -81,7 +81,12 @@ export const WEBHOOK_SAMPLES: Record<WebhookEventType, (c: SampleContext) => unk
     cancel_reason: 'USER',
     filled_quantity: 4,
   }),
-  'order.expired': (c) => ({ order_id: c.id('ord'), status: 'EXPIRED', filled_quantity: 0 }),
+  'order.expired': (c) => ({
+    order_id: c.id('ord'),
+    status: 'EXPIRED',
+    cancel_reason: 'FOK_UNFILLABLE',
+    filled_quantity: 0,
+  }),
   'market.resolved': (c) => ({ market_id: c.id('mkt'), outcome: 'YES' }),
   'position.settled': (c) => ({
     market_id: c.id('mkt'),
