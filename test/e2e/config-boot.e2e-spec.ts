@@ -173,12 +173,13 @@ describe('boot of the built service', () => {
     async () => {
       const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
       const start: string = pkg.scripts.start;
-      expect(start).toMatch(/^npm run build && /);
+      expect(start).toMatch(/^node scripts\/build-if-stale\.js && /);
       expect(start).toContain('--max-semi-space-size=64 dist/main.js');
-      // npm runs the script with sh -c; the build is already done, so `true` stands in for it
-      // (keeping the list, which is what stops sh from handing its process over by itself).
+      // npm runs the script with sh -c; the build is already done, so `true` stands in for the
+      // build step (keeping the list, which is what stops sh from handing its process over by
+      // itself).
       const svc = await startService({
-        script: start.replace(/^npm run build && /, 'true && '),
+        script: start.replace(/^node scripts\/build-if-stale\.js && /, 'true && '),
         env: { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}` },
       });
       try {
