@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -204,7 +204,10 @@ describe('secrets never leak: logs, outbox, list responses, error bodies, the da
   });
 
   it('no file in the data directory (databases, WAL, secrets) holds a key or signing secret', () => {
-    const files = readdirSync(svc.dataDir);
+    // Every file, those in folders too (data exports keep theirs under exports/).
+    const files = (readdirSync(svc.dataDir, { recursive: true }) as string[]).filter((f) =>
+      statSync(join(svc.dataDir, f)).isFile(),
+    );
     expect(files).toContain('platform.sqlite');
     for (const f of files) {
       const bytes = readFileSync(join(svc.dataDir, f));
