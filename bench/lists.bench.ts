@@ -7,15 +7,11 @@
  * passes, and their ratio, which must stay within 2 (an OFFSET pager's last page would cost
  * hundreds of times its first). Prints the figures and writes bench/results/lists.json.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
-import { createApp } from '../src/app.factory.js';
-import { AdjustableClock } from '../src/common/clock/clock.js';
 import { IdGenerator } from '../src/common/ids/id-generator.js';
-import { loadConfig } from '../src/config/app-config.js';
 import type { EngineEvent } from '../src/engine/index.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
 import type { EngineRuntime } from '../src/modules/trading/engine-runtime.js';
@@ -87,20 +83,7 @@ interface Paged {
 }
 
 async function main(): Promise<void> {
-  // The seeder reads seeds/ two levels above its compiled module: dist-bench/seeds here.
-  cpSync(new URL('../../seeds', import.meta.url), new URL('../seeds', import.meta.url), {
-    recursive: true,
-  });
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-lists-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    SANDBOX_FEED_INTERVAL_MS: '0',
-    RATE_LIMITS_ENABLED: 'false',
-  });
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const created = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
+  const created = await startInProcessApp('lists');
   const { app } = created;
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -208,7 +191,6 @@ async function main(): Promise<void> {
     writeFileSync('bench/results/lists.json', JSON.stringify(figures, null, 2) + '\n');
   } finally {
     await created.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -10,17 +10,13 @@
  * lands in the figure (an automatic checkpoint can still fall on any commit in production).
  * Prints the figures and writes bench/results/reset.json. Target: under 50 ms.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
-import { createApp } from '../src/app.factory.js';
-import { AdjustableClock } from '../src/common/clock/clock.js';
 import type { Credential } from '../src/common/http/request-context.js';
-import { loadConfig } from '../src/config/app-config.js';
 import type { EngineEvent } from '../src/engine/index.js';
 import { SandboxControlsService } from '../src/modules/sandbox/sandbox-controls.service.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
@@ -83,21 +79,8 @@ function stats(ms: number[]): {
 }
 
 async function main(): Promise<void> {
-  // The seeder reads seeds/ two levels above its compiled module: dist-bench/seeds here.
-  cpSync(new URL('../../seeds', import.meta.url), new URL('../seeds', import.meta.url), {
-    recursive: true,
-  });
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-reset-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    SANDBOX_FEED_INTERVAL_MS: '0',
-    RATE_LIMITS_ENABLED: 'false',
-  });
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const created = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
-  const { app } = created;
+  const created = await startInProcessApp('reset');
+  const { app, config } = created;
   try {
     const rt = app.get(EngineRegistry).get('test');
     const service = app.get(SandboxControlsService);
@@ -195,7 +178,6 @@ async function main(): Promise<void> {
     writeFileSync('bench/results/reset.json', JSON.stringify(figures, null, 2) + '\n');
   } finally {
     await created.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -8,14 +8,10 @@
  * paper house responder quotes too (it is part of the service), its quotes end CANCELLED with
  * each fill. Prints the figures and writes bench/results/rfq.json.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey, type JsonCall } from './support/api-client.js';
-import { createApp } from '../src/app.factory.js';
-import { AdjustableClock } from '../src/common/clock/clock.js';
-import { loadConfig } from '../src/config/app-config.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
 
 const ROUNDS = 10;
@@ -48,19 +44,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  cpSync(new URL('../../seeds', import.meta.url), new URL('../seeds', import.meta.url), {
-    recursive: true,
-  });
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-rfq-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    SANDBOX_FEED_INTERVAL_MS: '0',
-    RATE_LIMITS_ENABLED: 'false',
-  });
-  const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const created = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
+  const created = await startInProcessApp('rfq');
   const { app } = created;
   try {
     const markets = openMarkets(app.get(EngineRegistry).get('test'));
@@ -147,7 +131,6 @@ async function main(): Promise<void> {
     writeFileSync('bench/results/rfq.json', JSON.stringify(figures, null, 2) + '\n');
   } finally {
     await created.close();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
