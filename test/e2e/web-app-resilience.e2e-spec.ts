@@ -13,6 +13,7 @@ import {
   shows,
   signIn,
   startWebApp,
+  closeClean,
 } from '../support/web-app.js';
 
 // The demo app when things go wrong or get small: a dropped feed, an API refusal, hostile text
@@ -62,9 +63,7 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     // And live again: the next move arrives over the new connection.
     const again = await movePrice(svc, key, market.id, 60);
     await shows(row.locator('[data-label="Bid"]'), `${again.body.best_bid}¢`, true);
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 
   it('signs the tab out, saying why, when its key is revoked while connected', async () => {
@@ -167,9 +166,7 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     expect(bodies).toEqual([script, hostile]);
     expect(await comments.locator('img, b, script, svg').count()).toBe(0);
     expect(await page.title()).not.toBe('pwned');
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 
   it('fits a phone (375x667): markets, a market page, the portfolio and watchlists without sideways scrolling', async () => {
@@ -203,8 +200,6 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     await page.getByRole('link', { name: 'Watchlists' }).click();
     await page.getByRole('button', { name: 'Create watchlist' }).waitFor();
     await expectNoHorizontalOverflow(page);
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 });

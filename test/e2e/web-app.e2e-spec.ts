@@ -13,6 +13,7 @@ import {
   pageKey,
   signIn,
   startWebApp,
+  closeClean,
 } from '../support/web-app.js';
 import { WEB_APP_DIR } from '../../src/modules/web-app/web-app.static.js';
 
@@ -53,9 +54,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
       0,
     );
     expect(gz).toBeLessThan(300 * 1024);
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 
   it('signs in with a session, mints one test key for the tab and reuses it after a reload', async () => {
@@ -96,9 +95,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     expect(await w.page.evaluate<string | null>("sessionStorage.getItem('svc-app.test-key')")).toBe(
       null,
     );
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 
   it('shows a price moving live, places, amends and cancels an order, and shows the position', async () => {
@@ -166,9 +163,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     });
     await shows(page.locator('[data-field="balance"]'), `$${dollars}`, true);
     await shows(page.getByRole('table', { name: 'Transactions' }), 'TRADE');
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 
   it('the sandbox controls fund, move the price, resolve and reset; watchlists collect markets', async () => {
@@ -216,8 +211,6 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await page.getByRole('button', { name: 'Reset paper account' }).click();
     await shows(page.getByRole('region', { name: 'Sandbox controls' }), 'Paper account reset');
     await shows(page.locator('[data-field="balance"]'), '$10,000.00', true);
-    expect(w.consoleErrors).toEqual([]);
-    expect(w.foreignRequests).toEqual([]);
-    await w.context.close();
+    await closeClean(w);
   });
 });

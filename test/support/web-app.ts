@@ -4,6 +4,7 @@ import { expect } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
 import { AdjustableClock } from '../../src/common/clock/clock.js';
 import { verifiedAccount } from './access.js';
+import type { Watched } from './browser.js';
 import { http, startApp, type Running } from './harness.js';
 
 export const PASSWORD = 'correct-horse-battery';
@@ -101,4 +102,11 @@ export async function hasCount(loc: Locator, n: number): Promise<void> {
     seen = await loc.count();
   }
   expect(seen).toBe(n);
+}
+
+/** Ends a page's test: it logged no console error and asked no other host for anything. */
+export async function closeClean(w: Watched): Promise<void> {
+  expect(w.consoleErrors).toEqual([]);
+  expect(w.foreignRequests).toEqual([]);
+  await w.context.close();
 }
