@@ -10,6 +10,7 @@ import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsModule } from './modules/limits/limits.module.js';
+import { RedisModule } from './modules/redis/redis.module.js';
 import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
 import { RealtimeModule } from './modules/realtime/realtime.module.js';
 import { OrdersModule } from './modules/orders/orders.module.js';
@@ -72,6 +73,7 @@ export class AppModule {
         ConfigModule.forRoot(deps.config),
         CoreModule.forRoot(deps),
         DatabaseModule,
+        RedisModule,
         WorldsModule,
         UsersModule,
         NotificationsModule,

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       sandboxClockControl: false,
       firstPartyOrigins: [],
       smtpUrl: null,
+      redisUrl: null,
       logLevel: 'info',
       stagingBaseUrl: 'https://sandbox.staging.svc.example',
       jwtSecret: null,
@@ -330,6 +331,26 @@ describe('loadConfig', () => {
     ])('refuses %j, naming it', (origin) => {
       const err = expectRefused({ FIRST_PARTY_ORIGINS: origin }, 'FIRST_PARTY_ORIGINS');
       expect(err.message).toContain(`"${origin}"`);
+    });
+  });
+
+  describe('REDIS_URL', () => {
+    it.each(['redis://127.0.0.1:6379', 'rediss://user:pw@cache.example:6380/2', 'redis://h'])(
+      'accepts %j',
+      (url) => {
+        expect(loadConfig({ REDIS_URL: url }).redisUrl).toBe(url);
+      },
+    );
+
+    it.each([
+      'http://127.0.0.1:6379',
+      'redis://',
+      '127.0.0.1:6379',
+      'redis://user:secret-pw@host:6379/db',
+      'redis://:secret-pw@host/123',
+    ])('refuses %j without echoing it (it may hold a password)', (url) => {
+      const err = expectRefused({ REDIS_URL: url }, 'REDIS_URL');
+      expect(err.message).not.toContain('secret-pw');
     });
   });
 

@@ -28,6 +28,8 @@ export interface AppConfig {
   /** Verified accounts with these emails hold the CREATOR role (live markets; CREATOR_EMAILS). */
   creatorEmails: string[];
   smtpUrl: string | null;
+  /** Shared state (limit windows, the signature replay cache) in Redis; null: in-process. */
+  redisUrl: string | null;
   logLevel: LogLevel;
   /** Base URL of the staging deployment; the only server listed in the OpenAPI document. */
   stagingBaseUrl: string;
@@ -351,6 +353,8 @@ export function loadConfig(env: Env): AppConfig {
   }
   const smtpUrl = present(env, 'SMTP_URL') ?? null;
   if (smtpUrl !== null) smtpUrlChecked(smtpUrl);
+  const redisUrl = present(env, 'REDIS_URL') ?? null;
+  if (redisUrl !== null) redisUrlChecked(redisUrl);
   const jwtSecret = present(env, 'JWT_SECRET') ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) {
     throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
@@ -407,6 +411,7 @@ export function loadConfig(env: Env): AppConfig {
     adminEmails: emails(env, 'ADMIN_EMAILS'),
     creatorEmails: emails(env, 'CREATOR_EMAILS'),
     smtpUrl,
+    redisUrl,
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),
     jwtSecret,
@@ -473,6 +478,28 @@ function smtpUrlChecked(v: string): void {
       'SMTP_URL',
       'must name the mail server, like smtp://mail.example:587 (no host given)',
     );
+  }
+}
+
+/**
+ * redis://[user:password@]host[:port][/db] or rediss://... The value is never echoed: it may hold
+ * a password.
+ */
+function redisUrlChecked(v: string): void {
+  let url: URL | null = null;
+  try {
+    url = new URL(v);
+  } catch {
+    // reported below
+  }
+  if (url === null || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
+    throw new ConfigError(
+      'REDIS_URL',
+      'must be a URL like redis://127.0.0.1:6379 or rediss://user:password@host:6380/0',
+    );
+  }
+  if (!/^\/?\d{0,2}$/.test(url.pathname)) {
+    throw new ConfigError('REDIS_URL', 'may name a database number only, like redis://host:6379/0');
   }
 }
 

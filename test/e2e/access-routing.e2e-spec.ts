@@ -11,6 +11,7 @@ import { DomainError } from '../../src/common/errors/domain-error.js';
 import { newRequestContext } from '../../src/common/http/request-context.js';
 import type { ConfigService } from '../../src/config/config.service.js';
 import { AccessPipeline } from '../../src/modules/access/access.pipeline.js';
+import { MemoryReplayCache } from '../../src/modules/access/replay-cache.js';
 import type { SessionTokensService } from '../../src/modules/access/session-tokens.service.js';
 import type {
   ApiKeyRepository,
@@ -370,7 +371,7 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
       isAdmin: () => false,
     } as unknown as UsersService;
     const config = { values: { sandboxEnabled } } as unknown as ConfigService;
-    return new AccessPipeline(keys, sessions, users, clock, config);
+    return new AccessPipeline(keys, sessions, users, clock, config, new MemoryReplayCache(clock));
   }
 
   function request(headers: Record<string, string>): FastifyRequest {

@@ -7,7 +7,7 @@ import {
   signatureHeaders,
   signedFetch as exampleSignedFetch,
 } from '../../examples/sign-request.js';
-import { AdjustableClock } from '../../src/common/clock/clock.js';
+import { AdjustableClock, type ManualClock } from '../../src/common/clock/clock.js';
 import { totpAt } from '../../src/common/crypto/totp.js';
 import { signRequest } from '../../src/modules/access/request-signature.js';
 import {
@@ -30,7 +30,15 @@ describe('request signing (signing_required keys)', () => {
   let session: string;
   let k: CreatedKey;
   let secret: string;
-  const now = () => svc.clock.nowSeconds();
+  /**
+   * A fresh second for each signed request: a signature is accepted once (401
+   * SIGNATURE_REPLAYED, test/e2e/access-signing-replay.e2e-spec.ts), and this clock does not move
+   * by itself.
+   */
+  const now = () => {
+    (svc.clock as ManualClock).advance(1000);
+    return svc.clock.nowSeconds();
+  };
 
   beforeAll(async () => {
     svc = await startAccessApp();

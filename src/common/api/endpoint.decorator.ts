@@ -42,7 +42,7 @@ export interface EndpointOptions {
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid request (VALIDATION_FAILED, MALFORMED_JSON), or malformed HTTP (BAD_REQUEST: e.g. a missing or invalid Host header, a bad Transfer-Encoding); the connection closes after a BAD_REQUEST',
-  401: 'Missing, unknown, revoked or expired credential; bad or missing signature',
+  401: 'Missing, unknown, revoked or expired credential; bad, missing, stale or replayed signature',
   403: 'Credential not allowed here (INSUFFICIENT_SCOPE, TEST_KEY_LIVE_ENDPOINT, SANDBOX_DISABLED, CORS_ORIGIN_REJECTED, LIVE_KEY_EXPLORER: a live key on a request marked Svc-Client: api-explorer, ...)',
   404: 'No such resource (NOT_FOUND)',
   409: 'Conflict with the current state',

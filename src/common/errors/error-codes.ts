@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   SIGNATURE_REQUIRED: 401,
   SIGNATURE_INVALID: 401,
   SIGNATURE_TIMESTAMP_SKEW: 401,
+  /** A signature already accepted within the skew window (one use per signature). */
+  SIGNATURE_REPLAYED: 401,
   INVALID_CREDENTIALS: 401,
   INSUFFICIENT_SCOPE: 403,
   TEST_KEY_LIVE_ENDPOINT: 403,

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ALL_SCOPES, ADMIN_SCOPES, isWriteScope, type Scope } from '../../common/api/scopes.js';
 import type { RouteMeta } from '../../common/api/route-meta.js';
@@ -9,7 +9,12 @@ import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { worldOfKey } from '../worlds/key-world.js';
-import { verifyRequestSignature, type SignedRequest } from './request-signature.js';
+import { REPLAY_CACHE, type ReplayCache } from './replay-cache.js';
+import {
+  SIGNATURE_SKEW_SECONDS,
+  verifyRequestSignature,
+  type SignedRequest,
+} from './request-signature.js';
 import { SessionTokensService } from './session-tokens.service.js';
 
 export const REALTIME_PATH = '/api/v1/ws';
@@ -55,6 +60,7 @@ export class AccessPipeline {
     private readonly users: UsersService,
     private readonly clock: Clock,
     private readonly config: ConfigService,
+    @Inject(REPLAY_CACHE) private readonly replays: ReplayCache,
   ) {}
 
   async authenticate(req: FastifyRequest, meta: RouteMeta): Promise<void> {
@@ -201,7 +207,19 @@ export class AccessPipeline {
       );
     }
     if (key.signingRequired) {
-      verifyRequestSignature(signed, resolved.signingSecret ?? '', Math.floor(now / 1000));
+      const ok = verifyRequestSignature(
+        signed,
+        resolved.signingSecret ?? '',
+        Math.floor(now / 1000),
+      );
+      // Checked after the signature verified: a forged one never fills the cache.
+      if (await this.replays.seen(key.id, ok.signature, ok.replayableUntilMs)) {
+        throw new DomainError(
+          'SIGNATURE_REPLAYED',
+          `This signature was already used: sign each request afresh (a new X-Svc-Timestamp changes the signature); a signature is single-use for the +/-${SIGNATURE_SKEW_SECONDS} s window`,
+          { window_seconds: SIGNATURE_SKEW_SECONDS },
+        );
+      }
     }
     this.touch(key, now);
     return {

@@ -34,15 +34,24 @@ export function signRequest(
   return `v1=${hmacSha256Hex(secret, signingPayload(ts, method, pathWithQuery, body))}`;
 }
 
+/** A signature that verified: its timestamp and its canonical `v1=<hex>` value. */
+export interface VerifiedSignature {
+  timestamp: number;
+  signature: string;
+  /** Until when (epoch ms) the same signature would still pass the skew check. */
+  replayableUntilMs: number;
+}
+
 /**
  * Verifies X-Svc-Timestamp / X-Svc-Signature for a signing-required key, or throws
- * SIGNATURE_REQUIRED, SIGNATURE_TIMESTAMP_SKEW or SIGNATURE_INVALID.
+ * SIGNATURE_REQUIRED, SIGNATURE_TIMESTAMP_SKEW or SIGNATURE_INVALID. Whether the signature was
+ * already used is the replay cache's question (see AccessPipeline).
  */
 export function verifyRequestSignature(
   req: SignedRequest,
   secret: string,
   nowSeconds: number,
-): void {
+): VerifiedSignature {
   if (req.timestamp === undefined || req.signature === undefined) {
     throw new DomainError(
       'SIGNATURE_REQUIRED',
@@ -67,4 +76,11 @@ export function verifyRequestSignature(
       'X-Svc-Signature does not match: sign "<ts>.<METHOD>.<path with query>." + raw body with HMAC-SHA256 (hex), sent as v1=<hex>',
     );
   }
+  const timestamp = Number(req.timestamp);
+  // Accepted while the server clock's whole second is at most ts + 300: up to the end of it.
+  return {
+    timestamp,
+    signature: expected,
+    replayableUntilMs: (timestamp + SIGNATURE_SKEW_SECONDS + 1) * 1000,
+  };
 }

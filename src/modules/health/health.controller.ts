@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+import { RedisConnection } from '../redis/redis-connection.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 
 const STATUS_SCHEMA = {
@@ -24,6 +25,7 @@ export class HealthController {
     @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
     @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
     private readonly engines: EngineRegistry,
+    private readonly redis: RedisConnection,
   ) {}
 
   @Get()
@@ -63,6 +65,9 @@ export class HealthController {
       checks[`${env === 'live' ? 'live' : 'paper'}_engine`] = healthy ? 'ok' : 'unavailable';
       ok &&= healthy;
     }
+    // Redis (REDIS_URL) holds shared limit windows and the replay cache, which fail open: its
+    // absence is reported, and the instance stays ready.
+    if (this.redis.client !== null) checks.redis = this.redis.ready ? 'ok' : 'unavailable';
     if (!ok) {
       throw new DomainError('SERVICE_UNAVAILABLE', 'A database or engine is unavailable', {
         checks,

@@ -7,6 +7,12 @@ export interface Charge {
   units: number;
   limit: number;
   windowEnd: number;
+  /**
+   * Whose counter it is (a user id, `ip:<address>`): a shared store keeps one owner's counters
+   * together (a Redis Cluster hash tag), so one request's charges are one atomic step on one node.
+   * A bucket has the same tag wherever it is charged or read. Absent: the bucket itself.
+   */
+  tag?: string;
 }
 
 export type TakeResult =
@@ -20,7 +26,8 @@ export type TakeResult =
  */
 export interface LimitStore {
   take(charges: readonly Charge[], now: number): TakeResult | Promise<TakeResult>;
-  count(bucket: string, now: number): number | Promise<number>;
+  /** The counter's value now (0 when absent or expired); `tag` as in {@link Charge.tag}. */
+  count(bucket: string, now: number, tag?: string): number | Promise<number>;
 }
 
 export const LIMIT_STORE = Symbol('LIMIT_STORE');

@@ -99,7 +99,7 @@ export class LimitsService {
    */
   async gateLegs(legs: LegCharge): Promise<void> {
     const now = this.clock.now();
-    const used = await this.countOr(legs.charge.bucket, now);
+    const used = await this.countOr(legs.charge.bucket, now, legs.charge.tag);
     if (used !== null && used + legs.charge.units > legs.charge.limit) {
       this.legsCharged.add(legs.req); // refused by the limit itself: nothing to count afterwards
       throw this.ipLimited(legs.charge, now);
@@ -139,6 +139,7 @@ export class LimitsService {
       units,
       limit: IP_CEILINGS[category],
       windowEnd: end,
+      tag: `ip:${ip}`,
       category,
     };
   }
@@ -180,8 +181,11 @@ export class LimitsService {
     const who = c.keyId ?? `user:${c.userId}`;
     const [mStart, mEnd] = minuteWindow(now);
     const perMinute = TIER_PER_MINUTE[c.tier];
+    // Every counter of a credential belongs to its user (one Redis hash tag), per-user route
+    // limits included, so the key's charges are one step on one node.
+    const tag = c.userId;
     const charges: Charge[] = [
-      { bucket: `key:${who}:${mStart}`, units: 1, limit: perMinute, windowEnd: mEnd },
+      { bucket: `key:${who}:${mStart}`, units: 1, limit: perMinute, windowEnd: mEnd, tag },
     ];
     const scopes: Scope[] = ['key'];
     if (meta.routeLimitPerMinute !== undefined) {
@@ -192,6 +196,7 @@ export class LimitsService {
         units: 1,
         limit: meta.routeLimitPerMinute,
         windowEnd: mEnd,
+        tag,
       });
       scopes.push('route');
     }
@@ -202,12 +207,19 @@ export class LimitsService {
     const withQuotas = metered
       ? [
           ...charges,
-          { bucket: `quota:day:${c.keyId}:${dStart}`, units: 1, limit: quota.day, windowEnd: dEnd },
+          {
+            bucket: `quota:day:${c.keyId}:${dStart}`,
+            units: 1,
+            limit: quota.day,
+            windowEnd: dEnd,
+            tag,
+          },
           {
             bucket: `quota:month:${c.keyId}:${moStart}`,
             units: 1,
             limit: quota.month,
             windowEnd: moEnd,
+            tag,
           },
         ]
       : charges;
@@ -218,7 +230,8 @@ export class LimitsService {
     let result = await this.safeTake(taken, now);
     let quotasCounted = metered;
     /** Reads a counter back from the store that took the charges. */
-    let countOf = (bucket: string): Promise<number | null> => this.countOr(bucket, now);
+    let countOf = (charge: Charge): Promise<number | null> =>
+      this.countOr(charge.bucket, now, charge.tag);
     if (result === null) {
       // Store unavailable: per-IP ceilings and quotas fail open; the tier and route ceilings
       // still hold, locally.
@@ -226,7 +239,7 @@ export class LimitsService {
       base = 0;
       result = this.fallback.take(charges, now);
       quotasCounted = false;
-      countOf = (bucket) => Promise.resolve(this.fallback.count(bucket, now));
+      countOf = (charge) => Promise.resolve(this.fallback.count(charge.bucket, now));
     }
     // Legs that fit, or did not (nothing is charged then), need no more; a key or route refusal
     // leaves them to count once after the answer (settleLegs).
@@ -243,8 +256,7 @@ export class LimitsService {
       const left = async (i: number): Promise<number> =>
         Math.max(
           0,
-          taken[i].limit -
-            (i === refusedAt ? refusedCount : ((await countOf(taken[i].bucket)) ?? 0)),
+          taken[i].limit - (i === refusedAt ? refusedCount : ((await countOf(taken[i])) ?? 0)),
         );
       reply.header('X-RateLimit-Remaining', String(await left(base)));
       if (quotasCounted) {
@@ -306,6 +318,7 @@ export class LimitsService {
       units: rows,
       limit,
       windowEnd: moEnd,
+      tag: c.userId,
     };
     const result = await this.safeTake([charge], now);
     if (result === null || result.ok) return;
@@ -332,13 +345,7 @@ export class LimitsService {
     const [mStart, mEnd] = minuteWindow(now);
     const [dStart, dEnd] = dayWindow(now);
     const [moStart, moEnd] = monthWindow(now);
-    const count = async (bucket: string): Promise<number | null> => {
-      try {
-        return await this.withTimeout(this.store.count(bucket, now));
-      } catch {
-        return null;
-      }
-    };
+    const count = (bucket: string): Promise<number | null> => this.countOr(bucket, now, c.userId);
     const quota = TIER_QUOTAS[c.tier];
     const metered = this.config.values.usageMeteringEnabled && c.keyId !== null;
     const minute = await count(`key:${who}:${mStart}`);
@@ -374,9 +381,9 @@ export class LimitsService {
   }
 
   /** A counter's value, or null when the store does not answer (the headers then say 0 used). */
-  private async countOr(bucket: string, now: number): Promise<number | null> {
+  private async countOr(bucket: string, now: number, tag?: string): Promise<number | null> {
     try {
-      return await this.withTimeout(this.store.count(bucket, now));
+      return await this.withTimeout(this.store.count(bucket, now, tag));
     } catch {
       return null;
     }
