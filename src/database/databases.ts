@@ -137,20 +137,47 @@ export function sqliteOptions(
 }
 
 /**
+ * The same database on PostgreSQL (`pg`): one schema per data source (`platform`, `live`,
+ * `paper`) in the database of `url`, created if missing, with the same migrations. The schema is
+ * the connection's search_path too, so migrations' raw SQL lands there as the schema API does.
+ */
+export function postgresOptions(
+  name: string,
+  url: string,
+  entities: DataSourceOptions['entities'],
+  migrations: Ctor[],
+): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    schema: name,
+    extra: { options: `-c search_path=${name}` },
+    entities,
+    migrations,
+    migrationsRun: true,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: false,
+  };
+}
+
+/**
  * Opens a database: its schema is brought up to date by this version's migrations, but one that
  * a newer version migrated (it lists migrations this code does not know) is refused, as a
  * configuration error (exit 78), before anything runs on it: older code would misread the newer
  * schema (a unique index it does not expect answered 500s).
  */
 export async function openDatabase(options: DataSourceOptions): Promise<DataSource> {
-  const file = String(options.database);
-  const created = !existsSync(file);
+  const postgres = options.type === 'postgres';
+  const file = postgres ? null : String(options.database);
+  const created = file !== null && !existsSync(file);
   const ds = new DataSource({ ...options, migrationsRun: false } as DataSourceOptions);
   await ds.initialize();
   // Password and key hashes, ledgers: readable by the service's user only (its -wal and -shm
   // files take the database file's permissions). Existing files keep what the operator set.
   if (created && existsSync(file)) chmodSync(file, 0o600);
   try {
+    if (postgres) await ds.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema ?? 'public'}"`);
     const known = new Set(ds.migrations.map((m) => m.name ?? m.constructor.name));
     const table = ds.options.migrationsTableName ?? 'migrations';
     const runner = ds.createQueryRunner();
@@ -160,8 +187,8 @@ export async function openDatabase(options: DataSourceOptions): Promise<DataSour
       const unknown = rows.map((r) => r.name).filter((n) => !known.has(n));
       if (unknown.length > 0) {
         throw new ConfigError(
-          'DATA_DIR',
-          `holds a database (${String(options.database)}) migrated by a newer version of this service (${unknown.join(', ')}); run that version, or restore a backup made before it`,
+          postgres ? 'DATABASE_URL' : 'DATA_DIR',
+          `holds a database (${postgres ? `schema ${options.schema}` : String(options.database)}) migrated by a newer version of this service (${unknown.join(', ')}); run that version, or restore a backup made before it`,
         );
       }
     }
