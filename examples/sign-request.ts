@@ -9,7 +9,8 @@
  * The path is the request target exactly as sent, starting at /api/v1 and including the query
  * string (`/api/v1/markets?limit=1`). The body is hashed byte for byte: sign the exact string
  * you send, not an object you serialise again afterwards. The server accepts timestamps within
- * +/-300 s of its clock.
+ * +/-300 s of its clock, and each signature once (a second use is 401 SIGNATURE_REPLAYED): sign
+ * every request, retries included, afresh.
  *
  * Run it with tsx (on the project's Node 20, `npx tsx` fetches it from npm on first use; Node
  * >= 22.6 can run it with `node --experimental-strip-types` instead). Locally, the base URL is
