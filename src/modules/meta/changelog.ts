@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-signature-replay-redis',
+    date: '2026-11-29',
+    title:
+      'Signed requests are single-use (401 SIGNATURE_REPLAYED); REDIS_URL shares limits across instances',
+    kind: 'CHANGED',
+    description:
+      "Signed requests are now single-use: a signature already accepted within the 300-second skew window is refused with `401 SIGNATURE_REPLAYED` (HTTP and the realtime auth message alike; listed under every operation's 401 in the OpenAPI document), so retries must be signed afresh with a new timestamp. A new optional `REDIS_URL` moves the limit windows, quotas and the signature replay cache to Redis, so several API instances share them: a batch is charged all or nothing in one Lua script, requests keep being served (fail-open) while Redis is away, and readiness reports `checks.redis`. `npm run services` starts a throwaway local PostgreSQL cluster and redis-server and prints `DATABASE_URL` and `REDIS_URL`.",
+  },
+  {
     id: '2026-11-29-api-explorer',
     date: '2026-11-29',
     title: 'The API Explorer at /explorer (test keys only), and clearer first errors',
