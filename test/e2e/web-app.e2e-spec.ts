@@ -15,6 +15,7 @@ import {
   startWebApp,
   closeClean,
 } from '../support/web-app.js';
+import type { AdjustableClock } from '../../src/common/clock/clock.js';
 import { WEB_APP_DIR } from '../../src/modules/web-app/web-app.static.js';
 
 // The demo app in real Chromium against the real service: sign-in, live prices, trading, the
@@ -214,7 +215,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await shows(page.locator('[data-field="balance"]'), '$10,000.00', true);
     await closeClean(w);
   });
-  it('requests a quote, shows the house quotes live (replaced ones as such), refuses in words, accepts one and cancels an RFQ', async () => {
+  it('requests a quote, shows the house quotes live (replaced and expired ones as such), refuses in words, accepts one and cancels an RFQ', async () => {
     const email = await account(svc, 'rfq');
     const w = await browser.open(svc.baseUrl);
     const { page } = w;
@@ -291,6 +292,19 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     expect(accepts).toHaveLength(2);
     for (const k of accepts) expect(k).toMatch(/^rfq-accept-[0-9a-f]{32}$/);
     expect(accepts[0]).not.toBe(accepts[1]);
+
+    // Left to lapse on the service clock: the quote, then the RFQ, shown expired.
+    await panel.getByLabel('Contracts to quote').fill('5');
+    await panel.getByRole('button', { name: 'Request quote' }).click();
+    await hasCount(openQuote, 1);
+    const lapsing = panel.locator('.rfq[data-status="OPEN"]');
+    const lapsingId = (await lapsing.getAttribute('data-rfq-id'))!;
+    (svc.clock as AdjustableClock).advance(301_000);
+    const lapsed = panel.locator(`.rfq[data-rfq-id="${lapsingId}"]`);
+    await shows(lapsed.locator('.tag'), 'EXPIRED', true);
+    await shows(lapsed.locator('.quote .muted'), 'Expired', true);
+    await hasCount(openQuote, 0);
+
     await page.getByRole('link', { name: 'Portfolio' }).click();
     const dollars = (wallet.body.balance_cents / 100).toLocaleString('en-US', {
       minimumFractionDigits: 2,
