@@ -41,4 +41,7 @@ export default {
   ],
   // Top level: Jest ignores testTimeout inside a project entry.
   testTimeout: 60000,
+  // The e2e boots' migrated and seeded DATA_DIR templates live for one run.
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
 };

@@ -169,7 +169,7 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     await closeClean(w);
   });
 
-  it('fits a phone (375x667): markets, a market page, the portfolio and watchlists without sideways scrolling', async () => {
+  it('fits a phone (375x667): markets, a market page with an RFQ, the portfolio and watchlists without sideways scrolling', async () => {
     const email = await account(svc, 'phone');
     const w = await browser.open(svc.baseUrl, { width: 375, height: 667 });
     const { page } = w;
@@ -190,6 +190,12 @@ describe('/app in Chromium: drops, errors, hostile text and a phone screen', () 
     await page.getByRole('button', { name: 'Place order' }).click();
     await shows(page.getByRole('form', { name: 'Order ticket' }), 'BUY 2 NO at market: FILLED');
     await shows(page.locator('.positions .position'), '2 NO');
+    await expectNoHorizontalOverflow(page);
+    // The RFQ panel with a live quote and its four accept buttons.
+    const rfq = page.getByRole('region', { name: 'Request for quote' });
+    await rfq.getByLabel('Contracts to quote').fill('3');
+    await rfq.getByRole('button', { name: 'Request quote' }).click();
+    await rfq.locator('.quote[data-status="OPEN"]').getByRole('button').nth(3).waitFor();
     await expectNoHorizontalOverflow(page);
     await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: 'docs/app-phone.png' });

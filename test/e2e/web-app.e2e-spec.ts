@@ -15,10 +15,12 @@ import {
   startWebApp,
   closeClean,
 } from '../support/web-app.js';
+import type { AdjustableClock } from '../../src/common/clock/clock.js';
 import { WEB_APP_DIR } from '../../src/modules/web-app/web-app.static.js';
 
 // The demo app in real Chromium against the real service: sign-in, live prices, trading, the
-// sandbox controls, watchlists; no console error and no request to another host on the way.
+// sandbox controls, watchlists, request for quote; no console error and no request to another
+// host on the way.
 describe('/app in Chromium: signing in and trading on the paper engine', () => {
   let svc: Running;
   let browser: BrowserHandle;
@@ -211,6 +213,108 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await page.getByRole('button', { name: 'Reset paper account' }).click();
     await shows(page.getByRole('region', { name: 'Sandbox controls' }), 'Paper account reset');
     await shows(page.locator('[data-field="balance"]'), '$10,000.00', true);
+    await closeClean(w);
+  });
+  it('requests a quote, shows the house quotes live (replaced and expired ones as such), refuses in words, accepts one and cancels an RFQ', async () => {
+    const email = await account(svc, 'rfq');
+    const w = await browser.open(svc.baseUrl);
+    const { page } = w;
+    const accepts: (string | undefined)[] = [];
+    page.on('request', (r) => {
+      if (/\/rfq\/quotes\/[^/]+\/accept$/.test(r.url()))
+        accepts.push(r.headers()['idempotency-key']);
+    });
+    await signIn(page, svc.baseUrl, email);
+    const key = await pageKey(page);
+    const market = await openMarket(svc, key, 2);
+    await movePrice(svc, key, market.id, 50);
+    await page.goto(`${svc.baseUrl}/app/markets/${market.id}`);
+    await connected(page);
+    const panel = page.getByRole('region', { name: 'Request for quote' });
+    const asKey = { headers: { 'x-api-key': key } };
+    const openQuote = panel.locator('.quote[data-status="OPEN"]');
+
+    // Too big for the paper balance: the house quotes it, the accept is refused in the API's words.
+    await panel.getByLabel('Contracts to quote').fill('100000');
+    await panel.getByRole('button', { name: 'Request quote' }).click();
+    await shows(panel.getByRole('status'), 'Asked for a quote on 100000 contracts');
+    await hasCount(openQuote, 1);
+    const big = await http(`${svc.api}/rfq?status=OPEN`, asKey);
+    expect(big.body.data).toHaveLength(1);
+    const bigQuote = (await http(`${svc.api}/rfq/${big.body.data[0].id}/quotes`, asKey)).body
+      .data[0];
+    expect(bigQuote).toMatchObject({ bid: 46, ask: 54, quantity: 100000 });
+    await shows(openQuote, 'Bid 46¢ · Ask 54¢ for 100000 contracts');
+    await shows(openQuote, /Binding for (2\d|30) s/);
+    const refused = await http(`${svc.api}/rfq/quotes/${bigQuote.id}/accept`, {
+      method: 'POST',
+      headers: { 'x-api-key': key },
+      json: { action: 'BUY', side: 'YES' },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('INSUFFICIENT_FUNDS');
+    await openQuote.getByRole('button', { name: 'Buy YES at 54¢' }).click();
+    await shows(panel.getByRole('alert'), refused.body.error.message, true);
+    // Cancelled from the panel: the RFQ and its quote end, on the server too.
+    await panel.getByRole('button', { name: 'Cancel RFQ' }).click();
+    await shows(panel.getByRole('status'), 'RFQ cancelled');
+    const bigRfq = panel.locator(`.rfq[data-rfq-id="${big.body.data[0].id}"]`);
+    await shows(bigRfq.locator('.tag'), 'CANCELLED', true);
+    await shows(bigRfq.locator('.quote'), 'Cancelled');
+    expect((await http(`${svc.api}/rfq/${big.body.data[0].id}`, asKey)).body.status).toBe(
+      'CANCELLED',
+    );
+
+    // Ten contracts: the house quote arrives; the reference moves, and the house replaces it.
+    await panel.getByLabel('Contracts to quote').fill('10');
+    await panel.getByRole('button', { name: 'Request quote' }).click();
+    await hasCount(openQuote, 1);
+    await shows(openQuote, 'Bid 46¢ · Ask 54¢ for 10 contracts');
+    const first = (await openQuote.getAttribute('data-quote-id'))!;
+    await movePrice(svc, key, market.id, 60);
+    await shows(openQuote, 'Bid 56¢ · Ask 64¢ for 10 contracts');
+    await shows(panel.locator(`.quote[data-quote-id="${first}"]`), 'Replaced by a newer quote');
+    expect(await panel.locator(`.quote[data-quote-id="${first}"] button`).count()).toBe(0);
+
+    // Accepted: BUY YES at the ask, off the book; the position and the wallet follow.
+    const before = (await http(`${svc.api}/wallet`, asKey)).body.balance_cents as number;
+    await openQuote.getByRole('button', { name: 'Buy YES at 64¢' }).click();
+    await shows(panel.getByRole('status'), 'Accepted: BUY 10 YES at 64¢: FILLED', true);
+    await shows(panel.locator('.traded'), 'Traded: BUY 10 YES at 64¢: FILLED');
+    await shows(panel.locator('.quote[data-status="ACCEPTED"]'), 'Accepted');
+    await shows(page.locator(`.positions .position[data-market-id="${market.id}"]`), '10 YES');
+    const orders = await http(`${svc.api}/orders?market_id=${market.id}`, asKey);
+    expect(orders.body.data).toEqual([
+      expect.objectContaining({ type: 'RFQ', status: 'FILLED', price: 64, quantity: 10 }),
+    ]);
+    const wallet = await http(`${svc.api}/wallet`, asKey);
+    expect(wallet.body.balance_cents).toBe(before - 640);
+    expect(accepts).toHaveLength(2);
+    for (const k of accepts) expect(k).toMatch(/^rfq-accept-[0-9a-f]{32}$/);
+    expect(accepts[0]).not.toBe(accepts[1]);
+
+    // Left to lapse on the service clock: the quote, then the RFQ, shown expired.
+    await panel.getByLabel('Contracts to quote').fill('5');
+    await panel.getByRole('button', { name: 'Request quote' }).click();
+    await hasCount(openQuote, 1);
+    const lapsing = panel.locator('.rfq[data-status="OPEN"]');
+    const lapsingId = (await lapsing.getAttribute('data-rfq-id'))!;
+    (svc.clock as AdjustableClock).advance(301_000);
+    const lapsed = panel.locator(`.rfq[data-rfq-id="${lapsingId}"]`);
+    await shows(lapsed.locator('.tag'), 'EXPIRED', true);
+    await shows(lapsed.locator('.quote .muted'), 'Expired', true);
+    await hasCount(openQuote, 0);
+
+    await page.getByRole('link', { name: 'Portfolio' }).click();
+    const dollars = (wallet.body.balance_cents / 100).toLocaleString('en-US', {
+      minimumFractionDigits: 2,
+    });
+    await shows(page.locator('[data-field="balance"]'), `$${dollars}`, true);
+    // The browser reports the refused accept itself; nothing else went wrong.
+    expect(w.consoleErrors).toEqual([
+      expect.stringMatching(/Failed to load resource: the server responded with a status of 422/),
+    ]);
+    w.consoleErrors.length = 0;
     await closeClean(w);
   });
 });

@@ -9,6 +9,7 @@ import { createApp } from '../../src/app.factory.js';
 import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
+import { fillFromTemplate } from './data-dir-template.js';
 
 // jest.config.js gives the e2e project testTimeout 60000, but Jest reads testTimeout only from the
 // top-level config, so e2e tests ran with the 5 s default. Every e2e file imports this module.
@@ -36,7 +37,11 @@ export interface StartOptions {
   limitStore?: LimitStore;
 }
 
-/** Boots the real app on a real port (127.0.0.1, ephemeral) with a temporary DATA_DIR. */
+/**
+ * Boots the real app on a real port (127.0.0.1, ephemeral) with a temporary DATA_DIR (its
+ * databases copied from a migrated and seeded template when the seeding clock is a ManualClock,
+ * see data-dir-template.ts).
+ */
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const config = loadConfig({
@@ -59,6 +64,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     },
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
+  if (opts.dataDir === undefined) await fillFromTemplate(dataDir, config, clock);
   const created = await createApp({ config, clock, logStream, limitStore: opts.limitStore });
   const { app } = created;
   await app.listen({ port: 0, host: '127.0.0.1' });

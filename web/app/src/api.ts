@@ -35,6 +35,8 @@ export interface RequestOptions {
   /** A session token instead of the key (minting the key). */
   token?: string;
   query?: Record<string, string | number | undefined>;
+  /** Extra request headers (Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 let currentKey: string | null = null;
@@ -48,7 +50,7 @@ export async function request<T>(
   path: string,
   opts: RequestOptions = {},
 ): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
   else if (currentKey !== null) headers['x-api-key'] = currentKey;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
@@ -90,8 +92,11 @@ export async function request<T>(
 
 export const get = <T>(path: string, query?: RequestOptions['query']): Promise<T> =>
   request<T>('GET', path, { query });
-export const post = <T>(path: string, body?: unknown): Promise<T> =>
-  request<T>('POST', path, { body });
+export const post = <T>(
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<T> => request<T>('POST', path, { body, headers });
 export const patch = <T>(path: string, body: unknown): Promise<T> =>
   request<T>('PATCH', path, { body });
 export const del = <T>(path: string): Promise<T> => request<T>('DELETE', path);

@@ -46,6 +46,8 @@ export interface Trade {
   no_price: number;
   quantity: number;
   taker_side: 'YES' | 'NO';
+  /** BOOK: matched on the order book; RFQ: an accepted quote. */
+  source?: 'BOOK' | 'RFQ';
   created_at: string;
 }
 
@@ -54,7 +56,7 @@ export interface Order {
   market_id: string;
   action: 'BUY' | 'SELL';
   side: 'YES' | 'NO';
-  type: 'LIMIT' | 'MARKET';
+  type: 'LIMIT' | 'MARKET' | 'RFQ';
   price: number | null;
   quantity: number;
   filled_quantity: number;
@@ -91,6 +93,45 @@ export interface Position {
   unrealized_pnl_cents: number | null;
   mark_price: number | null;
 }
+
+export interface Rfq {
+  id: string;
+  market_id: string;
+  quantity: number;
+  status: 'OPEN' | 'FILLED' | 'CANCELLED' | 'EXPIRED';
+  expires_at: string;
+  accepted_quote_id: string | null;
+  trade_id: string | null;
+  created_at: string;
+}
+
+/** A responder's two-way quote on an RFQ, in YES cents. */
+export interface RfqQuote {
+  id: string;
+  rfq_id: string;
+  bid: number | null;
+  ask: number | null;
+  quantity: number;
+  status: 'OPEN' | 'ACCEPTED' | 'REPLACED' | 'CANCELLED' | 'EXPIRED';
+  expires_at: string;
+  created_at: string;
+}
+
+/** POST /rfq/quotes/{id}/accept. */
+export interface AcceptedQuote {
+  rfq: Rfq;
+  quote: RfqQuote;
+  order: Order;
+  trade: Trade;
+}
+
+/** A message of the private `rfq` channel (see the AsyncAPI document). */
+export type RfqEvent =
+  | { event: 'quote.received'; rfq_id: string; market_id: string; quote: RfqQuote }
+  | { event: 'quote.cancelled'; rfq_id: string; quote_id: string; status: RfqQuote['status'] }
+  | { event: 'quote.accepted'; rfq: Rfq; quote: RfqQuote; trade: Trade }
+  | { event: 'rfq.expired'; rfq: Rfq }
+  | { event: 'rfq.created' | 'rfq.closed'; [k: string]: unknown };
 
 export interface Comment {
   id: string;

@@ -1,6 +1,6 @@
 // A market page: the live order book (orderbook: channel, snapshot then deltas), recent trades
 // and the price chart (trades: channel), the order ticket, your orders and position here, the
-// sandbox controls, and the panels of MARKET_PANELS (watchlists, comments).
+// sandbox controls, and the panels of MARKET_PANELS (RFQ, watchlists, comments).
 import { get } from '../api.js';
 import { type Ctx, Notice } from '../context.js';
 import { cents, fill, h, panel, time } from '../dom.js';

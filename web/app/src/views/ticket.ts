@@ -5,9 +5,10 @@ import { field, h, input, panel, select } from '../dom.js';
 import type { Market, Order } from '../types.js';
 
 export function describeOrder(o: Order): string {
-  const what = `${o.action} ${o.quantity} ${o.side} ${o.type === 'LIMIT' ? `at ${o.price}¢` : 'at market'}`;
+  const what = `${o.action} ${o.quantity} ${o.side} ${o.type === 'MARKET' ? 'at market' : `at ${o.price}¢`}`;
+  // An RFQ order fills whole at its price: an average would only repeat it.
   const filled =
-    o.filled_quantity > 0
+    o.filled_quantity > 0 && o.type !== 'RFQ'
       ? `, ${o.filled_quantity} filled at ${o.average_fill_price ?? '—'}¢ average`
       : '';
   return `${what}: ${o.status}${filled}`;
