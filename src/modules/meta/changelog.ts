@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-demo-app-rfq-panel',
+    date: '2026-11-29',
+    title: "The demo app's Request for quote panel; a bad configuration stops the boot in a second",
+    kind: 'ADDED',
+    description:
+      "The demo web app (`/app`) has a Request for quote panel on each market page: ask for a price on a quantity, see the quotes arrive live on the private `rfq` channel with their expiry counting down (replaced, expired and cancelled quotes marked as such), accept one side of one (with an `Idempotency-Key` per click) or cancel the RFQ, with the resulting position and wallet shown in the existing panels and refusals in the API's words; it fits a 375 px phone screen. A bad configuration value now stops the service before its modules load, so the `Invalid configuration` message and exit 78 arrive in about a second. The test command is faster: end-to-end boots copy migrated and seeded databases made once per run instead of migrating and seeding each time.",
+  },
+  {
     id: '2026-11-29-signature-replay-redis',
     date: '2026-11-29',
     title:
