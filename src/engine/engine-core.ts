@@ -7,7 +7,8 @@ import type { EngineEvent } from './events.js';
 import { HoldBook } from './holds.js';
 import { AccountState, applyFill, PositionState, refreshReserve } from './ledger.js';
 import { BookOrder } from './order.js';
-import { OrderBook, type PriceLevel } from './order-book.js';
+import { HandleOrderBook } from './handle-order-book.js';
+import type { OrderBook } from './order-book.js';
 import type {
   BookSide,
   CancelReason,
@@ -36,7 +37,7 @@ export interface EngineOptions {
 }
 
 export class MarketState {
-  readonly book = new OrderBook();
+  readonly book: OrderBook = new HandleOrderBook();
   outcome: Outcome | null = null;
   /** 0 = no trade yet. */
   lastPrice = 0;
@@ -147,21 +148,20 @@ export abstract class EngineCore {
   ): void {
     const book = market.book;
     const takerIsBid = taker.bookSide === 'BID';
-    const levels = takerIsBid ? book.asks : book.bids;
     const makerSide: BookSide = takerIsBid ? 'ASK' : 'BID';
     const limit = taker.bookPrice;
     let remaining = taker.remaining < maxFill ? taker.remaining : maxFill;
     while (remaining > 0) {
       const price = takerIsBid ? book.bestAsk : book.bestBid;
       if (takerIsBid ? price > limit : price < limit) break;
-      const level = levels[price];
-      let maker = level.head;
+      let maker = book.head(makerSide, price);
       while (maker !== null && remaining > 0) {
+        // The one place where the incoming order meets a resting maker.
         const mr = maker.remaining;
         const q = remaining < mr ? remaining : mr;
-        this.fill(market, level, maker, taker, q, events, now);
+        this.fill(market, price, maker, taker, q, events, now);
         remaining -= q;
-        const next = maker.next;
+        const next = book.next(maker);
         if (q === mr) {
           book.unlink(maker);
           maker.owner.unlinkOrder(maker);
@@ -174,7 +174,7 @@ export abstract class EngineCore {
         marketId: market.id,
         side: makerSide,
         price,
-        quantity: level.quantity,
+        quantity: book.levelQuantity(makerSide, price),
       });
     }
     if (taker.filledQuantity > 0) {
@@ -187,20 +187,19 @@ export abstract class EngineCore {
 
   private fill(
     market: MarketState,
-    level: PriceLevel,
+    price: number,
     maker: BookOrder,
     taker: BookOrder,
     q: number,
     events: EngineEvent[],
     now: number,
   ): void {
-    const price = level.price;
+    market.book.shrink(maker, q);
     const tradeId = this.ids.next('fil_');
     maker.filledQuantity += q;
     maker.fillCost += maker.ownPrice(price) * q;
     maker.status = maker.filledQuantity === maker.quantity ? 'FILLED' : 'PARTIALLY_FILLED';
     maker.updatedAt = now;
-    level.quantity -= q;
     const makerPs = maker.owner;
     makerPs.addResting(maker.bookSide, price, -q);
     taker.filledQuantity += q;
@@ -242,7 +241,7 @@ export abstract class EngineCore {
 
   /** Puts a GTC remainder on the book. */
   protected rest(market: MarketState, order: BookOrder, events: EngineEvent[]): void {
-    const level = market.book.append(order);
+    market.book.append(order);
     const ps = order.owner;
     ps.linkOrder(order);
     ps.addResting(order.bookSide, order.bookPrice, order.remaining);
@@ -266,14 +265,14 @@ export abstract class EngineCore {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       },
     );
   }
 
   /** Takes a resting order off the book and its owner's bookkeeping (it stays in `orders`). */
   protected lift(market: MarketState, order: BookOrder, events: EngineEvent[] | null): void {
-    const level = market.book.unlink(order);
+    market.book.unlink(order);
     const ps = order.owner;
     ps.unlinkOrder(order);
     ps.addResting(order.bookSide, order.bookPrice, -order.remaining);
@@ -284,7 +283,7 @@ export abstract class EngineCore {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       });
     }
   }
@@ -302,7 +301,6 @@ export abstract class EngineCore {
     order.cancelReason = reason;
     order.updatedAt = now;
     this.retire(order);
-    const level = market.book.levels(order.bookSide)[order.bookPrice];
     events.push(
       {
         type: 'order.cancelled',
@@ -318,7 +316,7 @@ export abstract class EngineCore {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       },
     );
   }

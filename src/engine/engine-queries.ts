@@ -160,7 +160,7 @@ export abstract class EngineQueries extends EngineCore {
   openOrderCount(): number {
     let n = 0;
     for (const m of this.markets.values()) {
-      for (let p = 1; p < 100; p++) n += m.book.bids[p].count + m.book.asks[p].count;
+      n += m.book.size();
     }
     return n;
   }
