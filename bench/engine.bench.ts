@@ -210,7 +210,7 @@ function main(): void {
       `live orders avg ${s.liveOrdersAvg} (min ${s.liveOrdersMin}, max ${s.liveOrdersMax}); ` +
       `generated in ${f(genMs)} ms`,
   );
-  const adapters = [productAdapter(), peerAdapter(w.maxId)];
+  const adapters = [productAdapter(w.maxId), peerAdapter(w.maxId)];
   const runs: Round[][] = adapters.map(() => []);
   for (let r = 0; r < rounds; r++) {
     for (let a = 0; a < adapters.length; a++) {

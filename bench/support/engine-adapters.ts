@@ -24,9 +24,10 @@ const clock: Clock = { now: () => Date.now() };
 
 /**
  * This engine through its public commands: harness "buy" is BUY YES at p (bid), "sell" is SELL YES
- * at p (ask), account `id % 3000`. Harness ids map to engine order ids in an array.
+ * at p (ask), account `id % 3000`. Harness ids map to engine order ids in an array, filled
+ * with '' up front (a packed array: growing it per order would be timed as the engine's cost).
  */
-export function productAdapter(): EngineAdapter {
+export function productAdapter(maxId: number): EngineAdapter {
   let engine = new MatchingEngine({ clock, ids: new SequentialIdGenerator() });
   let markets: string[] = [];
   let accounts: string[] = [];
@@ -59,17 +60,17 @@ export function productAdapter(): EngineAdapter {
       for (const m of markets) engine.addMarket(m);
       accounts = Array.from({ length: ACCOUNTS }, (_, i) => `acc_${i}`);
       for (const a of accounts) engine.createAccount(a, 1e12);
-      ids = [];
+      ids = Array.from({ length: maxId + 1 }, () => '');
     },
     limit: (m, id, buy, p, q) => place(m, id, buy, p, q, false),
     ioc: (m, id, buy, p, q) => place(m, id, buy, p, q, true),
     cancel(_m, id) {
       const o = ids[id];
-      if (o !== undefined) engine.cancelOrder(o);
+      if (o !== '') engine.cancelOrder(o);
     },
     reduce(_m, id, newQty) {
       const o = ids[id];
-      if (o !== undefined) engine.amendOrder(o, { quantity: newQty });
+      if (o !== '') engine.amendOrder(o, { quantity: newQty });
     },
     liveOrders: () => engine.openOrderCount(),
   };

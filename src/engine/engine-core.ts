@@ -70,10 +70,16 @@ export abstract class EngineCore {
   protected readonly markets = new Map<string, MarketState>();
   protected readonly accounts = new Map<string, AccountState>();
   /**
-   * Open orders plus the most recent final ones (see closedOrderRetention). One map for both
-   * keeps it to one insert and one delete per order, which dominates the cost of a place.
+   * Open orders by id: the only string-keyed lookup an order meets on its way, and only if it
+   * rests (cancel and amend name orders by id). An order that trades or expires on arrival never
+   * enters it; final orders are found through {@link findOrder}.
    */
   protected readonly orders = new Map<string, BookOrder>();
+  /**
+   * The retention ring's orders by id, built the first time someone asks for a final order and
+   * kept up to date from then on, so an engine whose callers never ask pays nothing per order.
+   */
+  private closedIndex: Map<string, BookOrder> | null = null;
   /** Quote holds (see holds.ts); commands in engine-rfq.ts, dropped by an account reset. */
   protected readonly holds = new HoldBook();
   protected readonly closedRetention: number;
@@ -377,26 +383,40 @@ export abstract class EngineCore {
    * would rescan the holes left by deletions.
    */
   protected retire(order: BookOrder): void {
+    if (order.indexed) {
+      order.indexed = false;
+      this.orders.delete(order.id);
+    }
     const cap = this.closedRetention;
     if (cap <= 0) {
-      if (order.indexed) this.orders.delete(order.id);
       this.recycle(order);
       return;
     }
     const ring = this.closedRing;
     const slot = this.closedNext;
+    const index = this.closedIndex;
     if (ring.length < cap) ring.push(order);
     else {
       const evicted = ring[slot];
-      this.orders.delete(evicted.id);
+      if (index !== null && index.get(evicted.id) === evicted) index.delete(evicted.id);
       this.recycle(evicted);
       ring[slot] = order;
     }
     this.closedNext = slot + 1 === cap ? 0 : slot + 1;
-    if (!order.indexed) {
-      order.indexed = true;
-      this.orders.set(order.id, order);
+    if (index !== null) index.set(order.id, order);
+  }
+
+  /** An open order, or a final one still within the retention window. */
+  protected findOrder(id: string): BookOrder | undefined {
+    const open = this.orders.get(id);
+    if (open !== undefined) return open;
+    let index = this.closedIndex;
+    if (index === null) {
+      index = new Map<string, BookOrder>();
+      for (const o of this.closedRing) index.set(o.id, o);
+      this.closedIndex = index;
     }
+    return index.get(id);
   }
 
   /**

@@ -23,7 +23,7 @@ export interface LedgerTotals {
 export abstract class EngineQueries extends EngineCore {
   /** An open order, or a final one still within the retention window. */
   getOrder(orderId: string): OrderSnapshot | undefined {
-    return this.orders.get(orderId)?.snapshot();
+    return this.findOrder(orderId)?.snapshot();
   }
 
   /** The account's resting orders (optionally in one market), newest first per market. */

@@ -182,7 +182,7 @@ export class MatchingEngine extends EngineRfq {
     req: AmendOrderRequest,
     accountId?: string,
   ): Result<{ order: OrderSnapshot }> {
-    const order = this.orders.get(orderId);
+    const order = this.findOrder(orderId);
     if (order === undefined || (accountId !== undefined && order.accountId !== accountId)) {
       return this.fail('UNKNOWN_ORDER', orderId);
     }
@@ -283,7 +283,7 @@ export class MatchingEngine extends EngineRfq {
     accountId?: string,
     reason: CancelReason = 'USER',
   ): Result<{ order: OrderSnapshot }> {
-    const order = this.orders.get(orderId);
+    const order = this.findOrder(orderId);
     if (order === undefined || (accountId !== undefined && order.accountId !== accountId)) {
       return this.fail('UNKNOWN_ORDER', orderId);
     }
