@@ -143,6 +143,7 @@ export class HandleOrderBook implements OrderBook {
   }
 
   next(order: BookOrder): BookOrder | null {
+    if (order.handle < 0) return null;
     const h = this.nextOf[order.handle];
     return h === NIL ? null : this.nodes[h];
   }

@@ -234,6 +234,7 @@ export const ORDER_BOOK_CONTRACT: readonly BookCase[] = [
       assert.deepEqual(f.level('ASK', 60), [o[1].id, o[3].id]);
       assert.equal(f.book.levelQuantity('ASK', 60), 6);
       assert.equal(f.book.has(o[0]), false);
+      assert.equal(f.book.next(o[0]), null);
       assert.equal(f.book.has(o[1]), true);
       const again = f.rest('ASK', 60, 9);
       assert.deepEqual(f.level('ASK', 60), [o[1].id, o[3].id, again.id]);

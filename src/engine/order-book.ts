@@ -30,7 +30,7 @@ export interface OrderBook {
   shrink(order: BookOrder, qty: number): void;
   /** Oldest order of a level, or null when the level is empty. */
   head(side: BookSide, price: number): BookOrder | null;
-  /** The order after `order` in its level, or null. */
+  /** The order after `order` in its level, or null (also once `order` has left the book). */
   next(order: BookOrder): BookOrder | null;
   /** Resting quantity of a level (0 when empty). */
   levelQuantity(side: BookSide, price: number): number;
