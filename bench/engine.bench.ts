@@ -1,368 +1,273 @@
 /**
- * In-process matching engine benchmark: 100 markets, a few thousand funded accounts, a seeded op
- * mix of 60% passive limit placements, 25% cancels, 10% marketable orders (half MARKET, half
- * LIMIT IOC) and 5% amends. Prints throughput and per-op latency percentiles, times
- * resetAccount on an account with 10,000 open orders, and writes bench/results/engine.json.
+ * Side-by-side engine benchmark: this engine (through MatchingEngine's public commands, 3,000
+ * funded accounts) and the npm package nodejs-order-book replay the same seeded operation stream
+ * in the same process, as ../shared/anchors/engine does: 100 markets, 60% limit / 25% cancel /
+ * 10% IOC / 5% reduce, ~4k resting orders, 1M measured ops after 100k warm-up. Per engine and
+ * round: a throughput pass (no per-op timers) and a latency pass (hrtime around every op), each
+ * on fresh state after its own warm-up. Engines alternate A/B/A/B over the rounds and every figure
+ * is the median over rounds, so machine noise hits both alike. Also times resetAccount on an
+ * account with 10,000 open orders. Prints the ratio and both p99s; writes bench/results/engine.json.
+ *
+ * Options: --rounds N (default 3, at least 2) --ops N --warmup N --seed S --markets M
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MatchingEngine, SequentialIdGenerator } from '../src/engine/index.js';
+import { peerAdapter, productAdapter, type EngineAdapter } from './support/engine-adapters.js';
 import {
-  MatchingEngine,
-  mulberry32,
-  SequentialIdGenerator,
-  type Action,
-  type Clock,
-  type EngineEvent,
-  type OrderSnapshot,
-  type Result,
-  type Side,
-} from '../src/engine/index.js';
+  generateWorkload,
+  OP_CANCEL,
+  OP_IOC,
+  OP_LIMIT,
+  OP_NAMES,
+  type Workload,
+} from './support/engine-workload.js';
 
-const MARKETS = 100;
-const ACCOUNTS = 3_000;
-const WARMUP_OPS = 300_000;
-const MEASURED_OPS = 1_000_000;
-const THROUGHPUT_RUNS = 3;
+const TARGET_RATIO = 5;
+const TARGET_P99_SHARE = 0.5;
 const RESET_ORDERS = 10_000;
 const RESET_RUNS = 7;
 
-const clock: Clock = { now: () => Date.now() };
-const marketIds = Array.from({ length: MARKETS }, (_, i) => `mkt_${i}`);
-const accountIds = Array.from({ length: ACCOUNTS }, (_, i) => `acc_${i}`);
-const mid = (m: number): number => 30 + (m % 40);
-
-/** Four user forms of the two book sides: bid = BUY YES p | SELL NO 100-p, ask = SELL YES p | BUY NO 100-p. */
-const FORMS: readonly [Action, Side][] = [
-  ['BUY', 'YES'],
-  ['SELL', 'NO'],
-  ['SELL', 'YES'],
-  ['BUY', 'NO'],
-];
-const isBidForm = (f: number): boolean => f < 2;
-const ownPrice = (f: number, yesPrice: number): number =>
-  FORMS[f][1] === 'YES' ? yesPrice : 100 - yesPrice;
-
-function newEngine(): MatchingEngine {
-  const engine = new MatchingEngine({ clock, ids: new SequentialIdGenerator() });
-  for (const m of marketIds) engine.addMarket(m);
-  for (const a of accountIds) engine.createAccount(a, 10_000_000_000);
-  return engine;
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const v = Number(process.argv[i + 1]?.replace(/_/g, ''));
+  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--${name} takes a whole number`);
+  return v;
 }
 
-/** Live resting orders the workload can cancel or amend (swap-remove by id). */
-class Pool {
-  readonly ids: string[] = [];
-  readonly forms: number[] = [];
-  readonly markets: number[] = [];
-  private readonly index = new Map<string, number>();
-  add(id: string, form: number, market: number): void {
-    this.index.set(id, this.ids.length);
-    this.ids.push(id);
-    this.forms.push(form);
-    this.markets.push(market);
-  }
-  remove(id: string): void {
-    const i = this.index.get(id);
-    if (i === undefined) return;
-    this.index.delete(id);
-    const last = this.ids.length - 1;
-    if (i !== last) {
-      this.ids[i] = this.ids[last];
-      this.forms[i] = this.forms[last];
-      this.markets[i] = this.markets[last];
-      this.index.set(this.ids[i], i);
-    }
-    this.ids.pop();
-    this.forms.pop();
-    this.markets.pop();
-  }
-  /** Makers completely filled by a taker leave the pool. */
-  removeFilled(events: readonly EngineEvent[], takerId: string): void {
-    for (const e of events) {
-      if (e.type === 'order.updated' && e.status === 'FILLED' && e.orderId !== takerId) {
-        this.remove(e.orderId);
-      }
-    }
-  }
-}
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
 
-/** Operation kinds of the workload tape. */
-const LIMIT = 0;
-const CANCEL = 1;
-const MARKETABLE = 2;
-const AMEND = 3;
-
-/**
- * The workload, recorded once against a reference engine and then replayed. The engine is
- * deterministic (ids and matching do not depend on the clock), so a replay on a fresh engine
- * sees exactly the same book, and the timed loop carries no workload bookkeeping: it only builds
- * each request object, as a caller would, and calls the engine.
- */
-interface Tape {
-  readonly kind: Uint8Array;
-  readonly account: Uint16Array;
-  readonly market: Uint8Array;
-  readonly form: Uint8Array;
-  /** Own-terms price; 0 = MARKET (or no price change for an amend). */
-  readonly price: Uint8Array;
-  /** Quantity; for an amend 0 = no quantity change. */
-  readonly qty: Uint16Array;
-  /** Target order of a cancel or amend. */
-  readonly ids: string[];
-}
-
-interface Mix {
-  limit: number;
-  cancel: number;
-  marketable: number;
-  amend: number;
-  trades: number;
-  failures: Record<string, number>;
-}
-
-function record(n: number): { tape: Tape; mix: Mix } {
-  const engine = newEngine();
-  const pool = new Pool();
-  const rnd = mulberry32(20240601);
-  const tape: Tape = {
-    kind: new Uint8Array(n),
-    account: new Uint16Array(n),
-    market: new Uint8Array(n),
-    form: new Uint8Array(n),
-    price: new Uint8Array(n),
-    qty: new Uint16Array(n),
-    ids: new Array<string>(n).fill(''),
-  };
-  const mix: Mix = { limit: 0, cancel: 0, marketable: 0, amend: 0, trades: 0, failures: {} };
-  for (let i = 0; i < n; i++) {
-    const r0 = rnd();
-    const a = (rnd() * ACCOUNTS) | 0;
-    const m = (rnd() * MARKETS) | 0;
-    const form = (rnd() * 4) | 0;
-    tape.account[i] = a;
-    tape.market[i] = m;
-    tape.form[i] = form;
-    let kind = r0 < 0.6 ? LIMIT : r0 < 0.85 ? CANCEL : r0 < 0.95 ? MARKETABLE : AMEND;
-    if ((kind === CANCEL || kind === AMEND) && pool.ids.length === 0) kind = LIMIT;
-    tape.kind[i] = kind;
-    if (kind === LIMIT) {
-      const off = 1 + ((rnd() * 8) | 0);
-      tape.price[i] = ownPrice(form, isBidForm(form) ? mid(m) - off : mid(m) + off);
-      tape.qty[i] = 1 + ((rnd() * 20) | 0);
-    } else if (kind === MARKETABLE) {
-      tape.price[i] = rnd() < 0.5 ? 0 : ownPrice(form, isBidForm(form) ? mid(m) + 10 : mid(m) - 10);
-      tape.qty[i] = 10 + ((rnd() * 40) | 0);
-    } else {
-      const k = (rnd() * pool.ids.length) | 0;
-      tape.ids[i] = pool.ids[k];
-      if (kind === AMEND) {
-        const f = pool.forms[k];
-        const pm = pool.markets[k];
-        const off = 1 + ((rnd() * 8) | 0);
-        if (rnd() < 0.5) tape.price[i] = ownPrice(f, isBidForm(f) ? mid(pm) - off : mid(pm) + off);
-        else tape.qty[i] = 25 + ((rnd() * 10) | 0);
-      }
-    }
-    const r = apply(engine, tape, i);
-    if (!r.ok) mix.failures[r.code] = (mix.failures[r.code] ?? 0) + 1;
-    if (kind === LIMIT) {
-      mix.limit++;
-      if (r.ok && r.order.remainingQuantity > 0) pool.add(r.order.id, form, m);
-    } else if (kind === CANCEL) {
-      mix.cancel++;
-      pool.remove(tape.ids[i]);
-    } else if (kind === MARKETABLE) {
-      mix.marketable++;
-      if (r.ok) {
-        pool.removeFilled(r.events, r.order.id);
-        for (const e of r.events) if (e.type === 'trade') mix.trades++;
-      }
-    } else mix.amend++;
-  }
-  return { tape, mix };
-}
-
-/** Performs tape entry `i` on `engine`, building the request as a caller would. */
-function apply(engine: MatchingEngine, tape: Tape, i: number): Result<{ order: OrderSnapshot }> {
-  const kind = tape.kind[i];
-  if (kind === CANCEL) return engine.cancelOrder(tape.ids[i]);
-  if (kind === AMEND) {
-    const price = tape.price[i];
-    return engine.amendOrder(tape.ids[i], price === 0 ? { quantity: tape.qty[i] } : { price });
-  }
-  const form = tape.form[i];
-  const price = tape.price[i];
-  if (kind === LIMIT) {
-    return engine.placeOrder({
-      accountId: accountIds[tape.account[i]],
-      marketId: marketIds[tape.market[i]],
-      action: FORMS[form][0],
-      side: FORMS[form][1],
-      type: 'LIMIT',
-      price,
-      quantity: tape.qty[i],
-    });
-  }
-  return engine.placeOrder({
-    accountId: accountIds[tape.account[i]],
-    marketId: marketIds[tape.market[i]],
-    action: FORMS[form][0],
-    side: FORMS[form][1],
-    type: price === 0 ? 'MARKET' : 'LIMIT',
-    price: price === 0 ? null : price,
-    quantity: tape.qty[i],
-    timeInForce: 'IOC',
-  });
-}
-
-/** Replays [from, to) and returns the number of failed ops; times each op into `lat` if given. */
-function replay(
-  engine: MatchingEngine,
-  tape: Tape,
-  from: number,
-  to: number,
-  lat: Float64Array | null,
-): number {
-  let failed = 0;
-  if (lat === null) {
-    for (let i = from; i < to; i++) if (!apply(engine, tape, i).ok) failed++;
-    return failed;
-  }
+function runPlain(ad: EngineAdapter, w: Workload, from: number, to: number): void {
+  const { kind, mkt, side, price, qty, id } = w;
   for (let i = from; i < to; i++) {
-    const t0 = process.hrtime.bigint();
-    const r = apply(engine, tape, i);
-    lat[i - from] = Number(process.hrtime.bigint() - t0);
-    if (!r.ok) failed++;
+    const k = kind[i];
+    if (k === OP_LIMIT) ad.limit(mkt[i], id[i], side[i] === 0, price[i], qty[i]);
+    else if (k === OP_CANCEL) ad.cancel(mkt[i], id[i]);
+    else if (k === OP_IOC) ad.ioc(mkt[i], id[i], side[i] === 0, price[i], qty[i]);
+    else ad.reduce(mkt[i], id[i], qty[i]);
   }
-  return failed;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+function runTimed(ad: EngineAdapter, w: Workload, lat: Float64Array): void {
+  const { kind, mkt, side, price, qty, id } = w;
+  const hr = process.hrtime.bigint;
+  for (let i = w.warmup; i < w.total; i++) {
+    const t0 = hr();
+    const k = kind[i];
+    if (k === OP_LIMIT) ad.limit(mkt[i], id[i], side[i] === 0, price[i], qty[i]);
+    else if (k === OP_CANCEL) ad.cancel(mkt[i], id[i]);
+    else if (k === OP_IOC) ad.ioc(mkt[i], id[i], side[i] === 0, price[i], qty[i]);
+    else ad.reduce(mkt[i], id[i], qty[i]);
+    lat[i - w.warmup] = Number(hr() - t0);
+  }
 }
 
-function benchReset(): number[] {
+function pct(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+interface Latency {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+function summarise(lat: Float64Array): Latency {
+  const s = Float64Array.from(lat).sort();
+  return {
+    p50: pct(s, 0.5),
+    p90: pct(s, 0.9),
+    p99: pct(s, 0.99),
+    p999: pct(s, 0.999),
+    max: s[s.length - 1] ?? 0,
+  };
+}
+
+interface Round {
+  opsPerSec: number;
+  latency: Latency & { instrumentedOpsPerSec: number };
+  byOp: Record<string, { p50: number; p99: number }>;
+  liveOrders: number;
+}
+
+function round(ad: EngineAdapter, w: Workload): Round {
+  ad.create(w.markets);
+  runPlain(ad, w, 0, w.warmup);
+  gc();
+  let t0 = process.hrtime.bigint();
+  runPlain(ad, w, w.warmup, w.total);
+  const opsPerSec = w.ops / (Number(process.hrtime.bigint() - t0) / 1e9);
+  const liveOrders = ad.liveOrders();
+
+  ad.create(w.markets);
+  gc();
+  runPlain(ad, w, 0, w.warmup);
+  const lat = new Float64Array(w.ops);
+  gc();
+  t0 = process.hrtime.bigint();
+  runTimed(ad, w, lat);
+  const instrumentedOpsPerSec = w.ops / (Number(process.hrtime.bigint() - t0) / 1e9);
+  const byOp: Record<string, { p50: number; p99: number }> = {};
+  for (let k = 0; k < OP_NAMES.length; k++) {
+    const part: number[] = [];
+    for (let i = 0; i < w.ops; i++) if (w.kind[w.warmup + i] === k) part.push(lat[i]);
+    const s = summarise(Float64Array.from(part));
+    byOp[OP_NAMES[k]] = { p50: s.p50, p99: s.p99 };
+  }
+  ad.create(w.markets); // drop this engine's state before the other one runs
+  gc();
+  return { opsPerSec, latency: { ...summarise(lat), instrumentedOpsPerSec }, byOp, liveOrders };
+}
+
+function median(xs: number[]): number {
+  const s = xs.slice().sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Median of every numeric leaf over the rounds (structure from the first). */
+function medianOf<T>(objs: T[]): T {
+  const first = objs[0] as unknown;
+  if (typeof first === 'number') return median(objs as number[]) as T;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(first as object)) {
+    out[k] = medianOf(objs.map((o) => (o as Record<string, unknown>)[k]));
+  }
+  return out as T;
+}
+
+/** resetAccount on an account with 10,000 resting orders spread over all markets, among others'. */
+function benchReset(markets: number): number[] {
   const times: number[] = [];
+  const marketIds = Array.from({ length: markets }, (_, i) => `mkt_${i}`);
   for (let run = 0; run < RESET_RUNS; run++) {
-    const engine = newEngine();
-    const who = accountIds[0];
-    // 10,000 resting orders spread over all markets and 8 levels per side, among other traffic.
+    const engine = new MatchingEngine({
+      clock: { now: () => Date.now() },
+      ids: new SequentialIdGenerator(),
+    });
+    for (const m of marketIds) engine.addMarket(m);
+    for (let a = 0; a <= 50; a++) engine.createAccount(`acc_${a}`, 10_000_000_000);
     for (let i = 0; i < RESET_ORDERS; i++) {
-      const m = i % MARKETS;
-      const form = (i >> 3) % 4;
-      const off = 1 + (i % 8);
-      const yes = isBidForm(form) ? mid(m) - off : mid(m) + off;
+      const m = marketIds[i % markets];
+      const buy = ((i >> 3) & 1) === 0;
+      const price = buy ? 40 - (i % 8) : 60 + (i % 8);
+      const action = buy ? 'BUY' : 'SELL';
       const r = engine.placeOrder({
-        accountId: who,
-        marketId: marketIds[m],
-        action: FORMS[form][0],
-        side: FORMS[form][1],
+        accountId: 'acc_0',
+        marketId: m,
+        action,
+        side: 'YES',
         type: 'LIMIT',
-        price: ownPrice(form, yes),
+        price,
         quantity: 5,
       });
       if (!r.ok) throw new Error(`setup failed: ${r.code}`);
       engine.placeOrder({
-        accountId: accountIds[1 + (i % 50)],
-        marketId: marketIds[m],
-        action: FORMS[form][0],
-        side: FORMS[form][1],
+        accountId: `acc_${1 + (i % 50)}`,
+        marketId: m,
+        action,
+        side: 'YES',
         type: 'LIMIT',
-        price: ownPrice(form, yes),
+        price,
         quantity: 3,
       });
     }
     const t0 = process.hrtime.bigint();
-    const r = engine.resetAccount(who, 1_000_000);
-    const ns = Number(process.hrtime.bigint() - t0);
-    if (!r.ok || engine.openOrders(who).length !== 0) throw new Error('reset failed');
-    times.push(ns / 1e6);
+    const r = engine.resetAccount('acc_0', 1_000_000);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (!r.ok || engine.openOrders('acc_0').length !== 0) throw new Error('reset failed');
+    times.push(ms);
   }
-  return times;
+  return times.sort((a, b) => a - b);
 }
 
+const f = (n: number): string => Math.round(n).toLocaleString('en-US');
+const us = (ns: number): string => `${(ns / 1000).toFixed(2)} us`;
+
 function main(): void {
-  const total = WARMUP_OPS + MEASURED_OPS;
-  const { tape, mix } = record(total);
-
-  // Throughput: wall clock of the whole measured replay, no per-op timer.
-  const runs: number[] = [];
-  let expectedFailures = -1;
-  for (let run = 0; run < THROUGHPUT_RUNS; run++) {
-    const engine = newEngine();
-    replay(engine, tape, 0, WARMUP_OPS, null);
-    const t0 = process.hrtime.bigint();
-    const failed = replay(engine, tape, WARMUP_OPS, total, null);
-    runs.push(MEASURED_OPS / (Number(process.hrtime.bigint() - t0) / 1e9));
-    if (expectedFailures >= 0 && failed !== expectedFailures) throw new Error('replay diverged');
-    expectedFailures = failed;
+  const rounds = Math.max(2, option('rounds', 3));
+  const tg = performance.now();
+  const w = generateWorkload({
+    seed: option('seed', 42),
+    ops: option('ops', 1_000_000),
+    warmup: option('warmup', 100_000),
+    markets: option('markets', 100),
+  });
+  const genMs = performance.now() - tg;
+  const s = w.summary;
+  console.log(
+    `engine bench (node ${process.version}, ${cpus().length} cpu, load avg ${loadavg()[0].toFixed(2)})`,
+  );
+  console.log(
+    `  workload: seed ${s.seed}, ${f(s.ops)} ops after ${f(s.warmup)} warm-up, ${s.markets} markets; ` +
+      `limit/cancel/ioc/reduce ${s.counts.limit}/${s.counts.cancel}/${s.counts.ioc}/${s.counts.reduce}; ` +
+      `live orders avg ${s.liveOrdersAvg} (min ${s.liveOrdersMin}, max ${s.liveOrdersMax}); ` +
+      `generated in ${f(genMs)} ms`,
+  );
+  const adapters = [productAdapter(w.maxId), peerAdapter(w.maxId)];
+  const runs: Round[][] = adapters.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let a = 0; a < adapters.length; a++) {
+      const res = round(adapters[a], w);
+      runs[a].push(res);
+      console.log(
+        `  round ${r + 1} ${adapters[a].name}: ${f(res.opsPerSec)} ops/s, ` +
+          `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
+      );
+    }
   }
-  runs.sort((a, b) => a - b);
-  const opsPerSec = runs[runs.length >> 1];
+  const [product, peer] = runs.map((rs) => medianOf(rs));
+  const ratio = product.opsPerSec / peer.opsPerSec;
+  const p99Share = product.latency.p99 / peer.latency.p99;
+  for (const [name, m] of [
+    ['product', product],
+    ['nodejs-order-book', peer],
+  ] as const) {
+    const ops = OP_NAMES.map((k) => `${k} ${us(m.byOp[k].p50)}/${us(m.byOp[k].p99)}`).join(', ');
+    console.log(
+      `  ${name.padEnd(17)} ${f(m.opsPerSec).padStart(10)} ops/s  p50 ${us(m.latency.p50)}  ` +
+        `p99 ${us(m.latency.p99)}  p99.9 ${us(m.latency.p999)}  (p50/p99 by op: ${ops}); ` +
+        `${f(m.liveOrders)} resting at end`,
+    );
+  }
+  console.log(
+    `  ratio product / nodejs-order-book: ${ratio.toFixed(2)}x ops/s (target >= ${TARGET_RATIO}x), ` +
+      `p99 ${p99Share.toFixed(2)} of the peer's (target <= ${TARGET_P99_SHARE})`,
+  );
+  const resetMs = benchReset(w.markets);
+  console.log(
+    `  resetAccount(${f(RESET_ORDERS)} open orders): median ${resetMs[resetMs.length >> 1].toFixed(2)} ms`,
+  );
 
-  // Latency: the same replay with every op timed on its own.
-  const engine = newEngine();
-  replay(engine, tape, 0, WARMUP_OPS, null);
-  const lat = new Float64Array(MEASURED_OPS);
-  replay(engine, tape, WARMUP_OPS, total, lat);
-  let sum = 0;
-  for (let i = 0; i < lat.length; i++) sum += lat[i];
-  const sorted = lat.slice().sort();
-  const latency = {
-    p50: percentile(sorted, 50),
-    p90: percentile(sorted, 90),
-    p99: percentile(sorted, 99),
-    p999: percentile(sorted, 99.9),
-    max: sorted[sorted.length - 1],
-    mean: sum / lat.length,
-  };
-
-  const resetMs = benchReset().sort((a, b) => a - b);
   const results = {
     node: process.version,
     cpu: cpus()[0]?.model ?? 'unknown',
     cores: cpus().length,
     /** Other work on the machine skews every figure: recorded so runs can be compared fairly. */
     loadAverage1m: Math.round(loadavg()[0] * 100) / 100,
-    markets: MARKETS,
-    accounts: ACCOUNTS,
-    workload: {
-      mix: '60% limit / 25% cancel / 10% marketable (half MARKET, half LIMIT IOC) / 5% amend',
-      warmupOps: WARMUP_OPS,
-      measuredOps: MEASURED_OPS,
-      recorded: mix,
-      failedOpsInMeasuredPart: expectedFailures,
-      restingOrdersAtEnd: engine.openOrderCount(),
+    workload: { ...s, generateMs: Math.round(genMs) },
+    rounds,
+    unit: { latency: 'ns' },
+    product: { median: product, rounds: runs[0] },
+    peer: { name: 'nodejs-order-book 10.1.1', median: peer, rounds: runs[1] },
+    ratio: {
+      opsPerSec: +ratio.toFixed(3),
+      p99: +p99Share.toFixed(3),
+      target: { opsPerSec: TARGET_RATIO, p99: TARGET_P99_SHARE },
+      met: ratio >= TARGET_RATIO && p99Share <= TARGET_P99_SHARE,
     },
-    throughput: { opsPerSec: Math.round(opsPerSec), runsOpsPerSec: runs.map(Math.round) },
-    latencyNs: latency,
     resetAccount: {
       openOrders: RESET_ORDERS,
       runsMs: resetMs,
       medianMs: resetMs[resetMs.length >> 1],
     },
   };
-
-  const f = (n: number): string => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
-  console.log(
-    `engine bench (node ${process.version}, ${MARKETS} markets, ${ACCOUNTS} accounts, load avg ${results.loadAverage1m} on ${results.cores} cores)`,
-  );
-  console.log(`  workload: ${results.workload.mix}; ${f(mix.trades)} trades recorded`);
-  console.log(
-    `  throughput: ${f(opsPerSec)} ops/s median of ${THROUGHPUT_RUNS} runs of ${f(MEASURED_OPS)} ops (${runs.map(f).join(', ')})`,
-  );
-  console.log(
-    `  latency ns: p50 ${f(latency.p50)}  p90 ${f(latency.p90)}  p99 ${f(latency.p99)}  p99.9 ${f(latency.p999)}  max ${f(latency.max)}  mean ${f(latency.mean)}`,
-  );
-  console.log(
-    `  failed ops (measured part): ${f(expectedFailures)}; resting orders at end: ${f(results.workload.restingOrdersAtEnd)}`,
-  );
-  console.log(
-    `  resetAccount(${f(RESET_ORDERS)} open orders): median ${f(results.resetAccount.medianMs)} ms (runs ${resetMs.map(f).join(', ')})`,
-  );
-
   const out = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'engine.json'), JSON.stringify(results, null, 2) + '\n');

@@ -8,7 +8,6 @@ import { balanceChanged } from './event-builders.js';
 import type { EngineEvent } from './events.js';
 import { AccountState } from './ledger.js';
 import type { BookOrder } from './order.js';
-import type { PriceLevel } from './order-book.js';
 import type { AccountSnapshot, MarketStatus, Outcome, Result } from './types.js';
 
 /** Optional state of a new (or restored) market. */
@@ -124,11 +123,11 @@ export abstract class EngineAdmin extends EngineQueries {
     const events: EngineEvent[] = [];
     const book = market.book;
     for (let p = 1; p < 100; p++) {
-      while (book.bids[p].head !== null) {
-        this.cancelResting(market, book.bids[p].head!, 'MARKET_RESOLVED', events, now);
+      for (let o = book.head('BID', p); o !== null; o = book.head('BID', p)) {
+        this.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
       }
-      while (book.asks[p].head !== null) {
-        this.cancelResting(market, book.asks[p].head!, 'MARKET_RESOLVED', events, now);
+      for (let o = book.head('ASK', p); o !== null; o = book.head('ASK', p)) {
+        this.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
       }
     }
     for (const ps of market.positions.values()) {
@@ -190,10 +189,12 @@ export abstract class EngineAdmin extends EngineQueries {
     for (const ps of account.positions) {
       const market = this.markets.get(ps.marketId)!;
       marketIds.push(market.id);
-      const touched = new Set<PriceLevel>();
+      // Levels as side * 100 + price, in first-touched order.
+      const touched = new Set<number>();
       for (let o: BookOrder | null = ps.ordersHead; o !== null;) {
         const next: BookOrder | null = o.ownerNext;
-        touched.add(market.book.unlink(o));
+        market.book.unlink(o);
+        touched.add((o.bookSide === 'BID' ? 0 : 100) + o.bookPrice);
         this.orders.delete(o.id);
         o.status = 'CANCELLED';
         o.ownerPrev = null;
@@ -207,12 +208,14 @@ export abstract class EngineAdmin extends EngineQueries {
       ps.clearResting();
       // One book.level per distinct level touched (at most 198 per market), not per order.
       for (const level of touched) {
+        const side = level < 100 ? 'BID' : 'ASK';
+        const price = level % 100;
         events.push({
           type: 'book.level',
           marketId: market.id,
-          side: market.book.bids[level.price] === level ? 'BID' : 'ASK',
-          price: level.price,
-          quantity: level.quantity,
+          side,
+          price,
+          quantity: market.book.levelQuantity(side, price),
         });
       }
       market.orphanYes += ps.yes;

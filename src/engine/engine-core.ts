@@ -7,7 +7,8 @@ import type { EngineEvent } from './events.js';
 import { HoldBook } from './holds.js';
 import { AccountState, applyFill, PositionState, refreshReserve } from './ledger.js';
 import { BookOrder } from './order.js';
-import { OrderBook, type PriceLevel } from './order-book.js';
+import { HandleOrderBook } from './handle-order-book.js';
+import type { OrderBook } from './order-book.js';
 import type {
   BookSide,
   CancelReason,
@@ -36,7 +37,7 @@ export interface EngineOptions {
 }
 
 export class MarketState {
-  readonly book = new OrderBook();
+  readonly book: OrderBook = new HandleOrderBook();
   outcome: Outcome | null = null;
   /** 0 = no trade yet. */
   lastPrice = 0;
@@ -69,10 +70,16 @@ export abstract class EngineCore {
   protected readonly markets = new Map<string, MarketState>();
   protected readonly accounts = new Map<string, AccountState>();
   /**
-   * Open orders plus the most recent final ones (see closedOrderRetention). One map for both
-   * keeps it to one insert and one delete per order, which dominates the cost of a place.
+   * Open orders by id: the only string-keyed lookup an order meets on its way, and only if it
+   * rests (cancel and amend name orders by id). An order that trades or expires on arrival never
+   * enters it; final orders are found through {@link findOrder}.
    */
   protected readonly orders = new Map<string, BookOrder>();
+  /**
+   * The retention ring's orders by id, built the first time someone asks for a final order and
+   * kept up to date from then on, so an engine whose callers never ask pays nothing per order.
+   */
+  private closedIndex: Map<string, BookOrder> | null = null;
   /** Quote holds (see holds.ts); commands in engine-rfq.ts, dropped by an account reset. */
   protected readonly holds = new HoldBook();
   protected readonly closedRetention: number;
@@ -147,21 +154,20 @@ export abstract class EngineCore {
   ): void {
     const book = market.book;
     const takerIsBid = taker.bookSide === 'BID';
-    const levels = takerIsBid ? book.asks : book.bids;
     const makerSide: BookSide = takerIsBid ? 'ASK' : 'BID';
     const limit = taker.bookPrice;
     let remaining = taker.remaining < maxFill ? taker.remaining : maxFill;
     while (remaining > 0) {
       const price = takerIsBid ? book.bestAsk : book.bestBid;
       if (takerIsBid ? price > limit : price < limit) break;
-      const level = levels[price];
-      let maker = level.head;
+      let maker = book.head(makerSide, price);
       while (maker !== null && remaining > 0) {
+        // The one place where the incoming order meets a resting maker.
         const mr = maker.remaining;
         const q = remaining < mr ? remaining : mr;
-        this.fill(market, level, maker, taker, q, events, now);
+        this.fill(market, price, maker, taker, q, events, now);
         remaining -= q;
-        const next = maker.next;
+        const next = book.next(maker);
         if (q === mr) {
           book.unlink(maker);
           maker.owner.unlinkOrder(maker);
@@ -174,7 +180,7 @@ export abstract class EngineCore {
         marketId: market.id,
         side: makerSide,
         price,
-        quantity: level.quantity,
+        quantity: book.levelQuantity(makerSide, price),
       });
     }
     if (taker.filledQuantity > 0) {
@@ -187,20 +193,19 @@ export abstract class EngineCore {
 
   private fill(
     market: MarketState,
-    level: PriceLevel,
+    price: number,
     maker: BookOrder,
     taker: BookOrder,
     q: number,
     events: EngineEvent[],
     now: number,
   ): void {
-    const price = level.price;
+    market.book.shrink(maker, q);
     const tradeId = this.ids.next('fil_');
     maker.filledQuantity += q;
     maker.fillCost += maker.ownPrice(price) * q;
     maker.status = maker.filledQuantity === maker.quantity ? 'FILLED' : 'PARTIALLY_FILLED';
     maker.updatedAt = now;
-    level.quantity -= q;
     const makerPs = maker.owner;
     makerPs.addResting(maker.bookSide, price, -q);
     taker.filledQuantity += q;
@@ -242,7 +247,7 @@ export abstract class EngineCore {
 
   /** Puts a GTC remainder on the book. */
   protected rest(market: MarketState, order: BookOrder, events: EngineEvent[]): void {
-    const level = market.book.append(order);
+    market.book.append(order);
     const ps = order.owner;
     ps.linkOrder(order);
     ps.addResting(order.bookSide, order.bookPrice, order.remaining);
@@ -266,14 +271,14 @@ export abstract class EngineCore {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       },
     );
   }
 
   /** Takes a resting order off the book and its owner's bookkeeping (it stays in `orders`). */
   protected lift(market: MarketState, order: BookOrder, events: EngineEvent[] | null): void {
-    const level = market.book.unlink(order);
+    market.book.unlink(order);
     const ps = order.owner;
     ps.unlinkOrder(order);
     ps.addResting(order.bookSide, order.bookPrice, -order.remaining);
@@ -284,7 +289,7 @@ export abstract class EngineCore {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       });
     }
   }
@@ -302,7 +307,6 @@ export abstract class EngineCore {
     order.cancelReason = reason;
     order.updatedAt = now;
     this.retire(order);
-    const level = market.book.levels(order.bookSide)[order.bookPrice];
     events.push(
       {
         type: 'order.cancelled',
@@ -318,7 +322,7 @@ export abstract class EngineCore {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       },
     );
   }
@@ -379,26 +383,40 @@ export abstract class EngineCore {
    * would rescan the holes left by deletions.
    */
   protected retire(order: BookOrder): void {
+    if (order.indexed) {
+      order.indexed = false;
+      this.orders.delete(order.id);
+    }
     const cap = this.closedRetention;
     if (cap <= 0) {
-      if (order.indexed) this.orders.delete(order.id);
       this.recycle(order);
       return;
     }
     const ring = this.closedRing;
     const slot = this.closedNext;
+    const index = this.closedIndex;
     if (ring.length < cap) ring.push(order);
     else {
       const evicted = ring[slot];
-      this.orders.delete(evicted.id);
+      if (index !== null && index.get(evicted.id) === evicted) index.delete(evicted.id);
       this.recycle(evicted);
       ring[slot] = order;
     }
     this.closedNext = slot + 1 === cap ? 0 : slot + 1;
-    if (!order.indexed) {
-      order.indexed = true;
-      this.orders.set(order.id, order);
+    if (index !== null) index.set(order.id, order);
+  }
+
+  /** An open order, or a final one still within the retention window. */
+  protected findOrder(id: string): BookOrder | undefined {
+    const open = this.orders.get(id);
+    if (open !== undefined) return open;
+    let index = this.closedIndex;
+    if (index === null) {
+      index = new Map<string, BookOrder>();
+      for (const o of this.closedRing) index.set(o.id, o);
+      this.closedIndex = index;
     }
+    return index.get(id);
   }
 
   /**

@@ -23,7 +23,7 @@ export interface LedgerTotals {
 export abstract class EngineQueries extends EngineCore {
   /** An open order, or a final one still within the retention window. */
   getOrder(orderId: string): OrderSnapshot | undefined {
-    return this.orders.get(orderId)?.snapshot();
+    return this.findOrder(orderId)?.snapshot();
   }
 
   /** The account's resting orders (optionally in one market), newest first per market. */
@@ -160,7 +160,7 @@ export abstract class EngineQueries extends EngineCore {
   openOrderCount(): number {
     let n = 0;
     for (const m of this.markets.values()) {
-      for (let p = 1; p < 100; p++) n += m.book.bids[p].count + m.book.asks[p].count;
+      n += m.book.size();
     }
     return n;
   }

@@ -93,7 +93,7 @@ export abstract class EngineRestore extends EngineAdmin {
     const market = this.markets.get(input.marketId);
     if (market === undefined) return this.fail('UNKNOWN_MARKET', input.marketId);
     if (market.status === 'RESOLVED') return this.fail('INVALID_STATE', 'market resolved');
-    if (this.orders.has(input.id)) return this.fail('DUPLICATE_ORDER', input.id);
+    if (this.findOrder(input.id) !== undefined) return this.fail('DUPLICATE_ORDER', input.id);
     const { quantity, filledQuantity } = input;
     if (
       !isPrice(input.price) ||

@@ -312,7 +312,7 @@ export abstract class EngineRfq extends EngineRestore {
   private duplicateIds(takerId?: string, makerId?: string): string | null {
     for (const id of [takerId, makerId]) {
       if (id === undefined) continue;
-      if (!isId(id) || this.orders.has(id)) return String(id);
+      if (!isId(id) || this.findOrder(id) !== undefined) return String(id);
     }
     return takerId !== undefined && takerId === makerId ? takerId : null;
   }

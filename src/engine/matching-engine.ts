@@ -182,7 +182,7 @@ export class MatchingEngine extends EngineRfq {
     req: AmendOrderRequest,
     accountId?: string,
   ): Result<{ order: OrderSnapshot }> {
-    const order = this.orders.get(orderId);
+    const order = this.findOrder(orderId);
     if (order === undefined || (accountId !== undefined && order.accountId !== accountId)) {
       return this.fail('UNKNOWN_ORDER', orderId);
     }
@@ -208,8 +208,7 @@ export class MatchingEngine extends EngineRfq {
     const ps = order.owner;
     if (price === order.price && quantity < order.quantity) {
       const delta = order.quantity - quantity;
-      const level = market.book.levels(order.bookSide)[order.bookPrice];
-      level.quantity -= delta;
+      market.book.shrink(order, delta);
       ps.addResting(order.bookSide, order.bookPrice, -delta);
       order.quantity = quantity;
       order.updatedAt = now;
@@ -219,7 +218,7 @@ export class MatchingEngine extends EngineRfq {
         marketId: market.id,
         side: order.bookSide,
         price: order.bookPrice,
-        quantity: level.quantity,
+        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
       });
       this.flushDirty();
       return { ok: true, events, order: order.snapshot() };
@@ -284,7 +283,7 @@ export class MatchingEngine extends EngineRfq {
     accountId?: string,
     reason: CancelReason = 'USER',
   ): Result<{ order: OrderSnapshot }> {
-    const order = this.orders.get(orderId);
+    const order = this.findOrder(orderId);
     if (order === undefined || (accountId !== undefined && order.accountId !== accountId)) {
       return this.fail('UNKNOWN_ORDER', orderId);
     }

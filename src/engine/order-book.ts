@@ -1,151 +1,88 @@
 /**
- * One market's book in YES terms: 99 array-indexed price levels per side, each a FIFO queue of
- * {@link BookOrder} nodes. Best prices are cached and only rescanned when a best level empties.
+ * The order book of one market, in YES terms: 99 price levels per side (cents 1..99), each a FIFO
+ * queue of resting {@link BookOrder}s, plus the aggregate resting quantity per level and the best
+ * prices. The engine owns the orders (their fills, owners and ids); a book only orders them in
+ * time and price. Every implementation passes `order-book.contract.ts` (as exchange-core runs
+ * OrderBookBaseTest against each of its books).
  */
 import type { BookOrder } from './order.js';
 import type { BookSide, DepthLevel } from './types.js';
-
-/** One price level: FIFO queue plus the aggregate resting quantity. */
-export class PriceLevel {
-  head: BookOrder | null = null;
-  tail: BookOrder | null = null;
-  quantity = 0;
-  count = 0;
-  constructor(readonly price: number) {}
-}
-
-function makeLevels(): PriceLevel[] {
-  const levels: PriceLevel[] = [];
-  for (let p = 0; p <= 100; p++) levels.push(new PriceLevel(p));
-  return levels;
-}
 
 /** No bid: bestBid is 0. No ask: bestAsk is 100. Both sentinels never cross a 1..99 limit. */
 export const NO_BID = 0;
 export const NO_ASK = 100;
 
-export class OrderBook {
-  readonly bids: PriceLevel[] = makeLevels();
-  readonly asks: PriceLevel[] = makeLevels();
-  bestBid = NO_BID;
-  bestAsk = NO_ASK;
-
-  levels(side: BookSide): PriceLevel[] {
-    return side === 'BID' ? this.bids : this.asks;
-  }
-
-  /** Appends at the back of its level (new order or re-queue). */
-  append(order: BookOrder): PriceLevel {
-    const level = this.levels(order.bookSide)[order.bookPrice];
-    order.next = null;
-    order.prev = level.tail;
-    if (level.tail === null) level.head = order;
-    else level.tail.next = order;
-    level.tail = order;
-    level.quantity += order.remaining;
-    level.count++;
-    this.touch(order.bookSide, order.bookPrice);
-    return level;
-  }
-
-  /** Inserts by sequence (restore). O(1) when restored in sequence order. */
-  insertBySequence(order: BookOrder): PriceLevel {
-    const level = this.levels(order.bookSide)[order.bookPrice];
-    let after = level.tail;
-    while (after !== null && after.sequence > order.sequence) after = after.prev;
-    const before = after === null ? level.head : after.next;
-    order.prev = after;
-    order.next = before;
-    if (after === null) level.head = order;
-    else after.next = order;
-    if (before === null) level.tail = order;
-    else before.prev = order;
-    level.quantity += order.remaining;
-    level.count++;
-    this.touch(order.bookSide, order.bookPrice);
-    return level;
-  }
-
-  /** Removes the order (its whole remaining quantity) from its level. */
-  unlink(order: BookOrder): PriceLevel {
-    const level = this.levels(order.bookSide)[order.bookPrice];
-    if (order.prev === null) level.head = order.next;
-    else order.prev.next = order.next;
-    if (order.next === null) level.tail = order.prev;
-    else order.next.prev = order.prev;
-    order.prev = null;
-    order.next = null;
-    level.quantity -= order.remaining;
-    level.count--;
-    if (level.count === 0) this.emptied(order.bookSide, order.bookPrice);
-    return level;
-  }
-
-  /** Call after a level of `side` at `price` became empty. */
-  emptied(side: BookSide, price: number): void {
-    if (side === 'BID') {
-      if (price === this.bestBid) {
-        let p = price - 1;
-        while (p > 0 && this.bids[p].count === 0) p--;
-        this.bestBid = p;
-      }
-    } else if (price === this.bestAsk) {
-      let p = price + 1;
-      while (p < 100 && this.asks[p].count === 0) p++;
-      this.bestAsk = p;
-    }
-  }
-
-  private touch(side: BookSide, price: number): void {
-    if (side === 'BID') {
-      if (price > this.bestBid) this.bestBid = price;
-    } else if (price < this.bestAsk) this.bestAsk = price;
-  }
-
+export interface OrderBook {
+  /** Highest price with a resting bid, or {@link NO_BID}. */
+  readonly bestBid: number;
+  /** Lowest price with a resting ask, or {@link NO_ASK}. */
+  readonly bestAsk: number;
+  /** Rests the order at the back of its level (`bookSide`, `bookPrice`) with its `remaining`. */
+  append(order: BookOrder): void;
+  /** Rests the order among its level's orders by `sequence` (restore). */
+  insertBySequence(order: BookOrder): void;
+  /** Takes the order (its whole current `remaining`) off the book. */
+  unlink(order: BookOrder): void;
+  /**
+   * The resting order's remaining quantity is about to fall by `qty` (a fill, or an amend down):
+   * it keeps its place; only the level total changes.
+   */
+  shrink(order: BookOrder, qty: number): void;
+  /** Oldest order of a level, or null when the level is empty. */
+  head(side: BookSide, price: number): BookOrder | null;
+  /** The order after `order` in its level, or null (also once `order` has left the book). */
+  next(order: BookOrder): BookOrder | null;
+  /** Resting quantity of a level (0 when empty). */
+  levelQuantity(side: BookSide, price: number): number;
+  /** Resting orders of a level. */
+  levelCount(side: BookSide, price: number): number;
   /** Would a taker on `takerSide` with YES limit `limit` trade now? */
-  crosses(takerSide: BookSide, limit: number): boolean {
-    return takerSide === 'BID' ? this.bestAsk <= limit : this.bestBid >= limit;
-  }
-
+  crosses(takerSide: BookSide, limit: number): boolean;
   /** Quantity a taker could fill up to `limit`, capped at `wanted` (stops early). */
-  fillable(takerSide: BookSide, limit: number, wanted: number): number {
-    let total = 0;
-    if (takerSide === 'BID') {
-      for (let p = this.bestAsk; p <= limit && p < 100 && total < wanted; p++) {
-        total += this.asks[p].quantity;
-      }
-    } else {
-      for (let p = this.bestBid; p >= limit && p > 0 && total < wanted; p--) {
-        total += this.bids[p].quantity;
-      }
-    }
-    return total < wanted ? total : wanted;
-  }
-
-  /** Aggregated levels, best first. */
-  depth(side: BookSide, maxLevels: number): DepthLevel[] {
-    const out: DepthLevel[] = [];
-    if (side === 'BID') {
-      for (let p = this.bestBid; p > 0 && out.length < maxLevels; p--) {
-        const q = this.bids[p].quantity;
-        if (q > 0) out.push({ price: p, quantity: q });
-      }
-    } else {
-      for (let p = this.bestAsk; p < 100 && out.length < maxLevels; p++) {
-        const q = this.asks[p].quantity;
-        if (q > 0) out.push({ price: p, quantity: q });
-      }
-    }
-    return out;
-  }
-
+  fillable(takerSide: BookSide, limit: number, wanted: number): number;
+  /** Aggregated non-empty levels, best first. */
+  depth(side: BookSide, maxLevels: number): DepthLevel[];
   /** Every resting order, bids best first then asks best first, FIFO within a level. */
-  *orders(): Generator<BookOrder> {
-    for (let p = 99; p > 0; p--) {
-      for (let o = this.bids[p].head; o !== null; o = o.next) yield o;
+  orders(): Iterable<BookOrder>;
+  /** Number of resting orders. */
+  size(): number;
+  /** Is this very order resting in this book (its handle or links point back to it)? */
+  has(order: BookOrder): boolean;
+}
+
+/** Quantity a taker could fill up to `limit`, from per-level quantities (shared by the books). */
+export function fillableFrom(
+  book: OrderBook,
+  takerSide: BookSide,
+  limit: number,
+  wanted: number,
+): number {
+  let total = 0;
+  if (takerSide === 'BID') {
+    for (let p = book.bestAsk; p <= limit && p < 100 && total < wanted; p++) {
+      total += book.levelQuantity('ASK', p);
     }
-    for (let p = 1; p < 100; p++) {
-      for (let o = this.asks[p].head; o !== null; o = o.next) yield o;
+  } else {
+    for (let p = book.bestBid; p >= limit && p > 0 && total < wanted; p--) {
+      total += book.levelQuantity('BID', p);
     }
   }
+  return total < wanted ? total : wanted;
+}
+
+/** Aggregated non-empty levels of one side, best first (shared by the books). */
+export function depthFrom(book: OrderBook, side: BookSide, maxLevels: number): DepthLevel[] {
+  const out: DepthLevel[] = [];
+  if (side === 'BID') {
+    for (let p = book.bestBid; p > 0 && out.length < maxLevels; p--) {
+      const q = book.levelQuantity('BID', p);
+      if (q > 0) out.push({ price: p, quantity: q });
+    }
+  } else {
+    for (let p = book.bestAsk; p < 100 && out.length < maxLevels; p++) {
+      const q = book.levelQuantity('ASK', p);
+      if (q > 0) out.push({ price: p, quantity: q });
+    }
+  }
+  return out;
 }

@@ -59,7 +59,9 @@ export class BookOrder {
   /** Why it ended CANCELLED or EXPIRED; null while open and once filled. */
   cancelReason: CancelReason | ExpireReason | null = null;
   updatedAt = 0;
-  /** Level FIFO links. */
+  /** Storage slot in a handle book while resting there (-1 otherwise). */
+  handle = -1;
+  /** Level FIFO links (object book only). */
   prev: BookOrder | null = null;
   next: BookOrder | null = null;
   /** Owner (account x market) open-order list links. */
@@ -110,6 +112,7 @@ export class BookOrder {
     this.status = 'OPEN';
     this.cancelReason = null;
     this.updatedAt = createdAt;
+    this.handle = -1;
     this.prev = null;
     this.next = null;
     this.ownerPrev = null;

@@ -42,7 +42,7 @@ export function walkBook(
   if (takerSide === 'BID') {
     let held = no;
     for (let p = book.bestAsk; p <= limit && p < 100 && filled < wanted; p++) {
-      const lq = book.asks[p].quantity;
+      const lq = book.levelQuantity('ASK', p);
       if (lq === 0) continue;
       const t = lq < wanted - filled ? lq : wanted - filled;
       const c = t < held ? t : held;
@@ -58,7 +58,7 @@ export function walkBook(
   } else {
     let held = yes;
     for (let p = book.bestBid; p >= limit && p > 0 && filled < wanted; p--) {
-      const lq = book.bids[p].quantity;
+      const lq = book.levelQuantity('BID', p);
       if (lq === 0) continue;
       const t = lq < wanted - filled ? lq : wanted - filled;
       const c = t < held ? t : held;

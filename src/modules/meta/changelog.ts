@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-engine-bench-side-by-side',
+    date: '2026-11-29',
+    title:
+      'Engine: the order book behind one interface, a handle-based book, and bench:engine beside nodejs-order-book',
+    kind: 'CHANGED',
+    description:
+      "**Engine v2, first steps (issue 23).** `npm run bench:engine` now runs this engine and the npm package `nodejs-order-book` 10.1.1 side by side in one process on the anchor's seeded workload (100 markets, 60% limit / 25% cancel / 10% IOC / 5% reduce, about 4,100 resting orders, 1M measured operations after 100k warm-up), alternating the engines over rounds, and prints both engines' ops/s and p50/p99 and their ratio (written to `bench/results/engine.json`). The engine's order book sits behind an `OrderBook` interface with one contract suite that both implementations pass, invariants checked after every step; the engine now uses a book whose resting orders are integer handles into typed-array storage, with intrusive FIFO price levels; orders that trade or expire on arrival no longer enter the engine's id map. No API, event or persistence change: every engine, property and restore test passes unchanged.",
+  },
+  {
     id: '2026-11-29-demo-app-rfq-panel',
     date: '2026-11-29',
     title: "The demo app's Request for quote panel; a bad configuration stops the boot in a second",
