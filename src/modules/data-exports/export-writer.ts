@@ -62,8 +62,9 @@ export interface Written {
 /**
  * Writes the scope's rows through rowid `hi` to `path` in constant memory: a batch of rows per
  * event-loop turn, each formatted, hashed and written, waiting for 'drain' when the stream's
- * buffer is full. `cancelled` is asked between batches; a cancelled write rejects with
- * {@link ExportCancelled} (the caller removes the partial file).
+ * buffer is full. `progress` hears the rows written so far after each batch. It runs in an
+ * export job's worker thread (export-worker.ts), which is stopped by terminating it; the caller
+ * removes the partial file of a write that did not finish.
  */
 export async function writeRows(
   reader: DatasetReader,
@@ -72,7 +73,7 @@ export async function writeRows(
   hi: number,
   path: string,
   batchRows: number,
-  cancelled: () => boolean,
+  progress: (records: number) => void = () => undefined,
 ): Promise<Written> {
   const fh = await open(path, 'w', 0o600);
   const out = fh.createWriteStream({ autoClose: false, highWaterMark: 1 << 16 });
@@ -98,12 +99,12 @@ export async function writeRows(
     await write(headerOf(scope.def, format));
     let lo = 0;
     for (;;) {
-      if (cancelled()) throw new ExportCancelled();
       const rows = reader.page(scope, lo, hi, batchRows);
       if (rows.length === 0) break;
       lo = Number(rows[rows.length - 1][0]);
       records += rows.length;
       await write(formatRows(scope.def, format, rows));
+      progress(records);
       await nextTurn();
     }
     await flush();
@@ -114,10 +115,4 @@ export async function writeRows(
     await fh.close().catch(() => undefined);
   }
   return { records, bytes, sha256: hash.digest('hex') };
-}
-
-export class ExportCancelled extends Error {
-  constructor() {
-    super('export cancelled');
-  }
 }
