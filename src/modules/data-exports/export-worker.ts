@@ -6,6 +6,9 @@
  * touches the job's row: the main thread owns the job's lifecycle.
  */
 import Database from 'better-sqlite3';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { basename } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DATASET_DEFS, DatasetReader } from './datasets.js';
 import type { ExportThreadJob, ExportThreadMessage } from './export-thread.js';
@@ -13,6 +16,21 @@ import { writeRows } from './export-writer.js';
 
 /** Progress is reported at most this often: each message is main-thread work. */
 const PROGRESS_MS = 1000;
+/** The worker thread's nice value: below the request thread when both want a CPU. */
+const EXPORT_NICE = 10;
+
+/**
+ * An export is background work: when the CPUs are busy the thread serving requests should have
+ * them first. On Linux a thread's nice value is its own (setpriority on its thread id), so this
+ * lowers the worker thread alone; elsewhere, or if refused, it keeps the process's priority.
+ */
+function lowerPriority(): void {
+  try {
+    setPriority(Number(basename(readlinkSync('/proc/thread-self'))), EXPORT_NICE);
+  } catch {
+    // Not Linux, or not allowed: the export runs at the service's priority.
+  }
+}
 
 const port = parentPort;
 if (port === null) throw new Error('export-worker.js runs as a worker thread only');
@@ -20,6 +38,7 @@ const post = (m: ExportThreadMessage): void => port.postMessage(m);
 const job = workerData as ExportThreadJob;
 
 async function main(): Promise<void> {
+  lowerPriority();
   const db = new Database(job.dbFile, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
