@@ -28,9 +28,8 @@ export type ExportThreadMessage =
   | { type: 'failed'; message: string };
 
 /**
- * The worker's heap: it holds a batch of rows and their text at a time. The young generation is
- * bounded here because the V8 flags of the process (npm start gives it a 64 MB semi-space for
- * request throughput) would otherwise apply to the worker too and let its memory grow for nothing.
+ * The worker's heap bounds. A batch of rows and their text need little; a runaway worker ends
+ * with ERR_WORKER_OUT_OF_MEMORY, which fails its job, instead of growing the service's memory.
  */
 const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
 
