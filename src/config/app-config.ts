@@ -57,7 +57,7 @@ export interface AppConfig {
   orderMaxQuantity: number;
   maxOpenOrdersPerKey: number;
   exportMaxRows: number;
-  /** Historical exports: rows read and written per batch (one event-loop turn each), and how often the expiry sweep runs (wall ms). */
+  /** Historical exports: rows a job's worker thread reads and writes per batch, and how often the expiry sweep runs (wall ms). */
   exportBatchRows: number;
   exportSweepMs: number;
   /** Active (unrevoked, unexpired) API keys one user may hold. */

@@ -10,6 +10,7 @@ import {
   seedTrades,
   type Json,
 } from '../support/exports.js';
+import { ensureBuilt } from '../support/process.js';
 
 /**
  * The job rules, with slow jobs: 20,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
@@ -39,6 +40,8 @@ describe('data exports: jobs', () => {
     for (const id of (await statuses(t)).keys()) expect((await ex.remove(t, id)).status).toBe(204);
   };
 
+  // The export jobs' worker thread runs the build's compiled program (a no-op after the build).
+  beforeAll(() => ensureBuilt(), 180_000);
   beforeAll(async () => {
     svc = await startOrdersApp({ env: { EXPORT_BATCH_ROWS: '10' } });
     ex = exportsClient(svc);

@@ -5,6 +5,7 @@ import { as, keyFor, TRADABLE, type Trader } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { createEndpoint, hookUser, startWebhookApp } from '../support/webhooks.js';
 import { EXPORT_SCOPES, exportsClient, seedTrades, type Json } from '../support/exports.js';
+import { ensureBuilt } from '../support/process.js';
 
 /**
  * What a finished export tells (the EXPORT_READY notification in its world, the
@@ -33,6 +34,8 @@ describe('data exports: notices and metering', () => {
     return res.body.exports;
   };
 
+  // The export jobs' worker thread runs the build's compiled program (a no-op after the build).
+  beforeAll(() => ensureBuilt(), 180_000);
   beforeAll(async () => {
     rx = await Receiver.start();
     svc = await startWebhookApp({ env: { DATA_API_USAGE_METERING_ENABLED: 'true' } });

@@ -24,6 +24,7 @@ import {
   WINDOW,
   type Json,
 } from '../support/exports.js';
+import { ensureBuilt } from '../support/process.js';
 
 const DAY = 86_400_000;
 
@@ -42,6 +43,8 @@ describe('data exports', () => {
   const window = { start: '2026-11-22T11:00:00Z', end: '2026-11-22T11:00:01Z' };
   const paperDir = () => join(svc.dataDir, 'exports', 'paper');
 
+  // The export jobs' worker thread runs the build's compiled program (a no-op after the build).
+  beforeAll(() => ensureBuilt(), 180_000);
   beforeAll(async () => {
     svc = await startOrdersApp({ env: { EXPORT_MAX_ROWS: '5000' } });
     ex = exportsClient(svc);

@@ -186,8 +186,9 @@ type Params = Record<string, string | number>;
 /**
  * Rows are read by rowid ranges (NOT INDEXED: an index on market_id or user_id would make SQLite
  * sort each page's candidates again, a whole scan per page): storage order, which for these append-only tables is insertion
- * order, and a range needs no sort. Counting walks the same ranges a span at a time, so neither
- * counting a million rows nor writing them holds the event loop for long.
+ * order, and a range needs no sort. Counting (on the main thread) walks the same ranges a span at
+ * a time, so counting a million rows does not hold the event loop for long; the pages are read
+ * by an export job's worker thread on its own read-only connection (export-worker.ts).
  */
 export class DatasetReader {
   private readonly cache = new Map<string, Statement>();

@@ -11,9 +11,9 @@ import { NotificationsService } from '../notifications/notifications.service.js'
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { DataExportsRepository, type ExportRow } from './data-exports.repository.js';
-import { DATASET_DEFS, DatasetReader, type ExportScope } from './datasets.js';
+import { DatasetReader } from './datasets.js';
 import { ExportFileStore } from './export-file-store.js';
-import { ExportCancelled, writeRows } from './export-writer.js';
+import { ExportThread } from './export-thread.js';
 
 /** Jobs one user may have RUNNING at once (both worlds together); more wait QUEUED. */
 export const MAX_RUNNING_PER_USER = 2;
@@ -25,19 +25,29 @@ const WORLDS: readonly Environment[] = ['live', 'test'];
 interface Running {
   world: Environment;
   userId: string;
+  /** Stopped by DELETE, reset or shutdown: not a failure. */
   cancelled: boolean;
+  /** The job's worker thread, once started. */
+  thread: ExportThread | null;
   done: Promise<void>;
 }
 
 /** The export jobs' per-world parts: their rows, readers of the world's data and files. */
 export interface ExportWorlds {
   repos: Record<Environment, DataExportsRepository>;
+  /** Main-thread readers, for the snapshot bound, counts and estimates of a request. */
   readers: Record<Environment, DatasetReader>;
+  /** Each world's engine database file, which a job's worker opens read-only. */
+  dbFiles: Record<Environment, string>;
   files: ExportFileStore;
 }
 
 /**
- * Runs export jobs off the request path. The jobs' state is in each world's database; this holds
+ * Runs export jobs off the request path and off the main thread: each running job reads, formats,
+ * hashes and writes its rows in its own worker thread (export-worker.ts) on a read-only
+ * connection to its world's database, so requests never wait behind an export's batches. This
+ * thread keeps the jobs' lifecycle: their rows (QUEUED, RUNNING, READY, FAILED), the slots, the
+ * final rename, the notices and expiry. The jobs' state is in each world's database; this holds
  * only what runs now. At most {@link MAX_RUNNING_PER_USER} per user run at once, the others
  * start in creation order as slots free. At boot, jobs a crash cut short are re-queued (their
  * partial files deleted): each exports the rows of its snapshot bound, so the re-run writes the
@@ -63,6 +73,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     this.parts = {
       repos: worlds.perWorld((db) => new DataExportsRepository(db)),
       readers: worlds.perWorld((db) => new DatasetReader(db)),
+      dbFiles: worlds.perWorld((db) => db.name),
       files: new ExportFileStore(config.values.dataDir),
     };
   }
@@ -84,14 +95,13 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Stops the running jobs before the databases close (they stay RUNNING in the database and are
-   * re-queued at the next boot).
+   * Terminates the running jobs' workers before the databases close (the jobs stay RUNNING in
+   * the database and are re-queued at the next boot).
    */
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.sweepTimer !== null) clearInterval(this.sweepTimer);
-    for (const r of this.running.values()) r.cancelled = true;
-    await Promise.all([...this.running.values()].map((r) => r.done));
+    await Promise.all([...this.running.keys()].map((id) => this.cancel(id)));
   }
 
   /** Starts queued jobs, oldest first over both worlds, while their users have a free slot. */
@@ -107,6 +117,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         world,
         userId: row.user_id,
         cancelled: false,
+        thread: null,
         done: Promise.resolve(),
       };
       this.running.set(row.id, entry);
@@ -114,11 +125,15 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Stops a running job (DELETE, reset): its partial file is removed; false when not running here. */
+  /**
+   * Stops a running job (DELETE, reset, shutdown) by terminating its worker; resolves once its
+   * partial file is removed. Nothing to do when it is not running here.
+   */
   async cancel(id: string): Promise<void> {
     const r = this.running.get(id);
     if (r === undefined) return;
     r.cancelled = true;
+    await r.thread?.stop();
     await r.done;
   }
 
@@ -144,27 +159,25 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async run(world: Environment, row: ExportRow, entry: Running): Promise<void> {
-    const { repos, readers, files } = this.parts;
-    const scope: ExportScope = {
-      def: DATASET_DEFS[row.dataset],
-      userId: row.user_id,
-      start: row.start,
-      end: row.end,
-      marketIds: row.market_ids === null ? null : (JSON.parse(row.market_ids) as string[]),
-    };
+    const { repos, files } = this.parts;
     try {
       // Off the request that queued it.
       await new Promise((r) => setImmediate(r));
-      const written = await writeRows(
-        readers[world],
-        scope,
-        row.format,
-        row.last_rowid,
-        files.partPath(world, row.id, row.format),
-        this.config.values.exportBatchRows,
-        () => entry.cancelled,
-      );
-      if (entry.cancelled) throw new ExportCancelled();
+      if (entry.cancelled) throw new Error('export stopped');
+      entry.thread = new ExportThread({
+        dbFile: this.parts.dbFiles[world],
+        dataset: row.dataset,
+        format: row.format,
+        userId: row.user_id,
+        start: row.start,
+        end: row.end,
+        marketIds: row.market_ids === null ? null : (JSON.parse(row.market_ids) as string[]),
+        hi: row.last_rowid,
+        path: files.partPath(world, row.id, row.format),
+        batchRows: this.config.values.exportBatchRows,
+      });
+      const written = await entry.thread.done;
+      if (entry.cancelled) throw new Error('export stopped');
       await files.complete(world, row.id, row.format);
       const readyAt = this.clock.now();
       const marked = repos[world].ready(row.id, {
@@ -181,12 +194,17 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         this.announce(world, repos[world].get(row.id)!);
       }
     } catch (err) {
+      // The worker has exited (or never started): nothing writes the partial file any more.
       await files.removePart(world, row.id, row.format).catch(() => undefined);
-      if (!(err instanceof ExportCancelled) && !this.stopped) {
+      if (!entry.cancelled && !this.stopped) {
         this.log.error(
           `export ${row.id} (${world}) failed: ${err instanceof Error ? err.stack : String(err)}`,
         );
         repos[world].failed(row.id, err instanceof Error ? err.message : String(err));
+      } else if (this.stopped && entry.thread !== null) {
+        this.log.log(
+          `export ${row.id} (${world}) stopped by shutdown after ${entry.thread.records} rows: re-queued at the next boot`,
+        );
       }
     } finally {
       this.running.delete(row.id);

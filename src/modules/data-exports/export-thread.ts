@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Dataset, ExportFormat } from './datasets.js';
+import type { Written } from './export-writer.js';
+
+/** What an export job's worker thread is given: the job's scope and where to read and write. */
+export interface ExportThreadJob {
+  /** The job's world engine database file, opened read-only by the worker. */
+  dbFile: string;
+  dataset: Dataset;
+  format: ExportFormat;
+  userId: string;
+  start: string;
+  end: string;
+  marketIds: string[] | null;
+  /** The snapshot bound: the largest rowid when the job was created. */
+  hi: number;
+  /** The partial file to write. */
+  path: string;
+  batchRows: number;
+}
+
+/** Messages from the worker thread. */
+export type ExportThreadMessage =
+  | { type: 'progress'; records: number }
+  | { type: 'done'; written: Written }
+  | { type: 'failed'; message: string };
+
+/**
+ * The worker's heap bounds. A batch of rows and their text need little; a runaway worker ends
+ * with ERR_WORKER_OUT_OF_MEMORY, which fails its job, instead of growing the service's memory.
+ */
+const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 16 };
+
+/**
+ * The worker's compiled program. In a build (dist/, dist-bench/src/) it sits beside this module.
+ * When this module runs from its TypeScript source (Jest transforms it), there is no compiled
+ * sibling and the program is the build's copy under dist/ (the test command builds first).
+ */
+export function exportWorkerFile(): string {
+  const sibling = fileURLToPath(new URL('./export-worker.js', import.meta.url));
+  if (existsSync(sibling)) return sibling;
+  return fileURLToPath(
+    new URL('../../../dist/modules/data-exports/export-worker.js', import.meta.url),
+  );
+}
+
+/**
+ * One export job running in its own worker thread. `done` settles once the thread has exited:
+ * with the figures of the complete file, or rejected when the worker failed, crashed or was
+ * stopped. `stop()` terminates the thread at once (DELETE, reset, shutdown).
+ */
+export class ExportThread {
+  readonly done: Promise<Written>;
+  /** Rows written so far, as last reported. */
+  records = 0;
+  private readonly worker: Worker;
+
+  constructor(job: ExportThreadJob, file = exportWorkerFile()) {
+    if (!existsSync(file)) {
+      throw new Error(`the export worker ${file} is missing: build the service (npm run build)`);
+    }
+    this.worker = new Worker(file, { workerData: job, resourceLimits: RESOURCE_LIMITS });
+    // Never what keeps the process alive: shutdown terminates it.
+    this.worker.unref();
+    this.done = new Promise<Written>((resolve, reject) => {
+      let written: Written | null = null;
+      let failure: string | null = null;
+      this.worker.on('message', (m: ExportThreadMessage) => {
+        if (m.type === 'progress') this.records = m.records;
+        else if (m.type === 'done') written = m.written;
+        else failure = m.message;
+      });
+      this.worker.on('error', (err) => {
+        failure ??= `export worker crashed: ${err.message}`;
+      });
+      this.worker.on('messageerror', (err) => {
+        failure ??= `export worker message unreadable: ${err.message}`;
+      });
+      this.worker.once('exit', (code) => {
+        if (written !== null && failure === null) resolve(written);
+        else reject(new Error(failure ?? `export worker stopped (exit code ${code})`));
+      });
+    });
+    // The runner awaits `done`; this keeps a rejection that races its await from being unhandled.
+    this.done.catch(() => undefined);
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.terminate();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The program of an export job's worker thread (loaded from its compiled file, see
+ * export-thread.ts): it opens the job's world database read-only, reads and formats the rows,
+ * hashes and writes them to the partial file, and reports to the main thread by message. WAL
+ * mode lets this reader run beside the main thread's writer without blocking it. Nothing here
+ * touches the job's row: the main thread owns the job's lifecycle.
+ */
+import Database from 'better-sqlite3';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { basename } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { DATASET_DEFS, DatasetReader } from './datasets.js';
+import type { ExportThreadJob, ExportThreadMessage } from './export-thread.js';
+import { writeRows } from './export-writer.js';
+
+/** Progress is reported at most this often: each message is main-thread work. */
+const PROGRESS_MS = 1000;
+/** The worker connection's page cache, in KiB. */
+const PAGE_CACHE_KIB = 1024;
+/** The worker thread's nice value: below the request thread when both want a CPU. */
+const EXPORT_NICE = 10;
+
+/**
+ * An export is background work: when the CPUs are busy the thread serving requests should have
+ * them first. On Linux a thread's nice value is its own (setpriority on its thread id), so this
+ * lowers the worker thread alone; elsewhere, or if refused, it keeps the process's priority.
+ */
+function lowerPriority(): void {
+  try {
+    setPriority(Number(basename(readlinkSync('/proc/thread-self'))), EXPORT_NICE);
+  } catch {
+    // Not Linux, or not allowed: the export runs at the service's priority.
+  }
+}
+
+const port = parentPort;
+if (port === null) throw new Error('export-worker.js runs as a worker thread only');
+const post = (m: ExportThreadMessage): void => port.postMessage(m);
+const job = workerData as ExportThreadJob;
+
+async function main(): Promise<void> {
+  lowerPriority();
+  const db = new Database(job.dbFile, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    // One pass over the rows in rowid order reads each page once: a small page cache does (the
+    // driver's default is 16 MB per connection, all of it resident once filled).
+    db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+    let reported = Date.now();
+    const written = await writeRows(
+      new DatasetReader(db),
+      {
+        def: DATASET_DEFS[job.dataset],
+        userId: job.userId,
+        start: job.start,
+        end: job.end,
+        marketIds: job.marketIds,
+      },
+      job.format,
+      job.hi,
+      job.path,
+      job.batchRows,
+      (records) => {
+        const now = Date.now();
+        if (now - reported < PROGRESS_MS) return;
+        reported = now;
+        post({ type: 'progress', records });
+      },
+    );
+    post({ type: 'done', written });
+  } finally {
+    db.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  post({ type: 'failed', message: err instanceof Error ? err.message : String(err) });
+});
