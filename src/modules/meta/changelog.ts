@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-exports-worker-threads',
+    date: '2026-11-29',
+    title: 'Data exports run in worker threads, off the thread that serves requests',
+    kind: 'CHANGED',
+    description:
+      "Historical data exports now run off the main thread: each running export job reads, formats, hashes and writes its rows in its own worker thread on a read-only connection to its world's engine database (WAL lets it read beside the writer), and reports progress and its result by message; the thread serving requests keeps the job's lifecycle (QUEUED/RUNNING/READY/FAILED, 2 running and 10 kept per user, notices, webhook, expiry). Orders placed during a big export no longer queue behind its batches. `DELETE /data/exports/{id}`, a sandbox reset and shutdown terminate a running job's worker at once; a worker that fails or crashes leaves its job FAILED with the error and no file; a job cut short by a shutdown or crash is still re-queued at the next boot. `EXPORT_BATCH_ROWS` is now the rows per batch of the worker. No API change.",
+  },
+  {
     id: '2026-11-29-engine-bench-side-by-side',
     date: '2026-11-29',
     title:
