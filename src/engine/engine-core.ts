@@ -8,6 +8,7 @@ import { HoldBook } from './holds.js';
 import { AccountState, applyFill, PositionState, refreshReserve } from './ledger.js';
 import { BookOrder } from './order.js';
 import { OrderBook, type PriceLevel } from './order-book.js';
+import { selfTradeAction } from './self-trade.js';
 import type {
   BookSide,
   CancelReason,
@@ -136,7 +137,8 @@ export abstract class EngineCore {
   /**
    * Trades `taker` (not resting) against the opposite side while prices cross its limit, best
    * price first, FIFO within a level, each at the resting order's price; at most `maxFill`
-   * contracts (a forced partial fill).
+   * contracts (a forced partial fill). Returns true when self-trade prevention ended the taker:
+   * the caller then cancels its remainder (reason SELF_TRADE_PREVENTION) instead of resting it.
    */
   protected match(
     market: MarketState,
@@ -144,19 +146,32 @@ export abstract class EngineCore {
     events: EngineEvent[],
     now: number,
     maxFill = Infinity,
-  ): void {
+  ): boolean {
     const book = market.book;
     const takerIsBid = taker.bookSide === 'BID';
     const levels = takerIsBid ? book.asks : book.bids;
     const makerSide: BookSide = takerIsBid ? 'ASK' : 'BID';
     const limit = taker.bookPrice;
     let remaining = taker.remaining < maxFill ? taker.remaining : maxFill;
-    while (remaining > 0) {
+    let stopped = false;
+    while (remaining > 0 && !stopped) {
       const price = takerIsBid ? book.bestAsk : book.bestBid;
       if (takerIsBid ? price > limit : price < limit) break;
       const level = levels[price];
       let maker = level.head;
       while (maker !== null && remaining > 0) {
+        const stp = selfTradeAction(taker.accountId, maker.accountId, taker.selfTradePrevention);
+        if (!stp.trade) {
+          const after = maker.next;
+          if (stp.cancelMaker)
+            this.cancelResting(market, maker, 'SELF_TRADE_PREVENTION', events, now);
+          maker = after;
+          if (stp.cancelTaker) {
+            stopped = true;
+            break;
+          }
+          continue;
+        }
         const mr = maker.remaining;
         const q = remaining < mr ? remaining : mr;
         this.fill(market, level, maker, taker, q, events, now);
@@ -183,6 +198,7 @@ export abstract class EngineCore {
       this.markDirty(taker.owner);
       events.push(orderUpdated(taker));
     }
+    return stopped;
   }
 
   private fill(
