@@ -74,6 +74,7 @@ describe('orders: placing', () => {
       cancel_reason: null,
       time_in_force: 'GTC',
       post_only: false,
+      self_trade_prevention: 'CANCEL_TAKER',
       environment: 'test',
       created_at: NOON,
       updated_at: NOON,

@@ -142,6 +142,7 @@ export interface OrderBody {
   quantity: number;
   time_in_force?: 'GTC' | 'IOC' | 'FOK';
   post_only?: boolean;
+  self_trade_prevention?: 'CANCEL_TAKER' | 'CANCEL_MAKER' | 'CANCEL_BOTH';
   client_order_id?: string;
 }
 
