@@ -134,7 +134,7 @@ export class OrdersController {
   @Endpoint({
     summary: 'Price an order without placing it (read-only)',
     description:
-      'What the order would fill against the book now, and the cash change netted against your position in the market. Changes nothing: a caller with no trading account yet is priced as a flat position and no account is opened.',
+      'What the order would fill against the book now, and the cash change netted against your position in the market. Changes nothing: a caller with no trading account yet is priced as a flat position and no account is opened. Your own resting orders are never part of it, as self_trade_prevention would fill the order: CANCEL_TAKER and CANCEL_BOTH stop at your first own order, CANCEL_MAKER walks past them.',
     auth: 'key',
     scopes: ['orders:read'],
     routeLimitPerMinute: 120,
