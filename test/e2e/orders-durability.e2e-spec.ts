@@ -249,8 +249,21 @@ describe('orders: durability across kill -9', () => {
     expect((await getOrder(svc, a, prio1.id)).status).toBe('FILLED');
     expect((await getOrder(svc, b, prio2.id)).status).toBe('OPEN');
     expect((await getOrder(svc, a, prio3.id)).status).toBe('OPEN');
-    await place(svc, b, limit(m2, 'SELL', 'YES', m2.reference, 5, { time_in_force: 'IOC' }));
+    // prio2 is b's own: a sells into it (b selling would be a self-trade, now prevented).
+    await place(svc, a, limit(m2, 'SELL', 'YES', m2.reference, 5, { time_in_force: 'IOC' }));
     expect((await getOrder(svc, b, prio2.id)).status).toBe('FILLED');
+    expect((await getOrder(svc, a, prio3.id)).status).toBe('OPEN');
+    // And a restored order still meets self-trade prevention: a's next sell reaches its own prio3.
+    const self = await place(
+      svc,
+      a,
+      limit(m2, 'SELL', 'YES', m2.reference, 5, { time_in_force: 'IOC' }),
+    );
+    expect(self).toMatchObject({
+      status: 'CANCELLED',
+      cancel_reason: 'SELF_TRADE_PREVENTION',
+      filled_quantity: 0,
+    });
     expect((await getOrder(svc, a, prio3.id)).status).toBe('OPEN');
     // The partially filled order came back with its fill and its remainder.
     const t2 = await place(
