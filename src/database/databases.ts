@@ -41,6 +41,7 @@ import { MarketCreators1763769600022 } from './migrations/1763769600022-market-c
 import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
+import { SelfTradePrevention1763769600028 } from './migrations/1763769600028-self-trade-prevention.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -109,6 +110,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   RfqEngine1763769600024,
   Rfq1763769600025,
   Scenarios1763769600027,
+  SelfTradePrevention1763769600028,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

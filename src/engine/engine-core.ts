@@ -9,6 +9,7 @@ import { AccountState, applyFill, PositionState, refreshReserve } from './ledger
 import { BookOrder } from './order.js';
 import { HandleOrderBook } from './handle-order-book.js';
 import type { OrderBook } from './order-book.js';
+import { selfTradeAction } from './self-trade.js';
 import type {
   BookSide,
   CancelReason,
@@ -143,7 +144,8 @@ export abstract class EngineCore {
   /**
    * Trades `taker` (not resting) against the opposite side while prices cross its limit, best
    * price first, FIFO within a level, each at the resting order's price; at most `maxFill`
-   * contracts (a forced partial fill).
+   * contracts (a forced partial fill). Returns true when self-trade prevention ended the taker:
+   * the caller then cancels its remainder (reason SELF_TRADE_PREVENTION) instead of resting it.
    */
   protected match(
     market: MarketState,
@@ -151,18 +153,32 @@ export abstract class EngineCore {
     events: EngineEvent[],
     now: number,
     maxFill = Infinity,
-  ): void {
+  ): boolean {
     const book = market.book;
     const takerIsBid = taker.bookSide === 'BID';
     const makerSide: BookSide = takerIsBid ? 'ASK' : 'BID';
     const limit = taker.bookPrice;
     let remaining = taker.remaining < maxFill ? taker.remaining : maxFill;
-    while (remaining > 0) {
+    let stopped = false;
+    while (remaining > 0 && !stopped) {
       const price = takerIsBid ? book.bestAsk : book.bestBid;
       if (takerIsBid ? price > limit : price < limit) break;
       let maker = book.head(makerSide, price);
       while (maker !== null && remaining > 0) {
         // The one place where the incoming order meets a resting maker.
+        const stp = selfTradeAction(taker.accountId, maker.accountId, taker.selfTradePrevention);
+        if (!stp.trade) {
+          // Taken before a cancel unlinks the maker from its level.
+          const after = book.next(maker);
+          if (stp.cancelMaker)
+            this.cancelResting(market, maker, 'SELF_TRADE_PREVENTION', events, now);
+          maker = after;
+          if (stp.cancelTaker) {
+            stopped = true;
+            break;
+          }
+          continue;
+        }
         const mr = maker.remaining;
         const q = remaining < mr ? remaining : mr;
         this.fill(market, price, maker, taker, q, events, now);
@@ -189,6 +205,7 @@ export abstract class EngineCore {
       this.markDirty(taker.owner);
       events.push(orderUpdated(taker));
     }
+    return stopped;
   }
 
   private fill(

@@ -7,6 +7,11 @@ import { EngineAdmin } from './engine-admin.js';
 import { isPrice } from './engine-core.js';
 import { refreshReserve } from './ledger.js';
 import { bookPriceOf, bookSideOf } from './order.js';
+import {
+  DEFAULT_SELF_TRADE_PREVENTION,
+  isSelfTradePrevention,
+  type SelfTradePrevention,
+} from './self-trade.js';
 import { MAX_ORDER_QUANTITY, type Action, type Result, type Side } from './types.js';
 
 /** A resting order as persisted (LIMIT GTC; remaining = quantity - filledQuantity > 0). */
@@ -24,6 +29,8 @@ export interface RestoreOrderInput {
   filledQuantity: number;
   fillCost?: number;
   postOnly?: boolean;
+  /** Default CANCEL_TAKER (rows from before the field existed). */
+  selfTradePrevention?: SelfTradePrevention;
   createdAt: number;
   updatedAt?: number;
   /** Time priority within the level; the engine continues numbering above the largest seen. */
@@ -103,7 +110,8 @@ export abstract class EngineRestore extends EngineAdmin {
       filledQuantity >= quantity ||
       !isCount(input.sequence) ||
       (input.action !== 'BUY' && input.action !== 'SELL') ||
-      (input.side !== 'YES' && input.side !== 'NO')
+      (input.side !== 'YES' && input.side !== 'NO') ||
+      (input.selfTradePrevention !== undefined && !isSelfTradePrevention(input.selfTradePrevention))
     ) {
       return this.fail('INVALID_ORDER', 'bad price, quantity, filled quantity or sequence');
     }
@@ -129,6 +137,7 @@ export abstract class EngineRestore extends EngineAdmin {
       input.createdAt,
       input.sequence,
     );
+    order.selfTradePrevention = input.selfTradePrevention ?? DEFAULT_SELF_TRADE_PREVENTION;
     order.filledQuantity = filledQuantity;
     order.fillCost = input.fillCost ?? 0;
     order.status = filledQuantity > 0 ? 'PARTIALLY_FILLED' : 'OPEN';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import type { Action, Outcome, Side, TimeInForce } from './types.js';
+import type { Action, Outcome, SelfTradePrevention, Side, TimeInForce } from './types.js';
 import { Rig } from './testing.js';
+import type { OrderSnapshot } from './types.js';
 
 const ACCOUNTS = ['a0', 'a1', 'a2', 'a3'];
 const FUNDING = [1_000_000, 50_000, 5_000, 500];
@@ -20,6 +21,7 @@ type Cmd =
       tif: TimeInForce | undefined;
       postOnly: boolean;
       tag: string | null;
+      stp: SelfTradePrevention | undefined;
     }
   | { k: 'cancel'; pick: number }
   | { k: 'amend'; pick: number; price: number | undefined; qty: number | undefined }
@@ -29,7 +31,24 @@ type Cmd =
   | { k: 'status'; market: number; open: boolean }
   | { k: 'resolve'; market: number; outcome: Outcome }
   | { k: 'reset'; acct: number; balance: number }
-  | { k: 'quoteThenPlace'; acct: number; market: number; action: Action; side: Side; qty: number };
+  | {
+      k: 'quoteThenPlace';
+      acct: number;
+      market: number;
+      action: Action;
+      side: Side;
+      qty: number;
+      stp: SelfTradePrevention | undefined;
+    }
+  | {
+      k: 'selfCross';
+      acct: number;
+      market: number;
+      price: number;
+      qty: number;
+      takerQty: number;
+      stp: SelfTradePrevention | undefined;
+    };
 
 const acct = fc.integer({ min: 0, max: ACCOUNTS.length - 1 });
 const market = fc.integer({ min: 0, max: MARKETS.length - 1 });
@@ -41,6 +60,12 @@ const qty = fc.integer({ min: 1, max: 30 });
 const action = fc.constantFrom<Action>('BUY', 'SELL');
 const side = fc.constantFrom<Side>('YES', 'NO');
 const tag = fc.constantFrom<string | null>(null, 'k1', 'k2');
+const stp = fc.constantFrom<SelfTradePrevention | undefined>(
+  undefined,
+  'CANCEL_TAKER',
+  'CANCEL_MAKER',
+  'CANCEL_BOTH',
+);
 
 const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   {
@@ -57,6 +82,20 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
       tif: fc.constantFrom<TimeInForce | undefined>(undefined, undefined, 'GTC', 'IOC', 'FOK'),
       postOnly: fc.boolean(),
       tag,
+      stp,
+    }),
+  },
+  {
+    // An account resting an order and then crossing it (with orders of others around it).
+    weight: 6,
+    arbitrary: fc.record({
+      k: fc.constant('selfCross' as const),
+      acct,
+      market,
+      price,
+      qty,
+      takerQty: fc.integer({ min: 1, max: 60 }),
+      stp,
     }),
   },
   { weight: 8, arbitrary: fc.record({ k: fc.constant('cancel' as const), pick: fc.nat() }) },
@@ -78,6 +117,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
       action,
       side,
       qty,
+      stp,
     }),
   },
   {
@@ -156,12 +196,39 @@ function pickOrder(rig: Rig, pick: number): string {
   return any.length === 0 ? 'ord_none' : any[pick % any.length].order.id;
 }
 
+/**
+ * After a self-crossing order: the mode decided who ended. The resting maker may have traded
+ * with others before (its own order never fills it), so only its cancel is checked.
+ */
+function stpProblems(
+  taker: OrderSnapshot,
+  makerId: string,
+  e: Rig['engine'],
+  mode: SelfTradePrevention | undefined,
+): string[] {
+  const out: string[] = [];
+  const maker = e.getOrder(makerId);
+  const makerStp = maker?.cancelReason === 'SELF_TRADE_PREVENTION';
+  const takerStp = taker.cancelReason === 'SELF_TRADE_PREVENTION';
+  const m = mode ?? 'CANCEL_TAKER';
+  if (makerStp && m === 'CANCEL_TAKER') out.push(`${makerId} cancelled under CANCEL_TAKER`);
+  if (takerStp && m === 'CANCEL_MAKER') out.push(`${taker.id} cancelled under CANCEL_MAKER`);
+  if (takerStp && taker.status !== 'CANCELLED') out.push(`${taker.id} STP but ${taker.status}`);
+  if (maker?.status === 'OPEN' || maker?.status === 'PARTIALLY_FILLED') {
+    // Still resting: the taker must not have passed it (it crossed at price + 2 >= price).
+    if (taker.status === 'OPEN' || taker.status === 'PARTIALLY_FILLED') {
+      out.push(`${taker.id} rests crossing its own ${makerId}`);
+    }
+  }
+  return out;
+}
+
 /** Runs one command; returns its failure code (if any) and rule breaks specific to it. */
 function run(world: World, c: Cmd): { code: string | null; problems: string[] } {
   const { rig, markets: MARKETS } = world;
   const e = rig.engine;
   const problems: string[] = [];
-  const before = fingerprint(rig);
+  let before = fingerprint(rig);
   let r;
   switch (c.k) {
     case 'place':
@@ -176,8 +243,38 @@ function run(world: World, c: Cmd): { code: string | null; problems: string[] } 
         timeInForce: c.type === 'MARKET' && c.tif === 'GTC' ? 'IOC' : c.tif,
         postOnly: c.type === 'LIMIT' && (c.tif ?? 'GTC') === 'GTC' && c.postOnly,
         tag: c.tag,
+        selfTradePrevention: c.stp,
       });
       break;
+    case 'selfCross': {
+      const accountId = ACCOUNTS[c.acct];
+      const marketId = MARKETS[c.market];
+      const maker = e.placeOrder({
+        accountId,
+        marketId,
+        action: 'SELL',
+        side: 'YES',
+        type: 'LIMIT',
+        price: c.price,
+        quantity: c.qty,
+      });
+      rig.record(maker);
+      before = fingerprint(rig);
+      r = e.placeOrder({
+        accountId,
+        marketId,
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price: Math.min(99, c.price + 2),
+        quantity: c.takerQty,
+        timeInForce: c.takerQty % 3 === 0 ? 'IOC' : undefined,
+        selfTradePrevention: c.stp,
+      });
+      const rested = maker.ok && maker.order.remainingQuantity > 0;
+      if (r.ok && rested) problems.push(...stpProblems(r.order, maker.order.id, e, c.stp));
+      break;
+    }
     case 'cancel':
       r = e.cancelOrder(pickOrder(rig, c.pick));
       break;
@@ -229,6 +326,7 @@ function run(world: World, c: Cmd): { code: string | null; problems: string[] } 
         side: c.side,
         type: 'MARKET' as const,
         quantity: c.qty,
+        selfTradePrevention: c.stp,
       };
       const q = e.quote(req);
       const cash = e.balance(req.accountId)!;
@@ -237,8 +335,8 @@ function run(world: World, c: Cmd): { code: string | null; problems: string[] } 
       if (r.order.filledQuantity !== q.quote.filledQuantity || r.order.fillCost !== q.quote.cost) {
         problems.push(`quote ${JSON.stringify(q.quote)} != fill ${r.order.fillCost}`);
       }
-      const selfTrade = Rig.only(r.events, 'trade').some((t) => t.makerAccountId === req.accountId);
-      if (!selfTrade && e.balance(req.accountId)! - cash !== q.quote.cashDelta) {
+      // Exact: the quote skips the account's own orders as self-trade prevention does.
+      if (e.balance(req.accountId)! - cash !== q.quote.cashDelta) {
         problems.push(
           `quote cashDelta ${q.quote.cashDelta} != ${e.balance(req.accountId)! - cash}`,
         );
@@ -312,6 +410,13 @@ describe('engine properties over random command streams', () => {
     ]) {
       expect(types).toContain(t);
     }
+    // Self-crossing flows reached both the taker's and the maker's cancel.
+    const stpCancels = Rig.only(world.rig.events, 'order.cancelled').filter(
+      (ev) => ev.reason === 'SELF_TRADE_PREVENTION',
+    );
+    const takers = new Set(Rig.only(world.rig.events, 'trade').map((t) => t.takerOrderId));
+    expect(stpCancels.length).toBeGreaterThan(5);
+    expect(stpCancels.some((ev) => ev.filledQuantity > 0 && takers.has(ev.orderId))).toBe(true);
     for (const code of ['INSUFFICIENT_FUNDS', 'MARKET_NOT_OPEN', 'ORDER_NOT_OPEN']) {
       expect(codes).toContain(code);
     }

@@ -25,3 +25,8 @@ export { bookPriceOf, bookSideOf } from './order.js';
 export type * from './events.js';
 export type * from './types.js';
 export { MAX_ORDER_QUANTITY } from './types.js';
+export {
+  SELF_TRADE_PREVENTION_MODES,
+  DEFAULT_SELF_TRADE_PREVENTION,
+  selfTradeAction,
+} from './self-trade.js';

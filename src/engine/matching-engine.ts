@@ -2,15 +2,21 @@
  * The matching engine: one YES-terms price-time-priority book per binary market, netted
  * positions, worst-case reservations, and command results with ordered events.
  *
- * Self-trade is ALLOWED: an account's taker order may trade with its own resting orders. Both
- * fill sides are booked and net to no position and no cash change, so it is harmless in a paper
- * exchange and keeps the matching loop simple; it does count towards volume and last price.
+ * Self-trade is PREVENTED: an account's taker order never trades with its own resting orders;
+ * the taker's {@link SelfTradePrevention} mode says which side is cancelled (see self-trade.ts).
  */
 import { EngineRfq } from './engine-rfq.js';
 import { isPrice, type MarketState } from './engine-core.js';
 import type { EngineEvent } from './events.js';
 import { AccountState, computeReserve, PositionState } from './ledger.js';
 import { bookPriceOf, bookSideOf, type BookOrder } from './order.js';
+import {
+  DEFAULT_SELF_TRADE_PREVENTION,
+  isSelfTradePrevention,
+  ownRestingLevels,
+  selfTradeFillable,
+  type SelfTradePrevention,
+} from './self-trade.js';
 import { newWalkResult, walkBook } from './walk.js';
 import {
   MAX_ORDER_QUANTITY,
@@ -41,6 +47,10 @@ function orderProblem(req: QuoteRequest): string | null {
   const tif = req.timeInForce;
   if (tif !== undefined && tif !== 'GTC' && tif !== 'IOC' && tif !== 'FOK') {
     return 'timeInForce must be GTC, IOC or FOK';
+  }
+  const stp = (req as PlaceOrderRequest).selfTradePrevention;
+  if (stp !== undefined && !isSelfTradePrevention(stp)) {
+    return 'selfTradePrevention must be CANCEL_TAKER, CANCEL_MAKER or CANCEL_BOTH';
   }
   if (req.type === 'LIMIT') {
     if (!isPrice(req.price)) return 'LIMIT price must be an integer 1..99';
@@ -73,7 +83,7 @@ function orderProblem(req: QuoteRequest): string | null {
  * {@link depth}, {@link marketSummary}, {@link position}, {@link positions},
  * {@link getAccount} and friends.
  *
- * Self-trade is allowed (see the file comment).
+ * Self-trade is prevented (see the file comment).
  */
 export class MatchingEngine extends EngineRfq {
   private readonly scratch = newWalkResult();
@@ -113,7 +123,13 @@ export class MatchingEngine extends EngineRfq {
         return this.short('order exceeds available balance', increase, account);
       }
     } else {
-      const required = this.walkNeeds(ps, market, bookSide, qty);
+      const required = this.walkNeeds(
+        ps,
+        market,
+        bookSide,
+        qty,
+        req.selfTradePrevention ?? DEFAULT_SELF_TRADE_PREVENTION,
+      );
       if (required > account.balance - account.reserved) {
         return this.short('market order walk exceeds available balance', required, account);
       }
@@ -137,17 +153,19 @@ export class MatchingEngine extends EngineRfq {
       now,
       ++this.sequence,
     );
+    if (req.selfTradePrevention !== undefined) order.selfTradePrevention = req.selfTradePrevention;
     const accepted = order.snapshot();
     const events: EngineEvent[] = [{ type: 'order.accepted', order: accepted }];
     if (req.fillLimit !== undefined) {
-      this.match(market, order, events, now, req.fillLimit);
+      const stopped = this.match(market, order, events, now, req.fillLimit);
       if (order.remaining === 0) this.retire(order);
-      else this.cancelTaker(order, 'SCENARIO', events, now);
-    } else if (tif === 'FOK' && book.fillable(bookSide, limit, qty) < qty) {
+      else this.cancelTaker(order, stopped ? 'SELF_TRADE_PREVENTION' : 'SCENARIO', events, now);
+    } else if (tif === 'FOK' && this.fokFillable(order, market) < qty) {
       this.expire(order, events, now, 'FOK_UNFILLABLE');
     } else {
-      this.match(market, order, events, now);
+      const stopped = this.match(market, order, events, now);
       if (order.remaining === 0) this.retire(order);
+      else if (stopped) this.cancelTaker(order, 'SELF_TRADE_PREVENTION', events, now);
       else if (tif === 'GTC') this.rest(market, order, events);
       else this.expire(order, events, now, 'IOC_REMAINDER');
     }
@@ -158,13 +176,38 @@ export class MatchingEngine extends EngineRfq {
   }
 
   /**
+   * What a FOK can fill now: the book's quantity, or with its own account's orders opposite, what
+   * self-trade prevention lets it reach (a FOK that would be stopped part-way fills nothing).
+   */
+  private fokFillable(order: BookOrder, market: MarketState): number {
+    const ps = order.owner;
+    const own = order.bookSide === 'BID' ? ps.askTotal : ps.bidTotal;
+    const { bookSide, bookPrice, quantity } = order;
+    if (own === 0) return market.book.fillable(bookSide, bookPrice, quantity);
+    const mode = order.selfTradePrevention;
+    return selfTradeFillable(market.book, bookSide, bookPrice, quantity, order.accountId, mode);
+  }
+
+  /**
    * What a market order walking the book needs of the available balance: its reserve after the
    * walk, less its reserve now, less the cash the walk brings in. It fits when the available
-   * balance covers this.
+   * balance covers this. With its own account's orders opposite, the walk takes exactly what
+   * self-trade prevention lets it trade: other accounts' orders only, and for CANCEL_TAKER and
+   * CANCEL_BOTH only those ahead of its first own order (a prefix is not always cheaper: buying
+   * can free the reserve of the account's own resting orders).
    */
-  private walkNeeds(ps: PositionState, market: MarketState, side: BookSide, qty: number): number {
+  private walkNeeds(
+    ps: PositionState,
+    market: MarketState,
+    side: BookSide,
+    qty: number,
+    mode: SelfTradePrevention,
+  ): number {
     const limit = side === 'BID' ? 99 : 1;
-    const w = walkBook(market.book, side, limit, qty, ps.yes, ps.no, this.scratch, null);
+    const own = ownRestingLevels(ps.ordersHead, side === 'BID' ? 'ASK' : 'BID');
+    const wanted =
+      own === null ? qty : selfTradeFillable(market.book, side, limit, qty, ps.account.id, mode);
+    const w = walkBook(market.book, side, limit, wanted, ps.yes, ps.no, this.scratch, null, own);
     const after = computeReserve(ps, w.finalYes, w.finalNo, null, 0, 0);
     return after - ps.reserve - w.cash;
   }
@@ -249,12 +292,10 @@ export class MatchingEngine extends EngineRfq {
     order.sequence = ++this.sequence;
     order.updatedAt = now;
     events.push(this.amendedEvent(order, true));
-    this.match(market, order, events, now);
-    if (order.remaining > 0) {
-      this.rest(market, order, events);
-    } else {
-      this.retire(order);
-    }
+    const stopped = this.match(market, order, events, now);
+    if (order.remaining === 0) this.retire(order);
+    else if (stopped) this.cancelTaker(order, 'SELF_TRADE_PREVENTION', events, now);
+    else this.rest(market, order, events);
     this.flushDirty();
     return { ok: true, events, order: order.snapshot() };
   }
@@ -364,15 +405,23 @@ export class MatchingEngine extends EngineRfq {
       return this.fail('POST_ONLY_WOULD_CROSS', 'post-only order would take liquidity');
     }
     const levels: DepthLevel[] = [];
+    // As the order would fill: never against the account's own orders (self-trade prevention).
+    const mine = ownRestingLevels(ps?.ordersHead ?? null, side === 'BID' ? 'ASK' : 'BID');
+    const mode = req.selfTradePrevention ?? DEFAULT_SELF_TRADE_PREVENTION;
+    const wanted =
+      mine === null
+        ? req.quantity
+        : selfTradeFillable(market.book, side, limit, req.quantity, req.accountId!, mode);
     const w = walkBook(
       market.book,
       side,
       limit,
-      req.quantity,
+      wanted,
       ps?.yes ?? 0,
       ps?.no ?? 0,
       newWalkResult(),
       levels,
+      mine,
     );
     const none = req.timeInForce === 'FOK' && w.filled < req.quantity;
     const own = (p: number): number => ownPrice(req.side, p);

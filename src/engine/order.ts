@@ -4,6 +4,7 @@
  * allocation.
  */
 import type { PositionState } from './ledger.js';
+import { DEFAULT_SELF_TRADE_PREVENTION, type SelfTradePrevention } from './self-trade.js';
 import type {
   Action,
   BookSide,
@@ -50,6 +51,8 @@ export class BookOrder {
   quantity = 0;
   timeInForce: TimeInForce = 'GTC';
   postOnly = false;
+  /** Set after {@link init} (which resets it to the default), as the restore and place paths do. */
+  selfTradePrevention: SelfTradePrevention = DEFAULT_SELF_TRADE_PREVENTION;
   createdAt = 0;
   sequence = 0;
   filledQuantity = 0;
@@ -105,6 +108,7 @@ export class BookOrder {
     this.quantity = quantity;
     this.timeInForce = timeInForce;
     this.postOnly = postOnly;
+    this.selfTradePrevention = DEFAULT_SELF_TRADE_PREVENTION;
     this.createdAt = createdAt;
     this.sequence = sequence;
     this.filledQuantity = 0;
@@ -161,6 +165,7 @@ export class BookOrder {
       status: this.status,
       timeInForce: this.timeInForce,
       postOnly: this.postOnly,
+      selfTradePrevention: this.selfTradePrevention,
       cancelReason: this.cancelReason,
       createdAt: this.createdAt,
       updatedAt: this.updatedAt,

@@ -24,7 +24,10 @@ import type {
 
 /** Extra order fields for the rig's shorthand. */
 export type OrderExtras = Partial<
-  Pick<PlaceOrderRequest, 'timeInForce' | 'postOnly' | 'tag' | 'clientOrderId'>
+  Pick<
+    PlaceOrderRequest,
+    'timeInForce' | 'postOnly' | 'tag' | 'clientOrderId' | 'selfTradePrevention'
+  >
 >;
 
 interface Tracked {
@@ -187,6 +190,10 @@ export class Rig {
         break;
       }
       case 'trade':
+        // Self-trade prevention: no trade, on the book or by a quote cross, is with oneself.
+        if (e.makerAccountId === e.takerAccountId) {
+          this.problems.push(`trade ${e.id} has ${e.makerAccountId} on both sides`);
+        }
         this.onTrade(e.makerOrderId, e.price, e.quantity);
         this.onTrade(e.takerOrderId, e.price, e.quantity);
         break;

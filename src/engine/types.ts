@@ -3,6 +3,9 @@
  * depends on a framework, and all money is integer cents, all quantities integer contracts.
  */
 import type { EngineEvent } from './events.js';
+import type { SelfTradePrevention } from './self-trade.js';
+
+export type { SelfTradePrevention } from './self-trade.js';
 
 /** BUY or SELL, in the terms of the order's own {@link Side}. */
 export type Action = 'BUY' | 'SELL';
@@ -26,7 +29,8 @@ export type Outcome = 'YES' | 'NO';
 /**
  * Why an order was cancelled. `REQUOTE` is used by the house market maker, `ACCOUNT_RESET` by
  * {@link MatchingEngine.resetAccount} (which emits one summary event instead of one per order),
- * `SCENARIO` for the remainder of an order placed with a {@link PlaceOrderRequest.fillLimit}.
+ * `SCENARIO` for the remainder of an order placed with a {@link PlaceOrderRequest.fillLimit},
+ * `SELF_TRADE_PREVENTION` for an order that met its own account's order (see self-trade.ts).
  */
 export type CancelReason =
   | 'USER'
@@ -35,7 +39,8 @@ export type CancelReason =
   | 'MARKET_RESOLVED'
   | 'ACCOUNT_RESET'
   | 'REQUOTE'
-  | 'SCENARIO';
+  | 'SCENARIO'
+  | 'SELF_TRADE_PREVENTION';
 /**
  * Why a taker ended EXPIRED: a FOK whose whole quantity was not available (nothing traded), or
  * the part an IOC or MARKET order could not fill at once (dropped, never rested).
@@ -143,6 +148,8 @@ export interface PlaceOrderRequest {
    * with reason `SCENARIO`. Absent: the order behaves normally.
    */
   fillLimit?: number;
+  /** What happens when it would trade with its own account's resting order; default CANCEL_TAKER. */
+  selfTradePrevention?: SelfTradePrevention;
 }
 
 /** Amend: `quantity` is the new TOTAL quantity (must exceed the filled quantity). */
@@ -177,6 +184,7 @@ export interface OrderSnapshot {
   readonly status: OrderStatus;
   readonly timeInForce: TimeInForce;
   readonly postOnly: boolean;
+  readonly selfTradePrevention: SelfTradePrevention;
   readonly cancelReason: CancelReason | ExpireReason | null;
   readonly createdAt: number;
   readonly updatedAt: number;

@@ -1,7 +1,7 @@
 /**
  * Read-only simulation of a taker walking the book, used for MARKET buying power and quotes.
  * It applies the same netting as real fills so the resulting cash and position are exact
- * (ignoring self-trades, which only make the real outcome cheaper).
+ * (an account's own resting orders can be left out: it never trades with them).
  */
 import type { OrderBook } from './order-book.js';
 import type { BookSide, DepthLevel } from './types.js';
@@ -23,7 +23,8 @@ export function newWalkResult(): WalkResult {
 
 /**
  * Walks the side opposite `takerSide` while it crosses `limit`, up to `wanted` contracts.
- * `levelsOut`, when given, receives each walked level (YES price, quantity taken).
+ * `levelsOut`, when given, receives each walked level (YES price, quantity taken). `exclude`,
+ * when given, is resting quantity per YES price to leave out (the taker's own orders).
  */
 export function walkBook(
   book: OrderBook,
@@ -34,6 +35,7 @@ export function walkBook(
   no: number,
   out: WalkResult,
   levelsOut: DepthLevel[] | null,
+  exclude: Float64Array | null = null,
 ): WalkResult {
   let filled = 0;
   let notional = 0;
@@ -42,7 +44,7 @@ export function walkBook(
   if (takerSide === 'BID') {
     let held = no;
     for (let p = book.bestAsk; p <= limit && p < 100 && filled < wanted; p++) {
-      const lq = book.levelQuantity('ASK', p);
+      const lq = book.levelQuantity('ASK', p) - (exclude === null ? 0 : exclude[p]);
       if (lq === 0) continue;
       const t = lq < wanted - filled ? lq : wanted - filled;
       const c = t < held ? t : held;
@@ -58,7 +60,7 @@ export function walkBook(
   } else {
     let held = yes;
     for (let p = book.bestBid; p >= limit && p > 0 && filled < wanted; p--) {
-      const lq = book.levelQuantity('BID', p);
+      const lq = book.levelQuantity('BID', p) - (exclude === null ? 0 : exclude[p]);
       if (lq === 0) continue;
       const t = lq < wanted - filled ? lq : wanted - filled;
       const c = t < held ? t : held;

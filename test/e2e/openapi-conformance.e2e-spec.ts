@@ -493,6 +493,14 @@ describe('OpenAPI response conformance', () => {
         key: testKey,
         json: { ...buy(50, 5_000), time_in_force: 'FOK' },
       });
+      await api('POST', '/orders', 201, {
+        key: testKey,
+        json: buy(4, 1, { self_trade_prevention: 'CANCEL_BOTH' }),
+      });
+      await api('POST', '/orders', 400, {
+        key: testKey,
+        json: buy(4, 1, { self_trade_prevention: 'DECREMENT' }),
+      });
       await api('POST', '/orders', 400, { key: testKey, json: buy(0) });
       await api('POST', '/orders', 404, {
         key: testKey,

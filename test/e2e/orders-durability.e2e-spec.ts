@@ -30,6 +30,7 @@ import {
 } from '../support/orders.js';
 
 const OPEN = new Set(['OPEN', 'PARTIALLY_FILLED']);
+const STP_MODES = ['CANCEL_TAKER', 'CANCEL_MAKER', 'CANCEL_BOTH'] as const;
 const FINAL = new Set(['FILLED', 'CANCELLED', 'EXPIRED']);
 
 /**
@@ -103,8 +104,12 @@ describe('orders: durability across kill -9', () => {
         const yesPrice = m1.reference - 7 + Math.floor(rnd() * 15);
         const qty = 1 + Math.floor(rnd() * 25);
         let send: () => Promise<JsonResponse>;
+        // Both users cross their own orders too: self-trade prevention in every mode.
+        const stp = STP_MODES[Math.floor(rnd() * STP_MODES.length)];
         if (roll < 0.6) {
-          const body: OrderBody = limit(m1, action, side, yes(side, yesPrice), qty);
+          const body: OrderBody = limit(m1, action, side, yes(side, yesPrice), qty, {
+            self_trade_prevention: stp,
+          });
           send = () => placeRaw(svc!, user, body);
         } else if (roll < 0.75) {
           send = () => placeRaw(svc!, user, market(m1, action, side, qty));
@@ -156,9 +161,11 @@ describe('orders: durability across kill -9', () => {
           filled: order.filled_quantity,
         });
       }
-      // An order acknowledged open ends cancelled only if a cancel for it was sent.
+      // An order acknowledged open ends cancelled only if a cancel for it was sent, or a later
+      // CANCEL_MAKER or CANCEL_BOTH order of its own user met it.
       if (now.status === 'CANCELLED' && OPEN.has(order.status as string)) {
-        expect({ id, cancelSent: cancelSent.has(id) }).toEqual({ id, cancelSent: true });
+        const why = cancelSent.has(id) || now.cancel_reason === 'SELF_TRADE_PREVENTION';
+        expect({ id, why }).toEqual({ id, why: true });
       }
       // No acknowledged fill is lost.
       const fillIds = new Set(now.fills.map((f: { id: string }) => f.id));
@@ -174,7 +181,7 @@ describe('orders: durability across kill -9', () => {
         all.push(o);
       }
     }
-    const byTrade = new Map<string, { order: string; liquidity: string }[]>();
+    const byTrade = new Map<string, { order: string; liquidity: string; user: Trader }[]>();
     for (const o of all) {
       const ids = o.fills.map((f: { id: string }) => f.id);
       expect(new Set(ids).size).toBe(ids.length);
@@ -190,15 +197,24 @@ describe('orders: durability across kill -9', () => {
       expect(o.filled_quantity).toBeLessThanOrEqual(o.quantity);
       for (const f of o.fills as { id: string; liquidity: string }[]) {
         const list = byTrade.get(f.id) ?? [];
-        list.push({ order: o.id as string, liquidity: f.liquidity });
+        list.push({
+          order: o.id as string,
+          liquidity: f.liquidity,
+          user: owner.get(o.id as string)!,
+        });
         byTrade.set(f.id, list);
       }
     }
     for (const [, sides] of byTrade) {
       expect(sides.length).toBeLessThanOrEqual(2);
-      if (sides.length === 2)
+      if (sides.length === 2) {
         expect(sides.map((s) => s.liquidity).sort()).toEqual(['MAKER', 'TAKER']);
+        // Self-trade prevention: never the same user on both sides.
+        expect(sides[0].user).not.toBe(sides[1].user);
+      }
     }
+    const stpEnded = all.filter((o) => o.cancel_reason === 'SELF_TRADE_PREVENTION').length;
+    expect(stpEnded).toBeGreaterThan(0);
     const userUser = [...byTrade.values()].filter((s) => s.length === 2).length;
     expect(userUser).toBeGreaterThan(0);
 
@@ -233,8 +249,21 @@ describe('orders: durability across kill -9', () => {
     expect((await getOrder(svc, a, prio1.id)).status).toBe('FILLED');
     expect((await getOrder(svc, b, prio2.id)).status).toBe('OPEN');
     expect((await getOrder(svc, a, prio3.id)).status).toBe('OPEN');
-    await place(svc, b, limit(m2, 'SELL', 'YES', m2.reference, 5, { time_in_force: 'IOC' }));
+    // prio2 is b's own: a sells into it (b selling would be a self-trade, now prevented).
+    await place(svc, a, limit(m2, 'SELL', 'YES', m2.reference, 5, { time_in_force: 'IOC' }));
     expect((await getOrder(svc, b, prio2.id)).status).toBe('FILLED');
+    expect((await getOrder(svc, a, prio3.id)).status).toBe('OPEN');
+    // And a restored order still meets self-trade prevention: a's next sell reaches its own prio3.
+    const self = await place(
+      svc,
+      a,
+      limit(m2, 'SELL', 'YES', m2.reference, 5, { time_in_force: 'IOC' }),
+    );
+    expect(self).toMatchObject({
+      status: 'CANCELLED',
+      cancel_reason: 'SELF_TRADE_PREVENTION',
+      filled_quantity: 0,
+    });
     expect((await getOrder(svc, a, prio3.id)).status).toBe('OPEN');
     // The partially filled order came back with its fill and its remainder.
     const t2 = await place(
@@ -296,7 +325,7 @@ describe('orders: durability across kill -9', () => {
       );
     }
     console.log(
-      `durability: ${acked.size} acknowledged, ${unanswered} unanswered at the kill, ${inFlightAtKill} in flight, ${userUser} user-user trades`,
+      `durability: ${acked.size} acknowledged, ${unanswered} unanswered at the kill, ${inFlightAtKill} in flight, ${userUser} user-user trades, ${stpEnded} orders ended by self-trade prevention`,
     );
   });
 });

@@ -10,7 +10,7 @@ const ROWS = 100_000;
 const HEAP_MB = 96;
 const COLUMNS =
   'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,filled_cost_cents,' +
-  'status,cancel_reason,time_in_force,post_only,created_at,updated_at';
+  'status,cancel_reason,time_in_force,post_only,self_trade_prevention,created_at,updated_at';
 
 /** One CSV record (RFC 4180 quoting; the export writes no newline inside a field). */
 function parseCsvLine(line: string): string[] {

@@ -74,6 +74,7 @@ describe('orders: placing', () => {
       cancel_reason: null,
       time_in_force: 'GTC',
       post_only: false,
+      self_trade_prevention: 'CANCEL_TAKER',
       environment: 'test',
       created_at: NOON,
       updated_at: NOON,
@@ -345,12 +346,12 @@ describe('orders: placing', () => {
       levels: [],
       average_price: null,
     });
-    // Selling into the user's own bid at R first.
+    // Never into the user's own bid at R (self-trade prevention): the default, CANCEL_TAKER,
+    // stops there; CANCEL_MAKER walks past it to the house's bids.
     const q4 = await quote(market(m, 'SELL', 'YES', 15));
-    expect(q4.body.levels).toEqual([
-      { price: R, quantity: 10 },
-      { price: R - 1, quantity: 5 },
-    ]);
+    expect(q4.body).toMatchObject({ filled_quantity: 0, levels: [] });
+    const q5 = await quote(market(m, 'SELL', 'YES', 15, { self_trade_prevention: 'CANCEL_MAKER' }));
+    expect(q5.body.levels).toEqual([{ price: R - 1, quantity: 15 }]);
     expectContractError(
       await quote(limit(m, 'BUY', 'YES', R + 1, 1, { post_only: true })),
       422,

@@ -511,6 +511,7 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
       price: r,
       quantity: 4,
       status: 'OPEN',
+      self_trade_prevention: 'CANCEL_TAKER',
     });
     const cancelled = c1.events('orders').find((e) => e.data.event === 'order.cancelled')!;
     expect(cancelled.data).toEqual({

@@ -142,6 +142,7 @@ export interface OrderBody {
   quantity: number;
   time_in_force?: 'GTC' | 'IOC' | 'FOK';
   post_only?: boolean;
+  self_trade_prevention?: 'CANCEL_TAKER' | 'CANCEL_MAKER' | 'CANCEL_BOTH';
   client_order_id?: string;
 }
 
@@ -214,24 +215,18 @@ export interface Level {
 }
 
 /**
- * The whole book of a market in YES terms, read through the read-only quote operation: a MARKET
- * BUY YES walks every ask, a MARKET SELL YES every bid, and the quote lists each level it took.
- * The quote asks for ORDER_MAX_QUANTITY's default (100,000), far more than any test book holds.
+ * The whole book of a market in YES terms, every level (depth 99), as the trader's key sees it
+ * (a test key: the paper engine's book, house liquidity included). Not through a quote: a quote
+ * for an account skips that account's own orders (self-trade prevention).
  */
 export async function book(
   svc: Svc,
   t: Trader,
   marketId: string,
 ): Promise<{ bids: Level[]; asks: Level[] }> {
-  const q = async (action: 'BUY' | 'SELL'): Promise<Level[]> => {
-    const res = await as(t, `${svc.api}/orders/quote`, {
-      method: 'POST',
-      json: { market_id: marketId, action, side: 'YES', type: 'MARKET', quantity: 100_000 },
-    });
-    if (res.status !== 200) throw new Error(`quote: ${res.status} ${res.text}`);
-    return res.body.levels as Level[];
-  };
-  return { asks: await q('BUY'), bids: await q('SELL') };
+  const res = await as(t, `${svc.api}/markets/${marketId}/orderbook?depth=99`);
+  if (res.status !== 200) throw new Error(`orderbook: ${res.status} ${res.text}`);
+  return { bids: res.body.bids as Level[], asks: res.body.asks as Level[] };
 }
 
 export function levelAt(levels: Level[], price: number): number {

@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-self-trade-prevention',
+    date: '2026-11-29',
+    title:
+      'Self-trade prevention: self_trade_prevention on orders (CANCEL_TAKER, CANCEL_MAKER, CANCEL_BOTH)',
+    kind: 'ADDED',
+    description:
+      "Self-trade prevention: an order no longer trades with a resting order of its own account. The new order field `self_trade_prevention` (on `POST /orders`, each `POST /orders/batch` leg and `POST /orders/quote`) picks what happens when it would: `CANCEL_TAKER` (the default) cancels the incoming order's rest, `CANCEL_MAKER` cancels the resting order and keeps matching, `CANCEL_BOTH` cancels both; fills made before stand and ended orders carry the new `cancel_reason` `SELF_TRADE_PREVENTION`. Orders show the mode in REST, the CSV export, the realtime `order.accepted` message and the `order.created` webhook. Behaviour change: quotes and MARKET-order funds checks no longer count your own resting orders, and an order that used to fill against your own order is now cancelled at that point (orders placed earlier take `CANCEL_TAKER`).",
+  },
+  {
     id: '2026-11-29-exports-worker-threads',
     date: '2026-11-29',
     title: 'Data exports run in worker threads, off the thread that serves requests',

@@ -28,6 +28,7 @@ const COLUMNS = [
   'cancel_reason',
   'time_in_force',
   'post_only',
+  'self_trade_prevention',
   'created_at',
   'updated_at',
 ];
@@ -49,6 +50,7 @@ function csvRow(r: OrderRow): string {
       apiCancelReason(r.cancel_reason),
       r.time_in_force,
       r.post_only === 1 ? 'true' : 'false',
+      r.self_trade_prevention,
       r.created_at,
       r.updated_at,
     ]

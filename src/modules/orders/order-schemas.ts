@@ -39,6 +39,13 @@ export const PLACE_ORDER_SCHEMA = {
       type: 'boolean',
       description: 'LIMIT GTC only: refused (POST_ONLY_WOULD_CROSS) if it would take liquidity',
     },
+    self_trade_prevention: {
+      type: 'string',
+      enum: ['CANCEL_TAKER', 'CANCEL_MAKER', 'CANCEL_BOTH'],
+      default: 'CANCEL_TAKER',
+      description:
+        "What happens when this order would trade with a resting order of your own account in this world (no order ever trades with its own account): CANCEL_TAKER (default) ends this order's unfilled rest, CANCEL_MAKER cancels the resting order and goes on matching, CANCEL_BOTH does both. Ended orders show cancel_reason SELF_TRADE_PREVENTION; fills made before stand",
+    },
     client_order_id: {
       type: 'string',
       pattern: '^[A-Za-z0-9._:-]{1,64}$',
@@ -115,6 +122,7 @@ export interface PlaceOrderBody {
   quantity: number;
   time_in_force?: 'GTC' | 'IOC' | 'FOK';
   post_only?: boolean;
+  self_trade_prevention?: 'CANCEL_TAKER' | 'CANCEL_MAKER' | 'CANCEL_BOTH';
   client_order_id?: string;
 }
 

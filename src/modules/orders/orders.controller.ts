@@ -134,7 +134,7 @@ export class OrdersController {
   @Endpoint({
     summary: 'Price an order without placing it (read-only)',
     description:
-      'What the order would fill against the book now, and the cash change netted against your position in the market. Changes nothing: a caller with no trading account yet is priced as a flat position and no account is opened.',
+      'What the order would fill against the book now, and the cash change netted against your position in the market. Changes nothing: a caller with no trading account yet is priced as a flat position and no account is opened. Your own resting orders are never part of it, as self_trade_prevention would fill the order: CANCEL_TAKER and CANCEL_BOTH stop at your first own order, CANCEL_MAKER walks past them.',
     auth: 'key',
     scopes: ['orders:read'],
     routeLimitPerMinute: 120,
@@ -199,7 +199,7 @@ export class OrdersController {
   @Endpoint({
     summary: 'Export your orders as CSV (streamed)',
     description:
-      "text/csv, a header row then one order a row (LF line endings), oldest first; streamed in constant memory whatever the count. Columns (named as in the order JSON): id, client_order_id, market_id, action, side, type, price, quantity, filled_quantity, filled_cost_cents, status, cancel_reason, time_in_force, post_only, created_at, updated_at; values as in the JSON, except that a text cell beginning with =, +, -, @, a tab or a carriage return is prefixed with ' so spreadsheets show it as text rather than run it as a formula (OWASP CSV injection; client_order_id is your text, e.g. -1 reads '-1); numbers are written as numbers. The export holds the orders you had when it began (ending at your newest order then; orders placed while it streams are not in it), optionally narrowed by status, market_id and a creation-time window (created_from inclusive, created_to exclusive; a date, or a date-time with Z or an offset); each row shows its order as it is when the row is read, and the status filter applies then. Refused with EXPORT_TOO_LARGE when it would hold more than EXPORT_MAX_ROWS orders (details rows and max_rows): narrow it with the filters. HEAD answers the headers without reading any order.",
+      "text/csv, a header row then one order a row (LF line endings), oldest first; streamed in constant memory whatever the count. Columns (named as in the order JSON): id, client_order_id, market_id, action, side, type, price, quantity, filled_quantity, filled_cost_cents, status, cancel_reason, time_in_force, post_only, self_trade_prevention, created_at, updated_at; values as in the JSON, except that a text cell beginning with =, +, -, @, a tab or a carriage return is prefixed with ' so spreadsheets show it as text rather than run it as a formula (OWASP CSV injection; client_order_id is your text, e.g. -1 reads '-1); numbers are written as numbers. The export holds the orders you had when it began (ending at your newest order then; orders placed while it streams are not in it), optionally narrowed by status, market_id and a creation-time window (created_from inclusive, created_to exclusive; a date, or a date-time with Z or an offset); each row shows its order as it is when the row is read, and the status filter applies then. Refused with EXPORT_TOO_LARGE when it would hold more than EXPORT_MAX_ROWS orders (details rows and max_rows): narrow it with the filters. HEAD answers the headers without reading any order.",
     auth: 'key',
     scopes: ['orders:read'],
     routeLimitPerMinute: 6,

@@ -351,6 +351,7 @@ function engineOrder(c: Credential, body: PlaceOrderBody): QuoteRequest & { acco
     quantity: body.quantity,
     timeInForce: body.time_in_force,
     postOnly: body.post_only,
+    selfTradePrevention: body.self_trade_prevention,
   };
 }
 
@@ -379,6 +380,7 @@ export function toDto(o: OrderSnapshot, env: Environment, fills: FillDto[]): Ord
     cancel_reason: apiCancelReason(o.cancelReason),
     time_in_force: o.timeInForce,
     post_only: o.postOnly,
+    self_trade_prevention: o.selfTradePrevention,
     environment: env,
     created_at: iso(o.createdAt),
     updated_at: iso(o.updatedAt),
@@ -406,6 +408,7 @@ export function rowToDto(r: OrderRow, env: Environment, trades: TradeRow[]): Ord
     cancel_reason: apiCancelReason(r.cancel_reason),
     time_in_force: r.time_in_force,
     post_only: r.post_only === 1,
+    self_trade_prevention: r.self_trade_prevention,
     environment: env,
     created_at: r.created_at,
     updated_at: r.updated_at,

@@ -280,6 +280,16 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
                 },
                 order_id: str,
                 status: str,
+                cancel_reason: {
+                  type: ['string', 'null'],
+                  description:
+                    'order.cancelled and order.expired: why (SELF_TRADE_PREVENTION: it met an order of its own account)',
+                },
+                self_trade_prevention: {
+                  enum: ['CANCEL_TAKER', 'CANCEL_MAKER', 'CANCEL_BOTH'],
+                  description:
+                    'order.accepted: the self-trade prevention mode the order was placed with',
+                },
               },
               ['event', 'order_id'],
             ),

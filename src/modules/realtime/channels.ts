@@ -168,6 +168,7 @@ export function route(
           price: e.order.price,
           quantity: e.order.quantity,
           status: e.order.status,
+          self_trade_prevention: e.order.selfTradePrevention,
         });
         break;
       case 'order.updated':

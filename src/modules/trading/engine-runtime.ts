@@ -619,6 +619,7 @@ export class EngineRuntime {
         filledQuantity: o.filled_quantity,
         fillCost: o.fill_cost,
         postOnly: o.post_only === 1,
+        selfTradePrevention: o.self_trade_prevention,
         createdAt: Date.parse(o.created_at),
         updatedAt: Date.parse(o.updated_at),
         sequence: o.sequence,

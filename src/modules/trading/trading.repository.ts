@@ -1,5 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { BalanceReason, EngineEvent, OrderSnapshot } from '../../engine/index.js';
+import type {
+  BalanceReason,
+  EngineEvent,
+  OrderSnapshot,
+  SelfTradePrevention,
+} from '../../engine/index.js';
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 import { QuoteHoldStore, type QuoteHoldRow } from './quote-hold.store.js';
@@ -38,6 +43,8 @@ export interface OrderRow {
   cancel_reason: string | null;
   time_in_force: 'GTC' | 'IOC' | 'FOK';
   post_only: number;
+  /** CANCEL_TAKER, CANCEL_MAKER or CANCEL_BOTH. */
+  self_trade_prevention: SelfTradePrevention;
   sequence: number;
   created_at: string;
   updated_at: string;
@@ -197,7 +204,7 @@ export class TradingRepository {
       insertOrder:
         p(`INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
         book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force, post_only,
-        sequence, created_at, updated_at, rfq_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        sequence, created_at, updated_at, rfq_id, self_trade_prevention) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       updateFill: p(
         `UPDATE orders SET filled_quantity = ?, fill_cost = ?, status = ?, updated_at = ? WHERE id = ?`,
       ),
@@ -482,6 +489,7 @@ export class TradingRepository {
       iso(o.createdAt),
       iso(o.updatedAt),
       o.rfqId,
+      o.selfTradePrevention,
     );
   }
 

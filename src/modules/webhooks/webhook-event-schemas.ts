@@ -110,6 +110,11 @@ export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string;
         },
         quantity: int('Contracts', { minimum: 1 }),
         time_in_force: { type: 'string', enum: ['GTC', 'IOC', 'FOK'] },
+        self_trade_prevention: {
+          type: 'string',
+          enum: ['CANCEL_TAKER', 'CANCEL_MAKER', 'CANCEL_BOTH'],
+          description: 'What happens when it meets a resting order of the same account',
+        },
         status: { type: 'string', enum: ORDER_STATUS },
       }),
     }),
@@ -127,7 +132,7 @@ export const WEBHOOK_EVENT_DATA: Record<WebhookEventType, { description: string;
       cancel_reason: {
         type: ['string', 'null'],
         description:
-          'USER, CANCEL_ALL, CANCEL_ON_DISCONNECT, MARKET_RESOLVED, ACCOUNT_RESET, REQUOTE, ...',
+          'USER, CANCEL_ALL, CANCEL_ON_DISCONNECT, MARKET_RESOLVED, ACCOUNT_RESET, REQUOTE, SELF_TRADE_PREVENTION (it met an order of its own account), ...',
       },
       filled_quantity: int('Contracts filled before the cancel'),
     }),

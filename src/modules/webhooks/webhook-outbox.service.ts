@@ -291,6 +291,7 @@ export function toWebhookEvents(events: readonly EngineEvent[]): Outgoing[] {
             price: e.order.price,
             quantity: e.order.quantity,
             time_in_force: e.order.timeInForce,
+            self_trade_prevention: e.order.selfTradePrevention,
             status: e.order.status,
           },
         });

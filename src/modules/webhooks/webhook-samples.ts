@@ -58,6 +58,7 @@ export const WEBHOOK_SAMPLES: Record<WebhookEventType, (c: SampleContext) => unk
       price: 42,
       quantity: 10,
       time_in_force: 'GTC',
+      self_trade_prevention: 'CANCEL_TAKER',
       status: 'OPEN',
     },
   }),

@@ -98,11 +98,12 @@ export class OrderDto {
       'MARKET_RESOLVED',
       'ACCOUNT_RESET',
       'SCENARIO',
+      'SELF_TRADE_PREVENTION',
       'FOK_UNFILLABLE',
       'IOC_REMAINDER',
     ],
     description:
-      'Why the order ended: for CANCELLED who cancelled it (SCENARIO: the remainder of an order a sandbox PARTIAL_FILL scenario filled in part); for EXPIRED, FOK_UNFILLABLE (a FOK whose whole quantity was not available: nothing traded) or IOC_REMAINDER (what an IOC or MARKET order could not fill at once, dropped). null while the order is open or once FILLED (and on orders that expired before these reasons were recorded).',
+      'Why the order ended: for CANCELLED who cancelled it (SCENARIO: the remainder of an order a sandbox PARTIAL_FILL scenario filled in part; SELF_TRADE_PREVENTION: it met an order of its own account, see self_trade_prevention); for EXPIRED, FOK_UNFILLABLE (a FOK whose whole quantity was not available: nothing traded) or IOC_REMAINDER (what an IOC or MARKET order could not fill at once, dropped). null while the order is open or once FILLED (and on orders that expired before these reasons were recorded).',
   })
   cancel_reason: string | null;
 
@@ -111,6 +112,13 @@ export class OrderDto {
 
   @ApiProperty()
   post_only: boolean;
+
+  @ApiProperty({
+    enum: ['CANCEL_TAKER', 'CANCEL_MAKER', 'CANCEL_BOTH'],
+    description:
+      'Self-trade prevention mode the order was placed with (default CANCEL_TAKER): what happens when it meets a resting order of the same account',
+  })
+  self_trade_prevention: 'CANCEL_TAKER' | 'CANCEL_MAKER' | 'CANCEL_BOTH';
 
   @ApiProperty({ enum: ['live', 'test'] })
   environment: 'live' | 'test';
