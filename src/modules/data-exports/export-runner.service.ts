@@ -14,6 +14,7 @@ import { DataExportsRepository, type ExportRow } from './data-exports.repository
 import { DATASET_DEFS, DatasetReader, type ExportScope } from './datasets.js';
 import { ExportFileStore } from './export-file-store.js';
 import { ExportCancelled, writeRows } from './export-writer.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /** Jobs one user may have RUNNING at once (both worlds together); more wait QUEUED. */
 export const MAX_RUNNING_PER_USER = 2;
@@ -31,8 +32,8 @@ interface Running {
 
 /** The export jobs' per-world parts: their rows, readers of the world's data and files. */
 export interface ExportWorlds {
-  repos: Record<Environment, DataExportsRepository>;
-  readers: Record<Environment, DatasetReader>;
+  repos: WorldScoped<DataExportsRepository>;
+  readers: WorldScoped<DatasetReader>;
   files: ExportFileStore;
 }
 
@@ -69,7 +70,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     for (const world of WORLDS) {
-      const requeued = this.parts.repos[world].requeueRunning();
+      const requeued = this.parts.repos.get(world).requeueRunning();
       const partials = this.parts.files.removePartials(world);
       if (requeued + partials > 0) {
         this.log.warn(
@@ -98,11 +99,11 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   schedule(): void {
     if (this.stopped) return;
     const queued = WORLDS.flatMap((world) =>
-      this.parts.repos[world].queued(1000).map((row) => ({ world, row })),
+      this.parts.repos.get(world).queued(1000).map((row) => ({ world, row })),
     ).sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
     for (const { world, row } of queued) {
       if (this.runningFor(row.user_id) >= MAX_RUNNING_PER_USER) continue;
-      if (!this.parts.repos[world].start(row.id)) continue;
+      if (!this.parts.repos.get(world).start(row.id)) continue;
       const entry: Running = {
         world,
         userId: row.user_id,
@@ -130,7 +131,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   sweep(): void {
     const now = this.clock.nowDate().toISOString();
     for (const world of WORLDS) {
-      const repo = this.parts.repos[world];
+      const repo = this.parts.repos.get(world);
       for (const row of repo.due(now)) {
         if (repo.expire(row.id)) this.parts.files.remove(world, row.id, row.format);
       }
@@ -156,7 +157,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       // Off the request that queued it.
       await new Promise((r) => setImmediate(r));
       const written = await writeRows(
-        readers[world],
+        readers.get(world),
         scope,
         row.format,
         row.last_rowid,
@@ -167,7 +168,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       if (entry.cancelled) throw new ExportCancelled();
       await files.complete(world, row.id, row.format);
       const readyAt = this.clock.now();
-      const marked = repos[world].ready(row.id, {
+      const marked = repos.get(world).ready(row.id, {
         record_count: written.records,
         size_bytes: written.bytes,
         sha256: written.sha256,
@@ -178,7 +179,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         // Deleted (or reset) while it ran: nothing may keep its file.
         files.remove(world, row.id, row.format);
       } else {
-        this.announce(world, repos[world].get(row.id)!);
+        this.announce(world, repos.get(world).get(row.id)!);
       }
     } catch (err) {
       await files.removePart(world, row.id, row.format).catch(() => undefined);
@@ -186,7 +187,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         this.log.error(
           `export ${row.id} (${world}) failed: ${err instanceof Error ? err.stack : String(err)}`,
         );
-        repos[world].failed(row.id, err instanceof Error ? err.message : String(err));
+        repos.get(world).failed(row.id, err instanceof Error ? err.message : String(err));
       }
     } finally {
       this.running.delete(row.id);
