@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectContractError, http, type Running } from '../support/harness.js';
+import { expectContractError, type Running } from '../support/harness.js';
 import {
   as,
   expectValidation,

@@ -42,7 +42,9 @@ export class WorldCatalog {
       page: db.prepare(
         `SELECT * FROM worlds WHERE user_id = ? AND id > ? AND status <> 'DELETING' ORDER BY id LIMIT ?`,
       ),
-      live: db.prepare(`SELECT COUNT(*) AS n FROM worlds WHERE user_id = ? AND status <> 'DELETING'`),
+      live: db.prepare(
+        `SELECT COUNT(*) AS n FROM worlds WHERE user_id = ? AND status <> 'DELETING'`,
+      ),
       status: db.prepare('UPDATE worlds SET status = ?, key_id = COALESCE(?, key_id) WHERE id = ?'),
       markDeleting: db.prepare(
         `UPDATE worlds SET status = 'DELETING' WHERE id = ? AND status <> 'DELETING'`,

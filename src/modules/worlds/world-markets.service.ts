@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import type { Environment, WorldName } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 import { WorldDatabases } from './world-databases.service.js';

@@ -42,7 +42,8 @@ export class CreateWorldDto {
     type: 'integer',
     minimum: 0,
     maximum: 1_000_000_000_000,
-    description: "What the world's accounts open with, in cents (default SANDBOX_STARTING_BALANCE_CENTS)",
+    description:
+      "What the world's accounts open with, in cents (default SANDBOX_STARTING_BALANCE_CENTS)",
   })
   @IsOptional()
   @IsInt()
