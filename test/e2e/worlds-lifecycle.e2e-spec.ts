@@ -12,6 +12,7 @@ const ENV = {
   RATE_LIMITS_ENABLED: 'false',
   WORLD_IDLE_UNLOAD_SECONDS: '1',
   WORLD_SWEEP_MS: '50',
+  MAX_WORLDS_PER_USER: '60',
 };
 
 async function until(cond: () => boolean, ms = 5000): Promise<void> {
@@ -51,6 +52,38 @@ describe('sandbox worlds: unload, expiry and crash recovery', () => {
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: o.body.id, status: 'OPEN', quantity: 3 });
     expect(worlds().isLoaded(w.body.id)).toBe(true);
+  });
+
+  it('runs 50 worlds trading in parallel with no record crossing', async () => {
+    const made = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        as(a, `${svc.api}/sandbox/worlds`, { method: 'POST', json: { seed: 5 } }),
+      ),
+    );
+    expect(made.every((r) => r.status === 201)).toBe(true);
+    // World i places i + 1 contracts (a resting bid), all worlds at once.
+    const placed = await Promise.all(
+      made.map((w, i) =>
+        as({ key: w.body.key as string }, `${svc.api}/orders`, {
+          method: 'POST',
+          json: limit(m, 'BUY', 'YES', 2, i + 1),
+        }),
+      ),
+    );
+    expect(placed.every((r) => r.status === 201)).toBe(true);
+    const lists = await Promise.all(
+      made.map((w) => as({ key: w.body.key as string }, `${svc.api}/orders`)),
+    );
+    lists.forEach((l, i) => {
+      expect(l.body.data.map((o: { id: string; quantity: number }) => [o.id, o.quantity])).toEqual([
+        [placed[i].body.id, i + 1],
+      ]);
+    });
+    await Promise.all(
+      made.map((w) =>
+        as(a, `${svc.api}/sandbox/worlds/${w.body.id as string}`, { method: 'DELETE' }),
+      ),
+    );
   });
 
   it('deletes a world at expiry on the service clock: key revoked, file removed', async () => {
