@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     userId: `usr_${i}`,
     keyId: `key_${i}`,
     environment: 'test',
+    world: 'test',
     scopes: ['orders:write'],
     tier: 'ENTERPRISE',
   }));

@@ -93,6 +93,7 @@ async function main(): Promise<void> {
       userId: 'usr_bench_reset',
       keyId: 'key_bench_reset',
       environment: 'test',
+      world: 'test' as const,
       scopes: ['orders:write', 'wallet:write'],
       tier: 'FREE',
     };

@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module.js';
 import type { ConfigService } from './config/config.service.js';
 import { DatabaseModule } from './database/database.module.js';
 import { SeedService } from './database/seed.service.js';
+import { EphemeralWorldsModule } from './modules/worlds/ephemeral-worlds.module.js';
 import { AccessModule } from './modules/access/access.module.js';
 import { HealthController } from './modules/health/health.controller.js';
 import type { LimitStore } from './modules/limits/limit-store.js';
@@ -98,6 +99,7 @@ export class AppModule {
         RealtimeModule,
         ScenariosModule,
         WebhooksModule,
+        EphemeralWorldsModule,
       ],
       // The clock control is a test fixture: with SANDBOX_CLOCK_CONTROL off its route does not
       // exist at all (404 for every method, and absent from the OpenAPI document).

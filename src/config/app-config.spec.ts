@@ -51,6 +51,8 @@ describe('loadConfig', () => {
       maxOpenOrdersPerKey: 10_000,
       exportMaxRows: 1_000_000,
       maxApiKeysPerUser: 100,
+      maxWorldsPerUser: 20,
+      worldIdleUnloadSeconds: 300,
       // CONTRACT.md: no auth within 10 s closes the socket; a webhook answer counts within 10 s.
       wsAuthTimeoutMs: 10_000,
       wsHeartbeatMs: 30_000,

@@ -62,6 +62,14 @@ export interface AppConfig {
   exportSweepMs: number;
   /** Active (unrevoked, unexpired) API keys one user may hold. */
   maxApiKeysPerUser: number;
+  /**
+   * Ephemeral worlds: live worlds per user, seconds untouched before a loaded world is unloaded
+   * from memory (it loads again on its next request), and how often the expiry and idle sweep
+   * runs (wall ms).
+   */
+  maxWorldsPerUser: number;
+  worldIdleUnloadSeconds: number;
+  worldSweepMs: number;
   /** Realtime: auth deadline, heartbeat, per-connection send buffer and subscription cap, per-IP connections. */
   wsAuthTimeoutMs: number;
   wsHeartbeatMs: number;
@@ -434,6 +442,9 @@ export function loadConfig(env: Env): AppConfig {
     orderMaxQuantity: int(env, 'ORDER_MAX_QUANTITY', 100_000, 1, 1_000_000_000),
     maxOpenOrdersPerKey: int(env, 'MAX_OPEN_ORDERS_PER_KEY', 10_000, 1, 1_000_000),
     maxApiKeysPerUser: int(env, 'MAX_API_KEYS_PER_USER', 100, 1, 10_000),
+    maxWorldsPerUser: int(env, 'MAX_WORLDS_PER_USER', 20, 1, 1_000),
+    worldIdleUnloadSeconds: int(env, 'WORLD_IDLE_UNLOAD_SECONDS', 300, 1, 86_400),
+    worldSweepMs: int(env, 'WORLD_SWEEP_MS', 1_000, 10, 600_000),
     exportMaxRows: int(env, 'EXPORT_MAX_ROWS', 1_000_000, 1, 100_000_000),
     exportBatchRows: int(env, 'EXPORT_BATCH_ROWS', 500, 1, 100_000),
     exportSweepMs: int(env, 'EXPORT_SWEEP_MS', 60_000, 10, 3_600_000),

@@ -39,6 +39,7 @@ import { SportsEvents1763769600020 } from './migrations/1763769600020-sports-eve
 import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-prices.js';
 import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
 import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
+import { Worlds1763769600029 } from './migrations/1763769600029-worlds.js';
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 import { SelfTradePrevention1763769600028 } from './migrations/1763769600028-self-trade-prevention.js';
@@ -91,6 +92,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   UserProfiles1763769600014,
   NotificationWorlds1763769600015,
   WebhookWorkbench1763769600026,
+  Worlds1763769600029,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

@@ -84,6 +84,17 @@ export class SeedService implements OnModuleInit {
     }
   }
 
+  /**
+   * Seeds an engine database the way the paper one is (markets, then sports events): the
+   * ephemeral worlds' template.
+   */
+  async seedEngine(ds: DataSource): Promise<void> {
+    await this.seedMarkets(ds, readSeed<MarketSeed[]>('markets.json'));
+    const sports = readSeed<SportsSeedFile>('sports.json').events;
+    const now = this.clock.now();
+    await ds.transaction((tx) => seedSportsEvents(tx, sports, now, marketIdForSlug));
+  }
+
   private async seedMarkets(ds: DataSource, seeds: MarketSeed[]): Promise<number> {
     const now = this.clock.nowDate().toISOString();
     return ds.transaction(async (tx) => {

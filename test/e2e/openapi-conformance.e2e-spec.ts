@@ -893,6 +893,23 @@ describe('OpenAPI response conformance', () => {
     });
   });
 
+  describe('sandbox worlds', () => {
+    it('create, list, get, delete; bad input and a live key are refused', async () => {
+      const created = await api('POST', '/sandbox/worlds', 201, {
+        key: testKey,
+        json: { name: 'conformance', seed: 3, ttl_seconds: 120 },
+      });
+      const id = (created.body as Obj).id as string;
+      await api('GET', '/sandbox/worlds?limit=1', 200, { key: testKey });
+      await api('GET', `/sandbox/worlds/${id}`, 200, { key: testKey });
+      await api('POST', '/sandbox/worlds', 400, { key: testKey, json: { ttl_seconds: 1 } });
+      await api('POST', '/sandbox/worlds', 403, { key: liveKey, json: {} });
+      await api('DELETE', `/sandbox/worlds/${id}`, 204, { key: testKey });
+      await api('DELETE', `/sandbox/worlds/${id}`, 404, { key: testKey });
+      await api('GET', `/sandbox/worlds/${id}`, 404, { key: testKey });
+    });
+  });
+
   describe('webhooks and notifications', () => {
     it('create, read, update, rotate, test, deliveries, replay, health, delete', async () => {
       const ep = await api('POST', '/webhooks', 201, {

@@ -58,6 +58,7 @@ describe('tier decision: its transaction takes no other write with it', () => {
       userId: admin.body.user.id as string,
       keyId: null,
       environment: 'live' as const,
+      world: 'live' as const,
       scopes: [],
       tier: 'FREE' as const,
     };

@@ -75,6 +75,7 @@ describe('webhooks: environment isolation, update races, delivery timeouts', () 
       userId: me.body.user.id as string,
       keyId: key.id,
       environment: 'test' as const,
+      world: 'test' as const,
       scopes: me.body.credential.scopes,
       tier: 'FREE' as const,
     };

@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Scope } from '../api/scopes.js';
-import type { Environment } from '../environment.js';
+import type { Environment, WorldName } from '../environment.js';
 
 export type Tier = 'FREE' | 'PRO' | 'ENTERPRISE';
 
@@ -12,6 +12,11 @@ export interface Credential {
   /** The API key id; null for a session. */
   keyId: string | null;
   environment: Environment;
+  /**
+   * The world the credential reads and writes: `environment` for most keys, the ephemeral
+   * world's id for a world key (whose environment is `test`).
+   */
+  world: WorldName;
   scopes: Scope[];
   tier: Tier;
   /** When the credential expires (epoch ms): the API key's expiry or the session token's `exp`; null for a key without expiry. */
@@ -38,6 +43,8 @@ export interface Credential {
 export interface RequestContext {
   /** Which engine serves this request: `test` for test keys and env:paper keys. */
   environment: Environment;
+  /** Which world serves it: `environment`, or an ephemeral world's id for a world key. */
+  world: WorldName;
   /** Set once a credential has been authenticated. */
   userId: string | null;
   credential: Credential | null;
@@ -50,7 +57,7 @@ declare module 'fastify' {
 }
 
 export function newRequestContext(): RequestContext {
-  return { environment: 'live', userId: null, credential: null };
+  return { environment: 'live', world: 'live', userId: null, credential: null };
 }
 
 /** Handler parameter: the request's {@link RequestContext}. */

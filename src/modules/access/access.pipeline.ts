@@ -9,6 +9,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { worldOfKey } from '../worlds/key-world.js';
+import { isWorldId } from '../../common/environment.js';
 import { REPLAY_CACHE, type ReplayCache } from './replay-cache.js';
 import {
   SIGNATURE_SKEW_SECONDS,
@@ -48,6 +49,29 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 }
 
 /**
+ * The groups an ephemeral world does not serve yet: their records live in the paper world's
+ * stores or follow paper-world timers (notifications, RFQs, exports, rank, indices, crypto and
+ * sports feeds, created markets, comments, watchlists). A world key calling them is refused,
+ * never served from the shared paper world.
+ */
+const OUTSIDE_WORLDS =
+  /^\/api\/v1\/(comments|watchlists|rfq|data|exports|notifications|rank|indices|crypto|sports)(\/|$)|^\/api\/v1\/markets\/:id\/(comments|resolve)$/;
+
+function refuseOutsideWorlds(req: FastifyRequest): void {
+  const template = req.routeOptions.url ?? '';
+  const createsMarket =
+    (req.method === 'POST' && template === '/api/v1/markets') ||
+    (req.method === 'PATCH' && template === '/api/v1/markets/:id');
+  if (createsMarket || OUTSIDE_WORLDS.test(template)) {
+    throw new DomainError(
+      'WORLD_OPERATION_UNSUPPORTED',
+      'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',
+      { operation: `${req.method} ${template.replace(/^\/api\/v1/, '')}` },
+    );
+  }
+}
+
+/**
  * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
  * signature -> environment routing -> scope. It fills `req.svc` for the handler or throws a
  * DomainError. Routes declare what they need with @Endpoint (RouteMeta).
@@ -83,6 +107,7 @@ export class AccessPipeline {
       );
     }
     this.route(credential, meta);
+    if (isWorldId(credential.world)) refuseOutsideWorlds(req);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
     // EMAIL_NOT_VERIFIED only when verifying would grant all that is missing (a non-admin's
     // session never gains admin scopes; an ADMIN_EMAILS user's does, once verified).
@@ -108,6 +133,7 @@ export class AccessPipeline {
     req.svc.credential = credential;
     req.svc.userId = credential.userId;
     req.svc.environment = credential.environment;
+    req.svc.world = credential.world;
   }
 
   /** Credential, key state and signature. */
@@ -227,6 +253,8 @@ export class AccessPipeline {
       userId: key.userId,
       keyId: key.id,
       environment: worldOfKey({ environment: key.environment, scopes: resolved.scopes }),
+      // A world key reaches its world only (its environment is test, so paper rules apply).
+      world: key.worldId ?? worldOfKey({ environment: key.environment, scopes: resolved.scopes }),
       scopes: resolved.scopes,
       tier: key.tier,
       expiresAt,
@@ -250,6 +278,7 @@ export class AccessPipeline {
       userId: user.id,
       keyId: null,
       environment: 'live',
+      world: 'live',
       scopes: sessionScopes(this.users.isAdmin(user), user.emailVerified),
       tier,
       expiresAt: claims.exp * 1000,

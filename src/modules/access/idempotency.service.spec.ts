@@ -16,6 +16,7 @@ import {
 } from '../../database/databases.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 import { IDEMPOTENCY_TTL_MS, IdempotencyService } from './idempotency.service.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -84,7 +85,12 @@ describe('IdempotencyService: an expired key reused by two identical requests at
       driver: { databaseConnection: { prepare: () => ({}) } },
     } as unknown as DataSource;
     return {
-      svc: new IdempotencyService(fakeDs, noEngine, noEngine, clock, config),
+      svc: new IdempotencyService(
+        fakeDs,
+        clock,
+        config,
+        new WorldDatabases(noEngine, noEngine, config),
+      ),
       clock,
       repo: real,
       release,

@@ -14,9 +14,11 @@ import { SecretBox } from '../../common/crypto/secret-box.js';
 import { timesSent } from '../../common/http/raw-headers.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
-import { connectionOf, ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
+import { PLATFORM_DB } from '../../database/databases.js';
 import { EffectStore } from '../trading/trading.repository.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 import { mapError } from '../../common/errors/error-mapper.js';
 import { requestIdFor } from '../../common/http/request-id.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
@@ -51,23 +53,19 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   private readonly box: SecretBox;
 
   /** The engines' records of what each key's request changed (see EngineRuntime). */
-  private readonly effects: Record<Environment, EffectStore>;
+  private readonly effects: WorldScoped<EffectStore>;
   private readonly log = new Logger('Idempotency');
   private sweeper: NodeJS.Timeout | null = null;
 
   constructor(
     @InjectDataSource(PLATFORM_DB) db: DataSource,
-    @InjectDataSource(ENGINE_DB.live) live: DataSource,
-    @InjectDataSource(ENGINE_DB.test) paper: DataSource,
     private readonly clock: Clock,
     config: ConfigService,
+    worlds: WorldDatabases,
   ) {
     this.repo = db.getRepository(IdempotencyRecordEntity);
     this.box = new SecretBox(config.secrets.encryptionKey);
-    this.effects = {
-      live: new EffectStore(connectionOf(live)),
-      test: new EffectStore(connectionOf(paper)),
-    };
+    this.effects = worlds.perWorld((db) => new EffectStore(db));
   }
 
   /**
@@ -115,9 +113,16 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     key: string,
     since: string,
   ): Partial<IdempotencyRecordEntity> | null {
-    // The owner id names the environment the key's request ran in (see begin).
-    const env: Environment = ownerId.startsWith('live:') ? 'live' : 'test';
-    const effect = this.effects[env].effectOf(ownerId, key, since);
+    // The owner id names the world the key's request ran in (see begin).
+    const world = ownerId.slice(0, ownerId.indexOf(':')) as WorldName;
+    let effect: ReturnType<EffectStore['effectOf']>;
+    try {
+      effect = this.effects.get(world).effectOf(ownerId, key, since);
+    } catch (err) {
+      // A world deleted since: nothing of it can be replayed or looked up any more.
+      if (err instanceof DomainError && err.code === 'NOT_FOUND') return null;
+      throw err;
+    }
     if (effect === null) return null;
     const err = new DomainError(
       'IDEMPOTENT_REQUEST_APPLIED',
@@ -147,10 +152,10 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
    * that no longer exists. Answers that changed nothing there (a refusal, a webhook endpoint)
    * and requests still running keep their keys. Returns how many answers were forgotten.
    */
-  async forgetPaperAnswers(userId: string): Promise<number> {
-    const ownerId = `test:${userId}`;
+  async forgetPaperAnswers(userId: string, world: WorldName = 'test'): Promise<number> {
+    const ownerId = `${world}:${userId}`;
     const since = new Date(this.clock.now() - IDEMPOTENCY_TTL_MS).toISOString();
-    const keys = this.effects.test.keysOf(ownerId, since);
+    const keys = this.effects.get(world).keysOf(ownerId, since);
     let forgotten = 0;
     // Bounded IN lists: SQLite (and PostgreSQL) limit the parameters of one statement.
     for (let i = 0; i < keys.length; i += 500) {
@@ -161,7 +166,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       for (const r of done) {
         // Only an answer whose own use changed the engine: a key that placed an order before an
         // earlier reset and was then used for a request that changed nothing keeps its answer.
-        if (this.effects.test.effectOf(ownerId, r.idemKey, r.createdAt) === null) continue;
+        if (this.effects.get(world).effectOf(ownerId, r.idemKey, r.createdAt) === null) continue;
         const deleted = await this.repo.delete({
           ownerId,
           idemKey: r.idemKey,
@@ -171,7 +176,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
         forgotten += deleted.affected ?? 0;
         // Its effect goes too: a later use of the key that changes nothing must not look, at the
         // next reset, like one that placed an order.
-        if ((deleted.affected ?? 0) > 0) this.effects.test.forgetKey(ownerId, r.idemKey);
+        if ((deleted.affected ?? 0) > 0) this.effects.get(world).forgetKey(ownerId, r.idemKey);
       }
     }
     return forgotten;
@@ -180,7 +185,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   /** Effects of keys that have expired (24 hours) are of no more use. */
   private forgetOldEffects(): void {
     const cutoff = new Date(this.clock.now() - IDEMPOTENCY_TTL_MS).toISOString();
-    for (const store of Object.values(this.effects)) store.forgetBefore(cutoff);
+    for (const [, store] of this.effects.entries()) store.forgetBefore(cutoff);
   }
 
   /** Returns true when the request was answered here (a replay). */
@@ -202,8 +207,9 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     }
     const userId = req.svc.userId;
     if (userId === null) return false; // only authenticated mutations are scoped to an owner
-    // Scoped per owner and per environment: a paper request never replays a live answer.
-    const ownerId = `${req.svc.environment}:${userId}`;
+    // Scoped per owner and per world: a paper request never replays a live answer, nor a
+    // world's request another world's.
+    const ownerId = `${req.svc.world}:${userId}`;
     const fingerprint = createHash('sha256')
       .update(`${req.method} ${req.url}\n`)
       .update(req.rawBody ?? Buffer.alloc(0))

@@ -450,7 +450,7 @@ function keyLabel(key: ApiKeyEntity | null, keyId: string): string {
   return key === null ? keyId : `"${key.name}" (${key.prefix}...)`;
 }
 
-function newKeySecret(env: 'live' | 'test'): string {
+export function newKeySecret(env: 'live' | 'test'): string {
   return `svc_${env}_${randomBase62(32)}`;
 }
 

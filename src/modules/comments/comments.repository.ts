@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Environment } from '../../common/environment.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 export type CommentStatus = 'VISIBLE' | 'HIDDEN' | 'DELETED';
 export type ReportReason = 'SPAM' | 'ABUSE' | 'OFF_TOPIC' | 'OTHER';
@@ -198,13 +199,13 @@ export class CommentsRepository {
 /** The comments repository of each world's database. */
 @Injectable()
 export class CommentStores {
-  private readonly stores: Record<Environment, CommentsRepository>;
+  private readonly stores: WorldScoped<CommentsRepository>;
 
   constructor(worlds: WorldDatabases) {
     this.stores = worlds.perWorld((db) => new CommentsRepository(db));
   }
 
   of(world: Environment): CommentsRepository {
-    return this.stores[world];
+    return this.stores.get(world);
   }
 }

@@ -28,6 +28,7 @@ import {
 } from './dto/data-export.dto.js';
 import { countRows, estimateSize } from './export-writer.js';
 import { ExportRunner } from './export-runner.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /** Exports kept per user and world: the 11th removes the oldest finished one. */
 export const MAX_KEPT_EXPORTS = 10;
@@ -49,7 +50,7 @@ export interface ExportFile {
  */
 @Injectable()
 export class DataExportsService implements OnModuleInit {
-  private readonly markets: Record<Environment, MarketLookup>;
+  private readonly markets: WorldScoped<MarketLookup>;
 
   constructor(
     worlds: WorldDatabases,
@@ -66,7 +67,7 @@ export class DataExportsService implements OnModuleInit {
   /** A sandbox reset deletes the user's paper exports and their files (a running one is stopped). */
   onModuleInit(): void {
     this.paperRecords.register('exports', async (userId) => {
-      const repo = this.runner.parts.repos.test;
+      const repo = this.runner.parts.repos.get('test');
       let n = 0;
       for (const row of repo.ofUser(userId)) {
         if (repo.delete(row.id)) n++;
@@ -92,7 +93,7 @@ export class DataExportsService implements OnModuleInit {
     body: CreateDataExportDto,
   ): Promise<DataExportEstimateDto> {
     const scope = this.scope(world, c, body);
-    const reader = this.runner.parts.readers[world];
+    const reader = this.runner.parts.readers.get(world);
     const hi = reader.lastRowid(scope.def);
     const count = await countRows(reader, scope, hi);
     return { record_count: count, size_bytes: estimateSize(reader, scope, body.format, hi, count) };
@@ -104,8 +105,8 @@ export class DataExportsService implements OnModuleInit {
     body: CreateDataExportDto,
   ): Promise<DataExportDto> {
     const scope = this.scope(world, c, body);
-    const repo = this.runner.parts.repos[world];
-    const reader = this.runner.parts.readers[world];
+    const repo = this.runner.parts.repos.get(world);
+    const reader = this.runner.parts.readers.get(world);
     const max = this.config.values.exportMaxRows;
     this.assertRoom(world, c.userId);
     const hi = reader.lastRowid(scope.def);
@@ -159,7 +160,7 @@ export class DataExportsService implements OnModuleInit {
       list: `data-exports:${world}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) => this.runner.parts.repos[world].page(userId, after?.[0] ?? '', take),
+      fetch: (after, take) => this.runner.parts.repos.get(world).page(userId, after?.[0] ?? '', take),
       keyOf: (row) => [row.id],
       map: (row) => view(world, row),
     });
@@ -204,14 +205,14 @@ export class DataExportsService implements OnModuleInit {
   /** Deletes the export and its file; a running one is stopped and its partial file removed. */
   async remove(world: Environment, userId: string, id: string): Promise<void> {
     const row = this.owned(world, userId, id);
-    this.runner.parts.repos[world].delete(row.id);
+    this.runner.parts.repos.get(world).delete(row.id);
     await this.runner.cancel(row.id);
     this.runner.parts.files.remove(world, row.id, row.format);
     this.runner.schedule();
   }
 
   private owned(world: Environment, userId: string, id: string): ExportRow {
-    const row = EXPORT_ID.test(id) ? this.runner.parts.repos[world].get(id) : undefined;
+    const row = EXPORT_ID.test(id) ? this.runner.parts.repos.get(world).get(id) : undefined;
     if (row === undefined || row.user_id !== userId) {
       throw new DomainError('NOT_FOUND', `No export ${id}`, { export_id: id });
     }
@@ -220,7 +221,7 @@ export class DataExportsService implements OnModuleInit {
 
   /** 10 kept: the 11th needs a finished one to replace. */
   private assertRoom(world: Environment, userId: string): void {
-    const repo = this.runner.parts.repos[world];
+    const repo = this.runner.parts.repos.get(world);
     if (repo.count(userId) >= MAX_KEPT_EXPORTS && repo.oldestFinished(userId) === undefined) {
       throw limitReached();
     }
@@ -262,7 +263,7 @@ export class DataExportsService implements OnModuleInit {
         });
       } else {
         marketIds = body.market_ids;
-        const known = this.markets[world].known(marketIds.filter((m) => MARKET_ID.test(m)));
+        const known = this.markets.get(world).known(marketIds.filter((m) => MARKET_ID.test(m)));
         const seen = new Set<string>();
         marketIds.forEach((m, i) => {
           if (seen.has(m))

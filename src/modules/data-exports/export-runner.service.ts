@@ -14,6 +14,7 @@ import { DataExportsRepository, type ExportRow } from './data-exports.repository
 import { DatasetReader } from './datasets.js';
 import { ExportFileStore } from './export-file-store.js';
 import { ExportThread } from './export-thread.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /** Jobs one user may have RUNNING at once (both worlds together); more wait QUEUED. */
 export const MAX_RUNNING_PER_USER = 2;
@@ -34,11 +35,11 @@ interface Running {
 
 /** The export jobs' per-world parts: their rows, readers of the world's data and files. */
 export interface ExportWorlds {
-  repos: Record<Environment, DataExportsRepository>;
+  repos: WorldScoped<DataExportsRepository>;
   /** Main-thread readers, for the snapshot bound, counts and estimates of a request. */
-  readers: Record<Environment, DatasetReader>;
+  readers: WorldScoped<DatasetReader>;
   /** Each world's engine database file, which a job's worker opens read-only. */
-  dbFiles: Record<Environment, string>;
+  dbFiles: WorldScoped<string>;
   files: ExportFileStore;
 }
 
@@ -80,7 +81,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     for (const world of WORLDS) {
-      const requeued = this.parts.repos[world].requeueRunning();
+      const requeued = this.parts.repos.get(world).requeueRunning();
       const partials = this.parts.files.removePartials(world);
       if (requeued + partials > 0) {
         this.log.warn(
@@ -108,11 +109,11 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   schedule(): void {
     if (this.stopped) return;
     const queued = WORLDS.flatMap((world) =>
-      this.parts.repos[world].queued(1000).map((row) => ({ world, row })),
+      this.parts.repos.get(world).queued(1000).map((row) => ({ world, row })),
     ).sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
     for (const { world, row } of queued) {
       if (this.runningFor(row.user_id) >= MAX_RUNNING_PER_USER) continue;
-      if (!this.parts.repos[world].start(row.id)) continue;
+      if (!this.parts.repos.get(world).start(row.id)) continue;
       const entry: Running = {
         world,
         userId: row.user_id,
@@ -145,7 +146,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   sweep(): void {
     const now = this.clock.nowDate().toISOString();
     for (const world of WORLDS) {
-      const repo = this.parts.repos[world];
+      const repo = this.parts.repos.get(world);
       for (const row of repo.due(now)) {
         if (repo.expire(row.id)) this.parts.files.remove(world, row.id, row.format);
       }
@@ -165,7 +166,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       await new Promise((r) => setImmediate(r));
       if (entry.cancelled) throw new Error('export stopped');
       entry.thread = new ExportThread({
-        dbFile: this.parts.dbFiles[world],
+        dbFile: this.parts.dbFiles.get(world),
         dataset: row.dataset,
         format: row.format,
         userId: row.user_id,
@@ -180,7 +181,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       if (entry.cancelled) throw new Error('export stopped');
       await files.complete(world, row.id, row.format);
       const readyAt = this.clock.now();
-      const marked = repos[world].ready(row.id, {
+      const marked = repos.get(world).ready(row.id, {
         record_count: written.records,
         size_bytes: written.bytes,
         sha256: written.sha256,
@@ -191,7 +192,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         // Deleted (or reset) while it ran: nothing may keep its file.
         files.remove(world, row.id, row.format);
       } else {
-        this.announce(world, repos[world].get(row.id)!);
+        this.announce(world, repos.get(world).get(row.id)!);
       }
     } catch (err) {
       // The worker has exited (or never started): nothing writes the partial file any more.
@@ -200,7 +201,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         this.log.error(
           `export ${row.id} (${world}) failed: ${err instanceof Error ? err.stack : String(err)}`,
         );
-        repos[world].failed(row.id, err instanceof Error ? err.message : String(err));
+        repos.get(world).failed(row.id, err instanceof Error ? err.message : String(err));
       } else if (this.stopped && entry.thread !== null) {
         this.log.log(
           `export ${row.id} (${world}) stopped by shutdown after ${entry.thread.records} rows: re-queued at the next boot`,

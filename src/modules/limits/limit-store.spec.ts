@@ -129,6 +129,7 @@ describe('RedisLimitStore through LimitsService', () => {
     userId: 'usr_shared',
     keyId: 'key_shared',
     environment: 'test',
+    world: 'test',
     scopes: [],
     tier: 'FREE',
   };

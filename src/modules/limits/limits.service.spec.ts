@@ -42,6 +42,7 @@ describe('LimitsService', () => {
     userId: 'usr_1',
     keyId: 'key_1',
     environment: 'test',
+    world: 'test',
     scopes: [],
     tier: 'ENTERPRISE',
   };

@@ -27,7 +27,7 @@ export class MarketsController {
     errors: [400],
   })
   list(@Ctx() ctx: RequestContext, @Query() q: ListMarketsQueryDto): Promise<MarketPageDto> {
-    return this.markets.list(ctx.environment, q);
+    return this.markets.list(ctx.world, q);
   }
 
   @Get(':id')
@@ -39,7 +39,7 @@ export class MarketsController {
     errors: [404],
   })
   get(@Ctx() ctx: RequestContext, @Param('id') id: string): Promise<MarketDto> {
-    return this.markets.get(ctx.environment, id);
+    return this.markets.get(ctx.world, id);
   }
 
   @Get(':id/orderbook')
@@ -57,7 +57,7 @@ export class MarketsController {
     @Param('id') id: string,
     @Query() q: OrderBookQueryDto,
   ): OrderBookDto {
-    return this.markets.orderbook(ctx.environment, id, q.depth);
+    return this.markets.orderbook(ctx.world, id, q.depth);
   }
 
   @Get(':id/trades')
@@ -75,6 +75,6 @@ export class MarketsController {
     @Param('id') id: string,
     @Query() q: MarketTradesQueryDto,
   ): MarketTradePageDto {
-    return this.markets.trades(ctx.environment, id, q);
+    return this.markets.trades(ctx.world, id, q);
   }
 }

@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import type { Environment } from '../../common/environment.js';
+import type { Database, Statement } from 'better-sqlite3';
+import { environmentOf, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { paginate, paginateAsync, type Page } from '../../common/pagination/paginate.js';
-import { ENGINE_DB } from '../../database/databases.js';
 import type { MarketSummary } from '../../engine/index.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import {
@@ -14,74 +12,122 @@ import {
   type OrderBookDto,
 } from './dto/book.dto.js';
 import type { ListMarketsQueryDto, MarketDto } from './dto/market.dto.js';
-import { MarketEntity } from './entities/market.entity.js';
+import type { MarketEntity } from './entities/market.entity.js';
 import { marketSummary } from './market-summary.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
+
+/** A market row as the engine database stores it. */
+type MarketRow = Pick<
+  MarketEntity,
+  | 'id'
+  | 'slug'
+  | 'title'
+  | 'description'
+  | 'category'
+  | 'status'
+  | 'outcome'
+  | 'closeTime'
+  | 'lastPrice'
+  | 'volume'
+  | 'indexSymbol'
+  | 'strikeCents'
+  | 'eventId'
+>;
+
+const COLUMNS = `id, slug, title, description, category, status, outcome, close_time AS closeTime,
+  last_price AS lastPrice, volume, index_symbol AS indexSymbol, strike_cents AS strikeCents,
+  event_id AS eventId`;
+
+/** The markets of one world's database, read with prepared statements on its connection. */
+class MarketReader {
+  private readonly pageStmt: Statement;
+  private readonly oneStmt: Statement;
+
+  constructor(db: Database) {
+    this.pageStmt = db.prepare(
+      `SELECT ${COLUMNS} FROM markets
+       WHERE (@status IS NULL OR status = @status) AND (@category IS NULL OR category = @category)
+         AND (@ct IS NULL OR close_time > @ct OR (close_time = @ct AND id > @id))
+       ORDER BY close_time, id LIMIT @take`,
+    );
+    this.oneStmt = db.prepare(`SELECT ${COLUMNS} FROM markets WHERE id = ?`);
+  }
+
+  page(
+    f: { status?: string; category?: string },
+    after: string[] | undefined,
+    take: number,
+  ): MarketRow[] {
+    return this.pageStmt.all({
+      status: f.status ?? null,
+      category: f.category ?? null,
+      ct: after?.[0] ?? null,
+      id: after?.[1] ?? null,
+      take,
+    }) as MarketRow[];
+  }
+
+  one(id: string): MarketRow | undefined {
+    return this.oneStmt.get(id) as MarketRow | undefined;
+  }
+}
 
 @Injectable()
 export class MarketsService {
+  private readonly readers: WorldScoped<MarketReader>;
+
   constructor(
-    @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
-    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
     private readonly engines: EngineRegistry,
-  ) {}
+    worlds: WorldDatabases,
+  ) {
+    this.readers = worlds.perWorld((db) => new MarketReader(db));
+  }
 
   /** Book top, last price and volume of a market in the environment's engine. */
-  private summary(env: Environment, id: string): MarketSummary | undefined {
+  private summary(env: WorldName, id: string): MarketSummary | undefined {
     return this.engines.get(env).engine.marketSummary(id);
   }
 
-  private repo(env: Environment) {
-    return (env === 'live' ? this.live : this.paper).getRepository(MarketEntity);
-  }
 
   /** Markets ordered by close time, then id; keyset-paginated on that pair. */
-  async list(env: Environment, q: ListMarketsQueryDto): Promise<Page<MarketDto>> {
+  async list(env: WorldName, q: ListMarketsQueryDto): Promise<Page<MarketDto>> {
     // A market whose close time has come reads CLOSED at once, not at the next timer round.
     this.engines.get(env).closeDue();
     return paginateAsync({
       list: 'markets',
       keys: ['time', 'id'],
       query: q,
-      fetch: (after, take) => {
-        const qb = this.repo(env).createQueryBuilder('m');
-        if (q.status !== undefined) qb.andWhere('m.status = :status', { status: q.status });
-        if (q.category !== undefined)
-          qb.andWhere('m.category = :category', { category: q.category });
-        if (after !== undefined) {
-          const [ct, id] = after;
-          qb.andWhere('(m.close_time > :ct OR (m.close_time = :ct AND m.id > :id))', { ct, id });
-        }
-        return qb.orderBy('m.close_time', 'ASC').addOrderBy('m.id', 'ASC').take(take).getMany();
-      },
+      fetch: (after, take) => Promise.resolve(this.readers.get(env).page(q, after, take)),
       keyOf: (m) => [m.closeTime, m.id],
       map: (m) => toDto(m, env, this.summary(env, m.id)),
     });
   }
 
-  async get(env: Environment, id: string): Promise<MarketDto> {
+  get(env: WorldName, id: string): Promise<MarketDto> {
     this.engines.get(env).closeDue();
-    const m = MARKET_ID.test(id) ? await this.repo(env).findOneBy({ id }) : null;
-    if (m === null) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
-    return toDto(m, env, this.summary(env, id));
+    const m = MARKET_ID.test(id) ? this.readers.get(env).one(id) : undefined;
+    if (m === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
+    return Promise.resolve(toDto(m, env, this.summary(env, id)));
   }
 
   /** The environment engine's aggregated book, YES cents, best levels first. */
-  orderbook(env: Environment, id: string, depth = DEFAULT_BOOK_DEPTH): OrderBookDto {
+  orderbook(env: WorldName, id: string, depth = DEFAULT_BOOK_DEPTH): OrderBookDto {
     const d = MARKET_ID.test(id)
       ? this.engines.get(env).committedEngine().depth(id, depth)
       : undefined;
     if (d === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     return {
       market_id: id,
-      environment: env,
+      environment: environmentOf(env),
       bids: d.bids.map((l) => ({ price: l.price, quantity: l.quantity })),
       asks: d.asks.map((l) => ({ price: l.price, quantity: l.quantity })),
     };
   }
 
   /** The environment's trades of a market, newest first, keyset on the trade id. */
-  trades(env: Environment, id: string, q: MarketTradesQueryDto): Page<MarketTradeDto> {
+  trades(env: WorldName, id: string, q: MarketTradesQueryDto): Page<MarketTradeDto> {
     if (!MARKET_ID.test(id) || this.summary(env, id) === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     }
@@ -106,6 +152,6 @@ export class MarketsService {
   }
 }
 
-function toDto(m: MarketEntity, env: Environment, s: MarketSummary | undefined): MarketDto {
-  return { ...marketSummary(m, s), event_id: m.eventId ?? null, environment: env };
+function toDto(m: MarketRow, env: WorldName, s: MarketSummary | undefined): MarketDto {
+  return { ...marketSummary(m, s), event_id: m.eventId ?? null, environment: environmentOf(env) };
 }

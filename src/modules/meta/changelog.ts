@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-ephemeral-worlds',
+    date: '2026-11-29',
+    title:
+      'Ephemeral worlds: private, reproducible paper worlds with their own key, clock and file',
+    kind: 'ADDED',
+    description:
+      "Ephemeral worlds: `POST /sandbox/worlds` creates a private paper world in milliseconds (its own books, house, price feed seeded by `seed`, accounts, clock and records, in its own file) and answers a key that reaches only that world; `GET /sandbox/worlds`, `GET /sandbox/worlds/{id}` and `DELETE /sandbox/worlds/{id}` (the key stops at once with 401 `API_KEY_REVOKED`). Worlds expire after `ttl_seconds` (60..86400, default 3600), at most 20 live worlds per user (422 `WORLD_LIMIT_REACHED`), are unloaded from memory when idle and loaded again on demand. Inside a world `POST /sandbox/clock` moves that world's clock and feed only, so the same seed and requests replay the same prices and fills; webhook events and realtime messages of a world carry `world_id`; the groups that live in the shared paper world answer 422 `WORLD_OPERATION_UNSUPPORTED` there.",
+  },
+  {
     id: '2026-11-29-self-trade-prevention',
     date: '2026-11-29',
     title:

@@ -77,7 +77,7 @@ export class OrderExportService {
   ) {}
 
   stream(c: Credential, q: ExportOrdersQueryDto, reply: FastifyReply): void {
-    const repo = this.engines.get(c.environment).repo;
+    const repo = this.engines.get(c.world).repo;
     const max = this.config.values.exportMaxRows;
     const from = instant(q.created_from, 'created_from');
     const to = instant(q.created_to, 'created_to');

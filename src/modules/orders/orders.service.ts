@@ -96,7 +96,7 @@ export class OrdersService {
   ): Promise<Success<{ order: OrderSnapshot }> | Failure> {
     // The service's own checks run before the caller's trading account is opened, so a refused
     // body leaves nothing behind (a first order opens the account, funded on the paper engine).
-    const rt = this.engines.get(c.environment);
+    const rt = this.engines.get(c.world);
     this.check(rt, c, body);
     rt.ensureAccount(c.userId);
     const req = {
@@ -110,7 +110,7 @@ export class OrdersService {
 
   /** Changes nothing: a caller with no trading account yet is quoted as a flat one, none opened. */
   quote(c: Credential, body: PlaceOrderBody): QuoteDto {
-    const rt = this.engines.get(c.environment);
+    const rt = this.engines.get(c.world);
     this.shape(body);
     if (body.quantity > this.config.values.orderMaxQuantity) throw this.quantityLimit();
     rt.closeDue(); // a market past its close time quotes MARKET_NOT_OPEN, as an order would
@@ -178,7 +178,7 @@ export class OrdersService {
   }
 
   get(c: Credential, orderId: string): OrderDto {
-    const rt = this.engines.get(c.environment);
+    const rt = this.engines.get(c.world);
     this.assertOrderId(orderId);
     const row = rt.repo.orderById(orderId);
     if (row === undefined || row.user_id !== c.userId) {
@@ -188,7 +188,7 @@ export class OrdersService {
   }
 
   list(c: Credential, q: ListOrdersQueryDto): Page<OrderDto> {
-    const rt = this.engines.get(c.environment);
+    const rt = this.engines.get(c.world);
     return paginate({
       list: `orders:${c.environment}`,
       keys: ['id'],

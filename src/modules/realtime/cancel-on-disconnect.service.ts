@@ -9,6 +9,7 @@ import { In, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
+import type { WorldName } from '../../common/environment.js';
 import { PLATFORM_DB } from '../../database/databases.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { ApiKeyEntity } from '../api-keys/entities/api-key.entity.js';
@@ -46,6 +47,8 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
   private readonly settings = new Map<string, CancelOnDisconnectEntity>();
   private readonly live = new Map<string, number>();
   private readonly armed = new Map<string, number>();
+  /** The world of each key that disconnected: a world key's orders are in its world's engine. */
+  private readonly worldOf = new Map<string, WorldName>();
   /** Keys whose last cancel failed to commit: not retried before this real time (ms). */
   private readonly retryAt = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
@@ -138,6 +141,7 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     }
     this.live.delete(c.keyId);
     const s = this.settings.get(c.keyId);
+    this.worldOf.set(c.keyId, c.world);
     if (s !== undefined) this.armed.set(c.keyId, this.clock.now() + s.graceSeconds * 1000);
   }
 
@@ -151,10 +155,14 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
       const s = this.settings.get(keyId);
       if (s === undefined) continue;
       try {
-        const r = this.engines.get(s.environment).run((e) => e.cancelByTag(s.userId, keyId));
+        const world = this.worldOf.get(keyId) ?? s.environment;
+        const r = this.engines.get(world).run((e) => e.cancelByTag(s.userId, keyId));
+        this.worldOf.delete(keyId);
         if (r.ok && r.cancelled > 0)
           this.log.log(`key ${keyId}: cancelled ${r.cancelled} open orders on disconnect`);
       } catch (err) {
+        // A deleted world's orders went with it: nothing left to cancel.
+        if (err instanceof DomainError && err.code === 'NOT_FOUND') continue;
         // Nothing was committed: keep the key armed and retry, rather than leave orders open.
         this.armed.set(keyId, deadline);
         this.retryAt.set(keyId, Date.now() + RETRY_MS);

@@ -217,8 +217,10 @@ export class EventMessage {
   private readonly tail: Buffer;
   private readonly frames = new Map<number, Buffer>();
 
-  constructor(channel: string, ts: number, data: unknown) {
-    this.headText = `{"type":"event","channel":${JSON.stringify(channel)},"seq":`;
+  /** `worldId`: set for a message of an ephemeral world, which names it (`world_id`). */
+  constructor(channel: string, ts: number, data: unknown, worldId: string | null = null) {
+    const world = worldId === null ? '' : `"world_id":${JSON.stringify(worldId)},`;
+    this.headText = `{"type":"event",${world}"channel":${JSON.stringify(channel)},"seq":`;
     // `time` is the contract's timestamp form (ISO-8601 UTC); `ts`, the same instant in epoch
     // ms, stays for the clients that read it.
     this.tailText = `,"ts":${ts},"time":"${new Date(ts).toISOString()}","data":${JSON.stringify(data)}}`;

@@ -6,7 +6,7 @@ import type { Subscription } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { Environment } from '../../common/environment.js';
+import { isWorldId, type WorldName } from '../../common/environment.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { AccessPipeline } from '../access/access.pipeline.js';
@@ -355,7 +355,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       if (conn.closed) return;
       conn.credential = credential;
       if (conn.authTimer !== null) clearTimeout(conn.authTimer);
-      const key = userKey(credential.environment, credential.userId);
+      const key = userKey(credential.world, credential.userId);
       let set = this.byUser.get(key);
       if (set === undefined) this.byUser.set(key, (set = new Set()));
       set.add(conn);
@@ -374,7 +374,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private subscribe(conn: Connection, channels: unknown): void {
     const list = this.channelList(channels);
     const c = conn.credential!;
-    const env = c.environment;
+    // Channels are per world: a world key's connection hears its world only.
+    const env = c.world;
     // Validate the whole request first: a bad channel subscribes nothing.
     const parsed = list.map((name) => {
       const p = parseChannel(name);
@@ -457,13 +458,14 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private snapshotMessage(env: Environment, channel: string, marketId: string): EventMessage {
+  private snapshotMessage(env: WorldName, channel: string, marketId: string): EventMessage {
     const depth = this.engines.get(env).engine.depth(marketId, 99);
-    return new EventMessage(channel, this.clock.now(), {
-      kind: 'snapshot',
-      bids: depth?.bids ?? [],
-      asks: depth?.asks ?? [],
-    });
+    return new EventMessage(
+      channel,
+      this.engines.clockOf(env).now(),
+      { kind: 'snapshot', bids: depth?.bids ?? [], asks: depth?.asks ?? [] },
+      isWorldId(env) ? env : null,
+    );
   }
 
   /**
@@ -471,7 +473,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
    * subscriber of that environment gets a fresh snapshot, and every ticker subscriber each
    * market's ticker (seq keeps rising).
    */
-  private resnapshot(env: Environment): void {
+  private resnapshot(env: WorldName): void {
     for (const [key, subs] of this.publicSubs) {
       const channel = key.slice(env.length + 1);
       if (!key.startsWith(`${env}|orderbook:`)) continue;
@@ -482,14 +484,19 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     if (tickers === undefined) return;
     const engine = this.engines.get(env).engine;
     for (const marketId of engine.marketIds()) {
-      const message = new EventMessage('ticker', this.clock.now(), tickerData(engine, marketId));
+      const message = new EventMessage(
+        'ticker',
+        this.clock.now(),
+        tickerData(engine, marketId),
+        isWorldId(env) ? env : null,
+      );
       for (const c of tickers) c.sendEvent('ticker', message);
     }
   }
 
   private unsubscribe(conn: Connection, channels: unknown): void {
     const list = this.channelList(channels);
-    const env = conn.credential!.environment;
+    const env = conn.credential!.world;
     for (const name of list) {
       conn.subscriptions.delete(name);
       this.leave(env, name, conn);
@@ -511,13 +518,14 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   /** Committed events -> channel messages -> subscribers. */
   private fanOut(batch: CommittedEvents): void {
     if (this.connections.size === 0) return;
-    const env = batch.environment;
+    const env = batch.world;
     const engine = this.engines.get(env).engine;
+    const worldId = isWorldId(env) ? env : null;
     if (batch.rebuilt === true) {
       this.resnapshot(env);
       return;
     }
-    const outs = route(batch.events, engine, env);
+    const outs = route(batch.events, engine, batch.environment);
     // Every connection's messages of this batch leave in one write.
     const writes = outs.length > 1 ? startBatch() : null;
     try {
@@ -525,7 +533,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         if (out.scope === 'public') {
           const subs = this.publicSubs.get(`${env}|${out.channel}`);
           if (subs === undefined || subs.size === 0) continue;
-          const message = new EventMessage(out.channel, batch.committedAt, out.data);
+          const message = new EventMessage(out.channel, batch.committedAt, out.data, worldId);
           for (const c of subs) c.sendEvent(out.channel, message, writes);
         } else {
           const conns = this.byUser.get(userKey(env, out.userId));
@@ -533,7 +541,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
           let message: EventMessage | null = null;
           for (const c of conns) {
             if (!c.subscriptions.has(out.channel)) continue;
-            message ??= new EventMessage(out.channel, batch.committedAt, out.data);
+            message ??= new EventMessage(out.channel, batch.committedAt, out.data, worldId);
             c.sendEvent(out.channel, message, writes);
           }
         }
@@ -598,7 +606,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Takes `conn` off a public channel's subscribers; a channel nobody follows is forgotten. */
-  private leave(env: Environment, channel: string, conn: Connection): void {
+  private leave(env: WorldName, channel: string, conn: Connection): void {
     const key = `${env}|${channel}`;
     const subs = this.publicSubs.get(key);
     if (subs === undefined) return;
@@ -620,8 +628,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     else this.perIp.set(conn.ip, n);
     const c = conn.credential;
     if (c === null) return;
-    for (const name of conn.subscriptions.keys()) this.leave(c.environment, name, conn);
-    const key = userKey(c.environment, c.userId);
+    for (const name of conn.subscriptions.keys()) this.leave(c.world, name, conn);
+    const key = userKey(c.world, c.userId);
     const set = this.byUser.get(key);
     set?.delete(conn);
     if (set !== undefined && set.size === 0) this.byUser.delete(key);
@@ -658,6 +666,6 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-function userKey(env: Environment, userId: string): string {
+function userKey(env: WorldName, userId: string): string {
   return `${env}|${userId}`;
 }

@@ -46,7 +46,7 @@ export class RfqHouseResponder {
 
   /** Re-quotes the paper RFQs whose house quote is missing, stale or about to lapse. */
   refresh(now: number): void {
-    const repo = this.life.repos.test;
+    const repo = this.life.repos.get('test');
     for (const rfq of repo.openRfqs()) {
       const current = repo.openQuoteOf(rfq.id, HOUSE_ACCOUNT);
       const target = this.target(rfq.market_id);

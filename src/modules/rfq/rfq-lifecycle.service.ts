@@ -6,6 +6,7 @@ import { EngineRegistry } from '../trading/engine-registry.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { RfqNotices } from './rfq-notices.service.js';
 import { RfqRepository, type QuoteRow, type QuoteStatus, type RfqRow } from './rfq.repository.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /** Rows ended per sweep of each kind (the next second's sweep takes the rest). */
 const SWEEP_CHUNK = 500;
@@ -19,7 +20,7 @@ const SWEEP_CHUNK = 500;
  */
 @Injectable()
 export class RfqLifecycle {
-  readonly repos: Record<Environment, RfqRepository>;
+  readonly repos: WorldScoped<RfqRepository>;
 
   constructor(
     worlds: WorldDatabases,
@@ -45,7 +46,7 @@ export class RfqLifecycle {
     status: Exclude<QuoteStatus, 'OPEN' | 'ACCEPTED'>,
     tell = true,
   ): boolean {
-    const repo = this.repos[env];
+    const repo = this.repos.get(env);
     const now = this.nowIso();
     let ended = false;
     const released = this.engines.get(env).releaseQuote(quote.hold_id, () => {
@@ -64,7 +65,7 @@ export class RfqLifecycle {
    * RFQ leaves OPEN first, so no accept can take one of its quotes meanwhile.
    */
   endRfq(env: Environment, rfq: RfqRow, status: 'CANCELLED' | 'EXPIRED'): boolean {
-    const repo = this.repos[env];
+    const repo = this.repos.get(env);
     if (!repo.endRfq(rfq.id, status, this.nowIso())) return false;
     for (const q of repo.openQuotesOf(rfq.id)) {
       this.endQuote(env, q, status === 'EXPIRED' ? 'EXPIRED' : 'CANCELLED', false);
@@ -81,7 +82,7 @@ export class RfqLifecycle {
    * depends on it, so an expired RFQ or quote is never accepted, listed OPEN or quoted.
    */
   expireDue(env: Environment): void {
-    const repo = this.repos[env];
+    const repo = this.repos.get(env);
     const now = this.nowIso();
     for (const q of repo.dueQuotes(now, SWEEP_CHUNK)) this.endQuote(env, q, 'EXPIRED');
     for (const r of repo.dueRfqs(now, SWEEP_CHUNK)) this.endRfq(env, r, 'EXPIRED');
@@ -89,7 +90,7 @@ export class RfqLifecycle {
 
   /** At boot: quotes left OPEN on ended RFQs by a stop in between are ended (holds released). */
   endStranded(env: Environment): void {
-    const repo = this.repos[env];
+    const repo = this.repos.get(env);
     for (const q of repo.strandedQuotes()) {
       const rfq = repo.rfq(q.rfq_id);
       this.endQuote(env, q, rfq?.status === 'EXPIRED' ? 'EXPIRED' : 'CANCELLED', false);

@@ -193,7 +193,7 @@ export class RfqService implements OnModuleInit {
   }
 
   private repo(world: Environment): RfqRepository {
-    return this.life.repos[world];
+    return this.life.repos.get(world);
   }
 }
 

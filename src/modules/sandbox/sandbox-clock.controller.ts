@@ -5,6 +5,9 @@ import { Clock, AdjustableClock, MAX_CLOCK_OFFSET_MS } from '../../common/clock/
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
+import { isWorldId, type WorldName } from '../../common/environment.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { World } from '../worlds/world.decorator.js';
 
 export class AdvanceClockDto {
   @ApiProperty({ type: 'integer', minimum: 0, maximum: 31_536_000, example: 300 })
@@ -42,19 +45,26 @@ export class ClockControlGuard implements CanActivate {
 @Controller('sandbox/clock')
 @UseGuards(ClockControlGuard)
 export class SandboxClockController {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly engines: EngineRegistry,
+  ) {}
 
   @Post()
   @Endpoint({
     summary: 'Move the service clock forward (test fixture)',
     description:
       'Exists only when the server runs with SANDBOX_CLOCK_CONTROL=true (never on production); otherwise 404. Needs no credential. Moves the clock every time rule reads (MFA, signature skew, key expiry, limit windows, quotas, webhook windows, sunsets).',
-    auth: 'public',
+    auth: 'optional',
     lifecycle: { state: 'BETA' },
     type: ClockDto,
     errors: [400, 404],
   })
-  advance(@Body() body: AdvanceClockDto): ClockDto {
+  advance(@World() world: WorldName, @Body() body: AdvanceClockDto): ClockDto {
+    // With a world key: that world's clock only (its feed steps with it); the service clock stays.
+    if (isWorldId(world)) {
+      return { now: new Date(this.engines.advanceWorld(world, body.advance_seconds * 1000)).toISOString() };
+    }
     // The guard has checked this; the test narrows the type.
     if (!(this.clock instanceof AdjustableClock)) {
       throw new DomainError('NOT_FOUND', 'No such route');

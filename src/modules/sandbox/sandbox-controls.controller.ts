@@ -69,8 +69,12 @@ export class SandboxControlsController {
     type: PriceResultDto,
     errors: [400, 404, 422],
   })
-  setPrice(@Param('id') id: string, @Body() body: SetPriceDto): PriceResultDto {
-    return this.sandbox.setPrice(id, body.price);
+  setPrice(
+    @Cred() c: Credential,
+    @Param('id') id: string,
+    @Body() body: SetPriceDto,
+  ): PriceResultDto {
+    return this.sandbox.setPrice(id, body.price, c.world);
   }
 
   @Post('markets/:id/resolve')

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Outcome } from '../../engine/index.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { Environment } from '../../common/environment.js';
+import { isWorldId, type WorldName } from '../../common/environment.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { marketPrices } from '../markets/market-summary.js';
@@ -32,8 +32,8 @@ export class SandboxControlsService {
     private readonly records: PaperWorldRecords,
   ) {}
 
-  private paper(): EngineRuntime {
-    return this.engines.get('test');
+  private paper(world: WorldName = 'test'): EngineRuntime {
+    return this.engines.get(world);
   }
 
   /**
@@ -45,7 +45,7 @@ export class SandboxControlsService {
    * a 500 although the account reset is committed: the caller repeats the reset, which is safe.
    */
   async reset(c: Credential): Promise<ResetResultDto> {
-    const rt = this.paper();
+    const rt = this.paper(c.world);
     const start = rt.startingBalance;
     rt.ensureAccount(c.userId);
     const r = rt.run((e) => e.resetAccount(c.userId, start));
@@ -53,10 +53,11 @@ export class SandboxControlsService {
     let cancelled = 0;
     for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
     // The reset is committed; a failure here leaves replays of the deleted orders, not a 500.
-    await this.idempotency.forgetPaperAnswers(c.userId).catch((err: unknown) => {
+    await this.idempotency.forgetPaperAnswers(c.userId, c.world).catch((err: unknown) => {
       this.log.warn(`forgetting the paper Idempotency-Key answers failed: ${String(err)}`);
     });
-    const cleared = await this.records.clear(c.userId);
+    // An ephemeral world holds no records of the paper world's groups (see AccessPipeline).
+    const cleared = isWorldId(c.world) ? {} : await this.records.clear(c.userId);
     return {
       wallet: walletDto(r.account, 'test'),
       cancelled_orders: cancelled,
@@ -67,7 +68,7 @@ export class SandboxControlsService {
 
   /** Adds paper money: a FUNDING ledger row (reference_id: the request id). */
   fund(c: Credential, amount: number, requestId: string): WalletMovementDto {
-    const rt = this.paper();
+    const rt = this.paper(c.world);
     rt.ensureAccount(c.userId);
     const r = rt.run((e) => e.deposit(c.userId, amount, requestId), c.idempotency);
     if (!r.ok) throw walletError(r, amount, rt, c.userId);
@@ -78,8 +79,8 @@ export class SandboxControlsService {
    * Moves a paper market's reference price; the house re-quotes at once through the matching
    * path, so the new ladder trades with resting orders it crosses at their limit prices.
    */
-  setPrice(marketId: string, price: number): PriceResultDto {
-    const rt = this.paper();
+  setPrice(marketId: string, price: number, world: WorldName = 'test'): PriceResultDto {
+    const rt = this.paper(world);
     rt.closeDue(); // a market past its close time is CLOSED before it is judged
     this.openMarket(rt, marketId);
     if (!rt.setReference(marketId, price)) throw notOpen(marketId, 'not quoted by the feed');
@@ -99,7 +100,7 @@ export class SandboxControlsService {
    * RESOLVED for good. A second resolve is 409 MARKET_ALREADY_RESOLVED.
    */
   resolve(c: Credential, marketId: string, outcome: Outcome): ResolveResultDto {
-    return this.resolveMarket(marketId, outcome, c.userId);
+    return this.resolveMarket(marketId, outcome, c.userId, c.world);
   }
 
   /**
@@ -113,7 +114,7 @@ export class SandboxControlsService {
     marketId: string,
     outcome: Outcome,
     payeeId: string,
-    world: Environment = 'test',
+    world: WorldName = 'test',
   ): ResolveResultDto {
     const rt = this.engines.get(world);
     const row = this.market(rt, marketId);

@@ -34,7 +34,8 @@ export class ScenarioGate implements OnModuleDestroy {
   /** Applies the scenario the request matches, if any: throws its refusal, or lets it run. */
   async apply(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const credential = req.svc.credential;
-    const world = req.svc.environment;
+    // The request's world: a world key's scenarios live in its world's file, shaping it only.
+    const world = req.svc.world;
     const template = req.routeOptions.url;
     if (world === 'live' || credential === null || template === undefined) return;
     const operation = operationName(req.method, template);

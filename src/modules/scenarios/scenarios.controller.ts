@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
@@ -34,7 +34,7 @@ export class ScenariosController {
       404: ['NOT_FOUND (details.market_id): no such market in the paper world'],
     },
   })
-  create(@Cred() c: Credential, @World() world: Environment, @Body() body: unknown): ScenarioDto {
+  create(@Cred() c: Credential, @World() world: WorldName, @Body() body: unknown): ScenarioDto {
     return this.scenarios.create(world, c.userId, body);
   }
 
@@ -50,7 +50,7 @@ export class ScenariosController {
   })
   list(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Query() q: PageQueryDto,
   ): ScenarioPageDto {
     return this.scenarios.list(world, c.userId, q);
@@ -67,7 +67,7 @@ export class ScenariosController {
     errors: [404],
     codes: { 404: [NOT_FOUND] },
   })
-  get(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): ScenarioDto {
+  get(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): ScenarioDto {
     return this.scenarios.get(world, c.userId, id);
   }
 
@@ -82,7 +82,7 @@ export class ScenariosController {
     errors: [404],
     codes: { 404: [NOT_FOUND] },
   })
-  remove(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): void {
+  remove(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): void {
     this.scenarios.remove(world, c.userId, id);
   }
 }

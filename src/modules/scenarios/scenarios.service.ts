@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
 import { iso } from '../../common/clock/iso.js';
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
@@ -18,6 +18,7 @@ import {
   type MatchFacts,
   type ScenarioRow,
 } from './scenarios.repository.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 const SCENARIO_ID = /^scn_[a-z0-9]{1,40}$/;
 const API_PREFIX = '/api/v1';
@@ -29,7 +30,7 @@ const API_PREFIX = '/api/v1';
  */
 @Injectable()
 export class ScenariosService implements OnModuleInit {
-  private readonly repos: Record<Environment, ScenariosRepository>;
+  private readonly repos: WorldScoped<ScenariosRepository>;
   private operations: Map<string, OperationFacts> | null = null;
 
   constructor(
@@ -45,10 +46,10 @@ export class ScenariosService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper scenarios. */
   onModuleInit(): void {
-    this.paperRecords.register('scenarios', (userId) => this.repos.test.deleteAll(userId));
+    this.paperRecords.register('scenarios', (userId) => this.repos.get('test').deleteAll(userId));
   }
 
-  create(world: Environment, userId: string, body: unknown): ScenarioDto {
+  create(world: WorldName, userId: string, body: unknown): ScenarioDto {
     const input = parseScenario(body, (name) => this.operation(name));
     if (input.match.market_id !== null) this.markets.require(world, input.match.market_id);
     const row: ScenarioRow = {
@@ -61,29 +62,29 @@ export class ScenariosService implements OnModuleInit {
       remaining: input.times,
       created_at: iso(this.clock.now()),
     };
-    this.repos[world].insert(userId, row);
+    this.repos.get(world).insert(userId, row);
     return view(row, world);
   }
 
-  list(world: Environment, userId: string, q: PageQueryDto): Page<ScenarioDto> {
+  list(world: WorldName, userId: string, q: PageQueryDto): Page<ScenarioDto> {
     return paginate({
       list: `scenarios:${world}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) => this.repos[world].page(userId, after?.[0] ?? '', take),
+      fetch: (after, take) => this.repos.get(world).page(userId, after?.[0] ?? '', take),
       keyOf: (row) => [row.id],
       map: (row) => view(row, world),
     });
   }
 
-  get(world: Environment, userId: string, id: string): ScenarioDto {
-    const row = SCENARIO_ID.test(id) ? this.repos[world].one(userId, id) : undefined;
+  get(world: WorldName, userId: string, id: string): ScenarioDto {
+    const row = SCENARIO_ID.test(id) ? this.repos.get(world).one(userId, id) : undefined;
     if (row === undefined) throw notFound(id);
     return view(row, world);
   }
 
-  remove(world: Environment, userId: string, id: string): void {
-    if (!SCENARIO_ID.test(id) || !this.repos[world].delete(userId, id)) throw notFound(id);
+  remove(world: WorldName, userId: string, id: string): void {
+    if (!SCENARIO_ID.test(id) || !this.repos.get(world).delete(userId, id)) throw notFound(id);
   }
 
   /**
@@ -91,12 +92,12 @@ export class ScenariosService implements OnModuleInit {
    * null when none does. Never consulted for the live world (see ScenarioGate).
    */
   take(
-    world: Environment,
+    world: WorldName,
     userId: string,
     operation: string,
     facts: MatchFacts,
   ): FiredScenario | null {
-    return this.repos[world].take(userId, operation, facts);
+    return this.repos.get(world).take(userId, operation, facts);
   }
 
   /** The documented operation `name` (`POST /orders`), from the OpenAPI document. */
@@ -124,7 +125,7 @@ function catalogue(doc: Record<string, unknown>): Map<string, OperationFacts> {
   return out;
 }
 
-function view(row: ScenarioRow, world: Environment): ScenarioDto {
+function view(row: ScenarioRow, world: WorldName): ScenarioDto {
   return {
     id: row.id,
     match: {
@@ -136,7 +137,7 @@ function view(row: ScenarioRow, world: Environment): ScenarioDto {
     times: row.times,
     remaining: row.remaining,
     created_at: row.created_at,
-    environment: world,
+    environment: environmentOf(world),
   };
 }
 

@@ -6,23 +6,49 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { AdjustableClock, Clock } from '../../common/clock/clock.js';
+import {
+  isWorldId,
+  type Environment,
+  type WorldId,
+  type WorldName,
+} from '../../common/environment.js';
+import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB } from '../../database/databases.js';
-import { EngineRuntime, HOUSE_ACCOUNT, type Spooler } from './engine-runtime.js';
+import { WorldCatalog } from '../worlds/world-catalog.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import { EngineRuntime, HOUSE_ACCOUNT, type FeedSettings, type Spooler } from './engine-runtime.js';
 import { EventBus } from './event-bus.js';
 import { TradingRepository } from './trading.repository.js';
 
-/** The two engines, one per environment, each over its own database. */
+/** How many feed steps one advance of a world's clock runs at most (a year's advance stays cheap). */
+export const MAX_FEED_STEPS_PER_ADVANCE = 100;
+
+/** A loaded ephemeral world's engine and its own clock. */
+interface LoadedWorld {
+  runtime: EngineRuntime;
+  clock: AdjustableClock;
+}
+
+/**
+ * The engines: one per environment over its own database, and one per loaded ephemeral world,
+ * made on the world's first request over its file and stopped when the world unloads.
+ */
 @Injectable()
 export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly runtimes = new Map<Environment, EngineRuntime>();
+  private readonly worlds = new Map<WorldId, LoadedWorld>();
   private spooler: Spooler | null = null;
   private readonly log = new Logger('Engines');
   private readonly readyCallbacks: (() => void)[] = [];
+  private readonly unloading: ((world: WorldId, runtime: EngineRuntime) => void)[] = [];
+  private readonly engineIds = {
+    // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
+    next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
+  };
 
   constructor(
     @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
@@ -31,37 +57,37 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
     private readonly config: ConfigService,
-  ) {}
+    private readonly databases: WorldDatabases,
+    private readonly catalog: WorldCatalog,
+  ) {
+    databases.onUnload((world) => this.unloadWorld(world));
+  }
+
+  private feedSettings(seed: number): FeedSettings {
+    return {
+      seed,
+      intervalMs: this.config.values.sandboxFeedIntervalMs,
+      levels: 5,
+      size: 100,
+      refill: 25,
+    };
+  }
 
   /** At bootstrap: migrations ran and seeds loaded (module init), so the books can be rebuilt. */
   onApplicationBootstrap(): void {
     const c = this.config.values;
-    // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
-    const engineIds = {
-      next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
-    };
     for (const env of ['live', 'test'] as const) {
       const ds = env === 'live' ? this.live : this.paper;
       const db = connectionOf(ds);
       const repo = new TradingRepository(db, env, HOUSE_ACCOUNT, () => this.ids.next('txn'));
-      const feed =
-        env === 'test'
-          ? {
-              seed: c.sandboxFeedSeed,
-              intervalMs: c.sandboxFeedIntervalMs,
-              levels: 5,
-              size: 100,
-              refill: 25,
-            }
-          : null;
       const runtime = new EngineRuntime(
         env,
         repo,
         this.clock,
-        engineIds,
+        this.engineIds,
         this.bus,
         new Logger(`Engine:${env}`),
-        feed,
+        env === 'test' ? this.feedSettings(c.sandboxFeedSeed) : null,
         env === 'test' ? c.sandboxStartingBalanceCents : 0,
       );
       runtime.spooler = this.spooler;
@@ -84,10 +110,11 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     for (const cb of this.readyCallbacks.splice(0)) cb();
   }
 
-  /** Installs the webhook spooler on both engines, now or once they are built. */
+  /** Installs the webhook spooler on every engine, now or once they are built. */
   setSpooler(spooler: Spooler): void {
     this.spooler = spooler;
     for (const r of this.runtimes.values()) r.spooler = spooler;
+    for (const w of this.worlds.values()) w.runtime.spooler = spooler;
   }
 
   /** Runs `cb` once both engines are built (at once if they are). */
@@ -96,24 +123,114 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     else this.readyCallbacks.push(cb);
   }
 
-  get(env: Environment): EngineRuntime {
-    const r = this.runtimes.get(env);
-    if (r === undefined) throw new Error(`engine ${env} not started`);
+  /** The engine of a world; an ephemeral world's is loaded on first use. */
+  get(world: WorldName): EngineRuntime {
+    if (isWorldId(world)) return this.loadWorld(world).runtime;
+    const r = this.runtimes.get(world);
+    if (r === undefined) throw new Error(`engine ${world} not started`);
     return r;
   }
 
   /**
    * The credential's engine, with the caller's trading account opened on first use: a paper
-   * account starts with SANDBOX_STARTING_BALANCE_CENTS (one FUNDING row), a live one with 0.
+   * account starts with SANDBOX_STARTING_BALANCE_CENTS (one FUNDING row), a live one with 0, an
+   * ephemeral world's with the world's starting balance.
    */
   forCredential(c: Credential): EngineRuntime {
-    const rt = this.get(c.environment);
+    const rt = this.get(c.world);
     rt.ensureAccount(c.userId);
     return rt;
+  }
+
+  /** The clock of a world: an ephemeral world's own, the service clock for the others. */
+  clockOf(world: WorldName): Clock {
+    return isWorldId(world) ? this.loadWorld(world).clock : this.clock;
+  }
+
+  /**
+   * Moves an ephemeral world's clock forward and steps its feed once per feed interval of the
+   * time passed (at most {@link MAX_FEED_STEPS_PER_ADVANCE}): a world's prices move with its own
+   * clock only, so the same advances give the same path. Markets due to close close.
+   */
+  advanceWorld(world: WorldId, ms: number): number {
+    const w = this.loadWorld(world);
+    w.clock.advance(ms);
+    const interval = this.config.values.sandboxFeedIntervalMs;
+    const steps = interval <= 0 ? 0 : Math.min(Math.floor(ms / interval), MAX_FEED_STEPS_PER_ADVANCE);
+    for (let i = 0; i < steps; i++) w.runtime.tick();
+    w.runtime.closeDue();
+    return w.clock.now();
+  }
+
+  isWorldLoaded(world: WorldId): boolean {
+    return this.worlds.has(world);
+  }
+
+  /** The engine of a world if it is running now (never loads an ephemeral world). */
+  loaded(world: WorldName): EngineRuntime | null {
+    return isWorldId(world)
+      ? (this.worlds.get(world)?.runtime ?? null)
+      : (this.runtimes.get(world) ?? null);
+  }
+
+  /**
+   * Runs `cb` when a world's engine is about to unload, after its last batch committed and
+   * while its file is still open (the webhook outbox moves what the world spooled).
+   */
+  onWorldUnloading(cb: (world: WorldId, runtime: EngineRuntime) => void): void {
+    this.unloading.push(cb);
+  }
+
+  private loadWorld(world: WorldId): LoadedWorld {
+    const hit = this.worlds.get(world);
+    if (hit !== undefined) {
+      this.databases.touch(world);
+      return hit;
+    }
+    const row = this.catalog.one(world);
+    if (row === undefined || row.status !== 'READY') {
+      throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
+    }
+    const db = this.databases.connection(world);
+    // The world's clock runs ahead of the service clock by its own offset, kept in the registry
+    // so it survives an idle unload and a restart.
+    const clock = new AdjustableClock(() => this.clock.now(), {
+      load: () => row.clock_offset_ms,
+      save: (ms) => this.catalog.saveOffset(world, ms),
+    });
+    const repo = new TradingRepository(db, 'test', HOUSE_ACCOUNT, () => this.ids.next('txn'));
+    const runtime = new EngineRuntime(
+      'test',
+      repo,
+      clock,
+      this.engineIds,
+      this.bus,
+      new Logger(`Engine:${world}`),
+      this.feedSettings(row.seed),
+      row.starting_balance_cents,
+    );
+    runtime.world = world;
+    runtime.spooler = this.spooler;
+    // No timers: the feed steps when the world's clock is advanced, and markets close on the
+    // next command (every command checks), so an idle world costs no CPU.
+    runtime.openHouse();
+    const loaded = { runtime, clock };
+    this.worlds.set(world, loaded);
+    return loaded;
+  }
+
+  private unloadWorld(world: WorldId): void {
+    const w = this.worlds.get(world);
+    if (w === undefined) return;
+    w.runtime.stop();
+    w.runtime.flush();
+    for (const cb of this.unloading) cb(world, w.runtime);
+    this.worlds.delete(world);
   }
 
   /** Stops the feed before the databases close (graceful shutdown). */
   onModuleDestroy(): void {
     for (const r of this.runtimes.values()) r.stop();
+    for (const id of [...this.worlds.keys()]) this.unloadWorld(id);
   }
 }

@@ -198,7 +198,9 @@ describe('EngineRuntime group commit', () => {
     expect(rt.engine.openOrders('u1').length).toBe(0); // memory never runs ahead of the database
     expect(rt.index.orderForClientId('key_1', 'p')).toBeUndefined();
     // Nothing of the refused batch is published; consumers are told the engine was rebuilt.
-    expect(published).toEqual([{ environment: 'test', events: [], committedAt: 0, rebuilt: true }]);
+    expect(published).toEqual([
+      { environment: 'test', world: 'test', events: [], committedAt: 0, rebuilt: true },
+    ]);
   });
 
   it('after a failed flush, a synchronous command runs on the rebuilt engine and writes nothing from the discarded one', async () => {

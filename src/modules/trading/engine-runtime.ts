@@ -15,7 +15,7 @@ import {
   type Success,
 } from '../../engine/index.js';
 import type { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import type { Environment, WorldName } from '../../common/environment.js';
 import type { EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
 import type { EffectRecord, TradingRepository } from './trading.repository.js';
@@ -72,7 +72,7 @@ const HOUSE_BALANCE = 1_000_000_000_000;
  * needs keeping. It runs inside the batch's transaction, so what it returns commits (or rolls
  * back) with the orders it tells of; it must not write anywhere itself.
  */
-export type Spooler = (environment: Environment, events: readonly EngineEvent[]) => string | null;
+export type Spooler = (world: WorldName, events: readonly EngineEvent[]) => string | null;
 
 export interface FeedSettings {
   seed: number;
@@ -114,6 +114,11 @@ export class EngineRuntime {
   private closer: NodeJS.Timeout | null = null;
   /** The webhook outbox's spooler (see {@link Spooler}); null: nothing is spooled. */
   spooler: Spooler | null = null;
+  /**
+   * The world this engine serves: its environment, or an ephemeral world's id (set by the
+   * registry before the engine serves anything). Committed batches and spooled webhooks carry it.
+   */
+  world: WorldName;
 
   constructor(
     readonly environment: Environment,
@@ -126,6 +131,7 @@ export class EngineRuntime {
     /** What a new account of this environment opens with (paper accounts start funded). */
     readonly startingBalance: number,
   ) {
+    this.world = environment;
     this.engine = this.restore();
   }
 
@@ -231,7 +237,7 @@ export class EngineRuntime {
         this.repo.apply(events, now);
         after?.(this.repo.db);
         for (const e of effects.values()) this.repo.recordEffect(e, now);
-        const spooled = this.spooler === null ? null : this.spooler(this.environment, events);
+        const spooled = this.spooler === null ? null : this.spooler(this.world, events);
         if (spooled !== null) this.repo.spool(spooled, now);
       });
     } catch (err) {
@@ -244,6 +250,7 @@ export class EngineRuntime {
       this.rebuild();
       this.bus.publish({
         environment: this.environment,
+        world: this.world,
         events: [],
         committedAt: now,
         rebuilt: true,
@@ -252,7 +259,7 @@ export class EngineRuntime {
       this.reopenHouse();
       throw err;
     }
-    this.bus.publish({ environment: this.environment, events, committedAt: now });
+    this.bus.publish({ environment: this.environment, world: this.world, events, committedAt: now });
   }
 
   /**
@@ -420,6 +427,11 @@ export class EngineRuntime {
     }, ms);
     timer.unref();
     return timer;
+  }
+
+  /** Commits the waiting batch now (before the world's connection closes on unload). */
+  flush(): void {
+    this.settle();
   }
 
   stop(): void {

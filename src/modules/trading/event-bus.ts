@@ -1,10 +1,12 @@
 import { Subject, type Observable } from 'rxjs';
 import type { EngineEvent } from '../../engine/index.js';
-import type { Environment } from '../../common/environment.js';
+import type { Environment, WorldName } from '../../common/environment.js';
 
 /** A batch of engine events, published once its database transaction has committed. */
 export interface CommittedEvents {
   environment: Environment;
+  /** The world whose engine committed them (`environment`, or an ephemeral world's id). */
+  world: WorldName;
   events: readonly EngineEvent[];
   committedAt: number;
   /**

@@ -69,7 +69,7 @@ export class WalletService {
         { step_up_ttl_seconds: ttl },
       );
     }
-    const rt = this.engines.get(c.environment);
+    const rt = this.engines.get(c.world);
     if (rt.engine.getAccount(c.userId) === undefined) {
       throw insufficientFunds(amount, 0);
     }

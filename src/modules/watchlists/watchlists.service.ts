@@ -25,6 +25,7 @@ import {
   nameKey,
 } from './watchlist-rules.js';
 import { WatchlistsRepository, type WatchlistRow } from './watchlists.repository.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /**
  * A user's watchlists in one world: stored in that world's database, holding markets of that world
@@ -33,7 +34,7 @@ import { WatchlistsRepository, type WatchlistRow } from './watchlists.repository
  */
 @Injectable()
 export class WatchlistsService implements OnModuleInit {
-  private readonly repos: Record<Environment, WatchlistsRepository>;
+  private readonly repos: WorldScoped<WatchlistsRepository>;
 
   constructor(
     worlds: WorldDatabases,
@@ -48,7 +49,7 @@ export class WatchlistsService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper watchlists; the live ones stay. */
   onModuleInit(): void {
-    this.paperRecords.register('watchlists', (userId) => this.repos.test.deleteAll(userId));
+    this.paperRecords.register('watchlists', (userId) => this.repos.get('test').deleteAll(userId));
   }
 
   /** The user's lists of this world, oldest first, keyset on the id. */
@@ -57,7 +58,7 @@ export class WatchlistsService implements OnModuleInit {
       list: `watchlists:${world}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) => this.repos[world].page(userId, after?.[0] ?? '', take),
+      fetch: (after, take) => this.repos.get(world).page(userId, after?.[0] ?? '', take),
       keyOf: (row) => [row.id],
       mapPage: (rows) => this.views(world, rows),
     });
@@ -69,7 +70,7 @@ export class WatchlistsService implements OnModuleInit {
 
   create(world: Environment, userId: string, body: CreateWatchlistDto): WatchlistDto {
     const marketIds = checkedMarketIds(body.market_ids ?? []);
-    const repo = this.repos[world];
+    const repo = this.repos.get(world);
     const now = this.now();
     const row: WatchlistRow = {
       id: this.ids.next('wl'),
@@ -95,7 +96,7 @@ export class WatchlistsService implements OnModuleInit {
   /** Renames and/or replaces the markets; an empty body changes nothing. */
   update(world: Environment, userId: string, id: string, body: UpdateWatchlistDto): WatchlistDto {
     const marketIds = body.market_ids === undefined ? undefined : checkedMarketIds(body.market_ids);
-    const repo = this.repos[world];
+    const repo = this.repos.get(world);
     repo.transaction(() => {
       this.owned(world, userId, id);
       if (body.name === undefined && marketIds === undefined) return;
@@ -113,12 +114,12 @@ export class WatchlistsService implements OnModuleInit {
   }
 
   remove(world: Environment, userId: string, id: string): void {
-    if (!WATCHLIST_ID.test(id) || !this.repos[world].delete(userId, id)) throw notFound(id);
+    if (!WATCHLIST_ID.test(id) || !this.repos.get(world).delete(userId, id)) throw notFound(id);
   }
 
   /** Appends a market; one already in the list leaves the list as it is (same updated_at). */
   addMarket(world: Environment, userId: string, id: string, marketId: string): WatchlistDto {
-    const repo = this.repos[world];
+    const repo = this.repos.get(world);
     repo.transaction(() => {
       this.owned(world, userId, id);
       const members = repo.memberIds(id);
@@ -138,7 +139,7 @@ export class WatchlistsService implements OnModuleInit {
 
   /** Takes a market out of the list; one not in it is 404 (details.market_id). */
   removeMarket(world: Environment, userId: string, id: string, marketId: string): void {
-    const repo = this.repos[world];
+    const repo = this.repos.get(world);
     repo.transaction(() => {
       this.owned(world, userId, id);
       if (!repo.removeMarket(id, marketId)) {
@@ -153,7 +154,7 @@ export class WatchlistsService implements OnModuleInit {
 
   /** The user's list in this world; another user's, another world's or no list is 404 alike. */
   private owned(world: Environment, userId: string, id: string): WatchlistRow {
-    const row = WATCHLIST_ID.test(id) ? this.repos[world].one(userId, id) : undefined;
+    const row = WATCHLIST_ID.test(id) ? this.repos.get(world).one(userId, id) : undefined;
     if (row === undefined) throw notFound(id);
     return row;
   }
@@ -164,7 +165,7 @@ export class WatchlistsService implements OnModuleInit {
     name: string,
     self: string | null,
   ): void {
-    const holder = this.repos[world].nameOwner(userId, nameKey(name));
+    const holder = this.repos.get(world).nameOwner(userId, nameKey(name));
     if (holder !== undefined && holder !== self) {
       throw new DomainError(
         'WATCHLIST_NAME_TAKEN',
@@ -182,7 +183,7 @@ export class WatchlistsService implements OnModuleInit {
     // A market whose close time has come reads CLOSED at once, as in the markets list.
     runtime.closeDue();
     const byList = new Map<string, WatchlistMarketDto[]>(rows.map((r) => [r.id, []]));
-    for (const m of this.repos[world].listed(rows.map((r) => r.id))) {
+    for (const m of this.repos.get(world).listed(rows.map((r) => r.id))) {
       byList.get(m.watchlist_id)?.push(marketBrief(m, runtime.engine.marketSummary(m.id)));
     }
     return rows.map((r) => ({

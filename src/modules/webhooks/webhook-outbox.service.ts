@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import type { Subscription } from 'rxjs';
 import type { EngineEvent } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
-import type { Environment } from '../../common/environment.js';
+import type { Environment, WorldName } from '../../common/environment.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus } from '../trading/event-bus.js';
 import { WebhooksCore } from './webhooks.core.js';
@@ -101,10 +101,8 @@ interface SpoolState {
 export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('WebhookOutbox');
   private sub: Subscription | null = null;
-  private readonly state: Record<Environment, SpoolState> = {
-    live: { pending: false, draining: false, failures: 0 },
-    test: { pending: false, draining: false, failures: 0 },
-  };
+  /** Per world: the live and paper worlds, and each loaded ephemeral world. */
+  private readonly states = new Map<WorldName, SpoolState>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
 
@@ -116,7 +114,12 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.engines.setSpooler((env, events) => this.spool(env, events));
-    this.sub = this.bus.stream.subscribe((batch) => this.onCommitted(batch.environment));
+    this.sub = this.bus.stream.subscribe((batch) => this.onCommitted(batch.world));
+    // A world about to unload (idle, or deleted) first moves what it spooled; its file closes next.
+    this.engines.onWorldUnloading((world) => {
+      for (let i = 0; i < 1000 && this.moveChunk(world) === MOVE_CHUNK; i++);
+      this.states.delete(world);
+    });
     // Batches a crash left in the spools: moved as soon as the engines are up.
     this.engines.whenReady(() => {
       for (const env of ['live', 'test'] as const) this.step(env);
@@ -149,7 +152,16 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The engine transaction's part (see {@link Spooler}): the batch's webhook events, or null. */
-  private spool(env: Environment, events: readonly EngineEvent[]): string | null {
+  private state(world: WorldName): SpoolState {
+    let st = this.states.get(world);
+    if (st === undefined) {
+      st = { pending: false, draining: false, failures: 0 };
+      this.states.set(world, st);
+    }
+    return st;
+  }
+
+  private spool(env: WorldName, events: readonly EngineEvent[]): string | null {
     try {
       const endpoints = this.core.endpointsFor(env);
       if (endpoints.length === 0) return null;
@@ -165,7 +177,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
         spooled.push({ id, createdAt, ...o, endpoints: targets.map((t) => t.id) });
       }
       if (spooled.length === 0) return null;
-      this.state[env].pending = true;
+      this.state(env).pending = true;
       return JSON.stringify(spooled);
     } catch (err) {
       // Never refuse the orders for their webhooks: this is a bug, said loudly.
@@ -179,8 +191,8 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** After an engine commit: its batch is moved at once, unless older ones are still waiting. */
-  private onCommitted(env: Environment): void {
-    const st = this.state[env];
+  private onCommitted(env: WorldName): void {
+    const st = this.state(env);
     // Normally just this batch: recorded before its orders are answered.
     if (st.pending && !st.draining) this.step(env);
   }
@@ -189,11 +201,11 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
    * Moves one chunk. While a backlog remains (a full chunk moved) or the move failed, the next
    * step follows on a later turn, after RETRY_MS for a failure, and new batches queue behind it.
    */
-  private step(env: Environment): void {
+  private step(env: WorldName): void {
     if (this.stopped) return;
     const moved = this.moveChunk(env);
     const again = moved < 0 || moved === MOVE_CHUNK;
-    this.state[env].draining = again;
+    this.state(env).draining = again;
     if (again) this.later(() => this.step(env), moved < 0 ? RETRY_MS : 0);
   }
 
@@ -201,10 +213,16 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
    * Moves up to {@link MOVE_CHUNK} spooled batches of `env`, oldest first, in one platform
    * transaction. Returns how many, or -1 if the platform database refused (they stay spooled).
    */
-  private moveChunk(env: Environment): number {
-    const st = this.state[env];
+  private moveChunk(env: WorldName): number {
+    const st = this.state(env);
     try {
-      const spool = this.engines.get(env).repo;
+      // An unloaded world's spool waits in its file (moved before every unload).
+      const rt = this.engines.loaded(env);
+      if (rt === null) {
+        st.pending = false;
+        return 0;
+      }
+      const spool = rt.repo;
       const rows = spool.spooled(MOVE_CHUNK);
       if (rows.length > 0) {
         const deliverable = new Map(this.core.endpointsFor(env).map((e) => [e.id, e]));
@@ -246,7 +264,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** A spool row's events; a row this version cannot read is reported and skipped, not retried. */
-  private readRow(env: Environment, row: { id: number; payload: string }): Spooled[] {
+  private readRow(env: WorldName, row: { id: number; payload: string }): Spooled[] {
     try {
       const parsed: unknown = JSON.parse(row.payload);
       if (Array.isArray(parsed) && parsed.every(isSpooled)) return parsed;

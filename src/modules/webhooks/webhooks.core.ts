@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, isWorldId, type WorldName } from '../../common/environment.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
@@ -50,7 +50,7 @@ export class WebhooksCore {
   readonly attempts: WebhookAttemptsRepository;
   readonly box: SecretBox;
   /** Non-disabled endpoints by environment (the outbox reads this on every committed batch). */
-  private cache: Map<Environment, EndpointRow[]> | null = null;
+  private cache: Map<WorldName, EndpointRow[]> | null = null;
   private kick: (() => void) | null = null;
 
   constructor(
@@ -92,15 +92,21 @@ export class WebhooksCore {
     return secrets;
   }
 
-  endpointsFor(env: Environment): EndpointRow[] {
+  /** The endpoints receiving a world's events (not disabled). */
+  endpointsFor(world: WorldName): EndpointRow[] {
     if (this.cache === null) {
-      this.cache = new Map([
+      this.cache = new Map<WorldName, EndpointRow[]>([
         ['live', []],
         ['test', []],
       ]);
-      for (const e of this.repo.liveEndpoints()) this.cache.get(e.environment)!.push(e);
+      for (const e of this.repo.liveEndpoints()) {
+        const w = endpointWorld(e);
+        let list = this.cache.get(w);
+        if (list === undefined) this.cache.set(w, (list = []));
+        list.push(e);
+      }
     }
-    return this.cache.get(env)!;
+    return this.cache.get(world) ?? [];
   }
 
   invalidate(): void {
@@ -119,7 +125,7 @@ export class WebhooksCore {
    * Creates one event and a delivery per endpoint (HELD for a suspended endpoint), in one
    * transaction: a delivery is recorded before it is ever attempted.
    */
-  enqueue(env: Environment, type: string, data: unknown, endpoints: EndpointRow[]): string | null {
+  enqueue(env: WorldName, type: string, data: unknown, endpoints: EndpointRow[]): string | null {
     if (endpoints.length === 0) return null;
     const id = this.ids.next('evt');
     const createdAt = this.nowIso();
@@ -133,7 +139,7 @@ export class WebhooksCore {
    * attempt due after WEBHOOK_RETRY_SCHEDULE's first delay. Call inside a {@link WebhooksRepository.transaction}.
    */
   record(
-    env: Environment,
+    env: WorldName,
     e: { id: string; type: string; createdAt: string; data: unknown },
     endpoints: readonly EndpointRow[],
   ): void {
@@ -145,12 +151,14 @@ export class WebhooksCore {
       type: e.type,
       created_at: e.createdAt,
       schema_version: SCHEMA_VERSION,
-      environment: env,
+      environment: environmentOf(env),
+      // Only events of an ephemeral world name it: the paper and live envelopes are unchanged.
+      ...(isWorldId(env) ? { world_id: env } : {}),
       data: e.data,
     });
     this.repo.insertEvent({
       id: e.id,
-      environment: env,
+      environment: environmentOf(env),
       type: e.type,
       payload,
       created_at: e.createdAt,
@@ -267,4 +275,9 @@ export class WebhooksCore {
 function rate(succeeded: number, deadLettered: number): number | null {
   const total = succeeded + deadLettered;
   return total === 0 ? null : succeeded / total;
+}
+
+/** The world an endpoint receives events of: its ephemeral world, else its environment. */
+export function endpointWorld(e: EndpointRow): WorldName {
+  return (e.world_id as WorldName | null) ?? e.environment;
 }

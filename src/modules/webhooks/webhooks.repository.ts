@@ -7,6 +7,8 @@ export interface EndpointRow {
   id: string;
   user_id: string;
   environment: 'live' | 'test';
+  /** The ephemeral world whose events it receives (created with that world's key); else null. */
+  world_id: string | null;
   url: string;
   description: string;
   events: string;
@@ -72,10 +74,10 @@ export class WebhooksRepository {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       insertEndpoint:
-        p(`INSERT INTO webhook_endpoints (id, user_id, environment, url, description, events, status,
+        p(`INSERT INTO webhook_endpoints (id, user_id, environment, world_id, url, description, events, status,
         secret_enc, secret_version, prev_secret_enc, prev_secret_until, streak_baseline_at, last_success_at,
         last_failure_at, last_error, suspended_at, suspension_reason, created_at, updated_at)
-        VALUES (@id, @user_id, @environment, @url, @description, @events, @status, @secret_enc, @secret_version,
+        VALUES (@id, @user_id, @environment, @world_id, @url, @description, @events, @status, @secret_enc, @secret_version,
         @prev_secret_enc, @prev_secret_until, @streak_baseline_at, @last_success_at, @last_failure_at, @last_error,
         @suspended_at, @suspension_reason, @created_at, @updated_at)`),
       saveEndpoint:
@@ -86,9 +88,12 @@ export class WebhooksRepository {
         suspended_at = @suspended_at, suspension_reason = @suspension_reason, updated_at = @updated_at WHERE id = @id`),
       endpoint: p(`SELECT * FROM webhook_endpoints WHERE id = ?`),
       endpointsOfUser: p(
-        `SELECT * FROM webhook_endpoints WHERE user_id = ? AND environment = ? AND id > ? ORDER BY id LIMIT ?`,
+        `SELECT * FROM webhook_endpoints WHERE user_id = ? AND environment = ? AND world_id IS ? AND id > ? ORDER BY id LIMIT ?`,
       ),
       liveEndpoints: p(`SELECT * FROM webhook_endpoints WHERE status != 'DISABLED'`),
+      disableWorld: p(
+        `UPDATE webhook_endpoints SET status = 'DISABLED', updated_at = ? WHERE world_id = ? AND status != 'DISABLED'`,
+      ),
       countCapped: p(
         `SELECT COUNT(*) AS n FROM webhook_endpoints WHERE user_id = ? AND status IN ('ACTIVE','SUSPENDED')`,
       ),
@@ -174,10 +179,16 @@ export class WebhooksRepository {
   endpointsOfUser(
     userId: string,
     environment: string,
+    worldId: string | null,
     afterId: string,
     limit: number,
   ): EndpointRow[] {
-    return this.s.endpointsOfUser.all(userId, environment, afterId, limit) as EndpointRow[];
+    return this.s.endpointsOfUser.all(userId, environment, worldId, afterId, limit) as EndpointRow[];
+  }
+
+  /** A deleted world's endpoints stop: nothing of it is delivered again. */
+  disableWorld(worldId: string, nowIso: string): number {
+    return this.s.disableWorld.run(nowIso, worldId).changes;
   }
 
   liveEndpoints(): EndpointRow[] {

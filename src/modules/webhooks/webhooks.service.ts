@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isWorldId } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential, Tier } from '../../common/http/request-context.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
@@ -7,7 +8,7 @@ import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.reposit
 import { assertSafeWebhookUrl } from './url-safety.js';
 import type { WebhookEventType } from './webhook-event-schemas.js';
 import { WEBHOOK_SAMPLES } from './webhook-samples.js';
-import { WebhooksCore, type Health } from './webhooks.core.js';
+import { endpointWorld, WebhooksCore, type Health } from './webhooks.core.js';
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
 
 /** SPEC.md webhook limits: endpoints per user by the highest tier among the user's active keys. */
@@ -76,6 +77,7 @@ export class WebhooksService {
       id: this.core.ids.next('whe'),
       user_id: c.userId,
       environment: c.environment,
+      world_id: isWorldId(c.world) ? c.world : null,
       url: body.url,
       description: body.description ?? '',
       events: body.events.join(','),
@@ -100,12 +102,18 @@ export class WebhooksService {
 
   list(c: Credential, q: { limit?: number; cursor?: string }): Page<EndpointView> {
     return paginate({
-      list: `webhooks:${c.environment}`,
+      list: `webhooks:${c.world}`,
       keys: ['id'],
       query: q,
       // '' sorts before every id: the first page.
       fetch: (after, take) =>
-        this.core.repo.endpointsOfUser(c.userId, c.environment, after?.[0] ?? '', take),
+        this.core.repo.endpointsOfUser(
+          c.userId,
+          c.environment,
+          isWorldId(c.world) ? c.world : null,
+          after?.[0] ?? '',
+          take,
+        ),
       keyOf: (r) => [r.id],
       map: (r) => this.view(r),
     });
@@ -280,7 +288,7 @@ export class WebhooksService {
       endpointId: e.id,
       now: this.core.clock.now(),
     });
-    const eventId = this.core.enqueue(e.environment, type, data, [e]);
+    const eventId = this.core.enqueue(endpointWorld(e), type, data, [e]);
     // By its event, not by recency: delivery ids follow the clock, which may have stepped back.
     return deliveryView(this.core.repo.deliveryOfEvent(e.id, eventId!)!);
   }
@@ -292,7 +300,8 @@ export class WebhooksService {
    */
   owned(c: Credential, id: string): EndpointRow {
     const e = ENDPOINT_ID.test(id) ? this.core.repo.endpoint(id) : undefined;
-    if (e === undefined || e.user_id !== c.userId || e.environment !== c.environment)
+    // A world key's endpoints are its world's; the paper world's are not a world's (nor the reverse).
+    if (e === undefined || e.user_id !== c.userId || endpointWorld(e) !== c.world)
       throw new DomainError('NOT_FOUND', `No webhook endpoint ${id}`, { endpoint_id: id });
     return e;
   }

@@ -12,6 +12,7 @@ import {
 } from '../../database/databases.js';
 import { WorldDatabases } from './world-databases.service.js';
 import { WorldMarkets } from './world-markets.service.js';
+import type { ConfigService } from '../../config/config.service.js';
 
 const AT = '2026-11-22T12:00:00.000Z';
 
@@ -39,7 +40,7 @@ describe('WorldMarkets', () => {
       );
       for (const id of ids) insert.run(id, `slug-${id}`, `Title ${id}`, AT, AT);
     }
-    markets = new WorldMarkets(new WorldDatabases(live, paper));
+    markets = new WorldMarkets(new WorldDatabases(live, paper, {} as ConfigService));
   });
   afterAll(async () => {
     await live.destroy();

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 import { WorldDatabases } from './world-databases.service.js';
+import type { WorldScoped } from './world-scoped.js';
 
 /** What the world-scoped groups need of a market: its status and when it resolved. */
 export interface MarketState {
@@ -40,23 +41,23 @@ export class MarketLookup {
  */
 @Injectable()
 export class WorldMarkets {
-  private readonly lookups: Record<Environment, MarketLookup>;
+  private readonly lookups: WorldScoped<MarketLookup>;
 
   constructor(worlds: WorldDatabases) {
     this.lookups = worlds.perWorld((db) => new MarketLookup(db));
   }
 
   /** The market's state in the world, or 404 naming it. */
-  require(world: Environment, id: string): MarketState {
-    const state = MARKET_ID.test(id) ? this.lookups[world].state(id) : undefined;
+  require(world: WorldName, id: string): MarketState {
+    const state = MARKET_ID.test(id) ? this.lookups.get(world).state(id) : undefined;
     if (state === undefined) throw unknownMarket(id);
     return state;
   }
 
   /** Refuses the first of `ids` the world does not have: 404 naming it. */
-  requireAll(world: Environment, ids: readonly string[]): void {
+  requireAll(world: WorldName, ids: readonly string[]): void {
     if (ids.length === 0) return;
-    const known = this.lookups[world].known(ids);
+    const known = this.lookups.get(world).known(ids);
     const unknown = ids.find((id) => !known.has(id));
     if (unknown !== undefined) throw unknownMarket(unknown);
   }

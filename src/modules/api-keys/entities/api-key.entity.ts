@@ -55,4 +55,8 @@ export class ApiKeyEntity {
 
   @Column({ name: 'revoked_at', type: 'varchar', length: 30, nullable: true })
   revokedAt: string | null;
+
+  /** The ephemeral world a world key reaches (only it); null for every other key. */
+  @Column({ name: 'world_id', type: 'varchar', length: 40, nullable: true })
+  worldId: `wld_${string}` | null;
 }

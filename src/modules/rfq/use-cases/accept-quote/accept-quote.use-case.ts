@@ -43,7 +43,7 @@ export class AcceptQuoteUseCase {
     body: AcceptQuoteDto,
   ): AcceptResultDto {
     this.life.expireDue(world);
-    const repo = this.life.repos[world];
+    const repo = this.life.repos.get(world);
     const quote = QUOTE_ID.test(quoteId) ? repo.quote(quoteId) : undefined;
     const rfq = quote === undefined ? undefined : repo.rfq(quote.rfq_id);
     if (quote === undefined || rfq === undefined || rfq.user_id !== c.userId) {

@@ -49,7 +49,7 @@ export class SubmitQuoteUseCase {
       throw validationFailed([{ field: 'ask', message: 'ask must be above bid' }]);
     }
     this.life.expireDue(world);
-    const repo = this.life.repos[world];
+    const repo = this.life.repos.get(world);
     const rfq = RFQ_ID.test(rfqId) ? repo.rfq(rfqId) : undefined;
     if (rfq === undefined) throw notFound(rfqId);
     if (rfq.user_id === responderId) {
@@ -85,7 +85,7 @@ export class SubmitQuoteUseCase {
    * on the RFQ; answers the replaced quote, if any.
    */
   private hold(world: Environment, rfq: RfqRow, row: QuoteRow): QuoteRow | undefined {
-    const repo = this.life.repos[world];
+    const repo = this.life.repos.get(world);
     const rt = this.engines.get(world);
     let previous = repo.openQuoteOf(rfq.id, row.responder_id);
     const place = (replaces: QuoteRow | undefined) =>

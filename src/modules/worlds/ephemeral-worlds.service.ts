@@ -1,0 +1,214 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { randomInt } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { IsNull } from 'typeorm';
+import { Clock } from '../../common/clock/clock.js';
+import { sha256Hex } from '../../common/crypto/tokens.js';
+import type { WorldId } from '../../common/environment.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import type { Credential } from '../../common/http/request-context.js';
+import { IdGenerator } from '../../common/ids/id-generator.js';
+import { paginate, type Page } from '../../common/pagination/paginate.js';
+import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
+import { ConfigService } from '../../config/config.service.js';
+import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { newKeySecret } from '../api-keys/api-keys.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { WebhooksCore } from '../webhooks/webhooks.core.js';
+import {
+  DEFAULT_TTL_SECONDS,
+  type CreateWorldDto,
+  type CreatedWorldDto,
+  type WorldDto,
+} from './dto/world.dto.js';
+import { WorldCatalog, type WorldRow } from './world-catalog.js';
+import { WorldDatabases, worldFile } from './world-databases.service.js';
+import { WorldTemplate } from './world-template.service.js';
+
+/**
+ * Ephemeral worlds (CONTRACT.md): create (a copy of the template, a key bound to the world),
+ * list, get, delete and expire. A delete revokes the key first (its next request is 401
+ * API_KEY_REVOKED, its sockets close), then stops the world's engine, closes and removes its
+ * file. The registry row says CREATING or DELETING while a create or delete is under way, so a
+ * boot after a crash finishes or removes a half world.
+ */
+@Injectable()
+export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('Worlds');
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly catalog: WorldCatalog,
+    private readonly databases: WorldDatabases,
+    private readonly template: WorldTemplate,
+    private readonly keys: ApiKeyRepository,
+    private readonly engines: EngineRegistry,
+    private readonly webhooks: WebhooksCore,
+    private readonly config: ConfigService,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {
+    // Only a READY world is ever opened: a deleting one refuses new requests at once.
+    databases.setOpenable((id) => catalog.one(id)?.status === 'READY');
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    for (const row of this.catalog.unfinished()) {
+      this.log.warn(`finishing the ${row.status} world ${row.id} a stop interrupted`);
+      await this.remove(row);
+    }
+    this.sweeper = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.log.error(`world sweep failed: ${String(err)}`));
+    }, this.config.values.worldSweepMs);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper !== null) clearInterval(this.sweeper);
+  }
+
+  async create(c: Credential, body: CreateWorldDto): Promise<CreatedWorldDto> {
+    const max = this.config.values.maxWorldsPerUser;
+    const now = this.clock.now();
+    const id = this.ids.next('wld') as WorldId;
+    const row: WorldRow = {
+      id,
+      user_id: c.userId,
+      name: body.name ?? null,
+      seed: body.seed ?? randomInt(0, 2_147_483_647),
+      starting_balance_cents:
+        body.starting_balance_cents ?? this.config.values.sandboxStartingBalanceCents,
+      status: 'CREATING',
+      key_id: null,
+      clock_offset_ms: 0,
+      expires_at: new Date(now + (body.ttl_seconds ?? DEFAULT_TTL_SECONDS) * 1000).toISOString(),
+      created_at: new Date(now).toISOString(),
+    };
+    // Counted and inserted in one synchronous step: parallel creates at the cap cannot both pass.
+    const live = this.catalog.liveCount(c.userId);
+    if (live >= max) {
+      throw new DomainError(
+        'WORLD_LIMIT_REACHED',
+        `At most ${max} live worlds per user: delete one you no longer use`,
+        { limit: max, live },
+      );
+    }
+    this.catalog.insert(row);
+    try {
+      await this.template.copyTo(worldFile(this.config.values.dataDir, id));
+      const secret = newKeySecret('test');
+      const keyId = this.ids.next('key');
+      await this.keys.insert(
+        this.keys.repo.create({
+          id: keyId,
+          userId: c.userId,
+          name: `world ${id}`,
+          environment: 'test',
+          prefix: secret.slice(0, 'svc_test_'.length + 4),
+          secretHash: sha256Hex(secret),
+          scopes: c.scopes.join(','),
+          tier: c.tier,
+          expiresAt: null,
+          signingRequired: false,
+          signingSecretEnc: null,
+          createdAt: row.created_at,
+          rotatedAt: null,
+          lastUsedAt: null,
+          revokedAt: null,
+          worldId: id,
+        }),
+      );
+      this.catalog.setStatus(id, 'READY', keyId);
+      return { ...view({ ...row, status: 'READY', key_id: keyId }), key: secret };
+    } catch (err) {
+      await this.remove({ ...row, status: 'CREATING' });
+      throw err;
+    }
+  }
+
+  list(c: Credential, q: PageQueryDto): Page<WorldDto> {
+    return paginate({
+      list: 'worlds',
+      keys: ['id'],
+      query: q,
+      fetch: (after, take) => this.catalog.page(c.userId, after?.[0] ?? '', take),
+      keyOf: (r) => [r.id],
+      map: view,
+    });
+  }
+
+  get(c: Credential, id: string): WorldDto {
+    return view(this.owned(c, id));
+  }
+
+  async delete(c: Credential, id: string): Promise<void> {
+    const row = this.owned(c, id);
+    if (!this.catalog.markDeleting(row.id)) throw notFound(id);
+    await this.remove(row);
+  }
+
+  /** Expires due worlds and unloads idle ones (the sweeper's round; also called by tests). */
+  async sweep(): Promise<void> {
+    for (const id of this.catalog.expired(this.clock.nowDate().toISOString())) {
+      const row = this.catalog.one(id);
+      if (row === undefined || !this.catalog.markDeleting(id)) continue;
+      await this.remove(row);
+    }
+    const idleMs = this.config.values.worldIdleUnloadSeconds * 1000;
+    for (const id of this.databases.idleSince(Date.now() - idleMs)) this.databases.unload(id);
+  }
+
+  /**
+   * Removes a world: key revoked (sockets closed), webhook endpoints disabled, engine stopped,
+   * connection closed, file removed, row deleted, in that order, each step safe to repeat.
+   */
+  private async remove(row: WorldRow): Promise<void> {
+    this.catalog.setStatus(row.id, 'DELETING');
+    const at = this.clock.nowDate().toISOString();
+    const keys = await this.keys.repo.findBy({ worldId: row.id, revokedAt: IsNull() });
+    for (const k of keys) {
+      await this.keys.updateWhere({ id: k.id, revokedAt: IsNull() }, { revokedAt: at }, [
+        k.secretHash,
+      ]);
+      this.keys.withdrawn.next({ keyId: k.id, reason: 'REVOKED' });
+    }
+    if (this.webhooks.repo.disableWorld(row.id, at) > 0) this.webhooks.invalidate();
+    this.databases.unload(row.id);
+    const file = worldFile(this.config.values.dataDir, row.id);
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+    this.catalog.remove(row.id);
+  }
+
+  private owned(c: Credential, id: string): WorldRow {
+    const row = /^wld_[0-9a-z]{1,40}$/.test(id) ? this.catalog.ofUser(c.userId, id) : undefined;
+    if (row === undefined || row.status !== 'READY') throw notFound(id);
+    return row;
+  }
+
+  /** Whether a world is loaded in memory now (tests, bench). */
+  isLoaded(id: WorldId): boolean {
+    return this.engines.isWorldLoaded(id);
+  }
+}
+
+function notFound(id: string): DomainError {
+  return new DomainError('NOT_FOUND', `No world ${id.slice(0, 60)}`, { world_id: id });
+}
+
+function view(r: WorldRow): WorldDto {
+  return {
+    id: r.id,
+    name: r.name,
+    seed: r.seed,
+    starting_balance_cents: r.starting_balance_cents,
+    status: r.status,
+    key_id: r.key_id ?? '',
+    expires_at: r.expires_at,
+    created_at: r.created_at,
+  };
+}
