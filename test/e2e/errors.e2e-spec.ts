@@ -765,8 +765,8 @@ describe('error model: bodies JSON allows but no operation takes', () => {
     expect(many.details.fields_omitted).toBe(1480);
     // The same for the schema-validated order routes (authenticated).
     const legsUnder = await post(
-      '/orders/batch',
-      JSON.stringify({ orders: Array.from({ length: 60 }, () => ({ extra: 1 })) }),
+      '/orders',
+      JSON.stringify(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`extra${i}`, 1]))),
       { 'x-api-key': key },
     );
     const schema = expectContractError(legsUnder, 400, 'VALIDATION_FAILED');

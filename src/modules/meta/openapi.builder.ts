@@ -5,6 +5,7 @@ import { CORS_REFUSAL } from '../../common/api/endpoint.decorator.js';
 import { deprecationHeaders, type Lifecycle } from '../../common/api/lifecycle.js';
 import { webhookEventDocs } from '../webhooks/webhook-event-schemas.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-outbox.service.js';
+import { applyValidationRules } from './openapi-validation-rules.js';
 import { API_TAGS } from './tags.js';
 
 type Obj = Record<string, unknown>;
@@ -91,6 +92,7 @@ function generate(app: INestApplication, stagingBaseUrl: string): Obj {
 
   const paths = doc.paths as Record<string, Obj>;
   const schemas = ((doc.components as Obj | undefined)?.schemas ?? {}) as Record<string, Obj>;
+  applyValidationRules(schemas);
   // Before the loop: the legacy URL answers with the same pipeline headers as every operation.
   paths['/openapi.json'] = legacyOpenApiPath();
   for (const item of Object.values(paths)) {

@@ -53,8 +53,25 @@ export const BATCH_SCHEMA = {
   additionalProperties: false,
   required: ['orders'],
   properties: {
-    orders: { type: 'array', minItems: 1, maxItems: 20, items: PLACE_ORDER_SCHEMA },
+    orders: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      items: PLACE_ORDER_SCHEMA,
+      description:
+        'Legs, each a POST /orders body. A leg that breaks its schema does not refuse the batch: its result is the 400 VALIDATION_FAILED POST /orders would have answered (fields named as there), and the other legs run.',
+    },
   },
+} as const;
+
+/**
+ * The batch body as validated by the route: the envelope only (an array of 1..20 legs, no other
+ * field). Each leg is checked against {@link PLACE_ORDER_SCHEMA} on its own, so an invalid leg
+ * answers its own 400 in the results instead of refusing the legs next to it.
+ */
+export const BATCH_ENVELOPE_RULE = {
+  ...BATCH_SCHEMA,
+  properties: { orders: { type: 'array', minItems: 1, maxItems: 20 } },
 } as const;
 
 export const AMEND_SCHEMA = {
