@@ -84,7 +84,10 @@ export function checkQueryNames(req: FastifyRequest, op: OperationInputs): void 
         ]
       : Array.isArray(query[k])
         ? [{ field: k, message: `${k} may be given once` }]
-        : [],
+        : // `?limit=` is neither absent nor a value: refused, as the document says (minLength 1).
+          query[k] === ''
+          ? [{ field: k, message: `${k} must not be empty` }]
+          : [],
   );
   if (problems.length > 0) throw validationFailed(problems);
 }

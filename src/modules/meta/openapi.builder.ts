@@ -102,6 +102,7 @@ function generate(app: INestApplication, stagingBaseUrl: string): Obj {
       op.security = securityFor(op);
       describeHeadersAndShared(op, m);
       closeBodySchema(op, schemas);
+      if (op['x-auth'] !== 'public' || m !== 'get') refuseEmptyQueryValues(op);
     }
   }
   // The contract's own answers carry its strong ETag (If-None-Match -> 304).
@@ -413,5 +414,18 @@ function closeBodySchema(op: Obj, schemas: Record<string, Obj>): void {
   const schema = name === null ? undefined : schemas[name[1]];
   if (schema !== undefined && schema.additionalProperties === undefined) {
     schema.additionalProperties = false;
+  }
+}
+
+/**
+ * An empty query value (`?limit=`) is refused on every operation the pipeline checks the query of
+ * (all but the public reads): a string parameter says so with minLength 1.
+ */
+function refuseEmptyQueryValues(op: Obj): void {
+  for (const p of (op.parameters ?? []) as Obj[]) {
+    const schema = p.schema as Obj | undefined;
+    if (p.in === 'query' && schema?.type === 'string' && schema.minLength === undefined) {
+      schema.minLength = 1;
+    }
   }
 }

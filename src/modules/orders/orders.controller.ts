@@ -34,6 +34,7 @@ import {
   CANCEL_ALL_BODY_RULE,
   CANCEL_ALL_SCHEMA,
   CANCEL_BATCH_SCHEMA,
+  PLACE_ORDER_DOC,
   PLACE_ORDER_SCHEMA,
   type AmendBody,
   type PlaceOrderBody,
@@ -86,7 +87,7 @@ export class OrdersController {
   ) {}
 
   @Post()
-  @JsonBody(PLACE_ORDER_SCHEMA)
+  @JsonBody(PLACE_ORDER_DOC, { validate: PLACE_ORDER_SCHEMA })
   @Endpoint({
     summary: 'Place an order',
     description:
@@ -135,7 +136,7 @@ export class OrdersController {
   }
 
   @Post('quote')
-  @JsonBody(PLACE_ORDER_SCHEMA)
+  @JsonBody(PLACE_ORDER_DOC, { validate: PLACE_ORDER_SCHEMA })
   @Endpoint({
     summary: 'Price an order without placing it (read-only)',
     description:
