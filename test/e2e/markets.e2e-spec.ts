@@ -90,7 +90,7 @@ describe('public markets', () => {
         'VALIDATION_FAILED',
       );
       expect(e.details.fields).toEqual([
-        { field: 'cursor', message: 'not a cursor this API issued' },
+        { field: 'cursor', message: 'cursor must be a cursor this API issued' },
       ]);
     }
     expect(
@@ -107,7 +107,8 @@ describe('public markets', () => {
     ).toEqual([
       {
         field: 'cursor',
-        message: 'a cursor of another list: use the next_cursor this list returned',
+        message:
+          'cursor must come from this list (a cursor of another list: use the next_cursor this list returned)',
       },
     ]);
     // Integers are plain decimal: hex, padding, exponents and fractions are refused, not read.

@@ -251,20 +251,26 @@ export class OrdersService {
 
   private shape(body: PlaceOrderBody): void {
     if (body.type === 'LIMIT' && body.price === undefined) {
-      throw validationFailed([{ field: 'price', message: 'price is required for a LIMIT order' }]);
+      throw validationFailed([
+        { field: 'price', message: 'price must be given for a LIMIT order' },
+      ]);
     }
     if (body.type === 'MARKET' && body.price !== undefined) {
-      throw validationFailed([{ field: 'price', message: 'a MARKET order takes no price' }]);
+      throw validationFailed([
+        { field: 'price', message: 'price must not be given for a MARKET order' },
+      ]);
     }
     if (body.type === 'MARKET' && body.time_in_force === 'GTC') {
-      throw validationFailed([{ field: 'time_in_force', message: 'a MARKET order is IOC or FOK' }]);
+      throw validationFailed([
+        { field: 'time_in_force', message: 'time_in_force must be IOC or FOK for a MARKET order' },
+      ]);
     }
     if (
       body.post_only === true &&
       (body.type !== 'LIMIT' || (body.time_in_force ?? 'GTC') !== 'GTC')
     ) {
       throw validationFailed([
-        { field: 'post_only', message: 'post_only needs a LIMIT GTC order' },
+        { field: 'post_only', message: 'post_only must be true only on a LIMIT GTC order' },
       ]);
     }
   }
