@@ -38,7 +38,9 @@ describe('cursors', () => {
         /cursor must be a cursor this API issued/,
       );
     }
-    expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(/not a cursor/);
+    expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(
+      /a cursor this API issued/,
+    );
   });
 
   it("accept a cursor of a list's former name only where that name is given", () => {
