@@ -178,14 +178,6 @@ describe('schema fuzz: generated bodies against the served request schemas', () 
             return;
           }
           sent++;
-          if (sent % 500 === 0) {
-            console.log(
-              sent,
-              name,
-              Date.now() - started,
-              [...spent].sort((x, y) => y[1] - x[1]).slice(0, 3),
-            );
-          }
           spent.set(name, (spent.get(name) ?? 0) + Date.now() - t0);
           const refused = res.status === 400 && res.body?.error?.code === 'VALIDATION_FAILED';
           const failure = (kind: Failure['kind']) =>
