@@ -56,7 +56,7 @@ export const PLACE_ORDER_SCHEMA = {
 const ORDER_RULES = [
   {
     if: { required: ['type'], properties: { type: { const: 'LIMIT' } } },
-    then: { required: ['price'] },
+    then: { required: ['price'], properties: { price: PLACE_ORDER_SCHEMA.properties.price } },
   },
   {
     if: { required: ['type'], properties: { type: { const: 'MARKET' } } },
