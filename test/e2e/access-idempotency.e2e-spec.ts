@@ -155,7 +155,11 @@ describe('Idempotency-Key on mutations', () => {
     expect(twice.status).toBe(400);
     expect(JSON.parse(twice.body).error).toMatchObject({
       code: 'VALIDATION_FAILED',
-      details: { fields: [{ field: 'Idempotency-Key', message: 'may be given once' }] },
+      details: {
+        fields: [
+          { field: 'Idempotency-Key', message: 'Idempotency-Key must be given at most once' },
+        ],
+      },
     });
     expect((await keysOf(alice)).map((k) => k.name)).not.toContain('twice');
     const get = await asSession(alice, `${svc.api}/api-keys`, {

@@ -78,7 +78,7 @@ describe('error model: every error path answers the contract body', () => {
       'VALIDATION_FAILED',
     );
     expect(exported.details.fields).toEqual([
-      { field: 'side', message: 'property side should not exist' },
+      { field: 'side', message: 'side must not be sent (not a known field)' },
     ]);
     const wallet = expectContractError(
       await http(`${svc.api}/wallet?foo=1&bar=2`, { headers: { 'x-api-key': t.key } }),
@@ -98,7 +98,7 @@ describe('error model: every error path answers the contract body', () => {
       'VALIDATION_FAILED',
     );
     expect(nameless.details.fields).toEqual([
-      { field: '', message: 'a query parameter without a name' },
+      { field: '', message: 'a query parameter must have a name' },
     ]);
     // The public POSTs take only what they list, like every operation but the public reads.
     for (const path of ['/auth/login', '/auth/register', '/auth/verify-email']) {
@@ -109,7 +109,7 @@ describe('error model: every error path answers the contract body', () => {
       );
       expect([path, bad.details.fields[0]]).toEqual([
         path,
-        { field: 'zzz', message: 'property zzz should not exist' },
+        { field: 'zzz', message: 'zzz must not be sent (not a known field)' },
       ]);
     }
     // Public documents and the health probe take cache-busters (?_=...) as they are.
@@ -122,7 +122,7 @@ describe('error model: every error path answers the contract body', () => {
       'VALIDATION_FAILED',
     );
     expect(book.details.fields).toEqual([
-      { field: 'sort', message: 'property sort should not exist' },
+      { field: 'sort', message: 'sort must not be sent (not a known field)' },
     ]);
     // At most 20 fields are listed, like any validation answer; the rest are counted.
     const many = Array.from({ length: 50 }, (_, i) => `p${i}=`).join('&');
@@ -139,7 +139,9 @@ describe('error model: every error path answers the contract body', () => {
       400,
       'VALIDATION_FAILED',
     );
-    expect(twice.details.fields).toEqual([{ field: 'limit', message: 'limit may be given once' }]);
+    expect(twice.details.fields).toEqual([
+      { field: 'limit', message: 'limit must be given at most once' },
+    ]);
     // A trailing slash is no route, whatever the query (it reached /markets/:id with an empty id).
     expectContractError(await http(`${svc.api}/markets/?limit=1`), 404, 'NOT_FOUND');
     // The credential comes first: without one, 401 whatever the query.
@@ -170,7 +172,7 @@ describe('error model: every error path answers the contract body', () => {
         'VALIDATION_FAILED',
       );
       expect(poisoned.details.fields).toEqual([
-        { field, message: `property ${field} should not exist` },
+        { field, message: `${field} must not be sent (not a known field)` },
       ]);
     }
     expectContractError(
@@ -190,13 +192,13 @@ describe('error model: every error path answers the contract body', () => {
       });
     const named = expectContractError(await reset('{"bogus_field":1}'), 400, 'VALIDATION_FAILED');
     expect(named.details.fields).toEqual([
-      { field: 'bogus_field', message: 'property bogus_field should not exist' },
+      { field: 'bogus_field', message: 'bogus_field must not be sent (not a known field)' },
     ]);
     for (const body of ['[1]', '"x"']) {
       const refused = expectContractError(await reset(body), 400, 'VALIDATION_FAILED');
       expect([body, refused.details.fields]).toEqual([
         body,
-        [{ field: 'body', message: 'this operation takes no body' }],
+        [{ field: 'body', message: 'body must be absent: this operation takes none' }],
       ]);
     }
     // {} and null are no body, as many clients send them with every DELETE.
@@ -765,8 +767,8 @@ describe('error model: bodies JSON allows but no operation takes', () => {
     expect(many.details.fields_omitted).toBe(1480);
     // The same for the schema-validated order routes (authenticated).
     const legsUnder = await post(
-      '/orders/batch',
-      JSON.stringify({ orders: Array.from({ length: 60 }, () => ({ extra: 1 })) }),
+      '/orders',
+      JSON.stringify(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`extra${i}`, 1]))),
       { 'x-api-key': key },
     );
     const schema = expectContractError(legsUnder, 400, 'VALIDATION_FAILED');

@@ -193,7 +193,8 @@ describe('market reads per engine', () => {
       expect(refused.body.error.details.fields).toEqual([
         {
           field: 'cursor',
-          message: 'a cursor of another list: use the next_cursor this list returned',
+          message:
+            'cursor must come from this list (a cursor of another list: use the next_cursor this list returned)',
         },
       ]);
     }

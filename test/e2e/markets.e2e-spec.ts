@@ -90,7 +90,7 @@ describe('public markets', () => {
         'VALIDATION_FAILED',
       );
       expect(e.details.fields).toEqual([
-        { field: 'cursor', message: 'not a cursor this API issued' },
+        { field: 'cursor', message: 'cursor must be a cursor this API issued' },
       ]);
     }
     expect(
@@ -107,24 +107,22 @@ describe('public markets', () => {
     ).toEqual([
       {
         field: 'cursor',
-        message: 'a cursor of another list: use the next_cursor this list returned',
+        message:
+          'cursor must come from this list (a cursor of another list: use the next_cursor this list returned)',
       },
     ]);
     // Integers are plain decimal: hex, padding, exponents and fractions are refused, not read.
-    for (const q of [
-      'limit=0x10',
-      'limit=%20%201',
-      'limit=1e1',
-      'limit=2.0',
-      'limit=',
-      'limit=abc',
-    ]) {
+    for (const q of ['limit=0x10', 'limit=%20%201', 'limit=1e1', 'limit=2.0', 'limit=abc']) {
       const e = expectError(await http(`${svc.api}/markets?${q}`), 400, 'VALIDATION_FAILED');
       // What is wrong is the type, not the range.
       expect(e.details.fields).toEqual([
         { field: 'limit', message: 'limit must be an integer number' },
       ]);
     }
+    // An empty value is neither absent nor a number (issue 21: the document says minLength 1).
+    expect(
+      expectError(await http(`${svc.api}/markets?limit=`), 400, 'VALIDATION_FAILED').details.fields,
+    ).toEqual([{ field: 'limit', message: 'limit must not be empty' }]);
     // A number out of range is told its range.
     expect(
       expectError(await http(`${svc.api}/markets?limit=500`), 400, 'VALIDATION_FAILED').details

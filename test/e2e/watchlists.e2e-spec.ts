@@ -268,7 +268,10 @@ describe('watchlists', () => {
       'market_ids',
     );
     expect(dup.details.fields).toEqual([
-      { field: 'market_ids', message: `market_ids[2] repeats market_ids[0] (${m1.id})` },
+      {
+        field: 'market_ids',
+        message: `market_ids must not repeat an id: market_ids[2] repeats market_ids[0] (${m1.id})`,
+      },
     ]);
     const malformed = expectValidation(
       await wl.call(a, 'POST', '', { name: 'Bad', market_ids: [m1.id, 'ord_123', 'MKT_X'] }),

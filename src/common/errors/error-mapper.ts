@@ -191,7 +191,7 @@ export function mapError(err: unknown, requestId: string): MappedError {
   };
 }
 
-interface AjvError {
+export interface AjvError {
   instancePath?: string;
   keyword?: string;
   message?: string;
@@ -199,7 +199,7 @@ interface AjvError {
 }
 
 /** Fastify's schema errors (ajv) as the contract's `details.fields`: `orders[0].price`. */
-function schemaFields(errors: AjvError[]): { field: string; message: string }[] {
+export function schemaFields(errors: AjvError[]): { field: string; message: string }[] {
   return errors.map((e) => {
     let path = (e.instancePath ?? '')
       .split('/')

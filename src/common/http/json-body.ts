@@ -233,7 +233,7 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
             {
               field,
               message:
-                'holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape); send valid Unicode',
+                'must not hold an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape); send valid Unicode',
             },
           ]);
         }

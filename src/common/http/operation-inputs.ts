@@ -52,7 +52,9 @@ export function checkNoBody(req: FastifyRequest, op: OperationInputs): void {
       keys.map((k) => ({ field: k, message: `property ${k} should not exist` })),
     );
   }
-  throw validationFailed([{ field: 'body', message: 'this operation takes no body' }]);
+  throw validationFailed([
+    { field: 'body', message: 'body must be absent: this operation takes none' },
+  ]);
 }
 
 /**
@@ -79,12 +81,15 @@ export function checkQueryNames(req: FastifyRequest, op: OperationInputs): void 
     !allowed.has(k)
       ? [
           k === ''
-            ? { field: k, message: 'a query parameter without a name' }
+            ? { field: k, message: 'a query parameter must have a name' }
             : { field: k, message: `property ${k} should not exist` },
         ]
       : Array.isArray(query[k])
-        ? [{ field: k, message: `${k} may be given once` }]
-        : [],
+        ? [{ field: k, message: `${k} must be given at most once` }]
+        : // `?limit=` is neither absent nor a value: refused, as the document says (minLength 1).
+          query[k] === ''
+          ? [{ field: k, message: `${k} must not be empty` }]
+          : [],
   );
   if (problems.length > 0) throw validationFailed(problems);
 }

@@ -31,14 +31,16 @@ describe('cursors', () => {
     expect(refusal(markets, 'orders:test', ['id'])).toMatch(/a cursor of another list/);
     expect(refusal(c, 'markets', ['time', 'id'])).toMatch(/a cursor of another list/);
     expect(refusal(forged(['markets', 'mkt_a']), 'markets', ['time', 'id'])).toMatch(
-      /not a cursor this API issued/,
+      /cursor must be a cursor this API issued/,
     );
     for (const time of ['2026-02-30T00:00:00.000Z', '2026-11-22T24:00:00.000Z']) {
       expect(refusal(forged(['markets', time, 'mkt_a']), 'markets', ['time', 'id'])).toMatch(
-        /not a cursor this API issued/,
+        /cursor must be a cursor this API issued/,
       );
     }
-    expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(/not a cursor/);
+    expect(refusal('not base64 json', 'markets', ['time', 'id'])).toMatch(
+      /a cursor this API issued/,
+    );
   });
 
   it("accept a cursor of a list's former name only where that name is given", () => {
@@ -59,7 +61,7 @@ describe('cursors', () => {
           'int',
           'id',
         ]),
-      ).toMatch(/not a cursor this API issued/);
+      ).toMatch(/cursor must be a cursor this API issued/);
     }
   });
 });

@@ -1,4 +1,4 @@
-import { DomainError } from '../errors/domain-error.js';
+import { validationFailed } from '../errors/domain-error.js';
 
 /**
  * Opaque keyset cursors: base64url of a small JSON array, the list it belongs to
@@ -35,13 +35,14 @@ export function decodeCursor(
   kinds: readonly CursorKey[],
   formerNames: readonly string[] = [],
 ): string[] {
-  let problem = 'not a cursor this API issued';
+  let problem = 'cursor must be a cursor this API issued';
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     // Another list's cursor is named as such whatever its keys (a markets cursor holds two).
     const named = Array.isArray(parsed) && (parsed[0] === list || formerNames.includes(parsed[0]));
     if (Array.isArray(parsed) && isListName(parsed[0]) && !named) {
-      problem = 'a cursor of another list: use the next_cursor this list returned';
+      problem =
+        'cursor must come from this list (a cursor of another list: use the next_cursor this list returned)';
     } else if (Array.isArray(parsed) && parsed.length === kinds.length + 1) {
       const keys = parsed.slice(1);
       if (
@@ -57,9 +58,7 @@ export function decodeCursor(
   } catch {
     // fall through to the validation error
   }
-  throw new DomainError('VALIDATION_FAILED', `Invalid request: cursor: ${problem}`, {
-    fields: [{ field: 'cursor', message: problem }],
-  });
+  throw validationFailed([{ field: 'cursor', message: problem }]);
 }
 
 export interface Page<T> {

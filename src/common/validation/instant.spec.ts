@@ -11,8 +11,29 @@ describe('instant', () => {
     expect(instant('2026-11-22T10:00:00.3371Z', 'from')).toBe('2026-11-22T10:00:00.338Z');
   });
 
-  it('refuses a zone-less time and a non-date, naming the field', () => {
-    for (const bad of ['2026-11-22T10:00:00', '2026-11-22 10:00Z', 'yesterday']) {
+  it('reads every RFC 3339 date-time: lower-case t and z, offsets, long fractions, leap seconds', () => {
+    expect(instant('2026-11-22t10:00:00z', 'from')).toBe('2026-11-22T10:00:00.000Z');
+    expect(instant('2026-11-22T10:00:00-00:00', 'from')).toBe('2026-11-22T10:00:00.000Z');
+    expect(instant('2026-11-22T00:30:00+23:59', 'from')).toBe('2026-11-21T00:31:00.000Z');
+    expect(instant('2026-11-22T10:00:00.120000000000Z', 'from')).toBe('2026-11-22T10:00:00.120Z');
+    expect(instant('2016-12-31T23:59:60Z', 'from')).toBe('2016-12-31T23:59:59.999Z');
+    expect(instant('0001-01-01T00:00:00Z', 'from')).toBe('0001-01-01T00:00:00.000Z');
+    expect(instant('2028-02-29', 'from')).toBe('2028-02-29T00:00:00.000Z');
+  });
+
+  it('refuses a zone-less time, a non-date and a time that does not exist, naming the field', () => {
+    for (const bad of [
+      '2026-11-22T10:00:00',
+      '2026-11-22 10:00Z',
+      'yesterday',
+      '2026-02-29T00:00:00Z',
+      '2026-04-31',
+      '2026-11-22T24:00:00Z',
+      '2026-11-22T10:60:00Z',
+      '2026-11-22T10:00:61Z',
+      '2026-11-22T10:00:00+24:00',
+      '2026-13-01',
+    ]) {
       let caught: unknown;
       try {
         instant(bad, 'to');

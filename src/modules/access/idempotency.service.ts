@@ -12,7 +12,7 @@ import { In, LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { timesSent } from '../../common/http/raw-headers.js';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
 import { EffectStore } from '../trading/trading.repository.js';
@@ -196,14 +196,12 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     // Two Idempotency-Key headers reach us joined ("k1, k2"), which the format alone would take.
     const problem =
       timesSent(req.raw.rawHeaders, 'idempotency-key') > 1
-        ? 'may be given once'
+        ? 'Idempotency-Key must be given at most once'
         : KEY_FORMAT.test(key)
           ? null
-          : '1 to 255 printable ASCII characters';
+          : 'Idempotency-Key must be 1 to 255 printable ASCII characters';
     if (problem !== null) {
-      throw new DomainError('VALIDATION_FAILED', `Invalid request: Idempotency-Key: ${problem}`, {
-        fields: [{ field: 'Idempotency-Key', message: problem }],
-      });
+      throw validationFailed([{ field: 'Idempotency-Key', message: problem }]);
     }
     const userId = req.svc.userId;
     if (userId === null) return false; // only authenticated mutations are scoped to an owner

@@ -189,7 +189,8 @@ export class ApiKeysService {
       throw validationFailed([
         {
           field: 'rotate_signing_secret',
-          message: 'this key has no signing secret (signing_required is false)',
+          message:
+            'rotate_signing_secret must be false on a key without a signing secret (signing_required is false)',
         },
       ]);
     }

@@ -122,7 +122,7 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
       }
       if (span > MAX_WINDOW_MS) {
         throw validationFailed([
-          { field: 'to', message: 'the window from..to must be at most 366 days' },
+          { field: 'to', message: 'to must be at most 366 days after from' },
         ]);
       }
     }

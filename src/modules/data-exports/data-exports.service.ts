@@ -250,7 +250,7 @@ export class DataExportsService implements OnModuleInit {
       else if (span > MAX_WINDOW_DAYS * DAY_MS) {
         errors.push({
           field: 'end',
-          message: `the window may cover at most ${MAX_WINDOW_DAYS} days`,
+          message: `end must be at most ${MAX_WINDOW_DAYS} days after start`,
         });
       }
     }

@@ -5,6 +5,7 @@ import { CORS_REFUSAL } from '../../common/api/endpoint.decorator.js';
 import { deprecationHeaders, type Lifecycle } from '../../common/api/lifecycle.js';
 import { webhookEventDocs } from '../webhooks/webhook-event-schemas.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-outbox.service.js';
+import { applyValidationRules } from './openapi-validation-rules.js';
 import { API_TAGS } from './tags.js';
 
 type Obj = Record<string, unknown>;
@@ -91,6 +92,7 @@ function generate(app: INestApplication, stagingBaseUrl: string): Obj {
 
   const paths = doc.paths as Record<string, Obj>;
   const schemas = ((doc.components as Obj | undefined)?.schemas ?? {}) as Record<string, Obj>;
+  applyValidationRules(schemas);
   // Before the loop: the legacy URL answers with the same pipeline headers as every operation.
   paths['/openapi.json'] = legacyOpenApiPath();
   for (const item of Object.values(paths)) {
@@ -100,6 +102,7 @@ function generate(app: INestApplication, stagingBaseUrl: string): Obj {
       op.security = securityFor(op);
       describeHeadersAndShared(op, m);
       closeBodySchema(op, schemas);
+      if (op['x-auth'] !== 'public' || m !== 'get') refuseEmptyQueryValues(op);
     }
   }
   // The contract's own answers carry its strong ETag (If-None-Match -> 304).
@@ -411,5 +414,18 @@ function closeBodySchema(op: Obj, schemas: Record<string, Obj>): void {
   const schema = name === null ? undefined : schemas[name[1]];
   if (schema !== undefined && schema.additionalProperties === undefined) {
     schema.additionalProperties = false;
+  }
+}
+
+/**
+ * An empty query value (`?limit=`) is refused on every operation the pipeline checks the query of
+ * (all but the public reads): a string parameter says so with minLength 1.
+ */
+function refuseEmptyQueryValues(op: Obj): void {
+  for (const p of (op.parameters ?? []) as Obj[]) {
+    const schema = p.schema as Obj | undefined;
+    if (p.in === 'query' && schema?.type === 'string' && schema.minLength === undefined) {
+      schema.minLength = 1;
+    }
   }
 }

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsISO8601 } from 'class-validator';
+import { IsBoolean } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
-import { instantMessage } from '../../common/validation/instant.js';
+import { IsInstant } from '../../common/validation/instant.js';
 import { OptionalField } from '../../common/validation/fields.js';
 
 /** The notification types written today; more may come (treat an unknown one as generic). */
@@ -73,7 +73,7 @@ export class ReadAllNotificationsDto {
       'Mark only notifications created at or before this instant (inclusive; ISO 8601: a date, or a date-time with Z or an offset). Absent: all of them.',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('before') })
+  @IsInstant()
   before?: string;
 }
 

@@ -1,5 +1,5 @@
 import type { Failure, MarketStatus } from '../../engine/index.js';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 
 const MARKET_STATUSES: readonly MarketStatus[] = ['OPEN', 'HALTED', 'CLOSED', 'RESOLVED'];
 
@@ -63,9 +63,7 @@ export function fromEngine(
       );
     case 'INVALID_ORDER':
     case 'INVALID_AMOUNT':
-      return new DomainError('VALIDATION_FAILED', `Invalid request: ${f.message}`, {
-        fields: [{ field: 'body', message: f.message }],
-      });
+      return validationFailed([{ field: 'body', message: f.message }]);
     // Quote holds and crosses (the last three) are the RFQ module's, which maps them itself.
     case 'UNKNOWN_ACCOUNT':
     case 'INVALID_STATE':

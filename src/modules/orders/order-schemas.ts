@@ -4,7 +4,7 @@ import { MARKET_ID_SOURCE } from '../../common/ids/id-patterns.js';
  * JSON schemas of the order request bodies. Fastify compiles them once and validates on the hot
  * path (class-validator costs too much per order here); the same objects document the bodies in
  * the OpenAPI contract. Cross-field rules (LIMIT needs a price, MARKET has none) are checked in the
- * service so their messages stay clear.
+ * service so their messages stay clear; the document states them too ({@link PLACE_ORDER_DOC}).
  */
 const MARKET_ID_PATTERN = MARKET_ID_SOURCE;
 
@@ -55,13 +55,53 @@ export const PLACE_ORDER_SCHEMA = {
   },
 } as const;
 
+/**
+ * The cross-field rules OrdersService checks (its `shape`), as JSON Schema for the document:
+ * LIMIT needs price; MARKET takes no price and is IOC or FOK; post_only true needs LIMIT GTC
+ * (time_in_force absent is GTC).
+ */
+const ORDER_RULES = [
+  {
+    if: { required: ['type'], properties: { type: { const: 'LIMIT' } } },
+    then: { required: ['price'], properties: { price: PLACE_ORDER_SCHEMA.properties.price } },
+  },
+  {
+    if: { required: ['type'], properties: { type: { const: 'MARKET' } } },
+    then: { properties: { price: { not: {} }, time_in_force: { enum: ['IOC', 'FOK'] } } },
+  },
+  {
+    if: { required: ['post_only'], properties: { post_only: { const: true } } },
+    then: { properties: { type: { const: 'LIMIT' }, time_in_force: { const: 'GTC' } } },
+  },
+];
+
+/** The order body as published: its fields and the cross-field rules. */
+export const PLACE_ORDER_DOC = { ...PLACE_ORDER_SCHEMA, allOf: ORDER_RULES } as const;
+
 export const BATCH_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['orders'],
   properties: {
-    orders: { type: 'array', minItems: 1, maxItems: 20, items: PLACE_ORDER_SCHEMA },
+    orders: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      items: PLACE_ORDER_DOC,
+      description:
+        'Legs, each a POST /orders body. A leg that breaks its schema does not refuse the batch: its result is the 400 VALIDATION_FAILED POST /orders would have answered (fields named as there), and the other legs run.',
+    },
   },
+} as const;
+
+/**
+ * The batch body as validated by the route: the envelope only (an array of 1..20 legs, no other
+ * field). Each leg is checked against {@link PLACE_ORDER_SCHEMA} on its own, so an invalid leg
+ * answers its own 400 in the results instead of refusing the legs next to it.
+ */
+export const BATCH_ENVELOPE_RULE = {
+  ...BATCH_SCHEMA,
+  properties: { orders: { type: 'array', minItems: 1, maxItems: 20 } },
 } as const;
 
 export const AMEND_SCHEMA = {

@@ -29,10 +29,12 @@ import {
 import { OrderExportService } from './order-export.service.js';
 import {
   AMEND_SCHEMA,
+  BATCH_ENVELOPE_RULE,
   BATCH_SCHEMA,
   CANCEL_ALL_BODY_RULE,
   CANCEL_ALL_SCHEMA,
   CANCEL_BATCH_SCHEMA,
+  PLACE_ORDER_DOC,
   PLACE_ORDER_SCHEMA,
   type AmendBody,
   type PlaceOrderBody,
@@ -85,7 +87,7 @@ export class OrdersController {
   ) {}
 
   @Post()
-  @JsonBody(PLACE_ORDER_SCHEMA)
+  @JsonBody(PLACE_ORDER_DOC, { validate: PLACE_ORDER_SCHEMA })
   @Endpoint({
     summary: 'Place an order',
     description:
@@ -108,11 +110,11 @@ export class OrdersController {
   }
 
   @Post('batch')
-  @JsonBody(BATCH_SCHEMA)
+  @JsonBody(BATCH_SCHEMA, { validate: BATCH_ENVELOPE_RULE })
   @Endpoint({
     summary: 'Place up to 20 orders (legs) in one request',
     description:
-      'Each leg is charged against the per-IP orders ceiling before any leg runs; if the ceiling cannot take them all, nothing is placed and the answer is 429. Legs run in order; a leg failing a business rule does not undo the others (see each result: a leg answers the codes POST /orders answers, DUPLICATE_CLIENT_ORDER_ID among them).',
+      "Each leg is charged against the per-IP orders ceiling before any leg runs, an invalid leg like a valid one; if the ceiling cannot take them all, nothing is placed and the answer is 429 (the per-key route limit counts the request once). Legs run in order; each leg answers in its result what POST /orders would have answered with that body: 201 and the order, or the error (400 VALIDATION_FAILED naming the leg's field as POST /orders names it, 404, 409 DUPLICATE_CLIENT_ORDER_ID, 422 ...). A failing leg does not undo or stop the others. The whole request is 400 only when the envelope is invalid: orders missing, not an array, empty, over 20 legs, or another top-level field.",
     auth: 'key',
     scopes: ['orders:write'],
     routeLimitPerMinute: 10,
@@ -123,14 +125,18 @@ export class OrdersController {
   })
   batch(
     @Cred() c: Credential,
-    @Body() body: { orders: PlaceOrderBody[] },
+    @Body() body: { orders: unknown[] },
     @Req() req: FastifyRequest,
   ): Promise<BatchResultDto> {
-    return this.orders.batch(c, body.orders, String(req.id)).then((results) => ({ results }));
+    // The route's own validator compiler (same ajv options as every body schema) checks each leg.
+    const leg = req.compileValidationSchema(PLACE_ORDER_SCHEMA);
+    return this.orders
+      .batch(c, body.orders, String(req.id), (l) => (leg(l) ? [] : (leg.errors ?? [])))
+      .then((results) => ({ results }));
   }
 
   @Post('quote')
-  @JsonBody(PLACE_ORDER_SCHEMA)
+  @JsonBody(PLACE_ORDER_DOC, { validate: PLACE_ORDER_SCHEMA })
   @Endpoint({
     summary: 'Price an order without placing it (read-only)',
     description:

@@ -25,7 +25,7 @@ import type {
 } from './dto/order.dto.js';
 import { fromEngine } from './engine-errors.js';
 import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
-import { mapError } from '../../common/errors/error-mapper.js';
+import { mapError, schemaFields, type AjvError } from '../../common/errors/error-mapper.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
 import { ORDER_ID } from '../../common/ids/id-patterns.js';
 import { iso } from '../../common/clock/iso.js';
@@ -56,16 +56,25 @@ export class OrdersService {
 
   /**
    * Legs run in order, at once (each sees the book the previous ones left), and commit
-   * together; one leg's business failure does not undo the others.
+   * together; one leg's failure, its schema's included (`schemaErrors` of each leg, none when
+   * valid), does not undo or stop the others.
    */
   async batch(
     c: Credential,
-    legs: PlaceOrderBody[],
+    legs: unknown[],
     requestId: string,
+    schemaErrors: (leg: unknown) => AjvError[],
   ): Promise<BatchLegResultDto[]> {
     // submit is async, so a leg refused by the checks is a rejection like any other; each leg's
-    // command still runs at once, in order.
-    const settled = await Promise.allSettled(legs.map((leg) => this.submit(c, leg)));
+    // command still runs at once, in order. A leg its schema refuses is refused as POST /orders
+    // would refuse it, and never reaches the engine.
+    const settled = await Promise.allSettled(
+      legs.map((leg) => {
+        const errors = schemaErrors(leg);
+        if (errors.length > 0) return Promise.reject(validationFailed(schemaFields(errors)));
+        return this.submit(c, leg as PlaceOrderBody);
+      }),
+    );
     // The legs commit together: if that commit failed, the whole request failed (500), so that an
     // idempotent retry runs again instead of replaying the failure.
     const failedCommit = settled.find(
@@ -84,7 +93,7 @@ export class OrdersService {
       const err =
         s.status === 'rejected'
           ? s.reason
-          : fromEngine(s.value as Failure, { marketId: legs[index].market_id });
+          : fromEngine(s.value as Failure, { marketId: (legs[index] as PlaceOrderBody).market_id });
       return legError(index, err, requestId);
     });
   }
@@ -242,20 +251,26 @@ export class OrdersService {
 
   private shape(body: PlaceOrderBody): void {
     if (body.type === 'LIMIT' && body.price === undefined) {
-      throw validationFailed([{ field: 'price', message: 'price is required for a LIMIT order' }]);
+      throw validationFailed([
+        { field: 'price', message: 'price must be given for a LIMIT order' },
+      ]);
     }
     if (body.type === 'MARKET' && body.price !== undefined) {
-      throw validationFailed([{ field: 'price', message: 'a MARKET order takes no price' }]);
+      throw validationFailed([
+        { field: 'price', message: 'price must not be given for a MARKET order' },
+      ]);
     }
     if (body.type === 'MARKET' && body.time_in_force === 'GTC') {
-      throw validationFailed([{ field: 'time_in_force', message: 'a MARKET order is IOC or FOK' }]);
+      throw validationFailed([
+        { field: 'time_in_force', message: 'time_in_force must be IOC or FOK for a MARKET order' },
+      ]);
     }
     if (
       body.post_only === true &&
       (body.type !== 'LIMIT' || (body.time_in_force ?? 'GTC') !== 'GTC')
     ) {
       throw validationFailed([
-        { field: 'post_only', message: 'post_only needs a LIMIT GTC order' },
+        { field: 'post_only', message: 'post_only must be true only on a LIMIT GTC order' },
       ]);
     }
   }

@@ -74,7 +74,8 @@ export class SandboxClockController {
       throw validationFailed([
         {
           field: 'advance_seconds',
-          message: 'the clock may run at most ten years ahead of the wall clock in all',
+          message:
+            'advance_seconds must keep the clock at most ten years ahead of the wall clock in all',
         },
       ]);
     }

@@ -62,7 +62,8 @@ export function parseScenario(
 ): ScenarioInput {
   const problems: FieldError[] = [];
   const bad = (field: string, message: string) => problems.push({ field, message });
-  if (!isObject(body)) throw validationFailed([{ field: 'body', message: 'a JSON object' }]);
+  if (!isObject(body))
+    throw validationFailed([{ field: 'body', message: 'body must be a JSON object' }]);
   unknownFields(body, ['match', 'effect', 'times'], '', bad);
 
   let facts: OperationFacts | undefined;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AccountSnapshot, Failure } from '../../engine/index.js';
 import type { Environment } from '../../common/environment.js';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { ConfigService } from '../../config/config.service.js';
@@ -131,9 +131,7 @@ export function walletError(
     case 'INSUFFICIENT_FUNDS':
       return insufficientFunds(amount, rt.engine.available(userId) ?? 0);
     case 'INVALID_AMOUNT':
-      return new DomainError('VALIDATION_FAILED', `Invalid request: amount_cents: ${f.message}`, {
-        fields: [{ field: 'amount_cents', message: f.message }],
-      });
+      return validationFailed([{ field: 'amount_cents', message: f.message }]);
     default:
       return new DomainError('INTERNAL', 'Internal error');
   }

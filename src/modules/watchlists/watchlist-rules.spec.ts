@@ -47,7 +47,10 @@ describe('market_ids of a body', () => {
     const err = refusal([mkt(1), mkt(2), mkt(1)]);
     expect(err.code).toBe('VALIDATION_FAILED');
     expect(err.details.fields).toEqual([
-      { field: 'market_ids', message: `market_ids[2] repeats market_ids[0] (${mkt(1)})` },
+      {
+        field: 'market_ids',
+        message: `market_ids must not repeat an id: market_ids[2] repeats market_ids[0] (${mkt(1)})`,
+      },
     ]);
   });
 

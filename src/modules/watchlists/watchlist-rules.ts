@@ -44,7 +44,7 @@ export function checkedMarketIds(ids: readonly string[]): string[] {
       : [
           {
             field: 'market_ids',
-            message: `market_ids[${i}] repeats market_ids[${earlier}] (${id})`,
+            message: `market_ids must not repeat an id: market_ids[${i}] repeats market_ids[${earlier}] (${id})`,
           },
         ];
   });

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { DomainError } from '../../common/errors/domain-error.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 
 function v4ToInt(ip: string): number {
   return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
@@ -145,9 +145,9 @@ export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Prom
   try {
     url = new URL(raw);
   } catch {
-    throw invalid('url is not a valid absolute URL');
+    throw invalid('url must be a valid absolute URL');
   }
-  if (url.port === '0') throw invalid('url port must be 1..65535');
+  if (url.port === '0') throw invalid('url must have a port from 1 to 65535');
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw invalid('url must use https (or http outside production)');
   if (policy.httpsOnly && url.protocol !== 'https:') throw invalid('url must use https');
@@ -169,7 +169,7 @@ export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Prom
     return url;
   }
   const addresses = await resolveAll(host).catch(() => {
-    throw invalid(`url host ${host} does not resolve`);
+    throw invalid(`url must name a host that resolves (${host} does not)`);
   });
   if (addresses.length === 0 || addresses.some((a) => isBlockedAddress(a.address)))
     throw unsafe(host);
@@ -215,9 +215,7 @@ export function guardedLookup(allowPrivate: boolean) {
 }
 
 function invalid(message: string): DomainError {
-  return new DomainError('VALIDATION_FAILED', `Invalid request: ${message}`, {
-    fields: [{ field: 'url', message }],
-  });
+  return validationFailed([{ field: 'url', message }]);
 }
 
 function unsafe(host: string): DomainError {

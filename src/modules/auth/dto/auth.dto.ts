@@ -1,9 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, IsString, Length, MaxLength } from 'class-validator';
+import { IsString, Length, MaxLength } from 'class-validator';
+import { Email } from '../../../common/validation/fields.js';
 
 export class RegisterDto {
   @ApiProperty({ example: 'dev@example.com', format: 'email', maxLength: 320 })
-  @IsEmail()
+  @IsString()
+  @Email()
   @MaxLength(320)
   email: string;
 
@@ -15,7 +17,8 @@ export class RegisterDto {
 
 export class LoginDto {
   @ApiProperty({ example: 'trader@sandbox.test', format: 'email', maxLength: 320 })
-  @IsEmail()
+  @IsString()
+  @Email()
   @MaxLength(320)
   email: string;
 

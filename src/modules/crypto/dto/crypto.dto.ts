@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsString, Matches } from 'class-validator';
+import { IsIn, IsString, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { OptionalField } from '../../../common/validation/fields.js';
-import { instantMessage } from '../../../common/validation/instant.js';
+import { IsInstant } from '../../../common/validation/instant.js';
 import { CANDLE_INTERVAL_NAMES, CRYPTO_SYMBOLS, type CandleInterval } from '../crypto-symbols.js';
 import { USD_PATTERN } from '../usd.js';
 
@@ -69,7 +69,7 @@ export class CandleQueryDto extends PageQueryDto {
     description: 'Only candles starting at or after this instant (ISO 8601 with Z or an offset)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('from') })
+  @IsInstant()
   from?: string;
 
   @ApiPropertyOptional({
@@ -78,7 +78,7 @@ export class CandleQueryDto extends PageQueryDto {
       'Only candles starting before this instant (ISO 8601 with Z or an offset; exclusive). With from: after it, at most 366 days later',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('to') })
+  @IsInstant()
   to?: string;
 }
 

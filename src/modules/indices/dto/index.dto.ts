@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601 } from 'class-validator';
-import { instantMessage } from '../../../common/validation/instant.js';
+import { IsInstant } from '../../../common/validation/instant.js';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { OptionalField } from '../../../common/validation/fields.js';
 
@@ -63,7 +62,7 @@ export class IndexHistoryQueryDto extends PageQueryDto {
     description: 'Only points at or after this instant (ISO 8601 with Z or an offset)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('from') })
+  @IsInstant()
   from?: string;
 
   @ApiPropertyOptional({
@@ -71,6 +70,6 @@ export class IndexHistoryQueryDto extends PageQueryDto {
     description: 'Only points before this instant (ISO 8601 with Z or an offset; exclusive)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('to') })
+  @IsInstant()
   to?: string;
 }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { CodePointLength, OptionalField, PlainText } from '../../../common/validation/fields.js';
-import { instantMessage } from '../../../common/validation/instant.js';
+import { IsInstant } from '../../../common/validation/instant.js';
 import { CRYPTO_SYMBOLS } from '../../crypto/crypto-symbols.js';
 import { USD_PATTERN } from '../../crypto/usd.js';
 import { MARKET_CATEGORIES } from '../../markets/dto/market.dto.js';
@@ -40,7 +40,7 @@ export class CreateMarketDto {
 
   @ApiProperty({ format: 'date-time', description: CLOSE_TIME })
   @IsString()
-  @IsISO8601({ strict: true }, { message: instantMessage('close_time') })
+  @IsInstant()
   close_time: string;
 
   @ApiPropertyOptional({
@@ -117,7 +117,7 @@ export class UpdateMarketDto {
   @ApiPropertyOptional({ format: 'date-time', description: CLOSE_TIME })
   @OptionalField()
   @IsString()
-  @IsISO8601({ strict: true }, { message: instantMessage('close_time') })
+  @IsInstant()
   close_time?: string;
 
   @ApiPropertyOptional({

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsISO8601, Matches } from 'class-validator';
-import { instantMessage } from '../../../common/validation/instant.js';
+import { IsIn, Matches } from 'class-validator';
+import { IsInstant } from '../../../common/validation/instant.js';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { MARKET_ID } from '../../../common/ids/id-patterns.js';
 import { OptionalField } from '../../../common/validation/fields.js';
@@ -166,7 +166,7 @@ export class ExportOrdersQueryDto extends OrderFiltersDto {
       'Only orders created at or after this instant (ISO 8601, e.g. 2026-11-01T00:00:00Z)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('created_from') })
+  @IsInstant()
   created_from?: string;
 
   @ApiPropertyOptional({
@@ -174,7 +174,7 @@ export class ExportOrdersQueryDto extends OrderFiltersDto {
     description: 'Only orders created before this instant (ISO 8601; exclusive)',
   })
   @OptionalField()
-  @IsISO8601({ strict: true }, { message: instantMessage('created_to') })
+  @IsInstant()
   created_to?: string;
 }
 

@@ -43,7 +43,9 @@ export class SubmitQuoteUseCase {
     const bid = terms.bid ?? null;
     const ask = terms.ask ?? null;
     if (bid === null && ask === null) {
-      throw validationFailed([{ field: 'bid', message: 'give a bid, an ask or both' }]);
+      throw validationFailed([
+        { field: 'bid', message: 'bid must be given when ask is not (give a bid, an ask or both)' },
+      ]);
     }
     if (bid !== null && ask !== null && bid >= ask) {
       throw validationFailed([{ field: 'ask', message: 'ask must be above bid' }]);
