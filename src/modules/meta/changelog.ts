@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-batch-legs-schemas',
+    date: '2026-11-29',
+    title:
+      "Batch legs answer their own 400; one wording for validation messages; request schemas state the server's rules",
+    kind: 'CHANGED',
+    description:
+      'POST /orders/batch answers an invalid leg in its own result (400 VALIDATION_FAILED, fields named as POST /orders names them) while the valid legs run; only an invalid envelope (orders missing, not an array, empty, over 20 legs, another top-level field) refuses the whole batch, and the OpenAPI text says so. Validation messages have one form: every details.fields[].message reads "<field> must ..." (e.g. "colour must not be sent (not a known field)", "price must be present", "limit must be given at most once"), and a single-field answer\'s message is "Invalid request: " and that text. The OpenAPI request schemas now state what the server enforces: minItems/uniqueItems on webhook events, the patterns of 6-digit codes, ids and email addresses (now one regular expression on the server too: plain ASCII, a dot-atom local part, a top-level domain of letters), bounds and enums read from the validators, and the order body\'s conditional rules (LIMIT needs price; MARKET takes no price and is IOC or FOK; post_only needs LIMIT GTC) as if/then. An empty query value (?limit=) is 400 VALIDATION_FAILED naming it, stated as minLength 1. Date-time inputs accept every RFC 3339 date-time, lower-case t and z and leap seconds included; February 30 and hour 24 are refused.',
+  },
+  {
     id: '2026-11-29-ephemeral-worlds',
     date: '2026-11-29',
     title:
