@@ -160,7 +160,8 @@ export class DataExportsService implements OnModuleInit {
       list: `data-exports:${world}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) => this.runner.parts.repos.get(world).page(userId, after?.[0] ?? '', take),
+      fetch: (after, take) =>
+        this.runner.parts.repos.get(world).page(userId, after?.[0] ?? '', take),
       keyOf: (row) => [row.id],
       map: (row) => view(world, row),
     });

@@ -109,7 +109,10 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   schedule(): void {
     if (this.stopped) return;
     const queued = WORLDS.flatMap((world) =>
-      this.parts.repos.get(world).queued(1000).map((row) => ({ world, row })),
+      this.parts.repos
+        .get(world)
+        .queued(1000)
+        .map((row) => ({ world, row })),
     ).sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
     for (const { world, row } of queued) {
       if (this.runningFor(row.user_id) >= MAX_RUNNING_PER_USER) continue;

@@ -90,7 +90,6 @@ export class MarketsService {
     return this.engines.get(env).engine.marketSummary(id);
   }
 
-
   /** Markets ordered by close time, then id; keyset-paginated on that pair. */
   async list(env: WorldName, q: ListMarketsQueryDto): Promise<Page<MarketDto>> {
     // A market whose close time has come reads CLOSED at once, not at the next timer round.

@@ -63,7 +63,9 @@ export class SandboxClockController {
   advance(@World() world: WorldName, @Body() body: AdvanceClockDto): ClockDto {
     // With a world key: that world's clock only (its feed steps with it); the service clock stays.
     if (isWorldId(world)) {
-      return { now: new Date(this.engines.advanceWorld(world, body.advance_seconds * 1000)).toISOString() };
+      return {
+        now: new Date(this.engines.advanceWorld(world, body.advance_seconds * 1000)).toISOString(),
+      };
     }
     // The guard has checked this; the test narrows the type.
     if (!(this.clock instanceof AdjustableClock)) {

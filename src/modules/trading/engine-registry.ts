@@ -156,7 +156,8 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     const w = this.loadWorld(world);
     w.clock.advance(ms);
     const interval = this.config.values.sandboxFeedIntervalMs;
-    const steps = interval <= 0 ? 0 : Math.min(Math.floor(ms / interval), MAX_FEED_STEPS_PER_ADVANCE);
+    const steps =
+      interval <= 0 ? 0 : Math.min(Math.floor(ms / interval), MAX_FEED_STEPS_PER_ADVANCE);
     for (let i = 0; i < steps; i++) w.runtime.tick();
     w.runtime.closeDue();
     return w.clock.now();

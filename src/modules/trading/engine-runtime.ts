@@ -259,7 +259,12 @@ export class EngineRuntime {
       this.reopenHouse();
       throw err;
     }
-    this.bus.publish({ environment: this.environment, world: this.world, events, committedAt: now });
+    this.bus.publish({
+      environment: this.environment,
+      world: this.world,
+      events,
+      committedAt: now,
+    });
   }
 
   /**

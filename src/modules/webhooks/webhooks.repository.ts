@@ -183,7 +183,13 @@ export class WebhooksRepository {
     afterId: string,
     limit: number,
   ): EndpointRow[] {
-    return this.s.endpointsOfUser.all(userId, environment, worldId, afterId, limit) as EndpointRow[];
+    return this.s.endpointsOfUser.all(
+      userId,
+      environment,
+      worldId,
+      afterId,
+      limit,
+    ) as EndpointRow[];
   }
 
   /** A deleted world's endpoints stop: nothing of it is delivered again. */
