@@ -170,12 +170,12 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
         return;
       }
       const f = parseCsvLine(line);
-      same('columns', f.length, 16);
+      same('columns', f.length, 17);
       if (!(f[0] > lastId)) same(`order of ${f[0]}`, f[0], `> ${lastId}`); // oldest first, no duplicate
       if (f[0] > real.id) same('a row after the export began', f[0], real.id);
       lastId = f[0];
       if (f[0] === real.id) {
-        same('the placed order', f.slice(1, 14), [
+        same('the placed order', f.slice(1, 15), [
           '',
           m.id,
           'BUY',
@@ -189,13 +189,14 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
           'USER',
           'GTC',
           'false',
+          'CANCEL_TAKER',
         ]);
       } else {
         const i = Number(f[0].slice(6));
         const status = statuses[i % 3];
         same(
           `row ${i}`,
-          [f[0], f[1], f[2], f[6], f[7], f[10], f[11], f[14]],
+          [f[0], f[1], f[2], f[6], f[7], f[10], f[11], f[14], f[15]],
           [
             idOf(i),
             cidOf(i) ?? '',
@@ -204,6 +205,8 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
             String(1 + (i % 50)),
             status,
             status === 'CANCELLED' ? 'USER' : '',
+            // Rows from before the column existed read as the default mode.
+            'CANCEL_TAKER',
             '2026-11-01T00:00:00.000Z',
           ],
         );

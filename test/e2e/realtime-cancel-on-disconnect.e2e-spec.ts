@@ -61,6 +61,8 @@ describe('realtime: cancel-on-disconnect', () => {
   let clock: ManualClock;
   let k1: Trader;
   let k2: Trader;
+  /** Another user: k2 is k1's own account, which self-trade prevention keeps from trading with it. */
+  let k3: Trader;
   let watcher: WsClient;
 
   beforeAll(async () => {
@@ -68,6 +70,7 @@ describe('realtime: cancel-on-disconnect', () => {
     clock = svc.clock as ManualClock;
     k1 = await trader(svc, undefined, { scopes: WS_SCOPES });
     k2 = await keyFor(svc, k1.email, k1.token, { scopes: WS_SCOPES }); // same user, another key
+    k3 = await trader(svc, 'cod-counterparty@example.com', { scopes: ORDER_SCOPES });
     // A second connection of the same user, with the other key, watches `orders`.
     watcher = await WsClient.authed(svc.baseUrl, { api_key: k2.key });
     expect((await watcher.subscribe(['orders'])).type).toBe('subscribed');
@@ -144,7 +147,7 @@ describe('realtime: cancel-on-disconnect', () => {
     const mine = await rest(svc, k1, 3, 1);
     const partly = await place(svc, k1, limit(m, 'BUY', 'YES', m.reference, 10));
     // A partial fill leaves it PARTIALLY_FILLED: still open, still cancelled.
-    await place(svc, k2, limit(m, 'SELL', 'YES', m.reference, 4));
+    await place(svc, k3, limit(m, 'SELL', 'YES', m.reference, 4));
     mine.push(partly.id);
     const other = await rest(svc, k2, 2, 5);
     const from = watcher.mark();
