@@ -18,11 +18,15 @@ export interface InProcessApp {
 }
 
 /**
- * Boots the app on a fresh DATA_DIR with silent logs, no price feed and no rate limits. The
+ * Boots the app on a fresh DATA_DIR with silent logs, no price feed and no rate limits (`env`
+ * adds or overrides variables). The
  * compiled app reads seeds/ and public/ (the Explorer's page) two levels above its modules,
  * dist-bench/ here, so they are copied there first.
  */
-export async function startInProcessApp(name: string): Promise<InProcessApp> {
+export async function startInProcessApp(
+  name: string,
+  env: Record<string, string> = {},
+): Promise<InProcessApp> {
   for (const dir of ['seeds', 'public']) {
     cpSync(new URL(`../../../${dir}`, import.meta.url), new URL(`../../${dir}`, import.meta.url), {
       recursive: true,
@@ -35,6 +39,7 @@ export async function startInProcessApp(name: string): Promise<InProcessApp> {
     PORT: '0',
     SANDBOX_FEED_INTERVAL_MS: '0',
     RATE_LIMITS_ENABLED: 'false',
+    ...env,
   });
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
   const created = await createApp({ config, clock: new AdjustableClock(), logStream: sink });
