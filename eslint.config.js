@@ -31,7 +31,7 @@ export default tseslint.config(
   // The service, its tests and benches run on Node; the demo app's sources in the browser.
   { files: ['**/*.ts'], ignores: ['web/app/src/**'], languageOptions: { globals: { ...globals.node } } },
   { files: ['web/app/src/**/*.ts'], languageOptions: { globals: { ...globals.browser } } },
-  { files: ['**/*.js'], languageOptions: { globals: { ...globals.node } } },
+  { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: { ...globals.node } } },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } } },
   // Pages the service serves as they are (the Explorer's script): browser globals, no Node.
   { files: ['public/**/*.js'], languageOptions: { sourceType: 'script', globals: { ...globals.browser } } },

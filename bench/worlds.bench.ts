@@ -5,6 +5,8 @@
  * - create: POST /sandbox/worlds, p50/p99 over CYCLES creates (the first create, which builds the
  *   migrated template once per process, is reported apart); target p99 < 20 ms;
  * - delete: DELETE /sandbox/worlds/{id} of those worlds, p50/p99;
+ * - the same create and delete through EphemeralWorldsService directly (the world code without
+ *   the HTTP pipeline and the client, which share this process);
  * - memory per loaded idle world: LOADED fresh worlds, each touched with one request so its file
  *   and engine are loaded, then garbage collected: RSS and heap delta / LOADED; target <= 5 MB;
  *   and how many loaded worlds the default limits (MAX_WORLDS_PER_USER) and the heap hold;
@@ -12,7 +14,8 @@
  *   the shared paper world, same client, same run, in alternating rounds (A B A B ...).
  * Prints the figures and writes bench/results/worlds.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,6 +25,8 @@ import { postRequest, RawHttpConnection } from './support/raw-http-client.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
 import { EphemeralWorldsService } from '../src/modules/worlds/ephemeral-worlds.service.js';
 import type { WorldId } from '../src/common/environment.js';
+import type { Scope } from '../src/common/api/scopes.js';
+import type { Credential } from '../src/common/http/request-context.js';
 
 const CYCLES = Number(process.env.BENCH_WORLD_CYCLES ?? 200);
 const WARMUP = 5;
@@ -32,7 +37,13 @@ const CONNECTIONS = 8;
 const DEFAULT_MAX_WORLDS_PER_USER = 20;
 const CREATE_TARGET_P99_MS = 20;
 const MEMORY_TARGET_MB = 5;
-const SCOPES = ['markets:read', 'orders:read', 'orders:write', 'wallet:read', 'wallet:write'];
+const SCOPES: Scope[] = [
+  'markets:read',
+  'orders:read',
+  'orders:write',
+  'wallet:read',
+  'wallet:write',
+];
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -182,6 +193,37 @@ async function main(): Promise<void> {
       `create p50 ${create.p50} ms p99 ${create.p99} ms; delete p50 ${del.p50} ms p99 ${del.p99} ms (first create ${Math.round(first.ms)} ms)`,
     );
 
+    // 1b. The service path alone, as the controller calls it.
+    const cred: Credential = {
+      type: 'API_KEY',
+      userId: paper.userId,
+      keyId: paper.keyId,
+      environment: 'test',
+      world: 'test',
+      scopes: SCOPES,
+      tier: 'FREE',
+    };
+    const serviceCreateMs: number[] = [];
+    const serviceDeleteMs: number[] = [];
+    const serviceMade: string[] = [];
+    for (let i = 0; i < WARMUP + CYCLES; i++) {
+      const t0 = performance.now();
+      const w = await worlds.create(cred, { seed: i });
+      if (i >= WARMUP) serviceCreateMs.push(performance.now() - t0);
+      serviceMade.push(w.id);
+    }
+    for (const [i, id] of serviceMade.entries()) {
+      const t0 = performance.now();
+      await worlds.delete(cred, id);
+      if (i >= WARMUP) serviceDeleteMs.push(performance.now() - t0);
+    }
+    const serviceCreate = stats(serviceCreateMs);
+    const serviceDelete = stats(serviceDeleteMs);
+    console.log(
+      `service path: create p50 ${serviceCreate.p50} ms p99 ${serviceCreate.p99} ms; delete p50 ${serviceDelete.p50} ms p99 ${serviceDelete.p99} ms`,
+    );
+    const templateBytes = statSync(join(created.dataDir, 'worlds', '.template.sqlite')).size;
+
     // 2. Memory per loaded idle world: LOADED fresh worlds (unloaded until their first request).
     const loadedSet: { id: WorldId; key: string }[] = [];
     for (let i = 0; i < LOADED; i++) loadedSet.push(await createWorld({ seed: 1000 + i }));
@@ -242,6 +284,9 @@ async function main(): Promise<void> {
       benchmark: 'worlds',
       create_ms: create,
       delete_ms: del,
+      service_create_ms: serviceCreate,
+      service_delete_ms: serviceDelete,
+      template_bytes: templateBytes,
       first_create_ms_with_template_build: Math.round(first.ms * 10) / 10,
       create_target_p99_ms: CREATE_TARGET_P99_MS,
       create_meets_target: create.p99 < CREATE_TARGET_P99_MS,
@@ -265,7 +310,8 @@ async function main(): Promise<void> {
         paper_orders_per_s: paperRate,
         world_to_paper_ratio: ratio,
       },
-      storage: 'better-sqlite3, file-backed, WAL, synchronous=NORMAL; client and server in one process',
+      storage:
+        'better-sqlite3, file-backed, WAL, synchronous=NORMAL; client and server in one process',
       node: process.version,
       cpus: cpus().length,
       load_average_1m: Math.round(loadavg()[0] * 100) / 100,

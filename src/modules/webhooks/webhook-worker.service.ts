@@ -8,7 +8,7 @@ import { ConfigService } from '../../config/config.service.js';
 import type { AttemptRow } from './webhook-attempts.repository.js';
 import { sendWebhook, simulatedResult, type SendResult } from './webhook-sender.js';
 import { signatureHeader } from './webhook-signer.js';
-import { SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
+import { endpointWorld, SUSPEND_AFTER_DEAD_LETTERS, WebhooksCore } from './webhooks.core.js';
 import { CUT_SHORT_LAST, type DeliveryRow, type EndpointRow } from './webhooks.repository.js';
 
 /** At most this many attempts in flight per endpoint, so a slow endpoint only slows itself. */
@@ -97,9 +97,10 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
    */
   poll(): void {
     if (this.stopped) return;
-    const now = this.core.nowIso();
     const maxInFlight = this.config.values.webhookMaxInFlight;
-    for (const env of ['live', 'test'] as const) {
+    // Ephemeral worlds' endpoints too, each on its world's clock.
+    for (const env of this.core.deliveringWorlds()) {
+      const now = new Date(this.core.nowOf(env)).toISOString();
       const endpoints = this.core.endpointsFor(env);
       const n = endpoints.length;
       const first = n === 0 ? 0 : this.rotation++ % n;
@@ -168,13 +169,15 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     // have got it. A delivery whose attempts used up its schedule is not sent again (a cut-short
     // last attempt, or one that ran while its endpoint was suspended and is now reactivated).
     const prior = d.attempts + (d.attempt_started_at !== null ? 1 : 0);
+    const world = endpointWorld(endpoint);
     if (prior >= this.config.values.webhookRetrySchedule.length) {
-      if (this.core.repo.exhaust(d.id, this.core.nowIso(), CUT_SHORT_LAST)) this.core.invalidate();
+      const at = new Date(this.core.nowOf(world)).toISOString();
+      if (this.core.repo.exhaust(d.id, at, CUT_SHORT_LAST)) this.core.invalidate();
       return;
     }
     // Marked before it is sent, so that an attempt a crash or shutdown cuts short is counted at
     // the next boot: `attempts` is every POST the receiver may have seen.
-    const startedAt = this.core.nowIso();
+    const startedAt = new Date(this.core.nowOf(world)).toISOString();
     if (!this.core.repo.startAttempt(d.id, startedAt)) return;
     const began = performance.now();
     // A simulated failure (the workbench) stands in for the receiver: nothing is sent.
@@ -213,11 +216,11 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   /** Records the outcome, schedules the retry or dead-letters, then updates health and suspension. */
   private record(endpointId: string, d: DeliveryRow, r: SendResult, log: AttemptRow): void {
     const schedule = this.config.values.webhookRetrySchedule;
-    const now = this.core.clock.now();
-    const at = new Date(now).toISOString();
-    const attempts = d.attempts + 1;
     const endpoint = this.core.repo.endpoint(endpointId);
     if (endpoint === undefined) return;
+    const now = this.core.nowOf(endpointWorld(endpoint));
+    const at = new Date(now).toISOString();
+    const attempts = d.attempts + 1;
     let status: DeliveryRow['status'] = 'PENDING';
     let next: string | null = null;
     let completed: string | null = null;

@@ -11,6 +11,7 @@ import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 import { MailService } from '../mail/mail.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
+import { WorldCatalog } from '../worlds/world-catalog.js';
 import { truncatedUrl } from './url-safety.js';
 import { WebhookAttemptsRepository } from './webhook-attempts.repository.js';
 import { WebhooksRepository, type EndpointRow } from './webhooks.repository.js';
@@ -61,6 +62,7 @@ export class WebhooksCore {
     private readonly mail: MailService,
     private readonly users: UsersService,
     private readonly notifications: NotificationsService,
+    private readonly worlds: WorldCatalog,
   ) {
     this.repo = new WebhooksRepository(connectionOf(db));
     this.attempts = new WebhookAttemptsRepository(connectionOf(db));
@@ -73,6 +75,22 @@ export class WebhooksCore {
 
   nowIso(): string {
     return this.clock.nowDate().toISOString();
+  }
+
+  /**
+   * The time of a world: an ephemeral world's clock runs ahead of the service clock by the offset
+   * its registry row keeps (saved on every advance), so a world's deliveries are due, retried and
+   * dead-lettered on the world's clock (POST /sandbox/clock with its key) without loading it.
+   */
+  nowOf(world: WorldName): number {
+    const now = this.clock.now();
+    return isWorldId(world) ? now + (this.worlds.one(world)?.clock_offset_ms ?? 0) : now;
+  }
+
+  /** The worlds with at least one endpoint to deliver to: live, paper and ephemeral ones. */
+  deliveringWorlds(): WorldName[] {
+    this.endpointsFor('live');
+    return [...(this.cache?.keys() ?? [])];
   }
 
   newSecret(): string {
@@ -143,7 +161,7 @@ export class WebhooksCore {
     e: { id: string; type: string; createdAt: string; data: unknown },
     endpoints: readonly EndpointRow[],
   ): void {
-    const now = this.nowIso();
+    const now = new Date(this.nowOf(env)).toISOString();
     const firstAttempt =
       this.firstDelayMs === 0 ? now : new Date(Date.parse(now) + this.firstDelayMs).toISOString();
     const payload = JSON.stringify({
