@@ -34,6 +34,8 @@ export interface RequestOptions {
   body?: unknown;
   /** A session token instead of the key (minting the key). */
   token?: string;
+  /** Another key than the current one (the tab's own key, managing its worlds). */
+  key?: string;
   query?: Record<string, string | number | undefined>;
   /** Extra request headers (Idempotency-Key). */
   headers?: Record<string, string>;
@@ -52,6 +54,7 @@ export async function request<T>(
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  else if (opts.key !== undefined) headers['x-api-key'] = opts.key;
   else if (currentKey !== null) headers['x-api-key'] = currentKey;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   const qs = new URLSearchParams();

@@ -3,11 +3,16 @@
 import { describe } from './api.js';
 import { h } from './dom.js';
 import type { Realtime } from './realtime.js';
+import type { TabWorld } from './session.js';
 import type { Me } from './types.js';
 
 export interface Ctx {
   rt: Realtime;
   me: Me;
+  /** The ephemeral world the tab is in, or null for the shared paper world. */
+  world: TabWorld | null;
+  /** Moves the tab (REST and the feed) to one of its worlds, or back to the paper world (null). */
+  switchWorld(id: string | null): void;
   navigate(path: string): void;
   /** False once the view was left (a view that awaited something checks it before drawing). */
   alive(): boolean;

@@ -5,13 +5,21 @@ import { describe } from './api.js';
 import type { Ctx } from './context.js';
 import { button, fill, h } from './dom.js';
 import { type ConnectionState, Realtime } from './realtime.js';
-import { restore, signOut, storedKey } from './session.js';
+import {
+  activeWorld,
+  currentKey,
+  forgetWorld,
+  restore,
+  setActiveWorld,
+  signOut,
+} from './session.js';
 import type { Me } from './types.js';
 import { marketView } from './views/market.js';
 import { marketsView } from './views/markets.js';
 import { portfolioView } from './views/portfolio.js';
 import { signInView } from './views/sign-in.js';
 import { watchlistsView } from './views/watchlists.js';
+import { worldsView } from './views/worlds.js';
 
 const BASE = '/app';
 const root = document.getElementById('root')!;
@@ -29,12 +37,33 @@ function route(): string {
 }
 
 function start(me: Me): void {
-  const key = storedKey()!;
+  const key = currentKey()!;
+  const world = activeWorld();
+  let leave: (() => void)[] = [];
+  let current = true;
+  const stop = (): void => {
+    current = false;
+    rt.stop();
+    for (const fn of leave) fn();
+  };
+  // Another world: the feed reconnects with its key and every view is drawn again from it. Only
+  // once per start (a deleted world's key closing the feed and the delete itself both ask).
+  const switchWorld = (id: string | null): void => {
+    if (!current) return;
+    stop();
+    setActiveWorld(id);
+    start(me);
+  };
   const rt = new Realtime(key, (reason) => {
+    // A world's key stops when the world is deleted or expires: back to the paper world.
+    if (world !== null) {
+      forgetWorld(world.id);
+      switchWorld(null);
+      return;
+    }
     signOut();
     showSignIn(`Signed out: ${reason}`);
   });
-  let leave: (() => void)[] = [];
   const main = h('main', { attrs: { id: 'main' } });
   const conn = h('span', { class: 'conn', attrs: { role: 'status', 'aria-label': 'Connection' } });
   rt.onState((s) => {
@@ -61,16 +90,22 @@ function start(me: Me): void {
       { attrs: { 'aria-label': 'Main' } },
       navLink('Markets', '/'),
       navLink('Portfolio', '/portfolio'),
-      navLink('Watchlists', '/watchlists'),
+      // Watchlists live in the shared paper world only (a world answers 422).
+      ...(world === null ? [navLink('Watchlists', '/watchlists')] : []),
+      navLink('Worlds', '/worlds'),
     ),
     h(
       'div',
       { class: 'who' },
       conn,
+      h('span', {
+        class: world === null ? 'world-badge' : 'world-badge in-world',
+        text: world === null ? 'Shared paper world' : `World ${world.name ?? world.id}`,
+        attrs: { 'aria-label': 'Active world', 'data-world': world?.id ?? 'paper' },
+      }),
       h('span', { class: 'muted', text: `${me.user.email} · test` }),
       button('Sign out', () => {
-        rt.stop();
-        for (const fn of leave) fn();
+        stop();
         signOut();
         showSignIn();
       }),
@@ -104,6 +139,8 @@ function start(me: Me): void {
     const ctx: Ctx = {
       rt,
       me,
+      world,
+      switchWorld,
       navigate,
       alive: () => alive,
       onLeave,
@@ -114,7 +151,8 @@ function start(me: Me): void {
     window.scrollTo(0, 0);
     if (market !== null) void marketView(ctx, main, decodeURIComponent(market[1]));
     else if (path === '/portfolio') portfolioView(ctx, main);
-    else if (path === '/watchlists') watchlistsView(ctx, main);
+    else if (path === '/watchlists' && world === null) watchlistsView(ctx, main);
+    else if (path === '/worlds') worldsView(ctx, main);
     else marketsView(ctx, main);
   };
   function navigate(path: string): void {

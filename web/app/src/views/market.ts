@@ -137,7 +137,8 @@ export async function marketView(ctx: Ctx, root: HTMLElement, id: string): Promi
   };
   ctx.onResync(() => void refresh());
 
-  const extra = MARKET_PANELS.map((make) => make(ctx, market));
+  // RFQ, watchlists and comments live in the shared paper world: a world answers 422 for them.
+  const extra = ctx.world === null ? MARKET_PANELS.map((make) => make(ctx, market)) : [];
   fill(
     root,
     h(
