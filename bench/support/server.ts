@@ -69,7 +69,8 @@ export async function startBenchServer(
     }
     rmSync(dataDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 30_000;
+  // Generous: on a shared, loaded machine the boot alone can take tens of seconds.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (proc.exitCode !== null) {
       await stop();

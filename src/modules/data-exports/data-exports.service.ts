@@ -26,7 +26,7 @@ import {
   type DataExportEstimateDto,
   type DatasetDto,
 } from './dto/data-export.dto.js';
-import { countRows, estimateSize } from './export-writer.js';
+import { estimateSize } from './export-writer.js';
 import { ExportRunner } from './export-runner.service.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
 
@@ -95,7 +95,7 @@ export class DataExportsService implements OnModuleInit {
     const scope = this.scope(world, c, body);
     const reader = this.runner.parts.readers.get(world);
     const hi = reader.lastRowid(scope.def);
-    const count = await countRows(reader, scope, hi);
+    const count = await this.runner.count(world, scope, hi);
     return { record_count: count, size_bytes: estimateSize(reader, scope, body.format, hi, count) };
   }
 
@@ -110,7 +110,7 @@ export class DataExportsService implements OnModuleInit {
     const max = this.config.values.exportMaxRows;
     this.assertRoom(world, c.userId);
     const hi = reader.lastRowid(scope.def);
-    const count = await countRows(reader, scope, hi, max);
+    const count = await this.runner.count(world, scope, hi, max);
     if (count > max) {
       throw new DomainError(
         'EXPORT_TOO_LARGE',

@@ -21,9 +21,19 @@ export interface ExportThreadJob {
   batchRows: number;
 }
 
+/**
+ * A count of a scope's rows through `hi`, stopping once past `stopAbove`
+ * (see {@link countRows}): the same program, without a file.
+ */
+export type CountThreadJob = Omit<ExportThreadJob, 'format' | 'path' | 'batchRows'> & {
+  count: true;
+  stopAbove: number;
+};
+
 /** Messages from the worker thread. */
 export type ExportThreadMessage =
   | { type: 'progress'; records: number }
+  | { type: 'counted'; count: number }
   | { type: 'done'; written: Written }
   | { type: 'failed'; message: string };
 
@@ -44,6 +54,35 @@ export function exportWorkerFile(): string {
   return fileURLToPath(
     new URL('../../../dist/modules/data-exports/export-worker.js', import.meta.url),
   );
+}
+
+/**
+ * Counts a scope's rows in a worker thread of its own: a count of a large table is tens or
+ * hundreds of milliseconds of SQLite work, which on the request thread would delay the requests
+ * served meanwhile (bench:exports). Rejects when the worker fails or stops without a count.
+ */
+export function countInThread(job: CountThreadJob, file = exportWorkerFile()): Promise<number> {
+  if (!existsSync(file)) {
+    return Promise.reject(
+      new Error(`the export worker ${file} is missing: build the service (npm run build)`),
+    );
+  }
+  const worker = new Worker(file, { workerData: job, resourceLimits: RESOURCE_LIMITS });
+  return new Promise<number>((resolve, reject) => {
+    let count: number | null = null;
+    let failure: string | null = null;
+    worker.on('message', (m: ExportThreadMessage) => {
+      if (m.type === 'counted') count = m.count;
+      else if (m.type === 'failed') failure = m.message;
+    });
+    worker.on('error', (err) => {
+      failure ??= `export worker crashed: ${err.message}`;
+    });
+    worker.once('exit', (code) => {
+      if (count !== null && failure === null) resolve(count);
+      else reject(new Error(failure ?? `export worker stopped (exit code ${code})`));
+    });
+  });
 }
 
 /**
@@ -70,7 +109,7 @@ export class ExportThread {
       this.worker.on('message', (m: ExportThreadMessage) => {
         if (m.type === 'progress') this.records = m.records;
         else if (m.type === 'done') written = m.written;
-        else failure = m.message;
+        else if (m.type === 'failed') failure = m.message;
       });
       this.worker.on('error', (err) => {
         failure ??= `export worker crashed: ${err.message}`;

@@ -3,7 +3,9 @@
  * export-thread.ts): it opens the job's world database read-only, reads and formats the rows,
  * hashes and writes them to the partial file, and reports to the main thread by message. WAL
  * mode lets this reader run beside the main thread's writer without blocking it. Nothing here
- * touches the job's row: the main thread owns the job's lifecycle.
+ * touches the job's row: the main thread owns the job's lifecycle. Given a count job instead
+ * (CountThreadJob), it counts the scope's rows and reports the count: how a create or estimate
+ * of a large export counts off the request thread.
  */
 import Database from 'better-sqlite3';
 import { readlinkSync } from 'node:fs';
@@ -11,8 +13,8 @@ import { setPriority } from 'node:os';
 import { basename } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DATASET_DEFS, DatasetReader } from './datasets.js';
-import type { ExportThreadJob, ExportThreadMessage } from './export-thread.js';
-import { writeRows } from './export-writer.js';
+import type { CountThreadJob, ExportThreadJob, ExportThreadMessage } from './export-thread.js';
+import { countRows, writeRows } from './export-writer.js';
 
 /** Progress is reported at most this often: each message is main-thread work. */
 const PROGRESS_MS = 1000;
@@ -37,7 +39,7 @@ function lowerPriority(): void {
 const port = parentPort;
 if (port === null) throw new Error('export-worker.js runs as a worker thread only');
 const post = (m: ExportThreadMessage): void => port.postMessage(m);
-const job = workerData as ExportThreadJob;
+const job = workerData as ExportThreadJob | CountThreadJob;
 
 async function main(): Promise<void> {
   lowerPriority();
@@ -47,16 +49,22 @@ async function main(): Promise<void> {
     // One pass over the rows in rowid order reads each page once: a small page cache does (the
     // driver's default is 16 MB per connection, all of it resident once filled).
     db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+    const scope = {
+      def: DATASET_DEFS[job.dataset],
+      userId: job.userId,
+      start: job.start,
+      end: job.end,
+      marketIds: job.marketIds,
+    };
+    if ('count' in job) {
+      const count = await countRows(new DatasetReader(db), scope, job.hi, job.stopAbove);
+      post({ type: 'counted', count });
+      return;
+    }
     let reported = Date.now();
     const written = await writeRows(
       new DatasetReader(db),
-      {
-        def: DATASET_DEFS[job.dataset],
-        userId: job.userId,
-        start: job.start,
-        end: job.end,
-        marketIds: job.marketIds,
-      },
+      scope,
       job.format,
       job.hi,
       job.path,

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
-import { once } from 'node:events';
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import {
   DatasetReader,
   formatRows,
@@ -10,15 +9,15 @@ import {
 } from './datasets.js';
 
 /**
- * Rowids one counting step covers. Counting runs on the main thread (a create or estimate needs
- * the count to answer), so a step is kept to a fraction of a millisecond of SQLite work on a quiet
- * machine: bench:exports profiled 20,000-rowid steps as the main thread's only export work left,
- * each a stall of the orders served beside it.
+ * Rowids one counting step covers. A small count runs on the main thread (a create or estimate
+ * needs the count to answer; a large one runs in a worker thread, see ExportRunner.count), so a
+ * step is kept to a fraction of a millisecond of SQLite work on a quiet machine: bench:exports
+ * profiled 20,000-rowid steps as stalls of the orders served beside them.
  */
 const COUNT_SPAN = 2_000;
 
-/** Bytes of formatted rows gathered before a file write. */
-const FLUSH_BYTES = 64 * 1024;
+/** Characters of formatted rows gathered before a file write: few large writes, not many small. */
+const FLUSH_BYTES = 1 << 20;
 
 /** The next turn of the event loop, after pending I/O: requests are served between batches. */
 export const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -65,11 +64,29 @@ export interface Written {
 }
 
 /**
- * Writes the scope's rows through rowid `hi` to `path` in constant memory: a batch of rows per
- * event-loop turn, each formatted, hashed and written, waiting for 'drain' when the stream's
- * buffer is full. `progress` hears the rows written so far after each batch. It runs in an
- * export job's worker thread (export-worker.ts), which is stopped by terminating it; the caller
- * removes the partial file of a write that did not finish.
+ * How a job's worker thread paces itself. An export is background work on a machine whose CPUs
+ * and disk also serve requests, so the worker does not run flat out: after each `sliceMs` of work
+ * it rests `restPerWork` times as long (measured in wall time, so a busy machine, which stretches
+ * the slices, also stretches the rests), and it flushes its file to disk every `syncBytes` so
+ * the kernel never holds a whole export's dirty pages for one long flush at the end, which would
+ * queue the service's own database syncs behind it.
+ */
+export interface Pacing {
+  sliceMs: number;
+  restPerWork: number;
+  syncBytes: number;
+}
+
+export const EXPORT_PACING: Pacing = { sliceMs: 20, restPerWork: 0.5, syncBytes: 8 << 20 };
+
+/**
+ * Writes the scope's rows through rowid `hi` to `path` in constant memory, a batch of rows at a
+ * time, each formatted, hashed and gathered to about {@link FLUSH_BYTES} per write; the file is
+ * on disk (fdatasync) when this resolves. It runs in an export job's worker thread
+ * (export-worker.ts), so its writes are synchronous: they run on that thread, at its lowered
+ * priority, rather than on the libuv pool the request thread's own file work uses. `progress`
+ * hears the rows written so far after each batch. The worker is stopped by terminating it; the
+ * caller removes the partial file of a write that did not finish.
  */
 export async function writeRows(
   reader: DatasetReader,
@@ -79,45 +96,51 @@ export async function writeRows(
   path: string,
   batchRows: number,
   progress: (records: number) => void = () => undefined,
+  pacing: Pacing = EXPORT_PACING,
 ): Promise<Written> {
-  const fh = await open(path, 'w', 0o600);
-  const out = fh.createWriteStream({ autoClose: false, highWaterMark: 1 << 16 });
+  const fd = openSync(path, 'w', 0o600);
   const hash = createHash('sha256');
   let bytes = 0;
+  let unsynced = 0;
   let records = 0;
-  // Formatted rows gather to about FLUSH_BYTES before each write: one file write per batch of
-  // a few rows would spend the time in system calls.
   let pending = '';
-  const flush = async (): Promise<void> => {
+  const flush = (): void => {
     if (pending === '') return;
     const buf = Buffer.from(pending, 'utf8');
     pending = '';
     hash.update(buf);
+    for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
     bytes += buf.length;
-    if (!out.write(buf)) await once(out, 'drain');
-  };
-  const write = async (text: string): Promise<void> => {
-    pending += text;
-    if (pending.length >= FLUSH_BYTES) await flush();
+    unsynced += buf.length;
+    if (unsynced >= pacing.syncBytes) {
+      fdatasyncSync(fd);
+      unsynced = 0;
+    }
   };
   try {
-    await write(headerOf(scope.def, format));
+    pending = headerOf(scope.def, format);
     let lo = 0;
+    let slice = performance.now();
     for (;;) {
       const rows = reader.page(scope, lo, hi, batchRows);
       if (rows.length === 0) break;
       lo = Number(rows[rows.length - 1][0]);
       records += rows.length;
-      await write(formatRows(scope.def, format, rows));
+      pending += formatRows(scope.def, format, rows);
+      if (pending.length >= FLUSH_BYTES) flush();
       progress(records);
-      await nextTurn();
+      const worked = performance.now() - slice;
+      if (worked >= pacing.sliceMs) {
+        await sleep(worked * pacing.restPerWork);
+        slice = performance.now();
+      }
     }
-    await flush();
-    out.end();
-    await once(out, 'finish');
+    flush();
+    fdatasyncSync(fd);
   } finally {
-    out.destroy();
-    await fh.close().catch(() => undefined);
+    closeSync(fd);
   }
   return { records, bytes, sha256: hash.digest('hex') };
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
