@@ -217,16 +217,16 @@ export class AccessPipeline {
     const resolved = KEY_FORMAT.test(secret) ? await this.keys.bySecret(secret) : null;
     if (resolved === null) throw new DomainError('UNAUTHENTICATED', 'Unknown or malformed API key');
     const key = resolved.entity;
-    // A world key reaches its world only (its environment is test, so paper rules apply), and
-    // its expiry and signature window read that world's clock, as all its time rules do.
-    const world =
-      key.worldId ?? worldOfKey({ environment: key.environment, scopes: resolved.scopes });
-    const now = this.clocks.for(world).now();
     if (key.revokedAt !== null) {
       throw new DomainError('API_KEY_REVOKED', `API key ${key.prefix}... was revoked`, {
         key_id: key.id,
       });
     }
+    // A world key reaches its world only (its environment is test, so paper rules apply), and
+    // its expiry and signature window read that world's clock, as all its time rules do.
+    const world =
+      key.worldId ?? worldOfKey({ environment: key.environment, scopes: resolved.scopes });
+    const now = this.clocks.for(world).now();
     const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
     if (expiresAt !== null && expiresAt <= now) {
       throw new DomainError(
