@@ -212,9 +212,18 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     runtime.spooler = this.spooler;
     // No timers: the feed steps when the world's clock is advanced, and markets close on the
     // next command (every command checks), so an idle world costs no CPU.
-    runtime.openHouse();
+    // Registered before the house opens: its opening quotes are a committed batch, whose
+    // subscribers (the realtime fan-out) ask for this world's engine again; loading it a second
+    // time there recursed without end whenever a socket was open.
     const loaded = { runtime, clock };
     this.worlds.set(world, loaded);
+    try {
+      runtime.openHouse();
+    } catch (err) {
+      this.worlds.delete(world);
+      runtime.stop();
+      throw err;
+    }
     return loaded;
   }
 

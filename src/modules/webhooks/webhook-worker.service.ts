@@ -99,7 +99,8 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.stopped) return;
     const now = this.core.nowIso();
     const maxInFlight = this.config.values.webhookMaxInFlight;
-    for (const env of ['live', 'test'] as const) {
+    // Every world's endpoints: an ephemeral world's deliveries wait in the same queue.
+    for (const env of this.core.endpointWorlds()) {
       const endpoints = this.core.endpointsFor(env);
       const n = endpoints.length;
       const first = n === 0 ? 0 : this.rotation++ % n;

@@ -93,6 +93,12 @@ export class WebhooksCore {
   }
 
   /** The endpoints receiving a world's events (not disabled). */
+  /** The worlds that have endpoints: live, paper, and each ephemeral world with one. */
+  endpointWorlds(): WorldName[] {
+    this.endpointsFor('live');
+    return [...this.cache!.keys()];
+  }
+
   endpointsFor(world: WorldName): EndpointRow[] {
     if (this.cache === null) {
       this.cache = new Map<WorldName, EndpointRow[]>([
