@@ -101,13 +101,10 @@ export class AppModule {
         WebhooksModule,
         EphemeralWorldsModule,
       ],
-      // The clock control is a test fixture: with SANDBOX_CLOCK_CONTROL off its route does not
-      // exist at all (404 for every method, and absent from the OpenAPI document).
-      controllers: [
-        MetaController,
-        HealthController,
-        ...(deps.config.values.sandboxClockControl ? [SandboxClockController] : []),
-      ],
+      // The clock control is a test fixture. A world key moves its world's clock whatever
+      // SANDBOX_CLOCK_CONTROL says, so the route is always there; outside a world it answers 404
+      // unless the control is on (its guard).
+      controllers: [MetaController, HealthController, SandboxClockController],
       providers: [SeedService],
     };
   }

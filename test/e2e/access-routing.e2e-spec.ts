@@ -11,6 +11,7 @@ import { DomainError } from '../../src/common/errors/domain-error.js';
 import { newRequestContext } from '../../src/common/http/request-context.js';
 import type { ConfigService } from '../../src/config/config.service.js';
 import { AccessPipeline } from '../../src/modules/access/access.pipeline.js';
+import type { WorldClocks } from '../../src/modules/worlds/world-clocks.service.js';
 import { MemoryReplayCache } from '../../src/modules/access/replay-cache.js';
 import type { SessionTokensService } from '../../src/modules/access/session-tokens.service.js';
 import type {
@@ -371,7 +372,17 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
       isAdmin: () => false,
     } as unknown as UsersService;
     const config = { values: { sandboxEnabled } } as unknown as ConfigService;
-    return new AccessPipeline(keys, sessions, users, clock, config, new MemoryReplayCache(clock));
+    // No world keys here: every key reads the service clock.
+    const clocks = { for: () => clock } as unknown as WorldClocks;
+    return new AccessPipeline(
+      keys,
+      sessions,
+      users,
+      clock,
+      config,
+      new MemoryReplayCache(clock),
+      clocks,
+    );
   }
 
   function request(headers: Record<string, string>): FastifyRequest {

@@ -9,6 +9,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { worldOfKey } from '../worlds/key-world.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { isWorldId } from '../../common/environment.js';
 import { REPLAY_CACHE, type ReplayCache } from './replay-cache.js';
 import {
@@ -85,6 +86,7 @@ export class AccessPipeline {
     private readonly clock: Clock,
     private readonly config: ConfigService,
     @Inject(REPLAY_CACHE) private readonly replays: ReplayCache,
+    private readonly clocks: WorldClocks,
   ) {}
 
   async authenticate(req: FastifyRequest, meta: RouteMeta): Promise<void> {
@@ -215,12 +217,16 @@ export class AccessPipeline {
     const resolved = KEY_FORMAT.test(secret) ? await this.keys.bySecret(secret) : null;
     if (resolved === null) throw new DomainError('UNAUTHENTICATED', 'Unknown or malformed API key');
     const key = resolved.entity;
-    const now = this.clock.now();
     if (key.revokedAt !== null) {
       throw new DomainError('API_KEY_REVOKED', `API key ${key.prefix}... was revoked`, {
         key_id: key.id,
       });
     }
+    // A world key reaches its world only (its environment is test, so paper rules apply), and
+    // its expiry and signature window read that world's clock, as all its time rules do.
+    const world =
+      key.worldId ?? worldOfKey({ environment: key.environment, scopes: resolved.scopes });
+    const now = this.clocks.for(world).now();
     const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
     if (expiresAt !== null && expiresAt <= now) {
       throw new DomainError(
@@ -253,8 +259,7 @@ export class AccessPipeline {
       userId: key.userId,
       keyId: key.id,
       environment: worldOfKey({ environment: key.environment, scopes: resolved.scopes }),
-      // A world key reaches its world only (its environment is test, so paper rules apply).
-      world: key.worldId ?? worldOfKey({ environment: key.environment, scopes: resolved.scopes }),
+      world,
       scopes: resolved.scopes,
       tier: key.tier,
       expiresAt,

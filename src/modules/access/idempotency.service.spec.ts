@@ -16,6 +16,7 @@ import {
 } from '../../database/databases.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 import { IDEMPOTENCY_TTL_MS, IdempotencyService } from './idempotency.service.js';
+import type { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -90,6 +91,8 @@ describe('IdempotencyService: an expired key reused by two identical requests at
         clock,
         config,
         new WorldDatabases(noEngine, noEngine, config),
+        // No ephemeral world in these requests: every world reads the service clock.
+        { for: () => clock } as unknown as WorldClocks,
       ),
       clock,
       repo: real,

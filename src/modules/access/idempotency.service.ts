@@ -10,6 +10,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { In, LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { timesSent } from '../../common/http/raw-headers.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
@@ -39,7 +40,8 @@ declare module 'fastify' {
 }
 
 /**
- * Idempotency-Key on mutations, scoped per credential owner, kept 24 hours (service Clock):
+ * Idempotency-Key on mutations, scoped per credential owner, kept 24 hours (the clock of the
+ * request's world: the service clock, or an ephemeral world's own, see WorldClocks):
  * the same key and request replays the stored status and body with Idempotent-Replayed: true;
  * the same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first is still
  * running, 409 IDEMPOTENCY_KEY_IN_USE. 5xx, 401, 403 and 429 answers are not stored, so a retry
@@ -62,6 +64,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     private readonly clock: Clock,
     config: ConfigService,
     worlds: WorldDatabases,
+    private readonly clocks: WorldClocks,
   ) {
     this.repo = db.getRepository(IdempotencyRecordEntity);
     this.box = new SecretBox(config.secrets.encryptionKey);
@@ -154,7 +157,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
    */
   async forgetPaperAnswers(userId: string, world: WorldName = 'test'): Promise<number> {
     const ownerId = `${world}:${userId}`;
-    const since = new Date(this.clock.now() - IDEMPOTENCY_TTL_MS).toISOString();
+    const since = new Date(this.clocks.for(world).now() - IDEMPOTENCY_TTL_MS).toISOString();
     const keys = this.effects.get(world).keysOf(ownerId, since);
     let forgotten = 0;
     // Bounded IN lists: SQLite (and PostgreSQL) limit the parameters of one statement.
@@ -212,7 +215,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       .update(`${req.method} ${req.url}\n`)
       .update(req.rawBody ?? Buffer.alloc(0))
       .digest('hex');
-    const now = this.clock.now();
+    const now = this.clocks.for(req.svc.world).now();
     const existing = await this.repo.findOneBy({ ownerId, idemKey: key });
     if (existing !== null && Date.parse(existing.expiresAt) > now) {
       if (existing.fingerprint !== fingerprint) {

@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteMeta } from '../../common/api/route-meta.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import {
   LIMIT_STORE,
   MemoryLimitStore,
@@ -58,8 +59,21 @@ export class LimitsService {
     @Inject(LIMIT_STORE) private readonly store: LimitStore,
     private readonly clock: Clock,
     private readonly config: ConfigService,
+    // Absent only where a LimitsService is built by hand (benches, unit specs): the service clock.
+    @Optional() private readonly clocks?: WorldClocks,
   ) {
     this.enabled = config.values.rateLimitsEnabled;
+  }
+
+  /**
+   * The credential's time: its world's clock (an ephemeral world's own, see WorldClocks), and how
+   * far that runs ahead of the service clock. A credential's windows start and end on its world's
+   * clock; the store keeps every counter on the service clock (`shift` taken off), so a world run
+   * ahead neither expires another world's counters nor keeps its own alive.
+   */
+  private timeOf(c: Credential): { now: number; shift: number } {
+    const now = (this.clocks?.for(c.world) ?? this.clock).now();
+    return { now, shift: now - this.clock.now() };
   }
 
   /** Requests of a per-leg route whose legs were charged or refused (see {@link legCharge}). */
@@ -177,7 +191,7 @@ export class LimitsService {
     legs: LegCharge | null = null,
   ): Promise<void> {
     if (!this.enabled) return;
-    const now = this.clock.now();
+    const { now, shift } = this.timeOf(c);
     const who = c.keyId ?? `user:${c.userId}`;
     const [mStart, mEnd] = minuteWindow(now);
     const perMinute = TIER_PER_MINUTE[c.tier];
@@ -185,17 +199,18 @@ export class LimitsService {
     // limits included, so the key's charges are one step on one node.
     const tag = c.userId;
     const charges: Charge[] = [
-      { bucket: `key:${who}:${mStart}`, units: 1, limit: perMinute, windowEnd: mEnd, tag },
+      { bucket: `key:${who}:${mStart}`, units: 1, limit: perMinute, windowEnd: mEnd - shift, tag },
     ];
     const scopes: Scope[] = ['key'];
     if (meta.routeLimitPerMinute !== undefined) {
-      // A per-user limit counts per world: the paper world's attempts never spend the live one's.
-      const counted = meta.routeLimitPer === 'user' ? `user:${c.environment}:${c.userId}` : who;
+      // A per-user limit counts per world: the paper world's attempts never spend the live one's,
+      // nor an ephemeral world's (which runs on its own clock) the paper world's.
+      const counted = meta.routeLimitPer === 'user' ? `user:${c.world}:${c.userId}` : who;
       charges.push({
         bucket: `route:${routeId}:${counted}:${mStart}`,
         units: 1,
         limit: meta.routeLimitPerMinute,
-        windowEnd: mEnd,
+        windowEnd: mEnd - shift,
         tag,
       });
       scopes.push('route');
@@ -211,14 +226,14 @@ export class LimitsService {
             bucket: `quota:day:${c.keyId}:${dStart}`,
             units: 1,
             limit: quota.day,
-            windowEnd: dEnd,
+            windowEnd: dEnd - shift,
             tag,
           },
           {
             bucket: `quota:month:${c.keyId}:${moStart}`,
             units: 1,
             limit: quota.month,
-            windowEnd: moEnd,
+            windowEnd: moEnd - shift,
             tag,
           },
         ]
@@ -227,19 +242,21 @@ export class LimitsService {
     // The legs' per-IP charge, if any, first: `base` is where the key's own charge sits.
     let taken = legs === null ? withQuotas : [legs.charge, ...withQuotas];
     let base = taken.length - withQuotas.length;
-    let result = await this.safeTake(taken, now);
+    // The store's time is the service clock's (the legs' per-IP charge is on it already).
+    const storeNow = now - shift;
+    let result = await this.safeTake(taken, storeNow);
     let quotasCounted = metered;
     /** Reads a counter back from the store that took the charges. */
     let countOf = (charge: Charge): Promise<number | null> =>
-      this.countOr(charge.bucket, now, charge.tag);
+      this.countOr(charge.bucket, storeNow, charge.tag);
     if (result === null) {
       // Store unavailable: per-IP ceilings and quotas fail open; the tier and route ceilings
       // still hold, locally.
       taken = charges;
       base = 0;
-      result = this.fallback.take(charges, now);
+      result = this.fallback.take(charges, storeNow);
       quotasCounted = false;
-      countOf = (charge) => Promise.resolve(this.fallback.count(charge.bucket, now));
+      countOf = (charge) => Promise.resolve(this.fallback.count(charge.bucket, storeNow));
     }
     // Legs that fit, or did not (nothing is charged then), need no more; a key or route refusal
     // leaves them to count once after the answer (settleLegs).
@@ -267,7 +284,7 @@ export class LimitsService {
           .header('X-Quota-Monthly-Limit', String(quota.month))
           .header('X-Quota-Monthly-Remaining', String(await left(n - 1)));
       }
-      if (refusedAt < base) throw this.ipLimited(legs!.charge, now);
+      if (refusedAt < base) throw this.ipLimited(legs!.charge, storeNow);
       const scope = [...scopes, 'day', 'month'][refusedAt - base] as Scope;
       if (scope === 'day' || scope === 'month') {
         const end = scope === 'day' ? dEnd : moEnd;
@@ -340,12 +357,13 @@ export class LimitsService {
 
   /** Usage of a key in the current windows (GET /usage). */
   async usage(c: Credential): Promise<UsageSnapshot> {
-    const now = this.clock.now();
+    const { now, shift } = this.timeOf(c);
     const who = c.keyId ?? `user:${c.userId}`;
     const [mStart, mEnd] = minuteWindow(now);
     const [dStart, dEnd] = dayWindow(now);
     const [moStart, moEnd] = monthWindow(now);
-    const count = (bucket: string): Promise<number | null> => this.countOr(bucket, now, c.userId);
+    const count = (bucket: string): Promise<number | null> =>
+      this.countOr(bucket, now - shift, c.userId);
     const quota = TIER_QUOTAS[c.tier];
     const metered = this.config.values.usageMeteringEnabled && c.keyId !== null;
     const minute = await count(`key:${who}:${mStart}`);

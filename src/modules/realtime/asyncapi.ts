@@ -16,11 +16,35 @@ const int = { type: 'integer' };
 const str = { type: 'string' };
 const level = obj({ price: int, quantity: int }, ['price', 'quantity']);
 
+/** `world_id` on the engine's channels: present only on messages of an ephemeral world. */
+const WORLD_ID = {
+  type: 'string',
+  pattern: '^wld_',
+  description:
+    "Present only for messages of an ephemeral world (POST /api/v1/sandbox/worlds), which a connection authenticated with that world's key receives: the world id (wld_...). Absent on the live and shared paper worlds.",
+};
+
+/**
+ * The channels served inside ephemeral worlds (the engine's): their messages there carry
+ * `world_id`. The others (crypto, notifications, rfq) are not served in a world.
+ */
+const WORLD_CHANNELS = new Set([
+  'ticker',
+  'orderbook:<market_id>',
+  'trades:<market_id>',
+  'orders',
+  'fills',
+  'positions',
+  'wallet',
+]);
+
 function event(channel: string, data: Record<string, unknown>) {
+  const inWorlds = WORLD_CHANNELS.has(channel);
   return {
     payload: obj(
       {
         type: { const: 'event' },
+        ...(inWorlds ? { world_id: WORLD_ID } : {}),
         channel: { type: 'string', description: channel },
         seq: {
           type: 'integer',

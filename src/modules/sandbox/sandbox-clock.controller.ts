@@ -1,4 +1,13 @@
-import { Body, Controller, Injectable, Post, UseGuards, type CanActivate } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Injectable,
+  Post,
+  UseGuards,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { Clock, AdjustableClock, MAX_CLOCK_OFFSET_MS } from '../../common/clock/clock.js';
@@ -23,8 +32,10 @@ export class ClockDto {
 }
 
 /**
- * The route exists only with SANDBOX_CLOCK_CONTROL=true. Guards run before the validation pipe, so
- * with the control off no body, valid or not, can tell the route is there.
+ * A world key may always move its world's clock (CONTRACT.md: "whatever SANDBOX_CLOCK_CONTROL
+ * says"); any other caller only with SANDBOX_CLOCK_CONTROL=true (never on production), else 404.
+ * Guards run before the validation pipe, so with the control off no body, valid or not, tells a
+ * caller outside a world that the service clock can be moved.
  */
 @Injectable()
 export class ClockControlGuard implements CanActivate {
@@ -33,7 +44,8 @@ export class ClockControlGuard implements CanActivate {
     private readonly config: ConfigService,
   ) {}
 
-  canActivate(): boolean {
+  canActivate(ctx: ExecutionContext): boolean {
+    if (isWorldId(ctx.switchToHttp().getRequest<FastifyRequest>().svc.world)) return true;
     if (!this.config.values.sandboxClockControl || !(this.clock instanceof AdjustableClock)) {
       throw new DomainError('NOT_FOUND', 'No such route');
     }
@@ -52,9 +64,9 @@ export class SandboxClockController {
 
   @Post()
   @Endpoint({
-    summary: 'Move the service clock forward (test fixture)',
+    summary: "Move the service clock, or a world's clock, forward (test fixture)",
     description:
-      'Exists only when the server runs with SANDBOX_CLOCK_CONTROL=true (never on production); otherwise 404. Needs no credential. Moves the clock every time rule reads (MFA, signature skew, key expiry, limit windows, quotas, webhook windows, sunsets).',
+      "With an ephemeral world's key (POST /sandbox/worlds): moves that world's clock only, whatever SANDBOX_CLOCK_CONTROL says: its per-key and per-route limit windows, quotas, idempotency expiry, order expiry, market close and price feed (one step per feed interval passed, at most 100) follow it; the service clock, the paper world and other worlds do not move. Without a world key: only when the server runs with SANDBOX_CLOCK_CONTROL=true (never on production), otherwise 404 NOT_FOUND; it needs no credential and moves the service clock every time rule reads (MFA, signature skew, key expiry, limit windows, quotas, webhook windows, sunsets). A clock may run at most ten years ahead (400 VALIDATION_FAILED naming advance_seconds).",
     auth: 'optional',
     lifecycle: { state: 'BETA' },
     type: ClockDto,
@@ -67,7 +79,7 @@ export class SandboxClockController {
         now: new Date(this.engines.advanceWorld(world, body.advance_seconds * 1000)).toISOString(),
       };
     }
-    // The guard has checked this; the test narrows the type.
+    // Outside a world: the guard has checked the control is on; the test narrows the type.
     if (!(this.clock instanceof AdjustableClock)) {
       throw new DomainError('NOT_FOUND', 'No such route');
     }

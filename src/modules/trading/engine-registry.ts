@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { AdjustableClock, Clock } from '../../common/clock/clock.js';
+import { Clock } from '../../common/clock/clock.js';
 import {
   isWorldId,
   type Environment,
@@ -19,6 +19,7 @@ import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB } from '../../database/databases.js';
 import { WorldCatalog } from '../worlds/world-catalog.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { EngineRuntime, HOUSE_ACCOUNT, type FeedSettings, type Spooler } from './engine-runtime.js';
 import { EventBus } from './event-bus.js';
@@ -30,7 +31,7 @@ export const MAX_FEED_STEPS_PER_ADVANCE = 100;
 /** A loaded ephemeral world's engine and its own clock. */
 interface LoadedWorld {
   runtime: EngineRuntime;
-  clock: AdjustableClock;
+  clock: Clock;
 }
 
 /**
@@ -59,6 +60,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly config: ConfigService,
     private readonly databases: WorldDatabases,
     private readonly catalog: WorldCatalog,
+    private readonly clocks: WorldClocks,
   ) {
     databases.onUnload((world) => this.unloadWorld(world));
   }
@@ -144,7 +146,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** The clock of a world: an ephemeral world's own, the service clock for the others. */
   clockOf(world: WorldName): Clock {
-    return isWorldId(world) ? this.loadWorld(world).clock : this.clock;
+    return this.clocks.for(world);
   }
 
   /**
@@ -154,7 +156,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
    */
   advanceWorld(world: WorldId, ms: number): number {
     const w = this.loadWorld(world);
-    w.clock.advance(ms);
+    this.clocks.advance(world, ms);
     const interval = this.config.values.sandboxFeedIntervalMs;
     const steps =
       interval <= 0 ? 0 : Math.min(Math.floor(ms / interval), MAX_FEED_STEPS_PER_ADVANCE);
@@ -193,12 +195,8 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
     }
     const db = this.databases.connection(world);
-    // The world's clock runs ahead of the service clock by its own offset, kept in the registry
-    // so it survives an idle unload and a restart.
-    const clock = new AdjustableClock(() => this.clock.now(), {
-      load: () => row.clock_offset_ms,
-      save: (ms) => this.catalog.saveOffset(world, ms),
-    });
+    // The world's own clock (WorldClocks): the one every time rule of the world's requests reads.
+    const clock = this.clocks.for(world);
     const repo = new TradingRepository(db, 'test', HOUSE_ACCOUNT, () => this.ids.next('txn'));
     const runtime = new EngineRuntime(
       'test',
@@ -214,9 +212,18 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     runtime.spooler = this.spooler;
     // No timers: the feed steps when the world's clock is advanced, and markets close on the
     // next command (every command checks), so an idle world costs no CPU.
-    runtime.openHouse();
+    // Registered before the house opens: its opening quotes are a committed batch, whose
+    // subscribers (the realtime fan-out) ask for this world's engine again; loading it a second
+    // time there recursed without end whenever a socket was open.
     const loaded = { runtime, clock };
     this.worlds.set(world, loaded);
+    try {
+      runtime.openHouse();
+    } catch (err) {
+      this.worlds.delete(world);
+      runtime.stop();
+      throw err;
+    }
     return loaded;
   }
 

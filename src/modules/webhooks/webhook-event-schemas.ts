@@ -254,6 +254,10 @@ export function webhookEventSchema(type: WebhookEventType): Schema {
       created_at: str(undefined, { format: 'date-time' }),
       schema_version: { type: 'string', const: SCHEMA_VERSION },
       environment: { type: 'string', enum: ['live', 'test'] },
+      world_id: str(
+        'Present only for events of an ephemeral world (POST /api/v1/sandbox/worlds): the world id (wld_...), whose endpoints alone receive them. Absent on live and shared paper-world events.',
+        { pattern: '^wld_' },
+      ),
       data: entry.data,
     },
   };

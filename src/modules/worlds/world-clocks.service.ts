@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { AdjustableClock, Clock, MAX_CLOCK_OFFSET_MS } from '../../common/clock/clock.js';
+import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
+import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { WorldCatalog } from './world-catalog.js';
+import { WorldDatabases } from './world-databases.service.js';
+
+/**
+ * The clock of each world, the one answer to "what time is it for this request": the service
+ * clock for the live and paper worlds, an ephemeral world's own clock (the service clock plus the
+ * world's offset, kept in the registry so it survives an unload and a restart) for a world. Every
+ * time rule a request meets (key expiry, signature skew, per-key and per-route limit windows,
+ * quotas, idempotency expiry, the engine's order expiry and market close) asks `for(world)`, so
+ * advancing one world's clock moves that world's windows only.
+ */
+@Injectable()
+export class WorldClocks {
+  private readonly worlds = new Map<WorldId, AdjustableClock>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly catalog: WorldCatalog,
+    databases: WorldDatabases,
+  ) {
+    // Made again from the registry on next use: a deleted world's clock never lingers.
+    databases.onUnload((world) => this.worlds.delete(world));
+  }
+
+  /** The world's clock (an unknown or deleting ephemeral world is 404 NOT_FOUND). */
+  for(world: WorldName): Clock {
+    return isWorldId(world) ? this.ofWorld(world) : this.clock;
+  }
+
+  /** How far the world's clock runs ahead of the service clock, in milliseconds. */
+  offsetOf(world: WorldName): number {
+    return isWorldId(world) ? this.ofWorld(world).offset : 0;
+  }
+
+  /**
+   * Moves an ephemeral world's clock forward by `ms` and answers its new time; past ten years
+   * ahead of the service clock in all it is 400 VALIDATION_FAILED and nothing moves.
+   */
+  advance(world: WorldId, ms: number): number {
+    const clock = this.ofWorld(world);
+    if (clock.offset + ms > MAX_CLOCK_OFFSET_MS) {
+      throw validationFailed([
+        {
+          field: 'advance_seconds',
+          message:
+            "advance_seconds must keep the world's clock at most ten years ahead of the service clock in all",
+        },
+      ]);
+    }
+    clock.advance(ms);
+    return clock.now();
+  }
+
+  private ofWorld(world: WorldId): AdjustableClock {
+    const hit = this.worlds.get(world);
+    if (hit !== undefined) return hit;
+    const row = this.catalog.one(world);
+    if (row === undefined || row.status !== 'READY') {
+      throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
+    }
+    const clock = new AdjustableClock(() => this.clock.now(), {
+      load: () => row.clock_offset_ms,
+      save: (ms) => this.catalog.saveOffset(world, ms),
+    });
+    this.worlds.set(world, clock);
+    return clock;
+  }
+}
