@@ -347,7 +347,10 @@ export class BodyGenerator {
         const b = clone(body);
         for (const [name, p] of Object.entries((rule.if.properties ?? {}) as Record<string, Obj>)) {
           if (p.const !== undefined) b[name] = p.const;
+          else if (Array.isArray(p.enum)) b[name] = this.pick(p.enum);
         }
+        // An `if` of absent fields ({not: {required}}): take them out.
+        for (const name of (rule.if.not?.required ?? []) as string[]) delete b[name];
         const then = rule.then as Obj;
         const options: (() => void)[] = [];
         for (const name of (then.required ?? []) as string[]) options.push(() => delete b[name]);
