@@ -73,4 +73,15 @@ describe('WEBHOOK_URL_SOURCE, the url pattern of the webhook request schemas', (
   ])('refuses %j', async (url) => {
     expect(PATTERN.test(url)).toBe(false);
   });
+
+  it('a well-formed name that does not resolve is 422 WEBHOOK_HOST_UNRESOLVED naming the host, not a 400', async () => {
+    const url = 'https://no-such-host.invalid/hook';
+    expect(PATTERN.test(url)).toBe(true);
+    await expect(
+      assertSafeWebhookUrl(url, { httpsOnly: true, allowPrivate: false }),
+    ).rejects.toMatchObject({
+      code: 'WEBHOOK_HOST_UNRESOLVED',
+      details: { host: 'no-such-host.invalid' },
+    });
+  });
 });
