@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { READ_SCOPES, WRITE_SCOPES } from '../../src/common/api/scopes.js';
-import { http, type JsonResponse, type Running } from '../support/harness.js';
+import { http, type Running } from '../support/harness.js';
 import {
   as,
   keyFor,
@@ -13,7 +13,13 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { responder } from '../support/rfq.js';
-import { ajvFor, BodyGenerator, type Obj } from '../support/schema-fuzz.js';
+import {
+  ajvFor,
+  BodyGenerator,
+  jsonClient,
+  type ClientResponse,
+  type Obj,
+} from '../support/schema-fuzz.js';
 
 /**
  * Issue 21: the served request schemas say what the server enforces. For every write operation
@@ -23,11 +29,14 @@ import { ajvFor, BodyGenerator, type Obj } from '../support/schema-fuzz.js';
  * it, and nothing answers 5xx. Seeded, so a failure replays.
  */
 /**
- * Bodies of each kind per operation. 25 in the suite; SCHEMA_FUZZ_BODIES=200 for the full run
- * (about 11 minutes on a loaded two-core machine: scrypt on register and login dominates).
+ * Bodies of each kind per operation: 200 (issue 21 asks for a few hundred). Affordable because the
+ * suite's apps hash passwords at a low scrypt cost (PASSWORD_SCRYPT_COST, test/support/harness.ts;
+ * register and login took most of the time at the production cost), the bodies go through a lean
+ * keep-alive client (jsonClient) and the app logs warnings only. SCHEMA_FUZZ_BODIES=n for another
+ * count, SCHEMA_FUZZ_IN_FLIGHT for another concurrency.
  */
-const PER_OPERATION = Number(process.env.SCHEMA_FUZZ_BODIES ?? 25);
-const IN_FLIGHT = 8;
+const PER_OPERATION = Number(process.env.SCHEMA_FUZZ_BODIES ?? 200);
+const IN_FLIGHT = Number(process.env.SCHEMA_FUZZ_IN_FLIGHT ?? 8);
 
 /**
  * Left out, and why: a scenario rules the key's later requests (forced rejections, delays,
@@ -79,7 +88,8 @@ describe('schema fuzz: generated bodies against the served request schemas', () 
       // Private targets: the generated webhook urls may name 127.0.0.1 or a name, judged by shape
       // only (no DNS at registration). A slow worker poll: the endpoints a PATCH points at random
       // hosts are not called during the run.
-      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '60000' },
+      // Warnings only: an info line per request costs the app CPU the test has better use for.
+      env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '60000', LOG_LEVEL: 'warn' },
     });
     const base = await trader(svc);
     a = await keyFor(svc, base.email, base.token, {
@@ -177,14 +187,9 @@ describe('schema fuzz: generated bodies against the served request schemas', () 
             : { 'x-api-key': name === 'POST /api/v1/rfq/{id}/quotes' ? quoter.key : a.key };
         const send = async (body: unknown, expectValid: boolean, rule?: string) => {
           const t0 = Date.now();
-          let res: JsonResponse;
+          let res: ClientResponse;
           try {
-            res = await http(url, {
-              method: method.toUpperCase(),
-              headers,
-              json: body,
-              signal: AbortSignal.timeout(10_000),
-            });
+            res = await client.send(url, method.toUpperCase(), headers, body);
           } catch (e) {
             failures.push({ op: name, kind: '5xx', rule, body, status: 0, answer: String(e) });
             return;
@@ -205,10 +210,13 @@ describe('schema fuzz: generated bodies against the served request schemas', () 
           // An endpoint registered is disabled at once, so the tier's endpoint cap (422) is never
           // reached and every valid body is judged in full (url shape and target included).
           if (name === 'POST /api/v1/webhooks' && res.status === 201) {
-            await http(`${svc.api}/webhooks/${res.body.id}`, { method: 'DELETE', headers });
+            await client.send(`${svc.api}/webhooks/${res.body!.id}`, 'DELETE', headers);
           }
           if (refused) {
-            for (const f of res.body.error.details.fields as { field: string; message: string }[]) {
+            for (const f of res.body!.error.details.fields as {
+              field: string;
+              message: string;
+            }[]) {
               if (!inOneForm(f)) wordings.push(`${name}: ${f.field}: ${f.message}`);
             }
           }
@@ -235,12 +243,17 @@ describe('schema fuzz: generated bodies against the served request schemas', () 
       }
     }
     console.log(`generated ${jobs.length} bodies in ${(Date.now() - started) / 1000} s`);
+    const client = jsonClient(IN_FLIGHT);
     let next = 0;
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        while (next < jobs.length) await jobs[next++]();
-      }),
-    );
+    try {
+      await Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (next < jobs.length) await jobs[next++]();
+        }),
+      );
+    } finally {
+      client.close();
+    }
     const seconds = (Date.now() - started) / 1000;
     console.log(
       `schema fuzz: ${covered.length} operations, ${sent} bodies in ${seconds.toFixed(1)} s`,
