@@ -68,6 +68,7 @@ describe('loadConfig', () => {
       rankSampleIntervalMs: 86_400_000,
       rankHistoryDays: 365,
       rfqHouseSpreadCents: 4,
+      passwordScryptCost: 32_768,
     });
   });
 

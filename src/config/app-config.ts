@@ -104,10 +104,18 @@ export interface AppConfig {
   rankHistoryDays: number;
   /** Paper house RFQ responder: its quotes sit this many cents either side of the reference. */
   rfqHouseSpreadCents: number;
+  /**
+   * scrypt cost N of new password hashes (a power of two; PASSWORD_SCRYPT_COST). A stored hash
+   * keeps the N it was made with, so changing this never locks anyone out.
+   */
+  passwordScryptCost: number;
 }
 
 /** Most index-history boundaries kept (INDEX_HISTORY_DAYS over INDEX_SAMPLE_INTERVAL_MS). */
 export const MAX_INDEX_BOUNDARIES = 527_040;
+
+/** The production scrypt cost N: ~32 MiB and tens of milliseconds per hash (OWASP's guidance). */
+export const DEFAULT_PASSWORD_SCRYPT_COST = 32_768;
 
 /** Most rank-history boundaries kept (RANK_HISTORY_DAYS over RANK_SAMPLE_INTERVAL_MS). */
 export const MAX_RANK_BOUNDARIES = 3660;
@@ -402,6 +410,7 @@ export function loadConfig(env: Env): AppConfig {
   if (!rateLimitsEnabled && appEnv === 'production') {
     throw new ConfigError('RATE_LIMITS_ENABLED', 'must not be false when APP_ENV is production');
   }
+  const passwordScryptCost = scryptCost(env, appEnv);
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: hostName(env, 'HOST', '127.0.0.1'),
@@ -467,7 +476,27 @@ export function loadConfig(env: Env): AppConfig {
     rankSampleIntervalMs,
     rankHistoryDays,
     rfqHouseSpreadCents: int(env, 'RFQ_HOUSE_SPREAD_CENTS', 4, 1, 48),
+    passwordScryptCost,
   };
+}
+
+/**
+ * PASSWORD_SCRYPT_COST: a power of two in 1024..1048576 (2^20 is 1 GiB of scrypt memory). Lower
+ * than the default only off production: it exists so test suites that register hundreds of
+ * accounts do not spend minutes hashing.
+ */
+function scryptCost(env: Env, appEnv: AppEnv): number {
+  const n = int(env, 'PASSWORD_SCRYPT_COST', DEFAULT_PASSWORD_SCRYPT_COST, 1024, 1_048_576);
+  if ((n & (n - 1)) !== 0) {
+    throw new ConfigError('PASSWORD_SCRYPT_COST', `must be a power of two, got ${n}`);
+  }
+  if (appEnv === 'production' && n < DEFAULT_PASSWORD_SCRYPT_COST) {
+    throw new ConfigError(
+      'PASSWORD_SCRYPT_COST',
+      `must be at least ${DEFAULT_PASSWORD_SCRYPT_COST} when APP_ENV is production, got ${n}`,
+    );
+  }
+  return n;
 }
 
 /**

@@ -145,7 +145,7 @@ export class SeedService implements OnModuleInit {
         id: this.ids.next('usr'),
         username: await this.users.freeUsername(),
         email: a.email,
-        passwordHash: await hashPassword(seed.password),
+        passwordHash: await hashPassword(seed.password, this.config.values.passwordScryptCost),
         emailVerified: a.email_verified,
         roles: a.roles.join(','),
         rfqResponderApproved: a.rfq_responder_approved,

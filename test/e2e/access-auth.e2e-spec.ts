@@ -106,20 +106,6 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     );
   });
 
-  it('stores the password with scrypt, never in clear', async () => {
-    await register(svc, 'hash.check@example.com', 'a-very-secret-password');
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
-    try {
-      const row = db
-        .prepare('SELECT password_hash FROM users WHERE email = ?')
-        .get('hash.check@example.com') as { password_hash: string };
-      expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
-      expect(row.password_hash).not.toContain('a-very-secret-password');
-    } finally {
-      db.close();
-    }
-  });
-
   it('a duplicate email (any case) is 409 EMAIL_TAKEN and creates nothing', async () => {
     const before = outbox(svc).length;
     expectError(await register(svc, TRADER), 409, 'EMAIL_TAKEN');

@@ -109,13 +109,15 @@ describe('request signing (signing_required keys)', () => {
       expectError(bad, 400, 'VALIDATION_FAILED');
     }
     expect((await me(secret)).status).toBe(200); // the key was not rotated by any of them
-    // A key without a signing secret has none to replace: 400, and nothing rotated.
+    // A key without a signing secret has none to replace: the body is well formed, the key's
+    // state conflicts (409, not a 400 the request schema could foresee), and nothing is rotated.
     const plain = await createKey(svc, session, { name: 'plain' });
     const refused = await asSession(session, `${svc.api}/api-keys/${plain.id}/rotate`, {
       method: 'POST',
       json: { rotate_signing_secret: true },
     });
-    expectError(refused, 400, 'VALIDATION_FAILED');
+    expectError(refused, 409, 'API_KEY_HAS_NO_SIGNING_SECRET');
+    expect(refused.body.error.details).toEqual({ key_id: plain.id });
     expect((await asKey(plain.key, `${svc.api}/auth/me`)).status).toBe(200);
   });
 

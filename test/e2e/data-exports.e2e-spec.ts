@@ -101,14 +101,23 @@ describe('data exports', () => {
       [{ ...ok, start: window.end, end: window.start }, 'end'],
       [{ ...ok, start: '2025-01-01T00:00:00Z', end: '2026-01-03T00:00:00Z' }, 'end'],
       [{ ...ok, market_ids: Array.from({ length: 101 }, () => m1.id) }, 'market_ids'],
-      [{ ...ok, market_ids: [m1.id, 'mkt_nosuchmarket'] }, 'market_ids[1]'],
+      [{ ...ok, market_ids: [m1.id, 'MKT_1'] }, 'market_ids[1]'],
+      [{ ...ok, market_ids: [m1.id, 'mkt_nosuchmarket', 7] }, 'market_ids'],
       [{ ...ok, market_ids: [m1.id, m1.id] }, 'market_ids[1]'],
       [{ ...ok, dataset: 'LEDGER', market_ids: [m1.id] }, 'market_ids'],
+      [{ ...ok, dataset: 'CRYPTO_PRICES', market_ids: [] }, 'market_ids'],
       [{ ...ok, colour: 'blue' }, 'colour'],
     ];
     for (const [body, field] of cases) {
       expectValidation(await ex.create(a, body), field);
       expectValidation(await ex.estimate(a, body), field);
+    }
+    // A well-formed id of no market here is an unknown id, not bad input (the body matches the
+    // request schema): 404 naming it, nothing created.
+    const unknown = { ...ok, market_ids: [m1.id, 'mkt_nosuchmarket'] };
+    for (const res of [await ex.create(a, unknown), await ex.estimate(a, unknown)]) {
+      const err = expectContractError(res, 404, 'NOT_FOUND');
+      expect(err.details).toEqual({ market_id: 'mkt_nosuchmarket' });
     }
     expect((await ex.list(a)).body.data).toEqual([]);
   });

@@ -1,5 +1,5 @@
 // A fresh DATA_DIR in a file copy: the three databases migrated and seeded once per Jest run (per
-// seeding clock and APP_ENV), copied into each test boot's new DATA_DIR, instead of every boot
+// seeding clock, APP_ENV and scrypt cost), copied into each test boot's new DATA_DIR, instead of every boot
 // running 27 migrations and hashing the demo accounts' passwords again (scrypt; about half of
 // a boot). The app then starts on an existing DATA_DIR, as on a restart: the migrations find
 // nothing to do and the seeds find their rows. What the copy holds is what the app's own
@@ -42,7 +42,8 @@ export async function fillFromTemplate(
   const root = process.env[TEMPLATE_ROOT_ENV];
   if (root === undefined || root === '' || !(clock instanceof ManualClock)) return false;
   const now = clock.now();
-  const dir = join(root, `${now}-${config.appEnv}`);
+  // The seeded accounts' password hashes are made at the app's PASSWORD_SCRYPT_COST.
+  const dir = join(root, `${now}-${config.appEnv}-${config.passwordScryptCost}`);
   if (!hasDatabases(dir)) await buildTemplate(root, dir, config, now);
   // The copy's own secrets, made as the app makes them on a first start (before the databases
   // arrive: it refuses databases without the key that sealed their secrets; these hold none).

@@ -10,6 +10,9 @@ import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
+import { testScryptCost } from './scrypt-cost.js';
+
+export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
 // jest.config.js gives the e2e project testTimeout 60000, but Jest reads testTimeout only from the
 // top-level config, so e2e tests ran with the 5 s default. Every e2e file imports this module.
@@ -28,6 +31,10 @@ export interface Running {
 }
 
 export interface StartOptions {
+  /**
+   * Environment of the app. PASSWORD_SCRYPT_COST defaults to {@link TEST_SCRYPT_COST} (see
+   * {@link testScryptCost}); set it to '' for the production default (32768).
+   */
   env?: Record<string, string>;
   /** A fixed clock start (ISO); omitted: a ManualClock at 2026-11-22T12:00:00Z. */
   now?: string;
@@ -46,6 +53,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const config = loadConfig({
     LOG_LEVEL: 'info',
+    ...testScryptCost(opts.env),
     ...opts.env,
     DATA_DIR: dataDir,
     PORT: '0',

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testScryptCost } from './scrypt-cost.js';
 
 /** The repository root (this file sits in test/support/). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -105,7 +106,10 @@ export interface ServiceProcess {
 }
 
 export interface SpawnOptions {
-  /** Extra environment; the child sees only PATH plus these (and DATA_DIR, HOST, PORT). */
+  /**
+   * Extra environment; the child sees only PATH plus these (and DATA_DIR, HOST, PORT, and
+   * PASSWORD_SCRYPT_COST=1024 unless set here or APP_ENV is production: see scrypt-cost.ts).
+   */
   env?: Record<string, string>;
   /** Omitted: a fresh temporary directory. Set to null to leave DATA_DIR unset. */
   dataDir?: string | null;
@@ -131,6 +135,7 @@ export async function spawnService(opts: SpawnOptions = {}): Promise<ServiceProc
     PORT: String(port),
     LOG_LEVEL: 'info',
     ...(dataDir !== null ? { DATA_DIR: dataDir } : {}),
+    ...testScryptCost(opts.env),
     ...opts.env,
   };
   const proc =

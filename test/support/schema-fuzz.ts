@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import fc from 'fast-check';
@@ -52,8 +53,11 @@ export interface Broken {
 const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
 export class BodyGenerator {
-  /** Strings matching each pattern: a pool drawn once (fast-check's sampling is slow per call). */
-  private readonly patterns = new Map<string, string[]>();
+  /**
+   * Strings matching each pattern: a pool drawn once per process and pattern, shared by every
+   * generator (fast-check's sampling is slow per call, and operations share patterns).
+   */
+  private static readonly patterns = new Map<string, string[]>();
   private readonly validators = new Map<Obj, ValidateFunction>();
 
   constructor(
@@ -214,13 +218,13 @@ export class BodyGenerator {
   }
 
   private matching(pattern: string): string {
-    let pool = this.patterns.get(pattern);
+    let pool = BodyGenerator.patterns.get(pattern);
     if (pool === undefined) {
       pool = fc.sample(fc.stringMatching(new RegExp(pattern, 'u')), {
         seed: this.int(0, 2 ** 31 - 1),
         numRuns: 300,
       });
-      this.patterns.set(pattern, pool);
+      BodyGenerator.patterns.set(pattern, pool);
     }
     return this.pick(pool);
   }
@@ -347,7 +351,10 @@ export class BodyGenerator {
         const b = clone(body);
         for (const [name, p] of Object.entries((rule.if.properties ?? {}) as Record<string, Obj>)) {
           if (p.const !== undefined) b[name] = p.const;
+          else if (Array.isArray(p.enum)) b[name] = this.pick(p.enum);
         }
+        // An `if` of absent fields ({not: {required}}): take them out.
+        for (const name of (rule.if.not?.required ?? []) as string[]) delete b[name];
         const then = rule.then as Obj;
         const options: (() => void)[] = [];
         for (const name of (then.required ?? []) as string[]) options.push(() => delete b[name]);
@@ -379,4 +386,63 @@ export class BodyGenerator {
     }
     return null;
   }
+}
+
+/** What {@link jsonClient} answers: the status, the raw text and the parsed body (if JSON). */
+export interface ClientResponse {
+  status: number;
+  text: string;
+  body: Obj | undefined;
+}
+
+/**
+ * A lean JSON client over node:http with kept-alive sockets, for tests that send thousands of
+ * requests: fetch (undici) spends several times more CPU per request on its streams and
+ * headers, and a test's client shares the process (and the two cores) with the app it calls.
+ */
+export function jsonClient(maxSockets: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets });
+  const send = (
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    json?: unknown,
+    timeoutMs = 10_000,
+  ): Promise<ClientResponse> =>
+    new Promise((resolve, reject) => {
+      const payload = json === undefined ? undefined : Buffer.from(JSON.stringify(json));
+      const req = request(
+        url,
+        {
+          method,
+          agent,
+          timeout: timeoutMs,
+          headers: {
+            ...headers,
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': payload.length }),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let body: Obj | undefined;
+            try {
+              body = text === '' ? undefined : (JSON.parse(text) as Obj);
+            } catch {
+              body = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, text, body });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  return { send, close: () => agent.destroy() };
 }

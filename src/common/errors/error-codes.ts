@@ -50,6 +50,8 @@ export const ERROR_CODES = {
   VERIFICATION_TOKEN_INVALID: 422,
   TERMS_VERSION_NOT_CURRENT: 422,
   API_KEY_NOT_ACTIVE: 409,
+  /** rotate_signing_secret on a key that signs nothing (signing_required false): its state, not the body. */
+  API_KEY_HAS_NO_SIGNING_SECRET: 409,
   TIER_REQUEST_NOT_PENDING: 409,
   TIER_REQUEST_PENDING: 409,
   TIER_UNCHANGED: 409,
@@ -102,6 +104,8 @@ export const ERROR_CODES = {
   WEBHOOK_NOT_SUSPENDED: 409,
   WEBHOOK_DISABLED: 409,
   WEBHOOK_URL_NOT_ALLOWED: 422,
+  /** The url's host name does not resolve (private targets refused, so it is looked up): the world's answer, not the body's shape. */
+  WEBHOOK_HOST_UNRESOLVED: 422,
   DELIVERY_NOT_DEAD_LETTERED: 409,
   // Users, comments, watchlists
   USERNAME_TAKEN: 409,

@@ -62,7 +62,12 @@ export class ApiKeysController {
     auth: 'session',
     type: CreatedApiKeyDto,
     errors: [400, 404, 409],
-    codes: { 409: ['API_KEY_NOT_ACTIVE (revoked or expired)'] },
+    codes: {
+      409: [
+        'API_KEY_NOT_ACTIVE (revoked or expired)',
+        'API_KEY_HAS_NO_SIGNING_SECRET: rotate_signing_secret true on a key without signing_required',
+      ],
+    },
   })
   rotate(
     @Cred() c: Credential,

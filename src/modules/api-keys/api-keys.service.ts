@@ -9,7 +9,7 @@ import {
 } from '../../common/api/scopes.js';
 import { Clock } from '../../common/clock/clock.js';
 import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
-import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { paginateAsync, type Page } from '../../common/pagination/paginate.js';
@@ -185,14 +185,14 @@ export class ApiKeysService {
    */
   async rotate(userId: string, id: string, signing = false): Promise<CreatedApiKeyDto> {
     const entity = await this.owned(userId, id);
+    // The body is well formed either way: whether there is a signing secret to replace is the
+    // key's state, which a request schema cannot see, so a conflict (409) and not a 400.
     if (signing && !entity.signingRequired) {
-      throw validationFailed([
-        {
-          field: 'rotate_signing_secret',
-          message:
-            'rotate_signing_secret must be false on a key without a signing secret (signing_required is false)',
-        },
-      ]);
+      throw new DomainError(
+        'API_KEY_HAS_NO_SIGNING_SECRET',
+        'This key has no signing secret to replace (signing_required is false): rotate without rotate_signing_secret, or create a signing-required key',
+        { key_id: entity.id },
+      );
     }
     const inactive = this.inactive(entity);
     if (inactive !== null) {

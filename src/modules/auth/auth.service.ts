@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { IsNull, MoreThan, type DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
-import { hashPassword, verifyPassword } from '../../common/crypto/password.js';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../../common/crypto/password.js';
 import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
+import { ConfigService } from '../../config/config.service.js';
 import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { SessionTokensService } from '../access/session-tokens.service.js';
 import { MailService } from '../mail/mail.service.js';
@@ -21,12 +22,17 @@ const DAY_MS = 86_400_000;
 export const RESENDS_PER_DAY = 10;
 /** Generated usernames drawn for one sign-up before giving up (each clash is a rare race). */
 const USERNAME_ATTEMPTS = 5;
-// Checked against when the email is unknown, so a login for a missing account costs the same.
-const DUMMY_HASH =
-  'scrypt$32768$8$1$c2FsdHNhbHRzYWx0c2FsdA$0000000000000000000000000000000000000000000';
 
 @Injectable()
 export class AuthService {
+  /** scrypt N of new hashes (PASSWORD_SCRYPT_COST). */
+  private readonly scryptCost: number;
+  /**
+   * Checked against when the email is unknown, so a login for a missing account costs what a
+   * wrong password costs: the configured N, which is what the accounts' hashes are made with.
+   */
+  private readonly dummyHash: string;
+
   constructor(
     @InjectDataSource(PLATFORM_DB) private readonly db: DataSource,
     private readonly users: UsersService,
@@ -34,7 +40,11 @@ export class AuthService {
     private readonly mail: MailService,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-  ) {}
+    config: ConfigService,
+  ) {
+    this.scryptCost = config.values.passwordScryptCost;
+    this.dummyHash = dummyPasswordHash(this.scryptCost);
+  }
 
   async register(emailIn: string, password: string): Promise<UserDto> {
     const email = normalizeEmail(emailIn);
@@ -49,7 +59,7 @@ export class AuthService {
       avatarUrl: null,
       profileVisibility: 'PUBLIC',
       email,
-      passwordHash: await hashPassword(password),
+      passwordHash: await hashPassword(password, this.scryptCost),
       emailVerified: false,
       roles: '',
       rfqResponderApproved: false,
@@ -172,7 +182,7 @@ export class AuthService {
 
   async login(email: string, password: string): Promise<SessionDto> {
     const user = await this.users.byEmail(email);
-    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
+    const ok = await verifyPassword(password, user?.passwordHash ?? this.dummyHash);
     if (user === null || !ok)
       throw new DomainError('INVALID_CREDENTIALS', 'Wrong email or password');
     const { token, expiresAt } = this.sessions.issue(user.id);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { formatUsd, parseUsd } from './usd.js';
+import { formatUsd, parseUsd, POSITIVE_USD_PATTERN, USD_PATTERN } from './usd.js';
 
 describe('USD strings', () => {
   it.each([
@@ -22,4 +22,29 @@ describe('USD strings', () => {
     'refuses %j',
     (text) => expect(parseUsd(text)).toBeNull(),
   );
+});
+
+describe('POSITIVE_USD_PATTERN (a price that must be positive)', () => {
+  it.each(['0.01', '0.1', '0.10', '0.99', '1', '1.5', '9999999999.99', '160000.00'])(
+    'takes %j, which parseUsd reads as at least 1 cent',
+    (text) => {
+      expect(POSITIVE_USD_PATTERN.test(text)).toBe(true);
+      expect(parseUsd(text)).toBeGreaterThanOrEqual(1);
+    },
+  );
+
+  it.each(['0', '0.0', '0.00', '00.01', '0.001', '-0.01', '10000000000.00', '1.', ''])(
+    'refuses %j',
+    (text) => expect(POSITIVE_USD_PATTERN.test(text)).toBe(false),
+  );
+
+  it('is USD_PATTERN without the zero amounts (every string of 1..4 characters over 0-9 and .)', () => {
+    const chars = ['0', '1', '9', '.'];
+    let words = [''];
+    for (let n = 0; n < 4; n++) words = words.flatMap((w) => chars.map((c) => w + c));
+    for (const w of words) {
+      const positive = USD_PATTERN.test(w) && parseUsd(w)! > 0;
+      expect({ w, taken: POSITIVE_USD_PATTERN.test(w) }).toEqual({ w, taken: positive });
+    }
+  });
 });

@@ -13,6 +13,12 @@ export function formatUsd(cents: number): string {
 /** What a price sent to the service must look like: digits, at most 2 decimals, no sign. */
 export const USD_PATTERN = /^(?:0|[1-9]\d{0,9})(?:\.\d{1,2})?$/;
 
+/**
+ * A price that must be positive (an index level): {@link USD_PATTERN} without zero ("0", "0.0",
+ * "0.00"), 0.01..9999999999.99. Stated as the pattern so that the request schema says it too.
+ */
+export const POSITIVE_USD_PATTERN = /^(?:0\.(?:0[1-9]|[1-9]\d?)|[1-9]\d{0,9}(?:\.\d{1,2})?)$/;
+
 /** Integer cents of a decimal USD string ("123.4" -> 12340); null when it is not one. */
 export function parseUsd(value: string): number | null {
   if (!USD_PATTERN.test(value)) return null;

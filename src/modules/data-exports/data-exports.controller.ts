@@ -21,7 +21,9 @@ const WORLD =
   "Exports belong to the world of the credential: a test key sees and makes its paper exports, which read the paper world's data; a live key its live ones. An export of the other world, or another user's, is 404 NOT_FOUND (details.export_id). A sandbox reset deletes your paper exports and their files.";
 const NOT_FOUND = 'NOT_FOUND (details.export_id): no such export of yours in this world';
 const BODY_RULES =
-  'Bad input is 400 VALIDATION_FAILED naming the field: an unknown dataset or format, start or end unparseable, end not after start, a window over 366 days, market_ids over 100, unknown, repeated or on a dataset without markets (market_ids[i]), an unknown field.';
+  'Bad input is 400 VALIDATION_FAILED naming the field: an unknown dataset or format, start or end unparseable, end not after start, a window over 366 days, market_ids over 100, on a dataset without markets (market_ids), not shaped mkt_... or repeated (market_ids[i]), an unknown field. A well-formed market id the world does not have is 404 NOT_FOUND (details.market_id).';
+const UNKNOWN_MARKET =
+  'NOT_FOUND (details.market_id): a market_ids entry names no market of this world';
 
 @ApiTags('Data')
 @Controller('data')
@@ -49,6 +51,8 @@ export class DataExportsController {
     scopes: ['data:read'],
     status: 200,
     type: DataExportEstimateDto,
+    errors: [404],
+    codes: { 404: [UNKNOWN_MARKET] },
   })
   estimate(
     @Cred() c: Credential,
@@ -66,8 +70,12 @@ export class DataExportsController {
     scopes: ['data:read'],
     status: 202,
     type: DataExportDto,
-    errors: [422],
-    codes: { 422: ['EXPORT_TOO_LARGE', 'EXPORT_LIMIT_REACHED'], 429: ['QUOTA_EXCEEDED'] },
+    errors: [404, 422],
+    codes: {
+      404: [UNKNOWN_MARKET],
+      422: ['EXPORT_TOO_LARGE', 'EXPORT_LIMIT_REACHED'],
+      429: ['QUOTA_EXCEEDED'],
+    },
   })
   create(
     @Cred() c: Credential,

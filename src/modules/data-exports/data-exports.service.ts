@@ -260,22 +260,37 @@ export class DataExportsService implements OnModuleInit {
       if (def.market === undefined) {
         errors.push({
           field: 'market_ids',
-          message: `${body.dataset} has no markets to narrow by`,
+          message: `market_ids must be left out: ${body.dataset} has no markets to narrow by`,
         });
       } else {
         marketIds = body.market_ids;
-        const known = this.markets.get(world).known(marketIds.filter((m) => MARKET_ID.test(m)));
         const seen = new Set<string>();
         marketIds.forEach((m, i) => {
-          if (seen.has(m))
-            errors.push({ field: `market_ids[${i}]`, message: `${m} is named twice` });
-          else if (!known.has(m))
-            errors.push({ field: `market_ids[${i}]`, message: `no market ${m} in this world` });
+          const field = `market_ids[${i}]`;
+          if (!MARKET_ID.test(m)) {
+            errors.push({
+              field,
+              message: `${field} must be a market id (mkt_ followed by a-z, 0-9)`,
+            });
+          } else if (seen.has(m)) {
+            errors.push({ field, message: `${field} must not repeat an id (${m} is named twice)` });
+          }
           seen.add(m);
         });
       }
     }
     if (errors.length > 0) throw validationFailed(errors);
+    // A well-formed id the world does not have is an unknown id (404), as everywhere: the body
+    // itself was valid, which is all a request schema can say.
+    if (marketIds !== null) {
+      const known = this.markets.get(world).known(marketIds);
+      const unknown = marketIds.find((m) => !known.has(m));
+      if (unknown !== undefined) {
+        throw new DomainError('NOT_FOUND', `No market ${unknown} in this world`, {
+          market_id: unknown,
+        });
+      }
+    }
     return { def, userId: c.userId, start: start!, end: end!, marketIds };
   }
 }

@@ -1,4 +1,5 @@
 import { getMetadataStorage } from 'class-validator';
+import { schemaRulesByName } from '../../common/api/schema-rules.js';
 
 type Obj = Record<string, unknown>;
 
@@ -68,7 +69,7 @@ function add(schema: Obj, keywords: Obj): void {
  * classes of the same name (minItems, uniqueItems, pattern, bounds, enums), so that generated
  * clients and fuzzers read what the server checks. The rules are read from class-validator's
  * metadata, so a DTO states each rule once, in its validator; a keyword written in @ApiProperty
- * stays as written.
+ * stays as written. Cross-field rules a class declares with SchemaRules go into its `allOf`.
  */
 export function applyValidationRules(schemas: Record<string, Obj>): void {
   // class-validator keeps its rules per class in this map (0.15); no public way lists the classes.
@@ -93,5 +94,10 @@ export function applyValidationRules(schemas: Record<string, Obj>): void {
         add(prop, keywords);
       }
     }
+  }
+  for (const [name, rules] of schemaRulesByName()) {
+    const schema = schemas[name];
+    if (schema === undefined) continue;
+    schema.allOf = [...((schema.allOf as Obj[] | undefined) ?? []), ...rules];
   }
 }

@@ -121,6 +121,43 @@ export function isMetadataAddress(address: string): boolean {
   return false;
 }
 
+const HEX = '[0-9A-Fa-f]{1,4}';
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const V4 = `${OCTET}(?:\\.${OCTET}){3}`;
+/** RFC 4291 text forms (no zone id), with an IPv4 tail after :: only. */
+const V6 = [
+  `(?:${HEX}:){7}${HEX}`,
+  `(?:${HEX}:){1,7}:`,
+  `(?:${HEX}:){1,6}:${HEX}`,
+  `(?:${HEX}:){1,5}(?::${HEX}){1,2}`,
+  `(?:${HEX}:){1,4}(?::${HEX}){1,3}`,
+  `(?:${HEX}:){1,3}(?::${HEX}){1,4}`,
+  `(?:${HEX}:){1,2}(?::${HEX}){1,5}`,
+  `${HEX}:(?::${HEX}){1,6}`,
+  `:(?:(?::${HEX}){1,7}|:)`,
+  `::(?:ffff(?::0{1,4})?:)?${V4}`,
+  `(?:${HEX}:){1,4}:${V4}`,
+].join('|');
+/**
+ * A host name of ASCII labels; the last starts with a letter (WHATWG reads a name ending in a
+ * number as an IPv4 address, and "a.1" fails), and no label holds "--" (an "xn--" label must be
+ * valid punycode, which a pattern cannot check).
+ */
+const LABEL = '[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*';
+const NAME = `(?:${LABEL}\\.)*[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*`;
+const PORT = '(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3})';
+
+/**
+ * The webhook URL the request schema states: http(s), a host (name, dotted IPv4 or bracketed
+ * IPv6), a port 1..65535, then a path and query of visible ASCII without "#". Every URL it takes
+ * passes {@link assertSafeWebhookUrl}'s checks of shape (a property test holds it to that), which
+ * still judge the target (private, metadata: 422) and, in production, refuse http. The server
+ * also takes spellings the pattern leaves out (an upper-case scheme, spaces or non-ASCII in the
+ * path, a host in xn-- form or a number such as 2130706433): a client that sends the pattern's
+ * form is never refused for its shape.
+ */
+export const WEBHOOK_URL_SOURCE = `^https?://(?:${NAME}|${V4}|\\[(?:${V6})\\])(?::${PORT})?(?:[/?][!"$-~]*)?$`;
+
 export interface UrlPolicy {
   httpsOnly: boolean;
   allowPrivate: boolean;
@@ -168,8 +205,13 @@ export async function assertSafeWebhookUrl(raw: string, policy: UrlPolicy): Prom
     if (isBlockedAddress(host)) throw unsafe(host);
     return url;
   }
+  // A well-formed name that does not resolve (now) is the DNS's answer, not bad input: 422.
   const addresses = await resolveAll(host).catch(() => {
-    throw invalid(`url must name a host that resolves (${host} does not)`);
+    throw new DomainError(
+      'WEBHOOK_HOST_UNRESOLVED',
+      `The webhook host ${host} does not resolve: check the name, or try again if its DNS is new`,
+      { host },
+    );
   });
   if (addresses.length === 0 || addresses.some((a) => isBlockedAddress(a.address)))
     throw unsafe(host);

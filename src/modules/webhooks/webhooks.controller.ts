@@ -23,6 +23,12 @@ import { WebhooksService } from './webhooks.service.js';
 const SIGNING =
   'Deliveries are POSTs with Svc-Webhook-Signature: t=<unix>,v1=<hex>[,v1=<hex>] (HMAC-SHA256 of "<t>.<raw body>" per live secret; the Stripe scheme), Svc-Webhook-Secret-Version (the active version), Svc-Webhook-Id (delivery id) and Svc-Webhook-Event. A 2xx within 10 s succeeds; anything else, 3xx included, is retried on WEBHOOK_RETRY_SCHEDULE and dead-lettered after the last attempt.';
 
+/** Answers about a well-formed url's target (its shape is the request schema's pattern, else 400). */
+const URL_REFUSALS = [
+  'WEBHOOK_URL_NOT_ALLOWED (details.host): loopback, private, link-local, CGNAT or metadata target',
+  'WEBHOOK_HOST_UNRESOLVED (details.host): the host name does not resolve',
+];
+
 @ApiTags('Webhooks')
 @Controller('webhooks')
 export class WebhooksController {
@@ -37,6 +43,9 @@ export class WebhooksController {
     status: 201,
     type: CreatedWebhookDto,
     errors: [400, 422],
+    codes: {
+      422: [...URL_REFUSALS, 'WEBHOOK_ENDPOINT_CAP_REACHED (details cap, current_count, tier)'],
+    },
   })
   create(@Cred() c: Credential, @Body() body: CreateWebhookDto): Promise<CreatedWebhookDto> {
     return this.webhooks.create(c, body);
@@ -73,6 +82,7 @@ export class WebhooksController {
     scopes: ['webhooks:write'],
     type: WebhookEndpointDto,
     errors: [400, 404, 409, 422],
+    codes: { 422: URL_REFUSALS },
   })
   update(
     @Cred() c: Credential,

@@ -14,11 +14,20 @@ import {
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-outbox.service.js';
 import { OptionalField, PlainText } from '../../common/validation/fields.js';
+import { WEBHOOK_URL_SOURCE } from './url-safety.js';
 
 const EVENT_CHOICES = ['*', ...WEBHOOK_EVENT_TYPES];
 
+/** The url as the request schemas state it; the service's checks (url-safety.ts) enforce it. */
+const URL_DOC = {
+  maxLength: 2048,
+  pattern: WEBHOOK_URL_SOURCE,
+  description:
+    'Absolute http(s) URL: scheme://host[:port][/path][?query] with a host name, a dotted IPv4 address or a bracketed IPv6 one, a port 1..65535, no user or password, no fragment (#), no spaces or control characters, at most 2048 characters (else 400 VALIDATION_FAILED naming url). In production (APP_ENV=production) https only: http is 400. The target must be public: loopback, private, link-local, CGNAT and cloud metadata addresses (also as a name resolving to one) are 422 WEBHOOK_URL_NOT_ALLOWED, unless the deployment allows private targets (WEBHOOK_ALLOW_PRIVATE_TARGETS, never for metadata).',
+};
+
 export class CreateWebhookDto {
-  @ApiProperty({ maxLength: 2048, example: 'https://example.com/hooks/svc' })
+  @ApiProperty({ ...URL_DOC, example: 'https://example.com/hooks/svc' })
   @IsString()
   @MaxLength(2048)
   url: string;
@@ -47,7 +56,7 @@ export class CreateWebhookDto {
 }
 
 export class UpdateWebhookDto {
-  @ApiPropertyOptional({ maxLength: 2048 })
+  @ApiPropertyOptional(URL_DOC)
   @OptionalField()
   @IsString()
   @MaxLength(2048)

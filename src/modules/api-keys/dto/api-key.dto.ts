@@ -110,7 +110,7 @@ export class ApiKeyDto {
 export class RotateApiKeyDto {
   @ApiPropertyOptional({
     description:
-      'Also replace the signing secret of a signing-required key (after a leak, say): the new one is returned once as signing_secret and the old one stops signing at once. Default false: the signing secret stays. 400 VALIDATION_FAILED on a key without signing_required.',
+      'Also replace the signing secret of a signing-required key (after a leak, say): the new one is returned once as signing_secret and the old one stops signing at once. Default false: the signing secret stays. On a key without signing_required (it has no signing secret to replace) 409 API_KEY_HAS_NO_SIGNING_SECRET, and nothing is rotated.',
     default: false,
   })
   @OptionalField()

@@ -4,7 +4,7 @@ import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
 import { OptionalField } from '../../../common/validation/fields.js';
 import { IsInstant } from '../../../common/validation/instant.js';
 import { CANDLE_INTERVAL_NAMES, CRYPTO_SYMBOLS, type CandleInterval } from '../crypto-symbols.js';
-import { USD_PATTERN } from '../usd.js';
+import { POSITIVE_USD_PATTERN } from '../usd.js';
 
 const USD = {
   type: 'string',
@@ -85,11 +85,13 @@ export class CandleQueryDto extends PageQueryDto {
 export class SetCryptoPriceDto {
   @ApiProperty({
     type: 'string',
-    pattern: USD_PATTERN.source,
+    pattern: POSITIVE_USD_PATTERN.source,
     example: '160000.00',
-    description: 'New index price in USD: digits with at most 2 decimals, 0.01..10000000000.00',
+    description: 'New index price in USD: digits with at most 2 decimals, 0.01..9999999999.99',
   })
   @IsString({ message: 'price must be a decimal string such as "123.45"' })
-  @Matches(USD_PATTERN, { message: 'price must be a decimal string such as "123.45"' })
+  @Matches(POSITIVE_USD_PATTERN, {
+    message: 'price must be a decimal string from 0.01 to 9999999999.99 such as "123.45"',
+  })
   price: string;
 }

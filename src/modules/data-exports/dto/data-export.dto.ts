@@ -1,7 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsString } from 'class-validator';
+import { SchemaRules } from '../../../common/api/schema-rules.js';
+import { MARKET_ID_SOURCE } from '../../../common/ids/id-patterns.js';
 import { OptionalField } from '../../../common/validation/fields.js';
-import { DATASETS, EXPORT_FORMATS, type Dataset, type ExportFormat } from '../datasets.js';
+import {
+  DATASET_DEFS,
+  DATASETS,
+  EXPORT_FORMATS,
+  type Dataset,
+  type ExportFormat,
+} from '../datasets.js';
 import { EXPORT_STATUSES, type ExportStatus } from '../data-exports.repository.js';
 
 /** market_ids an export may name. */
@@ -10,8 +18,29 @@ export const MAX_EXPORT_MARKETS = 100;
 export const MAX_WINDOW_DAYS = 366;
 
 const TIME =
-  'ISO 8601: a date (UTC midnight) or a date-time with Z or an offset; start inclusive, end exclusive, end after start, at most 366 days apart (else 400 VALIDATION_FAILED naming the field)';
+  'An RFC 3339 date (UTC midnight) or date-time (T or t, Z, z or an offset; the service also takes ISO 8601 date-times without seconds); start inclusive, end exclusive, end after start, at most 366 days apart (else 400 VALIDATION_FAILED naming the field)';
 
+/** A date or a date-time, as the service reads start and end (parseInstant). */
+const INSTANT_SCHEMA = {
+  type: 'string' as const,
+  anyOf: [
+    { type: 'string', format: 'date' },
+    { type: 'string', format: 'date-time' },
+  ],
+};
+
+/** Datasets of rows that belong to no market (index points, crypto prices, ledger entries). */
+export const DATASETS_WITHOUT_MARKETS = DATASETS.filter(
+  (d) => DATASET_DEFS[d].market === undefined,
+);
+
+/** What DataExportsService.scope refuses with 400: market_ids on a dataset without markets. */
+@SchemaRules([
+  {
+    if: { required: ['dataset'], properties: { dataset: { enum: DATASETS_WITHOUT_MARKETS } } },
+    then: { properties: { market_ids: { not: {} } } },
+  },
+])
 export class CreateDataExportDto {
   @ApiProperty({ enum: DATASETS, description: 'Which dataset (GET /data/datasets)' })
   @IsIn(DATASETS as unknown as string[], {
@@ -19,19 +48,21 @@ export class CreateDataExportDto {
   })
   dataset: Dataset;
 
-  @ApiProperty({ example: '2026-11-01T00:00:00Z', description: TIME })
+  @ApiProperty({ ...INSTANT_SCHEMA, example: '2026-11-01T00:00:00Z', description: TIME })
   @IsString()
   start: string;
 
-  @ApiProperty({ example: '2026-12-01T00:00:00Z', description: TIME })
+  @ApiProperty({ ...INSTANT_SCHEMA, example: '2026-12-01T00:00:00Z', description: TIME })
   @IsString()
   end: string;
 
   @ApiPropertyOptional({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', pattern: MARKET_ID_SOURCE },
     maxItems: MAX_EXPORT_MARKETS,
+    uniqueItems: true,
     example: ['mkt_3f1c2b9a7d6e5f4a3b2c'],
-    description: `Only these markets of the credential's world (TRADES, MARKETS, ORDERS, FILLS; another dataset naming it is 400). At most ${MAX_EXPORT_MARKETS}; an unknown or repeated id is 400 VALIDATION_FAILED naming market_ids[i]. Omitted: every market.`,
+    description: `Only these markets of the credential's world. Only on datasets with markets (${DATASETS.filter((d) => !DATASETS_WITHOUT_MARKETS.includes(d)).join(', ')}): on ${DATASETS_WITHOUT_MARKETS.join(', ')} it must be left out (even empty), else 400 naming market_ids. At most ${MAX_EXPORT_MARKETS}; an id not shaped mkt_... or repeated is 400 VALIDATION_FAILED naming market_ids[i]; a well-formed id of no market in this world is 404 NOT_FOUND (details.market_id), nothing created. Omitted: every market.`,
   })
   @OptionalField()
   @IsArray()

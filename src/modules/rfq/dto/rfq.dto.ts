@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import { MARKET_ID_SOURCE } from '../../../common/ids/id-patterns.js';
 import { PageQueryDto } from '../../../common/pagination/page-query.dto.js';
+import { SchemaRules } from '../../../common/api/schema-rules.js';
 import { OptionalField } from '../../../common/validation/fields.js';
 import { OrderDto } from '../../orders/dto/order.dto.js';
 import { QUOTE_EXPIRY, RFQ_EXPIRY } from '../rfq-rules.js';
@@ -43,12 +44,17 @@ export class ListRfqQueryDto extends PageQueryDto {
   status?: (typeof RFQ_STATUSES)[number];
 }
 
+/**
+ * What SubmitQuoteUseCase refuses with 400 besides the fields' own bounds: no side at all (bid is
+ * then named). Its other rule, ask above bid when both are given, compares two values, which JSON
+ * Schema cannot state: the descriptions say it.
+ */
+@SchemaRules([{ if: { not: { required: ['ask'] } }, then: { required: ['bid'] } }])
 export class SubmitQuoteDto {
   @ApiPropertyOptional({
     type: 'integer',
-    minimum: 1,
-    maximum: 98,
-    description: 'YES cents you buy YES at (the requester sells YES / buys NO here)',
+    description:
+      'YES cents you buy YES at (the requester sells YES / buys NO here), 1..99; below ask when both are given (else 400 naming ask). Give a bid, an ask or both (neither: 400 naming bid).',
   })
   @OptionalField()
   @IsInt()
@@ -58,9 +64,8 @@ export class SubmitQuoteDto {
 
   @ApiPropertyOptional({
     type: 'integer',
-    minimum: 2,
-    maximum: 99,
-    description: 'YES cents you sell YES at (the requester buys YES / sells NO here); above bid',
+    description:
+      'YES cents you sell YES at (the requester buys YES / sells NO here), 1..99; above bid when both are given (else 400 naming ask)',
   })
   @OptionalField()
   @IsInt()

@@ -11,6 +11,9 @@ const NAME_TEXT = `1..${MAX_NAME_LENGTH} characters of one line of visible text 
 
 const MARKET_IDS_TEXT = `Market ids of the credential's world, in the order to keep; no id twice (400 VALIDATION_FAILED naming market_ids), each shaped mkt_... (else 400 naming market_ids[i]). More than ${MAX_WATCHLIST_MARKETS} is 422 WATCHLIST_LIMIT_REACHED (details.limit ${MAX_WATCHLIST_MARKETS}); an unknown market 404 NOT_FOUND (details.market_id).`;
 
+/** Each id of market_ids, as checkedMarketIds refuses it (400 naming market_ids[i]). */
+const MARKET_ID_ITEM = { type: 'string', pattern: MARKET_ID_SOURCE } as const;
+
 export class CreateWatchlistDto {
   @ApiProperty({
     minLength: 1,
@@ -24,7 +27,8 @@ export class CreateWatchlistDto {
   name: string;
 
   @ApiPropertyOptional({
-    type: [String],
+    type: 'array',
+    items: MARKET_ID_ITEM,
     maxItems: MAX_WATCHLIST_MARKETS,
     uniqueItems: true,
     example: ['mkt_3f1c2b9a7d6e5f4a3b2c'],
@@ -50,7 +54,8 @@ export class UpdateWatchlistDto {
   name?: string;
 
   @ApiPropertyOptional({
-    type: [String],
+    type: 'array',
+    items: MARKET_ID_ITEM,
     maxItems: MAX_WATCHLIST_MARKETS,
     uniqueItems: true,
     description: `Replaces the list's markets with exactly these, in this order ([] empties it). ${MARKET_IDS_TEXT}`,
