@@ -50,12 +50,13 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 
 /**
  * The groups an ephemeral world does not serve yet: their records live in the paper world's
- * stores or follow paper-world timers (notifications, RFQs, exports, rank, indices, crypto and
- * sports feeds, created markets, comments, watchlists). A world key calling them is refused,
- * never served from the shared paper world.
+ * stores or follow paper-world timers. A world key calling them is refused, never served from
+ * the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
  */
+export const WORLD_REFUSED =
+  'RFQ, data exports, rank, indices, crypto, sports and market creation (POST /markets, PATCH /markets/{id}, POST /markets/{id}/resolve)';
 const OUTSIDE_WORLDS =
-  /^\/api\/v1\/(comments|watchlists|rfq|data|exports|notifications|rank|indices|crypto|sports)(\/|$)|^\/api\/v1\/markets\/:id\/(comments|resolve)$/;
+  /^\/api\/v1\/(rfq|data|exports|rank|indices|crypto|sports)(\/|$)|^\/api\/v1\/markets\/:id\/resolve$/;
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
