@@ -53,17 +53,12 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
  * stores or follow paper-world timers. A world key calling them is refused, never served from
  * the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
  */
-export const WORLD_REFUSED =
-  'RFQ, data exports, rank, indices, crypto, sports and market creation (POST /markets, PATCH /markets/{id}, POST /markets/{id}/resolve)';
-const OUTSIDE_WORLDS =
-  /^\/api\/v1\/(rfq|data|exports|rank|indices|crypto|sports)(\/|$)|^\/api\/v1\/markets\/:id\/resolve$/;
+export const WORLD_REFUSED = 'RFQ, data exports, rank, indices and crypto';
+const OUTSIDE_WORLDS = /^\/api\/v1\/(rfq|data|exports|rank|indices|crypto)(\/|$)/;
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
-  const createsMarket =
-    (req.method === 'POST' && template === '/api/v1/markets') ||
-    (req.method === 'PATCH' && template === '/api/v1/markets/:id');
-  if (createsMarket || OUTSIDE_WORLDS.test(template)) {
+  if (OUTSIDE_WORLDS.test(template)) {
     throw new DomainError(
       'WORLD_OPERATION_UNSUPPORTED',
       'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',

@@ -159,8 +159,8 @@ export class SandboxControlsService {
   }
 
   /** Whether a paper market is RESOLVED (stored or in the engine): the final skips those. */
-  isResolved(marketId: string): boolean {
-    const rt = this.paper();
+  isResolved(marketId: string, world: WorldName = 'test'): boolean {
+    const rt = this.paper(world);
     return (
       rt.repo.market(marketId)?.status === 'RESOLVED' ||
       rt.engine.marketSummary(marketId)?.status === 'RESOLVED'
