@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectContractError, type Running } from '../support/harness.js';
 import { marketBody } from '../support/markets-create.js';
-import { as, ORDER_SCOPES, startOrdersApp, trader, type Trader } from '../support/orders.js';
+import {
+  as,
+  limit,
+  ORDER_SCOPES,
+  startOrdersApp,
+  TRADABLE,
+  trader,
+  type Trader,
+} from '../support/orders.js';
 import { seedEvent } from '../support/sports.js';
 import { deleteWorld, openWorld } from '../support/worlds-groups.js';
 
@@ -120,5 +128,42 @@ describe('worlds serve market creation and sports', () => {
     await deleteWorld(svc, a, w1);
     const w3 = await openWorld(svc, a);
     expect((await event(w3, live.id)).body.status).toBe('LIVE');
+  });
+
+  it('ranks a world by its own trades; the paper board and other worlds never see them', async () => {
+    const m = TRADABLE[1];
+    const w1 = await openWorld(svc, a);
+    const w2 = await openWorld(svc, a);
+    const board = async (t: Key) =>
+      (await as(t, `${svc.api}/rank/leaderboard?period=ALL`)).body as {
+        data: { user: { id: string }; realized_pnl_cents: number }[];
+      };
+    const bought = await as(w1, `${svc.api}/orders`, {
+      method: 'POST',
+      json: limit(m, 'BUY', 'YES', 99, 5),
+    });
+    expect(bought.status).toBe(201);
+    const resolved = await as(w1, `${svc.api}/sandbox/markets/${m.id}/resolve`, {
+      method: 'POST',
+      json: { outcome: 'YES' },
+    });
+    expect(resolved.status).toBe(200);
+    const mine = await board(w1);
+    expect(mine.data).toHaveLength(1);
+    expect(mine.data[0].user.id).toBe(a.userId);
+    expect(mine.data[0].realized_pnl_cents).toBeGreaterThan(0);
+    const pnl = mine.data[0].realized_pnl_cents;
+    expect((await board(w2)).data).toEqual([]);
+    const paper = await board(a);
+    expect(paper.data.find((r) => r.user.id === a.userId)?.realized_pnl_cents ?? 0).not.toBe(pnl);
+    // Rank history reads the world's samples (taken on its clock), never the paper world's.
+    const hist = await as(w1, `${svc.api}/rank/history/cursor`);
+    expect(hist.status).toBe(200);
+    for (const p of hist.body.data) expect(p.realized_pnl_cents).toBe(pnl);
+
+    await deleteWorld(svc, a, w1);
+    const w3 = await openWorld(svc, a);
+    expect((await board(w3)).data).toEqual([]);
+    expect((await as(w3, `${svc.api}/rank/history/cursor`)).body.data).toEqual([]);
   });
 });
