@@ -166,4 +166,43 @@ describe('worlds serve market creation and sports', () => {
     expect((await board(w3)).data).toEqual([]);
     expect((await as(w3, `${svc.api}/rank/history/cursor`)).body.data).toEqual([]);
   });
+
+  it('values indices from the own markets of a world and records their history in it', async () => {
+    const m = TRADABLE[2];
+    const w1 = await openWorld(svc, a);
+    const w2 = await openWorld(svc, a);
+    type Idx = { slug: string; value: number | null };
+    const indices = async (t: Key) =>
+      new Map(
+        ((await as(t, `${svc.api}/indices`)).body.data as Idx[]).map((i) => [i.slug, i.value]),
+      );
+    const before = await indices(w1);
+    expect(await indices(w2)).toEqual(before);
+    const paperBefore = await indices(a);
+    const moved = await as(w1, `${svc.api}/sandbox/markets/${m.id}/price`, {
+      method: 'POST',
+      json: { price: m.reference > 50 ? 10 : 90 },
+    });
+    expect(moved.status).toBe(200);
+    const after = await indices(w1);
+    expect(after).not.toEqual(before);
+    expect(await indices(w2)).toEqual(before);
+    expect(await indices(a)).toEqual(paperBefore);
+    // A world clock move samples the world's history; the other world records nothing of it.
+    const advanced = await as(w1, `${svc.api}/sandbox/clock`, {
+      method: 'POST',
+      json: { advance_seconds: 3600 },
+    });
+    expect(advanced.status).toBe(200);
+    const hist = await as(w1, `${svc.api}/indices/all/history`);
+    expect(hist.status).toBe(200);
+    expect(hist.body.data.length).toBeGreaterThan(0);
+    const last = hist.body.data[hist.body.data.length - 1];
+    expect(last.value).toBe(after.get('all'));
+    expect(Date.parse(last.time)).toBeGreaterThan(Date.parse('2026-11-22T12:30:00Z'));
+
+    await deleteWorld(svc, a, w1);
+    const w3 = await openWorld(svc, a);
+    expect(await indices(w3)).toEqual(before);
+  });
 });
