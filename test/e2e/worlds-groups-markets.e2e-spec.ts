@@ -205,4 +205,25 @@ describe('worlds serve market creation and sports', () => {
     const w3 = await openWorld(svc, a);
     expect(await indices(w3)).toEqual(before);
   });
+
+  it('still refuses the groups a world does not serve, never answering from the paper world', async () => {
+    const w = await openWorld(svc, a);
+    for (const [method, path] of [
+      ['GET', '/rfq'],
+      ['GET', '/data/datasets'],
+      ['GET', '/crypto/prices'],
+      ['POST', '/sandbox/crypto/BTC-USD/price'],
+    ]) {
+      const err = expectContractError(
+        await as(w, `${svc.api}${path}`, { method, json: method === 'POST' ? {} : undefined }),
+        422,
+        'WORLD_OPERATION_UNSUPPORTED',
+      );
+      expect(err.details.operation).toMatch(new RegExp(`^${method} /`));
+    }
+    // The sandbox crypto control of the paper world still answers a paper key.
+    expect(
+      (await as(a, `${svc.api}/sandbox/crypto/BTC-USD/price`, { method: 'POST', json: {} })).status,
+    ).toBe(400);
+  });
 });

@@ -53,8 +53,10 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
  * stores or follow paper-world timers. A world key calling them is refused, never served from
  * the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
  */
-export const WORLD_REFUSED = 'RFQ, data exports and crypto';
-const OUTSIDE_WORLDS = /^\/api\/v1\/(rfq|data|exports|crypto)(\/|$)/;
+export const WORLD_REFUSED =
+  'RFQ (/rfq), data exports (/data, /exports) and crypto (/crypto, /sandbox/crypto)';
+// The sandbox crypto control sets the shared paper index, so it is refused with the crypto reads.
+const OUTSIDE_WORLDS = /^\/api\/v1\/(rfq|data|exports|crypto|sandbox\/crypto)(\/|$)/;
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
