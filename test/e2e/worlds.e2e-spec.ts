@@ -113,7 +113,7 @@ describe('sandbox worlds', () => {
       expect(seen.some((t: { id: string }) => ids.has(t.id))).toBe(false);
     }
     // Unsupported groups refuse, never serve the shared paper world.
-    expectContractError(await as(k1, `${svc.api}/watchlists`), 422, 'WORLD_OPERATION_UNSUPPORTED');
+    expectContractError(await as(k1, `${svc.api}/rfq`), 422, 'WORLD_OPERATION_UNSUPPORTED');
   });
 
   it('gives the same fills and prices for the same seed and requests', async () => {

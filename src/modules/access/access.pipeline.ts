@@ -51,19 +51,17 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 
 /**
  * The groups an ephemeral world does not serve yet: their records live in the paper world's
- * stores or follow paper-world timers (notifications, RFQs, exports, rank, indices, crypto and
- * sports feeds, created markets, comments, watchlists). A world key calling them is refused,
- * never served from the shared paper world.
+ * stores or follow paper-world timers. A world key calling them is refused, never served from
+ * the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
  */
-const OUTSIDE_WORLDS =
-  /^\/api\/v1\/(comments|watchlists|rfq|data|exports|notifications|rank|indices|crypto|sports)(\/|$)|^\/api\/v1\/markets\/:id\/(comments|resolve)$/;
+export const WORLD_REFUSED =
+  'RFQ (/rfq), data exports (/data, /exports) and crypto (/crypto, /sandbox/crypto)';
+// The sandbox crypto control sets the shared paper index, so it is refused with the crypto reads.
+const OUTSIDE_WORLDS = /^\/api\/v1\/(rfq|data|exports|crypto|sandbox\/crypto)(\/|$)/;
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
-  const createsMarket =
-    (req.method === 'POST' && template === '/api/v1/markets') ||
-    (req.method === 'PATCH' && template === '/api/v1/markets/:id');
-  if (createsMarket || OUTSIDE_WORLDS.test(template)) {
+  if (OUTSIDE_WORLDS.test(template)) {
     throw new DomainError(
       'WORLD_OPERATION_UNSUPPORTED',
       'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',

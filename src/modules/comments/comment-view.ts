@@ -1,4 +1,4 @@
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, type Environment, type WorldName } from '../../common/environment.js';
 import type { AuthorView } from '../users/author-directory.service.js';
 import type { CommentRow, CommentStatus } from './comments.repository.js';
 
@@ -26,7 +26,7 @@ export function commentView(
   row: CommentRow,
   author: AuthorView,
   viewerId: string | null,
-  world: Environment,
+  world: WorldName,
 ): CommentView {
   const own = viewerId !== null && viewerId === row.user_id;
   return {
@@ -40,6 +40,6 @@ export function commentView(
     ...(own ? { report_count: row.report_count } : {}),
     created_at: row.created_at,
     edited_at: row.edited_at,
-    environment: world,
+    environment: environmentOf(world),
   };
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import { Ctx, type Credential, type RequestContext } from '../../common/http/request-context.js';
@@ -19,7 +19,7 @@ import {
 import { PostCommentUseCase } from './use-cases/post-comment/post-comment.use-case.js';
 
 const WORLD =
-  'Comments live in the world of the credential: a test key reads and writes the paper world, a live key or a session the live world, and a request without a key reads the live world; a comment of the other world is unknown (404).';
+  'Comments live in the world of the credential: a test key reads and writes the paper world, a world key (POST /sandbox/worlds) its ephemeral world, a live key or a session the live world, and a request without a key reads the live world; a comment of the other world is unknown (404).';
 
 @ApiTags('Comments')
 @Controller()
@@ -40,7 +40,7 @@ export class CommentsController {
   })
   list(
     @Ctx() ctx: RequestContext,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') marketId: string,
     @Query() q: CommentsQueryDto,
   ): CommentPageDto {
@@ -62,7 +62,7 @@ export class CommentsController {
   })
   create(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') marketId: string,
     @Body() body: CreateCommentDto,
   ): CommentView {
@@ -84,11 +84,7 @@ export class CommentsController {
     type: CommentDto,
     errors: [404],
   })
-  get(
-    @Ctx() ctx: RequestContext,
-    @World() world: Environment,
-    @Param('id') id: string,
-  ): CommentView {
+  get(@Ctx() ctx: RequestContext, @World() world: WorldName, @Param('id') id: string): CommentView {
     return this.comments.get(world, ctx.userId, id);
   }
 
@@ -104,7 +100,7 @@ export class CommentsController {
   })
   edit(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: EditCommentDto,
   ): CommentView {
@@ -122,7 +118,7 @@ export class CommentsController {
     errors: [404],
     codes: { 403: ['NOT_COMMENT_AUTHOR'] },
   })
-  remove(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): void {
+  remove(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): void {
     this.comments.remove(world, c.userId, id);
   }
 
@@ -139,7 +135,7 @@ export class CommentsController {
   })
   report(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: ReportCommentDto,
   ): CommentReportDto {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
 
@@ -205,7 +205,7 @@ export class CommentStores {
     this.stores = worlds.perWorld((db) => new CommentsRepository(db));
   }
 
-  of(world: Environment): CommentsRepository {
+  of(world: WorldName): CommentsRepository {
     return this.stores.get(world);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { COMMENT_ID } from '../../common/ids/id-patterns.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
@@ -29,23 +29,23 @@ export class CommentsService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.paper.register('comments', (userId) => this.stores.of('test').deleteAllOf(userId));
+    this.paper.register('comments', (userId, world) => this.stores.of(world).deleteAllOf(userId));
   }
 
   /** A comment of the world, or 404 naming it under `field`. */
-  find(world: Environment, id: string, field = 'comment_id'): CommentRow {
+  find(world: WorldName, id: string, field = 'comment_id'): CommentRow {
     const row = COMMENT_ID.test(id) ? this.stores.of(world).get(id) : undefined;
     if (row === undefined) throw new DomainError('NOT_FOUND', `No comment ${id}`, { [field]: id });
     return row;
   }
 
-  get(world: Environment, viewerId: string | null, id: string): CommentView {
+  get(world: WorldName, viewerId: string | null, id: string): CommentView {
     return this.views(world, viewerId, [this.find(world, id)])[0];
   }
 
   /** The market's top-level comments newest first, or one thread's replies oldest first. */
   list(
-    world: Environment,
+    world: WorldName,
     viewerId: string | null,
     marketId: string,
     q: { limit?: number; cursor?: string; parent_id?: string },
@@ -60,7 +60,7 @@ export class CommentsService implements OnModuleInit {
 
   private topLevelPage(
     store: CommentsRepository,
-    world: Environment,
+    world: WorldName,
     marketId: string,
     q: { limit?: number; cursor?: string },
   ): Page<CommentRow> {
@@ -75,7 +75,7 @@ export class CommentsService implements OnModuleInit {
   }
 
   private repliesPage(
-    world: Environment,
+    world: WorldName,
     marketId: string,
     parentId: string,
     q: { limit?: number; cursor?: string },
@@ -97,7 +97,7 @@ export class CommentsService implements OnModuleInit {
   }
 
   /** The author edits the body within the edit window; a deleted comment stays deleted. */
-  edit(world: Environment, userId: string, id: string, body: string): CommentView {
+  edit(world: WorldName, userId: string, id: string, body: string): CommentView {
     const row = this.ownComment(world, userId, id);
     if (row.status === 'DELETED') {
       throw new DomainError('COMMENT_DELETED', `Comment ${id} was deleted`, { comment_id: id });
@@ -116,13 +116,13 @@ export class CommentsService implements OnModuleInit {
   }
 
   /** The author deletes it: DELETED, body gone, replies stay. Deleting again changes nothing. */
-  remove(world: Environment, userId: string, id: string): void {
+  remove(world: WorldName, userId: string, id: string): void {
     this.ownComment(world, userId, id);
     this.stores.of(world).softDelete(id);
   }
 
   /** One report per user and comment; the fifth distinct reporter hides it. */
-  report(world: Environment, userId: string, id: string, dto: ReportCommentDto): CommentReportDto {
+  report(world: WorldName, userId: string, id: string, dto: ReportCommentDto): CommentReportDto {
     const row = this.find(world, id);
     if (row.status === 'DELETED') {
       throw new DomainError('COMMENT_DELETED', `Comment ${id} was deleted`, { comment_id: id });
@@ -155,14 +155,14 @@ export class CommentsService implements OnModuleInit {
   }
 
   /** Rows as `viewerId` sees them, with their authors looked up in one query. */
-  views(world: Environment, viewerId: string | null, rows: CommentRow[]): CommentView[] {
+  views(world: WorldName, viewerId: string | null, rows: CommentRow[]): CommentView[] {
     const authors = this.directory.authors(rows.map((r) => r.user_id));
     return rows.map((r) =>
       commentView(r, authors.get(r.user_id) ?? gone(r.user_id), viewerId, world),
     );
   }
 
-  private ownComment(world: Environment, userId: string, id: string): CommentRow {
+  private ownComment(world: WorldName, userId: string, id: string): CommentRow {
     const row = this.find(world, id);
     if (row.user_id !== userId) {
       throw new DomainError('NOT_COMMENT_AUTHOR', `Only its author may change comment ${id}`, {

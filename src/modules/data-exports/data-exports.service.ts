@@ -66,7 +66,8 @@ export class DataExportsService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper exports and their files (a running one is stopped). */
   onModuleInit(): void {
-    this.paperRecords.register('exports', async (userId) => {
+    this.paperRecords.register('exports', async (userId, world) => {
+      if (world !== 'test') return 0;
       const repo = this.runner.parts.repos.get('test');
       let n = 0;
       for (const row of repo.ofUser(userId)) {

@@ -39,7 +39,7 @@ export class IndicesController {
     type: IndexListDto,
   })
   list(@Ctx() ctx: RequestContext): IndexListDto {
-    return this.indices.list(ctx.environment);
+    return this.indices.list(ctx.world);
   }
 
   @Get('indices/:slug/history')
@@ -56,7 +56,7 @@ export class IndicesController {
     @Param('slug') slug: string,
     @Query() q: IndexHistoryQueryDto,
   ): IndexHistoryPageDto {
-    return this.indices.history(ctx.environment, slug, q);
+    return this.indices.history(ctx.world, slug, q);
   }
 
   @Get('data-exports/indices')
@@ -69,7 +69,7 @@ export class IndicesController {
     type: IndexListDto,
   })
   legacyList(@Ctx() ctx: RequestContext): IndexListDto {
-    return this.indices.list(ctx.environment);
+    return this.indices.list(ctx.world);
   }
 
   @Get('data-exports/indices/:slug/history')
@@ -87,6 +87,6 @@ export class IndicesController {
     @Param('slug') slug: string,
     @Query() q: IndexHistoryQueryDto,
   ): IndexHistoryPageDto {
-    return this.indices.history(ctx.environment, slug, q);
+    return this.indices.history(ctx.world, slug, q);
   }
 }

@@ -4,8 +4,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { instant } from '../../common/validation/instant.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
@@ -13,27 +12,36 @@ import { startSampling } from '../../common/sampling/sampling-timer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { markPrice } from '../positions/position-mapper.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 import type { IndexDto, IndexHistoryQueryDto, IndexPointDto } from './dto/index.dto.js';
 import { IndexPointsRepository } from './index-points.repository.js';
 import { IndexSampler } from './index-sampler.js';
 
 /**
- * The market indices of each environment's engine, and their history: one sampler per
- * environment records into that environment's database, from an unref'd timer and lazily at the
- * start of every indices read (so a moved service clock is caught up before the answer).
+ * The market indices of each world's engine, and their history: one sampler per world records
+ * into that world's database, on that world's clock, from an unref'd timer (live and paper) and
+ * lazily at the start of every indices read (so a moved clock is caught up before the answer).
+ * An ephemeral world is sampled by its reads only (no timer), and its sampler goes when it
+ * unloads.
  */
 @Injectable()
 export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly repos = new Map<Environment, IndexPointsRepository>();
-  private readonly samplers = new Map<Environment, IndexSampler>();
+  private readonly stores: WorldScoped<{ repo: IndexPointsRepository; sampler: IndexSampler }>;
   private timer: NodeJS.Timeout | null = null;
   private readonly log = new Logger('Indices');
 
   constructor(
     private readonly engines: EngineRegistry,
-    private readonly clock: Clock,
     private readonly config: ConfigService,
-  ) {}
+    worlds: WorldDatabases,
+  ) {
+    // The sampler reads its engine only when it samples (the engines start at bootstrap).
+    this.stores = worlds.perWorld((db, env) => {
+      const repo = new IndexPointsRepository(db);
+      return { repo, sampler: this.makeSampler(env, repo) };
+    });
+  }
 
   onApplicationBootstrap(): void {
     this.engines.whenReady(() => {
@@ -46,49 +54,42 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
     this.timer = null;
   }
 
-  private repo(env: Environment): IndexPointsRepository {
-    let repo = this.repos.get(env);
-    if (repo === undefined) {
-      repo = new IndexPointsRepository(this.engines.get(env).repo.db);
-      this.repos.set(env, repo);
-    }
-    return repo;
+  private repo(env: WorldName): IndexPointsRepository {
+    return this.stores.get(env).repo;
   }
 
-  private sampler(env: Environment): IndexSampler {
-    let s = this.samplers.get(env);
-    if (s === undefined) {
-      const repo = this.repo(env);
-      s = new IndexSampler({
-        now: () => this.clock.now(),
-        intervalMs: this.config.values.indexSampleIntervalMs,
-        historyDays: this.config.values.indexHistoryDays,
-        store: repo,
-        ready: () => this.engines.get(env).healthy,
-        markets: () => {
-          // Committed state only, markets past their close time closed first.
-          const engine = this.engines.get(env).committedEngine();
-          return repo.allMarkets().map((m) => {
-            const s = engine.marketSummary(m.id);
-            return { category: m.category, status: s?.status ?? m.status, mark: markPrice(s) };
-          });
-        },
-      });
-      this.samplers.set(env, s);
-    }
-    return s;
+  private sampler(env: WorldName): IndexSampler {
+    return this.stores.get(env).sampler;
+  }
+
+  private makeSampler(env: WorldName, repo: IndexPointsRepository): IndexSampler {
+    return new IndexSampler({
+      now: () => this.engines.clockOf(env).now(),
+      intervalMs: this.config.values.indexSampleIntervalMs,
+      historyDays: this.config.values.indexHistoryDays,
+      store: repo,
+      ready: () => this.engines.get(env).healthy,
+      markets: () => {
+        // Committed state only, markets past their close time closed first.
+        const engine = this.engines.get(env).committedEngine();
+        return repo.allMarkets().map((m) => {
+          const s = engine.marketSummary(m.id);
+          return { category: m.category, status: s?.status ?? m.status, mark: markPrice(s) };
+        });
+      },
+    });
   }
 
   /** Every index of the environment's engine, ordered by slug, valued now. */
-  list(env: Environment): { data: IndexDto[] } {
+  list(env: WorldName): { data: IndexDto[] } {
     const sampler = this.sampler(env);
     sampler.catchUp();
-    const asOf = new Date(this.clock.now()).toISOString();
+    const asOf = new Date(this.engines.clockOf(env).now()).toISOString();
     return { data: sampler.current().map((v) => ({ ...v, as_of: asOf })) };
   }
 
   /** Recorded points of one index, oldest first, keyset on the point time. */
-  history(env: Environment, slug: string, q: IndexHistoryQueryDto): Page<IndexPointDto> {
+  history(env: WorldName, slug: string, q: IndexHistoryQueryDto): Page<IndexPointDto> {
     const sampler = this.sampler(env);
     sampler.catchUp();
     if (!sampler.current().some((v) => v.slug === slug)) {

@@ -1,7 +1,7 @@
 import { Body, Controller, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { MarketDto } from '../markets/dto/market.dto.js';
@@ -43,7 +43,7 @@ export class MarketCreationController {
   })
   create(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Body() body: CreateMarketDto,
   ): Promise<MarketDto> {
     return this.creation.create(c, world, body);
@@ -68,7 +68,7 @@ export class MarketCreationController {
   })
   update(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: UpdateMarketDto,
   ): Promise<MarketDto> {
@@ -92,7 +92,7 @@ export class MarketCreationController {
   })
   resolve(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: ResolveDto,
   ): ResolveResultDto {

@@ -1,14 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { isPaperWorld, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { instant } from '../../common/validation/instant.js';
-import { connectionOf, ENGINE_DB } from '../../database/databases.js';
 import type { Outcome } from '../../engine/index.js';
 import { parseUsd } from '../crypto/usd.js';
 import type { MarketDto } from '../markets/dto/market.dto.js';
@@ -17,6 +13,8 @@ import type { ResolveResultDto } from '../sandbox/dto/sandbox.dto.js';
 import { SandboxControlsService } from '../sandbox/sandbox-controls.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { UsersService } from '../users/users.service.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 import type { CreateMarketDto, UpdateMarketDto } from './dto/create-market.dto.js';
 import { MarketCreationRepository, type OwnedMarketRow } from './market-creation.repository.js';
 import { DEFAULT_REFERENCE_PRICE, MAX_OPEN_PAPER_MARKETS } from './market-rules.js';
@@ -30,28 +28,24 @@ import { DEFAULT_REFERENCE_PRICE, MAX_OPEN_PAPER_MARKETS } from './market-rules.
  */
 @Injectable()
 export class MarketCreationService {
-  private readonly repos: Record<Environment, MarketCreationRepository>;
+  /** Each world's markets table: an ephemeral world's is its own file, deleted with it. */
+  private readonly repos: WorldScoped<MarketCreationRepository>;
 
   constructor(
-    @InjectDataSource(ENGINE_DB.live) live: DataSource,
-    @InjectDataSource(ENGINE_DB.test) paper: DataSource,
+    worlds: WorldDatabases,
     private readonly engines: EngineRegistry,
     private readonly markets: MarketsService,
     private readonly sandbox: SandboxControlsService,
     private readonly users: UsersService,
-    private readonly clock: Clock,
     private readonly ids: IdGenerator,
   ) {
-    this.repos = {
-      live: new MarketCreationRepository(connectionOf(live)),
-      test: new MarketCreationRepository(connectionOf(paper)),
-    };
+    this.repos = worlds.perWorld((db) => new MarketCreationRepository(db));
   }
 
-  async create(c: Credential, world: Environment, body: CreateMarketDto): Promise<MarketDto> {
+  async create(c: Credential, world: WorldName, body: CreateMarketDto): Promise<MarketDto> {
     if (world === 'live') await this.assertCreator(c.userId);
-    const repo = this.repos[world];
-    const closeTime = this.futureTime(body.close_time);
+    const repo = this.repos.get(world);
+    const closeTime = this.futureTime(world, body.close_time);
     const { indexSymbol, strikeCents } = crypto(body);
     if (body.reference_price !== undefined && world === 'live') {
       throw ruleViolated('reference_price', 'reference_price is for paper markets only');
@@ -65,7 +59,7 @@ export class MarketCreationService {
     if (repo.slugTaken(body.slug)) {
       throw new DomainError('SLUG_TAKEN', `The slug ${body.slug} is taken`, { slug: body.slug });
     }
-    if (world === 'test' && repo.openMarketsOf(c.userId) >= MAX_OPEN_PAPER_MARKETS) {
+    if (isPaperWorld(world) && repo.openMarketsOf(c.userId) >= MAX_OPEN_PAPER_MARKETS) {
       throw new DomainError(
         'MARKET_LIMIT_REACHED',
         `At most ${MAX_OPEN_PAPER_MARKETS} open paper markets per user`,
@@ -74,7 +68,7 @@ export class MarketCreationService {
     }
     const id = this.ids.next('mkt');
     const referencePrice = body.reference_price ?? DEFAULT_REFERENCE_PRICE;
-    const at = this.clock.nowDate().toISOString();
+    const at = this.engines.clockOf(world).nowDate().toISOString();
     const r = this.engines
       .get(world)
       .addMarket({ id, closeAt: Date.parse(closeTime), referencePrice }, () =>
@@ -99,7 +93,7 @@ export class MarketCreationService {
 
   async update(
     c: Credential,
-    world: Environment,
+    world: WorldName,
     id: string,
     body: UpdateMarketDto,
   ): Promise<MarketDto> {
@@ -110,20 +104,21 @@ export class MarketCreationService {
         status: row.status,
       });
     }
-    const closeTime = body.close_time === undefined ? undefined : this.futureTime(body.close_time);
+    const closeTime =
+      body.close_time === undefined ? undefined : this.futureTime(world, body.close_time);
     const rt = this.engines.get(world);
     const edits =
       body.title !== undefined || body.description !== undefined || closeTime !== undefined;
     const store = () => {
       if (!edits) return;
-      this.repos[world].update(
+      this.repos.get(world).update(
         id,
         {
           title: body.title ?? row.title,
           description: body.description ?? row.description,
           closeTime: closeTime ?? row.close_time,
         },
-        this.clock.nowDate().toISOString(),
+        this.engines.clockOf(world).nowDate().toISOString(),
       );
     };
     // The status and the other fields commit together, or neither does.
@@ -136,15 +131,15 @@ export class MarketCreationService {
   }
 
   /** The one resolution path (the sandbox's), in the market's world; 409 when resolved. */
-  resolve(c: Credential, world: Environment, id: string, outcome: Outcome): ResolveResultDto {
+  resolve(c: Credential, world: WorldName, id: string, outcome: Outcome): ResolveResultDto {
     this.owned(c, world, id);
     return this.sandbox.resolveMarket(id, outcome, c.userId, world);
   }
 
   /** The market of this world the caller created: 404 if none, 403 if someone else's or seeded. */
-  private owned(c: Credential, world: Environment, id: string): OwnedMarketRow {
+  private owned(c: Credential, world: WorldName, id: string): OwnedMarketRow {
     this.engines.get(world).closeDue(); // a market past its close time reads CLOSED
-    const row = MARKET_ID.test(id) ? this.repos[world].market(id) : undefined;
+    const row = MARKET_ID.test(id) ? this.repos.get(world).market(id) : undefined;
     if (row === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     if (row.creator_id !== c.userId) {
       throw new DomainError('NOT_MARKET_CREATOR', "Only the market's creator may change it", {
@@ -164,10 +159,13 @@ export class MarketCreationService {
     }
   }
 
-  /** The time as stored (UTC, milliseconds), which must be after now on the service clock. */
-  private futureTime(value: string): string {
+  /**
+   * The time as stored (UTC, milliseconds), which must be after now on the world's clock (the
+   * service clock, or an ephemeral world's own, which its markets close by).
+   */
+  private futureTime(world: WorldName, value: string): string {
     const t = instant(value, 'close_time')!;
-    if (Date.parse(t) <= this.clock.now()) {
+    if (Date.parse(t) <= this.engines.clockOf(world).now()) {
       throw ruleViolated('close_time', 'close_time must be in the future');
     }
     return t;

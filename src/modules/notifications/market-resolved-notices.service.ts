@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import type { EngineEvent, PositionSettledEvent } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
@@ -42,7 +42,7 @@ export class MarketResolvedNoticesService implements OnModuleInit, OnModuleDestr
   }
 
   private onBatch(batch: CommittedEvents): void {
-    const notices = marketResolvedNotices(batch.events, batch.environment);
+    const notices = marketResolvedNotices(batch.events, batch.world);
     if (notices.length > 0) this.notifications.notifyAll(notices);
   }
 }
@@ -50,7 +50,7 @@ export class MarketResolvedNoticesService implements OnModuleInit, OnModuleDestr
 /** The MARKET_RESOLVED notifications of one committed batch: one per settled holder, never the house. */
 export function marketResolvedNotices(
   events: readonly EngineEvent[],
-  environment: Environment,
+  environment: WorldName,
 ): NewNotification[] {
   const out: NewNotification[] = [];
   for (const e of events) {
@@ -60,7 +60,7 @@ export function marketResolvedNotices(
   return out;
 }
 
-function notice(e: PositionSettledEvent, environment: Environment): NewNotification {
+function notice(e: PositionSettledEvent, environment: WorldName): NewNotification {
   const held = [e.yes > 0 ? `${e.yes} YES` : null, e.no > 0 ? `${e.no} NO` : null]
     .filter((x) => x !== null)
     .join(' and ');

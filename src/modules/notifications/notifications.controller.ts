@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { World } from '../worlds/world.decorator.js';
@@ -17,7 +17,7 @@ import { NotificationsService } from './notifications.service.js';
 
 /** Every notification operation reads and writes the caller's world only. */
 const WORLD_TEXT =
-  'Notifications belong to a world: a test key (or an env:paper key) sees the paper world, a live key or a session the live world, and nothing of the other.';
+  'Notifications belong to a world: a test key (or an env:paper key) sees the paper world, a world key (POST /sandbox/worlds) its ephemeral world, a live key or a session the live world, and nothing of the others.';
 
 @ApiTags('Notifications')
 @Controller('notifications')
@@ -35,7 +35,7 @@ export class NotificationsController {
   })
   cursor(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Query() q: NotificationsQueryDto,
   ): NotificationPageDto {
     return this.notifications.list(c.userId, world, q);
@@ -57,7 +57,7 @@ export class NotificationsController {
   })
   legacy(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Query() q: NotificationsQueryDto,
   ): NotificationPageDto {
     return this.notifications.list(c.userId, world, q);
@@ -71,7 +71,7 @@ export class NotificationsController {
     scopes: ['notifications:read'],
     type: UnreadCountDto,
   })
-  unreadCount(@Cred() c: Credential, @World() world: Environment): UnreadCountDto {
+  unreadCount(@Cred() c: Credential, @World() world: WorldName): UnreadCountDto {
     return this.notifications.unreadCount(c.userId, world);
   }
 
@@ -87,7 +87,7 @@ export class NotificationsController {
   })
   readAll(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Body() body: ReadAllNotificationsDto,
   ): ReadAllResultDto {
     return this.notifications.readAll(c.userId, world, body.before);
@@ -103,11 +103,7 @@ export class NotificationsController {
     type: NotificationDto,
     errors: [404],
   })
-  read(
-    @Cred() c: Credential,
-    @World() world: Environment,
-    @Param('id') id: string,
-  ): NotificationDto {
+  read(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): NotificationDto {
     return this.notifications.read(c.userId, world, id);
   }
 }

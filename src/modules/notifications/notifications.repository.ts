@@ -2,14 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Database, Statement } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
-import type { Environment } from '../../common/environment.js';
+import type { WorldId, WorldName } from '../../common/environment.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 
 /** A stored notification (the platform database's `notifications` table). */
 export interface NotificationRow {
   id: string;
   user_id: string;
-  environment: Environment;
+  /** The world: `live`, `test` (the paper world) or an ephemeral world's id. */
+  environment: WorldName;
   type: string;
   title: string;
   body: string;
@@ -35,6 +36,7 @@ export class NotificationsRepository {
   private readonly markUpTo: Statement;
   private readonly countUnread: Statement;
   private readonly deleteWorld: Statement;
+  private readonly deleteEphemeral: Statement;
   private readonly db: Database;
 
   constructor(@InjectDataSource(PLATFORM_DB) ds: DataSource) {
@@ -72,6 +74,7 @@ export class NotificationsRepository {
     this.deleteWorld = db.prepare(
       `DELETE FROM notifications WHERE user_id = ? AND environment = ?`,
     );
+    this.deleteEphemeral = db.prepare(`DELETE FROM notifications WHERE environment = ?`);
   }
 
   insert(row: NotificationRow): void {
@@ -81,7 +84,7 @@ export class NotificationsRepository {
   /** Newest first, ids below `beforeId`; `limit` rows at most. */
   page(
     userId: string,
-    world: Environment,
+    world: WorldName,
     beforeId: string,
     limit: number,
     unreadOnly: boolean,
@@ -97,7 +100,7 @@ export class NotificationsRepository {
   /** Sets read_at if it is not set yet; the row as it is then, or undefined for no such row. */
   markRead(
     userId: string,
-    world: Environment,
+    world: WorldName,
     id: string,
     readAt: string,
   ): NotificationRow | undefined {
@@ -106,17 +109,22 @@ export class NotificationsRepository {
   }
 
   /** Marks the unread ones created at or before `upTo` read; answers how many it marked. */
-  markReadUpTo(userId: string, world: Environment, upTo: string, readAt: string): number {
+  markReadUpTo(userId: string, world: WorldName, upTo: string, readAt: string): number {
     return this.markUpTo.run(readAt, userId, world, upTo).changes;
   }
 
-  unread(userId: string, world: Environment): number {
+  unread(userId: string, world: WorldName): number {
     return (this.countUnread.get(userId, world) as { n: number }).n;
   }
 
   /** Deletes the user's notifications of one world; answers how many went. */
-  deleteAll(userId: string, world: Environment): number {
+  deleteAll(userId: string, world: WorldName): number {
     return this.deleteWorld.run(userId, world).changes;
+  }
+
+  /** Deletes every notification of a deleted ephemeral world; answers how many went. */
+  deleteOfWorld(world: WorldId): number {
+    return this.deleteEphemeral.run(world).changes;
   }
 
   /** Runs `fn` in one transaction (joining the caller's when one is open: a savepoint). */

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Subject } from 'rxjs';
 import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, type Environment, type WorldName } from '../../common/environment.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
@@ -12,7 +12,11 @@ import { NotificationsRepository, type NotificationRow } from './notifications.r
 /** A notification to write: to whom, in which world, what it says. */
 export interface NewNotification {
   userId: string;
-  environment: Environment;
+  /**
+   * The world it belongs to: `live`, `test` or an ephemeral world's id (stored as such, read
+   * only from that world, deleted with it; answered as the world's environment).
+   */
+  environment: WorldName;
   /** UPPER_SNAKE: COMMENT_REPLY, MARKET_RESOLVED, ... */
   type: string;
   title: string;
@@ -23,7 +27,7 @@ export interface NewNotification {
 /** A notification just written, for the realtime channel of its owner in its world. */
 export interface CreatedNotification {
   userId: string;
-  environment: Environment;
+  environment: WorldName;
   notification: NotificationView;
 }
 
@@ -33,14 +37,14 @@ export interface NotificationView {
   title: string;
   body: string;
   data: Record<string, unknown>;
-  /** The world it belongs to (and is only ever read from). */
+  /** The environment of the world it belongs to (and is only ever read from): `test` in any paper world. */
   environment: Environment;
   created_at: string;
   read_at: string | null;
 }
 
 /**
- * In-app notifications, each in one world (`live` or `test`): listed newest first (keyset on id,
+ * In-app notifications, each in one world (`live`, `test` or an ephemeral world): listed newest first (keyset on id,
  * stable while new ones arrive), read one by one or all at once, counted, and announced on
  * {@link created} (the realtime channel `notifications`) once stored. Every notification is
  * written here: {@link notify} on its own, or {@link store} inside a caller's transaction on the
@@ -60,7 +64,11 @@ export class NotificationsService implements OnModuleInit {
 
   onModuleInit(): void {
     // A sandbox reset clears the paper notifications; the live ones are never touched.
-    this.paperRecords.register('notifications', (userId) => this.repo.deleteAll(userId, 'test'));
+    this.paperRecords.register('notifications', (userId, world) =>
+      this.repo.deleteAll(userId, world),
+    );
+    // An ephemeral world's notifications are rows of the platform database keyed by its id.
+    this.paperRecords.registerWorld('notifications', (world) => this.repo.deleteOfWorld(world));
   }
 
   /** Stores a notification for its owner in its world, then announces it (realtime). */
@@ -109,7 +117,7 @@ export class NotificationsService implements OnModuleInit {
 
   list(
     userId: string,
-    world: Environment,
+    world: WorldName,
     q: { limit?: number; cursor?: string; unread?: boolean },
   ): Page<NotificationView> {
     return paginate({
@@ -128,7 +136,7 @@ export class NotificationsService implements OnModuleInit {
   }
 
   /** Marks one read (once: a second call keeps the first read_at); another world's id is 404. */
-  read(userId: string, world: Environment, id: string): NotificationView {
+  read(userId: string, world: WorldName, id: string): NotificationView {
     const row = this.repo.markRead(userId, world, id, this.clock.nowDate().toISOString());
     if (row === undefined)
       throw new DomainError('NOT_FOUND', `No notification ${id}`, { notification_id: id });
@@ -140,14 +148,14 @@ export class NotificationsService implements OnModuleInit {
    * 8601 instant, sub-millisecond digits rounded up as the time filters do) read, or all of them
    * without it. Idempotent: a second call marks 0.
    */
-  readAll(userId: string, world: Environment, before: string | undefined): { marked: number } {
+  readAll(userId: string, world: WorldName, before: string | undefined): { marked: number } {
     const upTo = instant(before, 'before') ?? LAST_INSTANT;
     return {
       marked: this.repo.markReadUpTo(userId, world, upTo, this.clock.nowDate().toISOString()),
     };
   }
 
-  unreadCount(userId: string, world: Environment): { unread: number } {
+  unreadCount(userId: string, world: WorldName): { unread: number } {
     return { unread: this.repo.unread(userId, world) };
   }
 }
@@ -159,7 +167,7 @@ function view(r: NotificationRow): NotificationView {
     title: r.title,
     body: r.body,
     data: JSON.parse(r.data) as Record<string, unknown>,
-    environment: r.environment,
+    environment: environmentOf(r.environment),
     created_at: r.created_at,
     read_at: r.read_at,
   };

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { paginate } from '../../common/pagination/paginate.js';
 import { AuthorDirectory } from '../users/author-directory.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import type { LeaderboardPageDto, LeaderboardQueryDto } from './dto/leaderboard.dto.js';
 import { periodStart, periodTotals } from './leaderboard-math.js';
@@ -21,12 +21,12 @@ export class LeaderboardService {
   constructor(
     private readonly sampler: RankSamplerService,
     private readonly authors: AuthorDirectory,
-    private readonly clock: Clock,
+    private readonly engines: EngineRegistry,
   ) {}
 
-  board(world: Environment, q: LeaderboardQueryDto): LeaderboardPageDto {
+  board(world: WorldName, q: LeaderboardQueryDto): LeaderboardPageDto {
     const period = q.period ?? 'ALL';
-    const nowMs = this.clock.now();
+    const nowMs = this.engines.clockOf(world).now();
     // The period's baseline may be the sample of a boundary just passed: record it first.
     this.sampler.catchUp(world);
     const start = periodStart(period, nowMs);

@@ -4,7 +4,7 @@ import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import type { Lifecycle } from '../../common/api/lifecycle.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { World } from '../worlds/world.decorator.js';
 import { LeaderboardPageDto, LeaderboardQueryDto } from './dto/leaderboard.dto.js';
 import { RankHistoryPageDto, RankHistoryQueryDto } from './dto/rank.dto.js';
@@ -41,7 +41,7 @@ export class RankController {
     type: LeaderboardPageDto,
     errors: [400],
   })
-  board(@World() world: Environment, @Query() q: LeaderboardQueryDto): LeaderboardPageDto {
+  board(@World() world: WorldName, @Query() q: LeaderboardQueryDto): LeaderboardPageDto {
     return this.leaderboard.board(world, q);
   }
 

@@ -5,7 +5,7 @@ import { instant } from '../../common/validation/instant.js';
 import type { RankHistoryQueryDto, RankPointDto } from './dto/rank.dto.js';
 import { RankSamplerService } from './rank-sampler.service.js';
 
-/** The caller's rank history in the environment of its credential (test key: paper). */
+/** The caller's rank history in the world of its credential (test key: paper; world key: its world). */
 @Injectable()
 export class RankService {
   constructor(private readonly sampler: RankSamplerService) {}
@@ -15,14 +15,14 @@ export class RankService {
     const from = instant(q.from, 'from');
     const to = instant(q.to, 'to');
     return paginate({
-      list: `rank-history:${c.environment}`,
+      list: `rank-history:${c.world}`,
       keys: ['time'],
       query: q,
       fetch: (after, take) => {
         // Only once the cursor is known good: a refused request records nothing.
-        this.sampler.catchUp(c.environment);
+        this.sampler.catchUp(c.world);
         return this.sampler
-          .repo(c.environment)
+          .repo(c.world)
           .page(c.userId, { after: after?.[0], from, to, limit: take });
       },
       keyOf: (r) => [r.time],

@@ -48,13 +48,15 @@ export class RfqService implements OnModuleInit {
    * account reset already dropped). Answers how many RFQs and quotes it ended.
    */
   onModuleInit(): void {
-    this.paperRecords.register('rfqs', (userId) => {
+    this.paperRecords.register('rfqs', (userId, world) => {
+      if (world !== 'test') return 0;
       const repo = this.repo('test');
       let n = 0;
       for (const r of repo.openRfqsOf(userId)) if (this.life.endRfq('test', r, 'CANCELLED')) n++;
       return n;
     });
-    this.paperRecords.register('rfq_quotes', (userId) => {
+    this.paperRecords.register('rfq_quotes', (userId, world) => {
+      if (world !== 'test') return 0;
       let n = 0;
       for (const q of this.repo('test').openQuotesOfResponder(userId)) {
         if (this.life.endQuote('test', q, 'CANCELLED')) n++;

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Outcome } from '../../engine/index.js';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { isWorldId, type WorldName } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { marketPrices } from '../markets/market-summary.js';
@@ -56,8 +56,8 @@ export class SandboxControlsService {
     await this.idempotency.forgetPaperAnswers(c.userId, c.world).catch((err: unknown) => {
       this.log.warn(`forgetting the paper Idempotency-Key answers failed: ${String(err)}`);
     });
-    // An ephemeral world holds no records of the paper world's groups (see AccessPipeline).
-    const cleared = isWorldId(c.world) ? {} : await this.records.clear(c.userId);
+    // The user's records of this paper world only: the shared one's, or the ephemeral world's.
+    const cleared = await this.records.clear(c.userId, c.world);
     return {
       wallet: walletDto(r.account, 'test'),
       cancelled_orders: cancelled,
@@ -159,8 +159,8 @@ export class SandboxControlsService {
   }
 
   /** Whether a paper market is RESOLVED (stored or in the engine): the final skips those. */
-  isResolved(marketId: string): boolean {
-    const rt = this.paper();
+  isResolved(marketId: string, world: WorldName = 'test'): boolean {
+    const rt = this.paper(world);
     return (
       rt.repo.market(marketId)?.status === 'RESOLVED' ||
       rt.engine.marketSummary(marketId)?.status === 'RESOLVED'

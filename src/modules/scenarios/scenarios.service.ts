@@ -46,7 +46,9 @@ export class ScenariosService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper scenarios. */
   onModuleInit(): void {
-    this.paperRecords.register('scenarios', (userId) => this.repos.get('test').deleteAll(userId));
+    this.paperRecords.register('scenarios', (userId, world) =>
+      this.repos.get(world).deleteAll(userId),
+    );
   }
 
   create(world: WorldName, userId: string, body: unknown): ScenarioDto {

@@ -15,7 +15,7 @@ export class SandboxSportsController {
   @ApiBody({ type: FinalScoreDto })
   @Endpoint({
     summary: 'End a paper sports event with its final score',
-    description: `Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED). Paper events are shared by every test key: this ends the event for all sandbox users; the live world's event of the same id is not touched. home_score and away_score: integers 0..${MAX_SCORE}. The event becomes FINAL with its score and winner (HOME, AWAY or DRAW), and each linked paper market resolves by its rule through the same path as POST /api/v1/sandbox/markets/{id}/resolve (house quotes withdrawn, resting orders cancelled, holders paid 100 cents per winning contract as SETTLEMENT): HOME_WINS is YES on a home win and NO on an away win or a draw; AWAY_WINS the reverse; OVER_<n> YES when home + away is more than n. A linked market already RESOLVED is left as it is (resolved_now false). Markets resolve first and the event is recorded FINAL last, each committed before the answer: if the call fails midway, the event is still LIVE and the same call completes it. 409 SPORTS_EVENT_FINAL for an event already final; 422 SPORTS_EVENT_NOT_STARTED before start_time (on the service clock). A sandbox reset does not undo a final (events are the world's, not a user's). Scope orders:write.`,
+    description: `Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED). Paper events are shared by every test key: this ends the event for all sandbox users (with a world key, in that ephemeral world only); the live world's event of the same id is not touched. home_score and away_score: integers 0..${MAX_SCORE}. The event becomes FINAL with its score and winner (HOME, AWAY or DRAW), and each linked paper market resolves by its rule through the same path as POST /api/v1/sandbox/markets/{id}/resolve (house quotes withdrawn, resting orders cancelled, holders paid 100 cents per winning contract as SETTLEMENT): HOME_WINS is YES on a home win and NO on an away win or a draw; AWAY_WINS the reverse; OVER_<n> YES when home + away is more than n. A linked market already RESOLVED is left as it is (resolved_now false). Markets resolve first and the event is recorded FINAL last, each committed before the answer: if the call fails midway, the event is still LIVE and the same call completes it. 409 SPORTS_EVENT_FINAL for an event already final; 422 SPORTS_EVENT_NOT_STARTED before start_time (on the service clock; with a world key, on the world's clock). A sandbox reset does not undo a final (events are the world's, not a user's). Scope orders:write.`,
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',
@@ -32,6 +32,6 @@ export class SandboxSportsController {
     @Param('id') id: string,
     @Body() body: FinalScoreDto,
   ): FinalResultDto {
-    return this.sports.final(id, body.home_score, body.away_score, c.userId);
+    return this.sports.final(id, body.home_score, body.away_score, c.userId, c.world);
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { World } from '../worlds/world.decorator.js';
 import {
   ListSportsEventsQueryDto,
@@ -27,7 +27,7 @@ export class SportsController {
     scopes: ['sports:read'],
     type: SportListDto,
   })
-  list(@World() world: Environment): SportListDto {
+  list(@World() world: WorldName): SportListDto {
     return this.sports.sports(world);
   }
 
@@ -40,7 +40,7 @@ export class SportsController {
     type: SportsEventPageDto,
     errors: [400],
   })
-  events(@World() world: Environment, @Query() q: ListSportsEventsQueryDto): SportsEventPageDto {
+  events(@World() world: WorldName, @Query() q: ListSportsEventsQueryDto): SportsEventPageDto {
     return this.sports.list(world, q);
   }
 
@@ -54,7 +54,7 @@ export class SportsController {
     errors: [404],
     codes: { 404: ['NOT_FOUND (details.event_id): no such event in this world'] },
   })
-  event(@World() world: Environment, @Param('id') id: string): SportsEventDto {
+  event(@World() world: WorldName, @Param('id') id: string): SportsEventDto {
     return this.sports.get(world, id);
   }
 }

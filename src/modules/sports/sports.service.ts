@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { SPORTS_EVENT_ID } from '../../common/ids/id-patterns.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { SandboxControlsService } from '../sandbox/sandbox-controls.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 import type {
   FinalResultDto,
   ListSportsEventsQueryDto,
@@ -21,34 +22,33 @@ const DEFAULT_RULE: EventRule = 'HOME_WINS';
 
 /**
  * Sports events of each world (its engine database). Reads answer the credential's world; the
- * sandbox final ends a paper event and resolves its linked paper markets through the sandbox's
+ * sandbox final ends an event of a paper world (the shared one or an ephemeral one) and resolves its linked paper markets through the sandbox's
  * one resolution path. Every status is read against the injected clock.
  */
 @Injectable()
 export class SportsService {
-  private readonly repos = new Map<Environment, SportsRepository>();
+  /** Each world's events: an ephemeral world's are in its own file (copied from the seeded template). */
+  private readonly repos: WorldScoped<SportsRepository>;
 
   constructor(
-    private readonly worlds: WorldDatabases,
-    private readonly clock: Clock,
+    worlds: WorldDatabases,
+    private readonly engines: EngineRegistry,
     private readonly sandbox: SandboxControlsService,
-  ) {}
-
-  private repo(world: Environment): SportsRepository {
-    let repo = this.repos.get(world);
-    if (repo === undefined) {
-      repo = new SportsRepository(this.worlds.connection(world));
-      this.repos.set(world, repo);
-    }
-    return repo;
+  ) {
+    this.repos = worlds.perWorld((db) => new SportsRepository(db));
   }
 
-  private now(): string {
-    return this.clock.nowDate().toISOString();
+  private repo(world: WorldName): SportsRepository {
+    return this.repos.get(world);
+  }
+
+  /** Now on the world's clock: an ephemeral world's events start and go LIVE by its own clock. */
+  private now(world: WorldName): string {
+    return this.engines.clockOf(world).nowDate().toISOString();
   }
 
   /** Sports and their leagues with event and linked-market counts, by sport then league. */
-  sports(world: Environment): SportListDto {
+  sports(world: WorldName): SportListDto {
     const bySport = new Map<string, SportListDto['data'][number]>();
     for (const r of this.repo(world).leagues()) {
       let sport = bySport.get(r.sport);
@@ -66,9 +66,9 @@ export class SportsService {
   }
 
   /** Events by start_time, then id; keyset-paginated on that pair. */
-  list(world: Environment, q: ListSportsEventsQueryDto): Page<SportsEventDto> {
+  list(world: WorldName, q: ListSportsEventsQueryDto): Page<SportsEventDto> {
     const repo = this.repo(world);
-    const now = this.now();
+    const now = this.now(world);
     return paginate({
       list: `sports-events:${world}`,
       keys: ['time', 'id'],
@@ -82,10 +82,10 @@ export class SportsService {
     });
   }
 
-  get(world: Environment, id: string): SportsEventDto {
+  get(world: WorldName, id: string): SportsEventDto {
     const repo = this.repo(world);
     const e = this.event(repo, id);
-    return toDto(e, this.now(), repo.marketIds([id]).get(id) ?? []);
+    return toDto(e, this.now(world), repo.marketIds([id]).get(id) ?? []);
   }
 
   /**
@@ -95,10 +95,16 @@ export class SportsService {
    * and completes the rest, so no answer ever shows a FINAL event with open linked markets.
    * Synchronous from the first read to the last write, so two finals never interleave.
    */
-  final(id: string, home: number, away: number, payeeId: string): FinalResultDto {
-    const repo = this.repo('test');
+  final(
+    id: string,
+    home: number,
+    away: number,
+    payeeId: string,
+    world: WorldName = 'test',
+  ): FinalResultDto {
+    const repo = this.repo(world);
     const e = this.event(repo, id);
-    const now = this.now();
+    const now = this.now(world);
     if (e.final_at !== null) {
       throw new DomainError('SPORTS_EVENT_FINAL', `Event ${id} is already final`, {
         event_id: id,
@@ -114,11 +120,11 @@ export class SportsService {
     const markets: ResolvedMarketDto[] = [];
     for (const m of repo.linkedMarkets(id)) {
       const rule = parseRule(m.event_rule) ?? DEFAULT_RULE;
-      if (this.sandbox.isResolved(m.id)) {
+      if (this.sandbox.isResolved(m.id, world)) {
         markets.push(skipped(m.id, rule, m.outcome === 'YES' ? 'YES' : 'NO'));
         continue;
       }
-      const r = this.sandbox.resolveMarket(m.id, outcomeOf(rule, home, away), payeeId);
+      const r = this.sandbox.resolveMarket(m.id, outcomeOf(rule, home, away), payeeId, world);
       markets.push({ ...r, rule, resolved_now: true });
     }
     if (!repo.finish(id, home, away, now)) {

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
@@ -17,7 +17,7 @@ import { MAX_WATCHLIST_MARKETS, MAX_WATCHLISTS } from './watchlist-rules.js';
 import { WatchlistsService } from './watchlists.service.js';
 
 const WORLD =
-  "Watchlists belong to the world of the credential: a test key (or a key holding env:paper) sees and changes its paper watchlists, a live key or a session its live ones; a list of the other world, or another user's, is 404 NOT_FOUND (details.watchlist_id). Markets are that world's, priced by its engine. A sandbox reset deletes your paper watchlists.";
+  "Watchlists belong to the world of the credential: a test key (or a key holding env:paper) sees and changes its paper watchlists, a world key (POST /sandbox/worlds) those of its ephemeral world, a live key or a session its live ones; a list of the other world, or another user's, is 404 NOT_FOUND (details.watchlist_id). Markets are that world's, priced by its engine. A sandbox reset deletes your paper watchlists.";
 const NOT_FOUND_LIST = 'NOT_FOUND (details.watchlist_id): no such watchlist of yours in this world';
 const NOT_FOUND_MARKET = 'NOT_FOUND (details.market_id): no such market in this world';
 const LIMITS = `WATCHLIST_LIMIT_REACHED (details.limit): at most ${MAX_WATCHLISTS} watchlists per user and world, ${MAX_WATCHLIST_MARKETS} markets per list`;
@@ -38,7 +38,7 @@ export class WatchlistsController {
   })
   list(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Query() q: PageQueryDto,
   ): WatchlistPageDto {
     return this.watchlists.list(world, c.userId, q);
@@ -57,7 +57,7 @@ export class WatchlistsController {
   })
   create(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Body() body: CreateWatchlistDto,
   ): WatchlistDto {
     return this.watchlists.create(world, c.userId, body);
@@ -73,7 +73,7 @@ export class WatchlistsController {
     errors: [404],
     codes: { 404: [NOT_FOUND_LIST] },
   })
-  get(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): WatchlistDto {
+  get(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): WatchlistDto {
     return this.watchlists.get(world, c.userId, id);
   }
 
@@ -93,7 +93,7 @@ export class WatchlistsController {
   })
   update(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: UpdateWatchlistDto,
   ): WatchlistDto {
@@ -111,7 +111,7 @@ export class WatchlistsController {
     errors: [404],
     codes: { 404: [`${NOT_FOUND_LIST}, or deleted already`] },
   })
-  remove(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): void {
+  remove(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): void {
     this.watchlists.remove(world, c.userId, id);
   }
 
@@ -128,7 +128,7 @@ export class WatchlistsController {
   })
   addMarket(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: AddWatchlistMarketDto,
   ): WatchlistDto {
@@ -149,7 +149,7 @@ export class WatchlistsController {
   })
   removeMarket(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Param('market_id') marketId: string,
   ): void {

@@ -1,7 +1,7 @@
 import { marketBrief } from '../markets/market-summary.js';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { WATCHLIST_ID } from '../../common/ids/id-patterns.js';
@@ -49,11 +49,13 @@ export class WatchlistsService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper watchlists; the live ones stay. */
   onModuleInit(): void {
-    this.paperRecords.register('watchlists', (userId) => this.repos.get('test').deleteAll(userId));
+    this.paperRecords.register('watchlists', (userId, world) =>
+      this.repos.get(world).deleteAll(userId),
+    );
   }
 
   /** The user's lists of this world, oldest first, keyset on the id. */
-  list(world: Environment, userId: string, q: PageQueryDto): Page<WatchlistDto> {
+  list(world: WorldName, userId: string, q: PageQueryDto): Page<WatchlistDto> {
     return paginate({
       list: `watchlists:${world}`,
       keys: ['id'],
@@ -64,11 +66,11 @@ export class WatchlistsService implements OnModuleInit {
     });
   }
 
-  get(world: Environment, userId: string, id: string): WatchlistDto {
+  get(world: WorldName, userId: string, id: string): WatchlistDto {
     return this.views(world, [this.owned(world, userId, id)])[0];
   }
 
-  create(world: Environment, userId: string, body: CreateWatchlistDto): WatchlistDto {
+  create(world: WorldName, userId: string, body: CreateWatchlistDto): WatchlistDto {
     const marketIds = checkedMarketIds(body.market_ids ?? []);
     const repo = this.repos.get(world);
     const now = this.now();
@@ -94,7 +96,7 @@ export class WatchlistsService implements OnModuleInit {
   }
 
   /** Renames and/or replaces the markets; an empty body changes nothing. */
-  update(world: Environment, userId: string, id: string, body: UpdateWatchlistDto): WatchlistDto {
+  update(world: WorldName, userId: string, id: string, body: UpdateWatchlistDto): WatchlistDto {
     const marketIds = body.market_ids === undefined ? undefined : checkedMarketIds(body.market_ids);
     const repo = this.repos.get(world);
     repo.transaction(() => {
@@ -113,12 +115,12 @@ export class WatchlistsService implements OnModuleInit {
     return this.get(world, userId, id);
   }
 
-  remove(world: Environment, userId: string, id: string): void {
+  remove(world: WorldName, userId: string, id: string): void {
     if (!WATCHLIST_ID.test(id) || !this.repos.get(world).delete(userId, id)) throw notFound(id);
   }
 
   /** Appends a market; one already in the list leaves the list as it is (same updated_at). */
-  addMarket(world: Environment, userId: string, id: string, marketId: string): WatchlistDto {
+  addMarket(world: WorldName, userId: string, id: string, marketId: string): WatchlistDto {
     const repo = this.repos.get(world);
     repo.transaction(() => {
       this.owned(world, userId, id);
@@ -138,7 +140,7 @@ export class WatchlistsService implements OnModuleInit {
   }
 
   /** Takes a market out of the list; one not in it is 404 (details.market_id). */
-  removeMarket(world: Environment, userId: string, id: string, marketId: string): void {
+  removeMarket(world: WorldName, userId: string, id: string, marketId: string): void {
     const repo = this.repos.get(world);
     repo.transaction(() => {
       this.owned(world, userId, id);
@@ -153,14 +155,14 @@ export class WatchlistsService implements OnModuleInit {
   }
 
   /** The user's list in this world; another user's, another world's or no list is 404 alike. */
-  private owned(world: Environment, userId: string, id: string): WatchlistRow {
+  private owned(world: WorldName, userId: string, id: string): WatchlistRow {
     const row = WATCHLIST_ID.test(id) ? this.repos.get(world).one(userId, id) : undefined;
     if (row === undefined) throw notFound(id);
     return row;
   }
 
   private assertNameFree(
-    world: Environment,
+    world: WorldName,
     userId: string,
     name: string,
     self: string | null,
@@ -178,7 +180,7 @@ export class WatchlistsService implements OnModuleInit {
   }
 
   /** The lists with their markets, priced by the world's engine as it is now. */
-  private views(world: Environment, rows: readonly WatchlistRow[]): WatchlistDto[] {
+  private views(world: WorldName, rows: readonly WatchlistRow[]): WatchlistDto[] {
     const runtime = this.engines.get(world);
     // A market whose close time has come reads CLOSED at once, as in the markets list.
     runtime.closeDue();
@@ -192,7 +194,7 @@ export class WatchlistsService implements OnModuleInit {
       markets: byList.get(r.id) ?? [],
       created_at: r.created_at,
       updated_at: r.updated_at,
-      environment: world,
+      environment: environmentOf(world),
     }));
   }
 

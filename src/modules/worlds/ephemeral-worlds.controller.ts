@@ -1,3 +1,4 @@
+import { WORLD_REFUSED } from '../access/access.pipeline.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
@@ -20,7 +21,7 @@ export class EphemeralWorldsController {
   @ApiBody({ type: CreateWorldDto })
   @Endpoint({
     summary: 'Create an ephemeral world: a private paper world with its own key',
-    description: `${SANDBOX_ONLY} A private paper world: its own books, house liquidity and price feed (seeded by \`seed\`: the same seed and the same requests give the same fills and prices), accounts, markets, clock, scenarios and webhook endpoints, in its own file copied from a migrated template. The answer holds the world key (full, this once): it reaches this world only, with the scopes of the calling key, and does not count against MAX_API_KEYS_PER_USER. The world is deleted at expires_at (ttl_seconds 60..86400, default 3600 on the service clock). At most 20 live worlds per user (422 WORLD_LIMIT_REACHED). Inside a world the price feed moves only when its clock is advanced (POST /sandbox/clock with the world key), and the groups whose records live in the shared paper world (comments, watchlists, RFQ, data exports, notifications, rank, indices, crypto, sports, market creation) answer 422 WORLD_OPERATION_UNSUPPORTED. Scope orders:write.`,
+    description: `${SANDBOX_ONLY} A private paper world: its own books, house liquidity and price feed (seeded by \`seed\`: the same seed and the same requests give the same fills and prices), accounts, markets, clock, scenarios and webhook endpoints, in its own file copied from a migrated template. The answer holds the world key (full, this once): it reaches this world only, with the scopes of the calling key, and does not count against MAX_API_KEYS_PER_USER. The world is deleted at expires_at (ttl_seconds 60..86400, default 3600 on the service clock). At most 20 live worlds per user (422 WORLD_LIMIT_REACHED). Inside a world the price feed moves only when its clock is advanced (POST /sandbox/clock with the world key), and comments, watchlists, notifications, rank (leaderboard and history), indices, sports events and market creation (POST /markets, PATCH /markets/{id}, POST /markets/{id}/resolve) serve the world's own records (deleted with it); ${WORLD_REFUSED} answer 422 WORLD_OPERATION_UNSUPPORTED. Scope orders:write.`,
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',

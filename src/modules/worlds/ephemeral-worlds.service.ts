@@ -26,6 +26,7 @@ import {
   type CreatedWorldDto,
   type WorldDto,
 } from './dto/world.dto.js';
+import { PaperWorldRecords } from './paper-world-records.service.js';
 import { WorldCatalog, type WorldRow } from './world-catalog.js';
 import { WorldDatabases, worldFile } from './world-databases.service.js';
 import { WorldTemplate } from './world-template.service.js';
@@ -52,6 +53,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     private readonly config: ConfigService,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly records: PaperWorldRecords,
   ) {
     // Only a READY world is ever opened: a deleting one refuses new requests at once.
     databases.setOpenable((id) => catalog.one(id)?.status === 'READY');
@@ -165,7 +167,8 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
 
   /**
    * Removes a world: key revoked (sockets closed), webhook endpoints disabled, engine stopped,
-   * connection closed, file removed, row deleted, in that order, each step safe to repeat.
+   * connection closed, its records outside its file deleted (notifications, export files),
+   * file removed, row deleted, in that order, each step safe to repeat.
    */
   private async remove(row: WorldRow): Promise<void> {
     this.catalog.setStatus(row.id, 'DELETING');
@@ -179,6 +182,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     }
     if (this.webhooks.repo.disableWorld(row.id, at) > 0) this.webhooks.invalidate();
     this.databases.unload(row.id);
+    await this.records.clearWorld(row.id);
     const file = worldFile(this.config.values.dataDir, row.id);
     for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
     this.catalog.remove(row.id);

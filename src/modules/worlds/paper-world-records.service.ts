@@ -1,7 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { WorldId, WorldName } from '../../common/environment.js';
 
-/** Deletes one user's records of one kind in the paper world; answers how many went. */
-export type PaperRecordCleaner = (userId: string) => number | Promise<number>;
+/**
+ * Deletes one user's records of one kind in a paper world (the shared one, `test`, or an
+ * ephemeral world); answers how many went.
+ */
+export type PaperRecordCleaner = (userId: string, world: WorldName) => number | Promise<number>;
+
+/**
+ * Deletes every record of one kind an ephemeral world left outside its own file (rows in the
+ * platform database keyed by the world id, files beside it); answers how many went.
+ */
+export type WorldRecordCleaner = (world: WorldId) => number | Promise<number>;
 
 /**
  * The records a user keeps in the paper world beside its account (comments, watchlists,
@@ -13,6 +23,7 @@ export type PaperRecordCleaner = (userId: string) => number | Promise<number>;
 export class PaperWorldRecords {
   private readonly log = new Logger('PaperWorldRecords');
   private readonly cleaners = new Map<string, PaperRecordCleaner>();
+  private readonly worldCleaners = new Map<string, WorldRecordCleaner>();
 
   /** `kind` names the records in the reset's answer (`cleared.<kind>`); one cleaner per kind. */
   register(kind: string, cleaner: PaperRecordCleaner): void {
@@ -26,14 +37,44 @@ export class PaperWorldRecords {
    * reset (500), never a 200 that counts the failed kind as 0. Clearing is idempotent: running it
    * again deletes what is left.
    */
-  async clear(userId: string): Promise<Record<string, number>> {
+  async clear(userId: string, world: WorldName = 'test'): Promise<Record<string, number>> {
     const cleared: Record<string, number> = {};
     const failures: unknown[] = [];
     for (const [kind, cleaner] of [...this.cleaners].sort(([a], [b]) => a.localeCompare(b))) {
       try {
-        cleared[kind] = await cleaner(userId);
+        cleared[kind] = await cleaner(userId, world);
       } catch (err) {
-        this.log.error(`clearing paper ${kind} of ${userId} failed: ${String(err)}`);
+        this.log.error(`clearing ${world} ${kind} of ${userId} failed: ${String(err)}`);
+        failures.push(err);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
+    return cleared;
+  }
+
+  /**
+   * `cleaner` runs when an ephemeral world is deleted or expires (and when a boot finishes a
+   * delete a stop interrupted): the world's file goes with it, and this removes what a module
+   * keeps of the world elsewhere, so nothing of a deleted world remains. One cleaner per kind.
+   */
+  registerWorld(kind: string, cleaner: WorldRecordCleaner): void {
+    if (this.worldCleaners.has(kind))
+      throw new Error(`world record cleaner ${kind} registered twice`);
+    this.worldCleaners.set(kind, cleaner);
+  }
+
+  /**
+   * Runs every world cleaner for a deleted world, each even when an earlier one failed, then
+   * rethrows the first failure: the world's delete stays DELETING and a later boot retries it.
+   */
+  async clearWorld(world: WorldId): Promise<Record<string, number>> {
+    const cleared: Record<string, number> = {};
+    const failures: unknown[] = [];
+    for (const [kind, cleaner] of this.worldCleaners) {
+      try {
+        cleared[kind] = await cleaner(world);
+      } catch (err) {
+        this.log.error(`clearing ${kind} of world ${world} failed: ${String(err)}`);
         failures.push(err);
       }
     }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../../common/clock/clock.js';
-import type { Environment } from '../../../../common/environment.js';
+import type { WorldName } from '../../../../common/environment.js';
 import { DomainError } from '../../../../common/errors/domain-error.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { NotificationsService } from '../../../notifications/notifications.service.js';
@@ -13,7 +13,7 @@ import { CommentsService } from '../../comments.service.js';
 export const RESOLVED_COMMENT_WINDOW_MS = 30 * 24 * 3_600_000;
 
 export interface PostCommentCommand {
-  world: Environment;
+  world: WorldName;
   userId: string;
   marketId: string;
   body: string;
@@ -49,11 +49,12 @@ export class PostCommentUseCase {
       createdAt: this.clock.nowDate().toISOString(),
     });
     const view = this.comments.views(cmd.world, cmd.userId, [row])[0];
-    if (parent !== null && parent.user_id !== cmd.userId) this.notifyParentAuthor(parent, view);
+    if (parent !== null && parent.user_id !== cmd.userId)
+      this.notifyParentAuthor(cmd.world, parent, view);
     return view;
   }
 
-  private requireOpenMarket(world: Environment, marketId: string): void {
+  private requireOpenMarket(world: WorldName, marketId: string): void {
     const market = this.markets.require(world, marketId);
     if (market.status !== 'RESOLVED') return;
     // A resolved market without a recorded time (none since the comments migration) is old.
@@ -90,10 +91,10 @@ export class PostCommentUseCase {
     return parent;
   }
 
-  private notifyParentAuthor(parent: CommentRow, reply: CommentView): void {
+  private notifyParentAuthor(world: WorldName, parent: CommentRow, reply: CommentView): void {
     this.notifications.notify({
       userId: parent.user_id,
-      environment: reply.environment,
+      environment: world,
       type: 'COMMENT_REPLY',
       title: 'New reply to your comment',
       body: `${reply.author.username} replied to your comment`,
