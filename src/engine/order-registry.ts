@@ -10,12 +10,17 @@ import { BookOrder } from './order.js';
 const MAX_SPARE_ORDERS = 65_536;
 
 export class OrderRegistry {
-  private readonly open = new Map<string, BookOrder>();
   /**
-   * The retention ring's orders by id, built the first time someone asks for a final order and
-   * kept up to date from then on, so an engine whose callers never ask pays nothing per order.
+   * Open orders by id, and the retention ring's final orders too once someone has asked for a
+   * final order. An order that rested is set here once and deleted once, when it leaves the
+   * ring; it is not moved to a second map when it ends.
    */
-  private closedIndex: Map<string, BookOrder> | null = null;
+  private readonly byId = new Map<string, BookOrder>();
+  /**
+   * Someone asked for an order that is not open: from then on retired orders that never rested
+   * are put in {@link byId} too, so an engine whose callers never ask pays nothing for them.
+   */
+  private finalLookups = false;
   private readonly closedRing: BookOrder[] = [];
   private closedNext = 0;
   private readonly spare: BookOrder[] = [];
@@ -46,21 +51,17 @@ export class OrderRegistry {
   index(order: BookOrder): void {
     if (!order.indexed) {
       order.indexed = true;
-      this.open.set(order.id, order);
+      this.byId.set(order.id, order);
     }
   }
 
   /** An open order, or a final one still within the retention window. */
   find(id: string): BookOrder | undefined {
-    const open = this.open.get(id);
-    if (open !== undefined) return open;
-    let index = this.closedIndex;
-    if (index === null) {
-      index = new Map<string, BookOrder>();
-      for (const o of this.closedRing) index.set(o.id, o);
-      this.closedIndex = index;
-    }
-    return index.get(id);
+    const found = this.byId.get(id);
+    if (found !== undefined || this.finalLookups) return found;
+    this.finalLookups = true;
+    for (const o of this.closedRing) this.index(o);
+    return this.byId.get(id);
   }
 
   /**
@@ -69,32 +70,29 @@ export class OrderRegistry {
    * deletions.
    */
   retire(order: BookOrder): void {
-    if (order.indexed) {
-      order.indexed = false;
-      this.open.delete(order.id);
-    }
     const cap = this.closedRetention;
     if (cap <= 0) {
-      this.recycle(order);
+      this.forget(order);
       return;
     }
     const ring = this.closedRing;
     const slot = this.closedNext;
-    const index = this.closedIndex;
     if (ring.length < cap) ring.push(order);
     else {
-      const evicted = ring[slot];
-      if (index !== null && index.get(evicted.id) === evicted) index.delete(evicted.id);
-      this.recycle(evicted);
+      this.forget(ring[slot]);
       ring[slot] = order;
     }
     this.closedNext = slot + 1 === cap ? 0 : slot + 1;
-    if (index !== null) index.set(order.id, order);
+    if (this.finalLookups) this.index(order);
   }
 
   /** Forgets an order at once, not kept for getOrder (an account reset's orders). */
   drop(order: BookOrder): void {
-    this.open.delete(order.id);
+    this.forget(order);
+  }
+
+  private forget(order: BookOrder): void {
+    if (order.indexed && this.byId.get(order.id) === order) this.byId.delete(order.id);
     this.recycle(order);
   }
 
