@@ -6,7 +6,6 @@ import type { EngineLedger } from './engine-ledger.js';
 import { fail, isAmount, MarketState } from './engine-state.js';
 import { balanceChanged } from './event-builders.js';
 import type { EngineEvent } from './events.js';
-import { AccountState } from './ledger.js';
 import type { HoldBook } from './holds.js';
 import type { Matcher } from './matcher.js';
 import type { BookOrder } from './order.js';
@@ -41,8 +40,7 @@ export class EngineAdmin {
     if (initialDeposit !== 0 && !isAmount(initialDeposit)) {
       return fail('INVALID_AMOUNT', 'initial deposit must be a non-negative safe integer');
     }
-    const account = new AccountState(accountId);
-    this.ledger.accounts.set(accountId, account);
+    const account = this.ledger.open(accountId);
     const events: EngineEvent[] = [{ type: 'account.created', accountId, balance: 0 }];
     if (initialDeposit > 0) {
       account.balance = initialDeposit;
@@ -94,7 +92,7 @@ export class EngineAdmin {
     if ((status as MarketStatus) === 'RESOLVED') {
       return fail('INVALID_STATE', 'a market cannot be added resolved');
     }
-    const market = new MarketState(marketId, status);
+    const market = new MarketState(marketId, status, this.markets.size);
     const last = options.lastPrice ?? 0;
     const volume = options.volume ?? 0;
     if (!Number.isSafeInteger(last) || last < 0 || last > 99 || !Number.isSafeInteger(volume)) {
@@ -142,7 +140,7 @@ export class EngineAdmin {
         this.matcher.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
       }
     }
-    for (const ps of market.positions.values()) {
+    for (const ps of market.positions) {
       if (ps.yes === 0 && ps.no === 0) continue;
       const won = outcome === 'YES' ? ps.yes : ps.no;
       const payout = 100 * won;
@@ -236,7 +234,7 @@ export class EngineAdmin {
       market.orphanYes -= pairs;
       market.orphanNo -= pairs;
       this.ledger.adjusted -= 100 * pairs;
-      market.positions.delete(accountId);
+      this.ledger.dropPosition(account, market);
     }
     account.positions.length = 0;
     // Its quote holds go with its orders (events first, so a mirror releases them before the reset).

@@ -7,6 +7,7 @@
 import type { MarketState } from './engine-state.js';
 import { shortOf } from './engine-state.js';
 import { AccountState, PositionState, refreshReserve } from './ledger.js';
+import { PositionIndex } from './position-index.js';
 import type { AccountSnapshot, Failure } from './types.js';
 
 /** Totals of money that entered or left the engine from outside, integer cents. */
@@ -19,6 +20,7 @@ export interface LedgerTotals {
 
 export class EngineLedger {
   readonly accounts = new Map<string, AccountState>();
+  private readonly index = new PositionIndex();
   deposited = 0;
   withdrawn = 0;
   adjusted = 0;
@@ -31,15 +33,36 @@ export class EngineLedger {
     return this.accounts.get(id);
   }
 
+  /** A new account, numbered in creation order. */
+  open(id: string): AccountState {
+    const account = new AccountState(id, this.accounts.size);
+    this.accounts.set(id, account);
+    return account;
+  }
+
+  /** The (account, market) position state, if the account ever touched the market. */
+  position(account: AccountState, market: MarketState): PositionState | undefined {
+    return this.index.get(account.index, market.index);
+  }
+
   /** Gets or creates the (account, market) position state. */
   positionOf(account: AccountState, market: MarketState): PositionState {
-    let ps = market.positions.get(account.id);
+    let ps = this.index.get(account.index, market.index);
     if (ps === undefined) {
       ps = new PositionState(account, market.id);
       account.positions.push(ps);
-      market.positions.set(account.id, ps);
+      market.positions.push(ps);
+      this.index.add(account.index, market.index, ps);
     }
     return ps;
+  }
+
+  /** Forgets the position (an account reset). */
+  dropPosition(account: AccountState, market: MarketState): void {
+    const ps = this.index.get(account.index, market.index);
+    if (ps === undefined) return;
+    this.index.delete(account.index, market.index);
+    market.positions.splice(market.positions.indexOf(ps), 1);
   }
 
   /** The position's reserve is stale: it is recomputed at the end of the command. */

@@ -132,7 +132,8 @@ export class EngineQueries {
   position(accountId: string, marketId: string): PositionSnapshot | undefined {
     const a = this.ledger.accounts.get(accountId);
     if (a === undefined) return undefined;
-    const ps = this.markets.get(marketId)?.positions.get(accountId);
+    const market = this.markets.get(marketId);
+    const ps = market === undefined ? undefined : this.ledger.position(a, market);
     if (ps !== undefined) return ps.snapshot();
     return {
       accountId,
@@ -162,7 +163,7 @@ export class EngineQueries {
   marketPositions(marketId: string): PositionSnapshot[] {
     const m = this.markets.get(marketId);
     const out: PositionSnapshot[] = [];
-    if (m !== undefined) for (const ps of m.positions.values()) out.push(ps.snapshot());
+    if (m !== undefined) for (const ps of m.positions) out.push(ps.snapshot());
     return out;
   }
 
@@ -193,7 +194,9 @@ export class EngineQueries {
     if (market === undefined) return fail('UNKNOWN_MARKET', req.marketId);
     if (market.status !== 'OPEN') return fail('MARKET_NOT_OPEN', market.status);
     // No account (yet), or none in this market: a flat position.
-    const ps = req.accountId === undefined ? undefined : market.positions.get(req.accountId);
+    const account =
+      req.accountId === undefined ? undefined : this.ledger.accounts.get(req.accountId);
+    const ps = account === undefined ? undefined : this.ledger.position(account, market);
     const side = bookSideOf(req.action, req.side);
     const limit =
       req.type === 'LIMIT' ? bookPriceOf(req.side, req.price!) : side === 'BID' ? 99 : 1;

@@ -177,7 +177,7 @@ export class EngineRestore {
     for (const market of this.markets.values()) {
       let yes = 0;
       let no = 0;
-      for (const ps of market.positions.values()) {
+      for (const ps of market.positions) {
         yes += ps.yes;
         no += ps.no;
       }

@@ -226,8 +226,8 @@ export class EngineRfq {
     const makerSide: BookSide = takerSide === 'BID' ? 'ASK' : 'BID';
     const price = bookPriceOf(t.side, t.price);
     const qty = req.quantity;
-    const takerPs = market.positions.get(taker.id);
-    const makerPs = market.positions.get(maker.id);
+    const takerPs = this.ledger.position(taker, market);
+    const makerPs = this.ledger.position(maker, market);
     const takerNeeds = this.crossNeeds(takerPs, takerSide, price, qty);
     const takerAvailable = taker.balance - taker.reserved;
     if (takerNeeds > takerAvailable) {

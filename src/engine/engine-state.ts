@@ -37,14 +37,18 @@ export class MarketState {
   orphanYes = 0;
   orphanNo = 0;
   /**
-   * Position states by account id: every account that touched this market. Looked up through
-   * the market rather than the account because the market is hot in cache and the account's
-   * own table would cost two more cache misses per order.
+   * Every account's position state in this market, in first-touched order (for settlement,
+   * restore and reads). Lookups go through the ledger's numeric position index.
    */
-  readonly positions = new Map<string, PositionState>();
+  readonly positions: PositionState[] = [];
+  /**
+   * @param index the market's number in its engine (creation order), the key of its positions
+   *   in the position index.
+   */
   constructor(
     readonly id: string,
     public status: MarketStatus,
+    readonly index: number,
   ) {}
 }
 

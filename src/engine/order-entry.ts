@@ -57,9 +57,9 @@ export class OrderEntry {
     const market = this.markets.get(req.marketId);
     if (market === undefined) return fail('UNKNOWN_MARKET', req.marketId);
     if (market.status !== 'OPEN') return fail('MARKET_NOT_OPEN', market.status);
-    const existing = market.positions.get(req.accountId);
-    const account = existing?.account ?? this.ledger.accounts.get(req.accountId);
+    const account = this.ledger.accounts.get(req.accountId);
     if (account === undefined) return fail('UNKNOWN_ACCOUNT', req.accountId);
+    const existing = this.ledger.position(account, market);
     const isLimit = req.type === 'LIMIT';
     const bookSide = bookSideOf(req.action, req.side);
     const limit = isLimit ? bookPriceOf(req.side, req.price!) : bookSide === 'BID' ? 99 : 1;
