@@ -2,13 +2,15 @@
  * Account, market and lifecycle commands: money in/out, market status, resolution and account
  * reset. Restore commands are in {@link EngineRestore}.
  */
-import { EngineQueries } from './engine-queries.js';
-import { isAmount, MarketState } from './engine-core.js';
+import type { EngineLedger } from './engine-ledger.js';
+import { fail, isAmount, MarketState } from './engine-state.js';
 import { balanceChanged } from './event-builders.js';
 import type { EngineEvent } from './events.js';
-import { AccountState } from './ledger.js';
+import type { HoldBook } from './holds.js';
+import type { Matcher } from './matcher.js';
 import type { BookOrder } from './order.js';
-import type { AccountSnapshot, MarketStatus, Outcome, Result } from './types.js';
+import type { OrderRegistry } from './order-registry.js';
+import type { AccountSnapshot, Clock, MarketStatus, Outcome, Result } from './types.js';
 
 /** Optional state of a new (or restored) market. */
 export interface AddMarketOptions {
@@ -18,26 +20,34 @@ export interface AddMarketOptions {
   volume?: number;
 }
 
-export abstract class EngineAdmin extends EngineQueries {
+export class EngineAdmin {
+  constructor(
+    private readonly clock: Clock,
+    private readonly markets: Map<string, MarketState>,
+    private readonly ledger: EngineLedger,
+    private readonly orders: OrderRegistry,
+    private readonly matcher: Matcher,
+    private readonly holds: HoldBook,
+  ) {}
+
   /**
    * Opens an account with an id chosen by the caller (a "house" account is just an account with
    * a large balance). `initialDeposit` is booked as a DEPOSIT.
    * Codes: DUPLICATE_ACCOUNT, INVALID_AMOUNT.
    */
   createAccount(accountId: string, initialDeposit = 0): Result<{ account: AccountSnapshot }> {
-    if (this.accounts.has(accountId)) return this.fail('DUPLICATE_ACCOUNT', accountId);
+    if (this.ledger.accounts.has(accountId)) return fail('DUPLICATE_ACCOUNT', accountId);
     if (initialDeposit !== 0 && !isAmount(initialDeposit)) {
-      return this.fail('INVALID_AMOUNT', 'initial deposit must be a non-negative safe integer');
+      return fail('INVALID_AMOUNT', 'initial deposit must be a non-negative safe integer');
     }
-    const account = new AccountState(accountId);
-    this.accounts.set(accountId, account);
+    const account = this.ledger.open(accountId);
     const events: EngineEvent[] = [{ type: 'account.created', accountId, balance: 0 }];
     if (initialDeposit > 0) {
       account.balance = initialDeposit;
-      this.deposited += initialDeposit;
+      this.ledger.deposited += initialDeposit;
       events.push(balanceChanged(account, initialDeposit, 'DEPOSIT', null, this.clock.now()));
     }
-    return { ok: true, events, account: this.accountSnapshot(account) };
+    return { ok: true, events, account: this.ledger.snapshot(account) };
   }
 
   /** Adds cash. Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT. */
@@ -46,15 +56,15 @@ export abstract class EngineAdmin extends EngineQueries {
     amount: number,
     referenceId: string | null = null,
   ): Result<{ account: AccountSnapshot }> {
-    const account = this.accounts.get(accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
+    const account = this.ledger.accounts.get(accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', accountId);
     if (!isAmount(amount) || !Number.isSafeInteger(account.balance + amount)) {
-      return this.fail('INVALID_AMOUNT', 'amount must be a positive safe integer');
+      return fail('INVALID_AMOUNT', 'amount must be a positive safe integer');
     }
     account.balance += amount;
-    this.deposited += amount;
+    this.ledger.deposited += amount;
     const events = [balanceChanged(account, amount, 'DEPOSIT', referenceId, this.clock.now())];
-    return { ok: true, events, account: this.accountSnapshot(account) };
+    return { ok: true, events, account: this.ledger.snapshot(account) };
   }
 
   /** Removes cash, at most the available amount. Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT, INSUFFICIENT_FUNDS. */
@@ -63,30 +73,30 @@ export abstract class EngineAdmin extends EngineQueries {
     amount: number,
     referenceId: string | null = null,
   ): Result<{ account: AccountSnapshot }> {
-    const account = this.accounts.get(accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
-    if (!isAmount(amount)) return this.fail('INVALID_AMOUNT', 'amount must be a positive integer');
+    const account = this.ledger.accounts.get(accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', accountId);
+    if (!isAmount(amount)) return fail('INVALID_AMOUNT', 'amount must be a positive integer');
     if (amount > account.balance - account.reserved) {
-      return this.fail('INSUFFICIENT_FUNDS', 'withdrawal exceeds the available balance');
+      return fail('INSUFFICIENT_FUNDS', 'withdrawal exceeds the available balance');
     }
     account.balance -= amount;
-    this.withdrawn += amount;
+    this.ledger.withdrawn += amount;
     const events = [balanceChanged(account, -amount, 'WITHDRAWAL', referenceId, this.clock.now())];
-    return { ok: true, events, account: this.accountSnapshot(account) };
+    return { ok: true, events, account: this.ledger.snapshot(account) };
   }
 
   /** Creates a market (default OPEN). Codes: DUPLICATE_MARKET, INVALID_STATE. */
   addMarket(marketId: string, options: AddMarketOptions = {}): Result {
-    if (this.markets.has(marketId)) return this.fail('DUPLICATE_MARKET', marketId);
+    if (this.markets.has(marketId)) return fail('DUPLICATE_MARKET', marketId);
     const status = options.status ?? 'OPEN';
     if ((status as MarketStatus) === 'RESOLVED') {
-      return this.fail('INVALID_STATE', 'a market cannot be added resolved');
+      return fail('INVALID_STATE', 'a market cannot be added resolved');
     }
-    const market = new MarketState(marketId, status);
+    const market = new MarketState(marketId, status, this.markets.size);
     const last = options.lastPrice ?? 0;
     const volume = options.volume ?? 0;
     if (!Number.isSafeInteger(last) || last < 0 || last > 99 || !Number.isSafeInteger(volume)) {
-      return this.fail('INVALID_STATE', 'bad lastPrice or volume');
+      return fail('INVALID_STATE', 'bad lastPrice or volume');
     }
     market.lastPrice = last;
     market.volume = volume;
@@ -100,10 +110,10 @@ export abstract class EngineAdmin extends EngineQueries {
    */
   setMarketStatus(marketId: string, status: Exclude<MarketStatus, 'RESOLVED'>): Result {
     const market = this.markets.get(marketId);
-    if (market === undefined) return this.fail('UNKNOWN_MARKET', marketId);
-    if (market.status === 'RESOLVED') return this.fail('MARKET_ALREADY_RESOLVED', marketId);
+    if (market === undefined) return fail('UNKNOWN_MARKET', marketId);
+    if (market.status === 'RESOLVED') return fail('MARKET_ALREADY_RESOLVED', marketId);
     if ((status as MarketStatus) === 'RESOLVED') {
-      return this.fail('INVALID_STATE', 'use resolveMarket');
+      return fail('INVALID_STATE', 'use resolveMarket');
     }
     market.status = status;
     return { ok: true, events: [{ type: 'market.status', marketId, status }] };
@@ -117,20 +127,20 @@ export abstract class EngineAdmin extends EngineQueries {
    */
   resolveMarket(marketId: string, outcome: Outcome): Result {
     const market = this.markets.get(marketId);
-    if (market === undefined) return this.fail('UNKNOWN_MARKET', marketId);
-    if (market.status === 'RESOLVED') return this.fail('MARKET_ALREADY_RESOLVED', marketId);
+    if (market === undefined) return fail('UNKNOWN_MARKET', marketId);
+    if (market.status === 'RESOLVED') return fail('MARKET_ALREADY_RESOLVED', marketId);
     const now = this.clock.now();
     const events: EngineEvent[] = [];
     const book = market.book;
     for (let p = 1; p < 100; p++) {
       for (let o = book.head('BID', p); o !== null; o = book.head('BID', p)) {
-        this.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
+        this.matcher.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
       }
       for (let o = book.head('ASK', p); o !== null; o = book.head('ASK', p)) {
-        this.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
+        this.matcher.cancelResting(market, o, 'MARKET_RESOLVED', events, now);
       }
     }
-    for (const ps of market.positions.values()) {
+    for (const ps of market.positions) {
       if (ps.yes === 0 && ps.no === 0) continue;
       const won = outcome === 'YES' ? ps.yes : ps.no;
       const payout = 100 * won;
@@ -145,7 +155,7 @@ export abstract class EngineAdmin extends EngineQueries {
         ps.account.balance += payout;
         events.push(balanceChanged(ps.account, payout, 'SETTLEMENT', marketId, now));
       }
-      this.markDirty(ps);
+      this.ledger.markDirty(ps);
       events.push({
         type: 'position.settled',
         accountId: ps.account.id,
@@ -158,12 +168,12 @@ export abstract class EngineAdmin extends EngineQueries {
       });
     }
     // Contracts orphaned by account resets have no holder to pay: the money leaves the system.
-    this.adjusted -= 100 * (outcome === 'YES' ? market.orphanYes : market.orphanNo);
+    this.ledger.adjusted -= 100 * (outcome === 'YES' ? market.orphanYes : market.orphanNo);
     market.orphanYes = 0;
     market.orphanNo = 0;
     market.status = 'RESOLVED';
     market.outcome = outcome;
-    this.flushDirty();
+    this.ledger.flushDirty();
     events.push({ type: 'market.resolved', marketId, outcome, timestamp: now });
     return { ok: true, events };
   }
@@ -177,10 +187,10 @@ export abstract class EngineAdmin extends EngineQueries {
    * Codes: UNKNOWN_ACCOUNT, INVALID_AMOUNT.
    */
   resetAccount(accountId: string, startingBalance: number): Result<{ account: AccountSnapshot }> {
-    const account = this.accounts.get(accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
+    const account = this.ledger.accounts.get(accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', accountId);
     if (!Number.isSafeInteger(startingBalance) || startingBalance < 0) {
-      return this.fail('INVALID_AMOUNT', 'starting balance must be a non-negative safe integer');
+      return fail('INVALID_AMOUNT', 'starting balance must be a non-negative safe integer');
     }
     const now = this.clock.now();
     const events: EngineEvent[] = [];
@@ -195,11 +205,10 @@ export abstract class EngineAdmin extends EngineQueries {
         const next: BookOrder | null = o.ownerNext;
         market.book.unlink(o);
         touched.add((o.bookSide === 'BID' ? 0 : 100) + o.bookPrice);
-        this.orders.delete(o.id);
         o.status = 'CANCELLED';
         o.ownerPrev = null;
         o.ownerNext = null;
-        this.recycle(o);
+        this.orders.drop(o);
         cancelled++;
         o = next;
       }
@@ -224,8 +233,8 @@ export abstract class EngineAdmin extends EngineQueries {
       const pairs = Math.min(market.orphanYes, market.orphanNo);
       market.orphanYes -= pairs;
       market.orphanNo -= pairs;
-      this.adjusted -= 100 * pairs;
-      market.positions.delete(accountId);
+      this.ledger.adjusted -= 100 * pairs;
+      this.ledger.dropPosition(account, market);
     }
     account.positions.length = 0;
     // Its quote holds go with its orders (events first, so a mirror releases them before the reset).
@@ -233,7 +242,7 @@ export abstract class EngineAdmin extends EngineQueries {
     const delta = startingBalance - account.balance;
     account.balance = startingBalance;
     account.reserved = 0;
-    this.adjusted += delta;
+    this.ledger.adjusted += delta;
     events.push(
       {
         type: 'account.reset',
@@ -245,15 +254,6 @@ export abstract class EngineAdmin extends EngineQueries {
       },
       balanceChanged(account, delta, 'RESET', null, now),
     );
-    return { ok: true, events, account: this.accountSnapshot(account) };
-  }
-
-  protected accountSnapshot(a: AccountState): AccountSnapshot {
-    return {
-      accountId: a.id,
-      balance: a.balance,
-      reserved: a.reserved,
-      available: a.balance - a.reserved,
-    };
+    return { ok: true, events, account: this.ledger.snapshot(account) };
   }
 }

@@ -2,33 +2,48 @@
  * Read-only queries of the engine. Every read returns fresh plain objects (snapshots), so callers
  * can keep them without seeing later changes.
  */
-import { EngineCore } from './engine-core.js';
+import type { EngineLedger, LedgerTotals } from './engine-ledger.js';
+import { fail, type MarketState } from './engine-state.js';
 import { NO_ASK, NO_BID } from './order-book.js';
+import { bookPriceOf, bookSideOf } from './order.js';
+import type { OrderRegistry } from './order-registry.js';
+import { orderProblem } from './order-shape.js';
+import {
+  DEFAULT_SELF_TRADE_PREVENTION,
+  ownRestingLevels,
+  selfTradeFillable,
+} from './self-trade.js';
+import { newWalkResult, walkBook } from './walk.js';
 import type {
   AccountSnapshot,
   Depth,
+  DepthLevel,
   MarketSummary,
   OrderSnapshot,
   PositionSnapshot,
+  Quote,
+  QuoteRequest,
+  Result,
+  Side,
 } from './types.js';
 
-/** Totals of money that entered or left the engine from outside, integer cents. */
-export interface LedgerTotals {
-  readonly deposited: number;
-  readonly withdrawn: number;
-  /** Restored opening balances, resets and forfeited orphan payouts. */
-  readonly adjusted: number;
-}
+export type { LedgerTotals } from './engine-ledger.js';
 
-export abstract class EngineQueries extends EngineCore {
+export class EngineQueries {
+  constructor(
+    private readonly markets: Map<string, MarketState>,
+    private readonly ledger: EngineLedger,
+    private readonly orders: OrderRegistry,
+  ) {}
+
   /** An open order, or a final one still within the retention window. */
   getOrder(orderId: string): OrderSnapshot | undefined {
-    return this.findOrder(orderId)?.snapshot();
+    return this.orders.find(orderId)?.snapshot();
   }
 
   /** The account's resting orders (optionally in one market), newest first per market. */
   openOrders(accountId: string, marketId?: string): OrderSnapshot[] {
-    const account = this.accounts.get(accountId);
+    const account = this.ledger.accounts.get(accountId);
     const out: OrderSnapshot[] = [];
     if (account === undefined) return out;
     for (const ps of account.positions) {
@@ -82,12 +97,12 @@ export abstract class EngineQueries extends EngineCore {
 
   /** Ids of all accounts, in creation order. */
   accountIds(): string[] {
-    return [...this.accounts.keys()];
+    return [...this.ledger.accounts.keys()];
   }
 
   /** Balance, reservation and available cash of an account. */
   getAccount(accountId: string): AccountSnapshot | undefined {
-    const a = this.accounts.get(accountId);
+    const a = this.ledger.accounts.get(accountId);
     if (a === undefined) return undefined;
     return {
       accountId,
@@ -99,25 +114,26 @@ export abstract class EngineQueries extends EngineCore {
 
   /** Balance in cents, or undefined for an unknown account. */
   balance(accountId: string): number | undefined {
-    return this.accounts.get(accountId)?.balance;
+    return this.ledger.accounts.get(accountId)?.balance;
   }
 
   /** Worst-case cash reserved by resting orders. */
   reserved(accountId: string): number | undefined {
-    return this.accounts.get(accountId)?.reserved;
+    return this.ledger.accounts.get(accountId)?.reserved;
   }
 
   /** balance - reserved: what new orders and withdrawals may use. */
   available(accountId: string): number | undefined {
-    const a = this.accounts.get(accountId);
+    const a = this.ledger.accounts.get(accountId);
     return a === undefined ? undefined : a.balance - a.reserved;
   }
 
   /** Position of an account in a market; a flat snapshot if it never traded there. */
   position(accountId: string, marketId: string): PositionSnapshot | undefined {
-    const a = this.accounts.get(accountId);
+    const a = this.ledger.accounts.get(accountId);
     if (a === undefined) return undefined;
-    const ps = this.markets.get(marketId)?.positions.get(accountId);
+    const market = this.markets.get(marketId);
+    const ps = market === undefined ? undefined : this.ledger.position(a, market);
     if (ps !== undefined) return ps.snapshot();
     return {
       accountId,
@@ -136,7 +152,7 @@ export abstract class EngineQueries extends EngineCore {
 
   /** Every market the account ever touched (flat ones included, for realized P&L). */
   positions(accountId: string): PositionSnapshot[] {
-    const a = this.accounts.get(accountId);
+    const a = this.ledger.accounts.get(accountId);
     if (a === undefined) return [];
     const out: PositionSnapshot[] = [];
     for (const ps of a.positions) out.push(ps.snapshot());
@@ -147,13 +163,13 @@ export abstract class EngineQueries extends EngineCore {
   marketPositions(marketId: string): PositionSnapshot[] {
     const m = this.markets.get(marketId);
     const out: PositionSnapshot[] = [];
-    if (m !== undefined) for (const ps of m.positions.values()) out.push(ps.snapshot());
+    if (m !== undefined) for (const ps of m.positions) out.push(ps.snapshot());
     return out;
   }
 
   /** Money that entered/left from outside; see the conservation invariant. */
   ledgerTotals(): LedgerTotals {
-    return { deposited: this.deposited, withdrawn: this.withdrawn, adjusted: this.adjusted };
+    return this.ledger.totals();
   }
 
   /** Number of resting orders across all markets. */
@@ -164,4 +180,65 @@ export abstract class EngineQueries extends EngineCore {
     }
     return n;
   }
+
+  /**
+   * What the order would fill right now, without changing anything: FOK that cannot fill
+   * completely quotes zero; post-only that would cross quotes POST_ONLY_WOULD_CROSS. An
+   * `accountId` with no account yet quotes as a flat position. Codes: INVALID_ORDER,
+   * UNKNOWN_MARKET, MARKET_NOT_OPEN, POST_ONLY_WOULD_CROSS.
+   */
+  quote(req: QuoteRequest): Result<{ quote: Quote }> {
+    const problem = orderProblem(req);
+    if (problem !== null) return fail('INVALID_ORDER', problem);
+    const market = this.markets.get(req.marketId);
+    if (market === undefined) return fail('UNKNOWN_MARKET', req.marketId);
+    if (market.status !== 'OPEN') return fail('MARKET_NOT_OPEN', market.status);
+    // No account (yet), or none in this market: a flat position.
+    const account =
+      req.accountId === undefined ? undefined : this.ledger.accounts.get(req.accountId);
+    const ps = account === undefined ? undefined : this.ledger.position(account, market);
+    const side = bookSideOf(req.action, req.side);
+    const limit =
+      req.type === 'LIMIT' ? bookPriceOf(req.side, req.price!) : side === 'BID' ? 99 : 1;
+    if (req.postOnly === true && market.book.crosses(side, limit)) {
+      return fail('POST_ONLY_WOULD_CROSS', 'post-only order would take liquidity');
+    }
+    const levels: DepthLevel[] = [];
+    // As the order would fill: never against the account's own orders (self-trade prevention).
+    const mine = ownRestingLevels(ps?.ordersHead ?? null, side === 'BID' ? 'ASK' : 'BID');
+    const mode = req.selfTradePrevention ?? DEFAULT_SELF_TRADE_PREVENTION;
+    const wanted =
+      mine === null
+        ? req.quantity
+        : selfTradeFillable(market.book, side, limit, req.quantity, req.accountId!, mode);
+    const w = walkBook(
+      market.book,
+      side,
+      limit,
+      wanted,
+      ps?.yes ?? 0,
+      ps?.no ?? 0,
+      newWalkResult(),
+      levels,
+      mine,
+    );
+    const none = req.timeInForce === 'FOK' && w.filled < req.quantity;
+    const own = (p: number): number => ownPrice(req.side, p);
+    let cost = 0;
+    for (const l of levels) cost += own(l.price) * l.quantity;
+    const quote: Quote = {
+      filledQuantity: none ? 0 : w.filled,
+      averagePrice: none || w.filled === 0 ? null : cost / w.filled,
+      cost: none ? 0 : cost,
+      levels: none ? [] : levels.map((l) => ({ price: own(l.price), quantity: l.quantity })),
+      levelsWalked: none ? 0 : w.levels,
+      fullyFilled: w.filled === req.quantity,
+      cashDelta: req.accountId === undefined ? null : none ? 0 : w.cash,
+    };
+    return { ok: true, events: [], quote };
+  }
+}
+
+function ownPrice(side: Side, yesPrice: number): number {
+  return side === 'YES' ? yesPrice : 100 - yesPrice;
 }

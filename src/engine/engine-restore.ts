@@ -3,10 +3,12 @@
  * store. Restores emit no events and never match; call {@link EngineRestore.completeRestore}
  * once everything is loaded.
  */
-import { EngineAdmin } from './engine-admin.js';
-import { isPrice } from './engine-core.js';
+import type { EngineAdmin } from './engine-admin.js';
+import type { EngineLedger } from './engine-ledger.js';
+import { fail, isPrice, type MarketState } from './engine-state.js';
 import { refreshReserve } from './ledger.js';
 import { bookPriceOf, bookSideOf } from './order.js';
+import type { OrderRegistry } from './order-registry.js';
 import {
   DEFAULT_SELF_TRADE_PREVENTION,
   isSelfTradePrevention,
@@ -49,14 +51,21 @@ export interface RestorePositionInput {
 const isCount = (n: unknown): n is number =>
   typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
-export abstract class EngineRestore extends EngineAdmin {
+export class EngineRestore {
+  constructor(
+    private readonly markets: Map<string, MarketState>,
+    private readonly ledger: EngineLedger,
+    private readonly orders: OrderRegistry,
+    private readonly admin: EngineAdmin,
+  ) {}
+
   /** Creates an account with a balance, without a DEPOSIT. Codes: DUPLICATE_ACCOUNT, INVALID_AMOUNT. */
   restoreAccount(accountId: string, balance: number): Result {
-    if (this.accounts.has(accountId)) return this.fail('DUPLICATE_ACCOUNT', accountId);
-    if (!isCount(balance)) return this.fail('INVALID_AMOUNT', 'balance must be >= 0');
-    const r = this.createAccount(accountId);
+    if (this.ledger.accounts.has(accountId)) return fail('DUPLICATE_ACCOUNT', accountId);
+    if (!isCount(balance)) return fail('INVALID_AMOUNT', 'balance must be >= 0');
+    const r = this.admin.createAccount(accountId);
     if (!r.ok) return r;
-    this.accounts.get(accountId)!.balance = balance;
+    this.ledger.accounts.get(accountId)!.balance = balance;
     return { ok: true, events: [] };
   }
 
@@ -65,21 +74,21 @@ export abstract class EngineRestore extends EngineAdmin {
    * (negative or both sides held, or a resolved market).
    */
   restorePosition(accountId: string, marketId: string, input: RestorePositionInput): Result {
-    const account = this.accounts.get(accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', accountId);
+    const account = this.ledger.accounts.get(accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', accountId);
     const market = this.markets.get(marketId);
-    if (market === undefined) return this.fail('UNKNOWN_MARKET', marketId);
+    if (market === undefined) return fail('UNKNOWN_MARKET', marketId);
     const { yes, no } = input;
     const yesCost = input.yesCost ?? 0;
     const noCost = input.noCost ?? 0;
     const realized = input.realizedPnl ?? 0;
     if (!isCount(yes) || !isCount(no) || (yes > 0 && no > 0) || market.status === 'RESOLVED') {
-      return this.fail('INVALID_STATE', 'yes/no must be >= 0, not both > 0, market unresolved');
+      return fail('INVALID_STATE', 'yes/no must be >= 0, not both > 0, market unresolved');
     }
     if (!isCount(yesCost) || !isCount(noCost) || !Number.isSafeInteger(realized)) {
-      return this.fail('INVALID_STATE', 'costs must be non-negative integers');
+      return fail('INVALID_STATE', 'costs must be non-negative integers');
     }
-    const ps = this.positionOf(account, market);
+    const ps = this.ledger.positionOf(account, market);
     ps.yes = yes;
     ps.no = no;
     ps.yesCost = yesCost;
@@ -95,12 +104,12 @@ export abstract class EngineRestore extends EngineAdmin {
    * cross the book, or the market is resolved).
    */
   restoreOrder(input: RestoreOrderInput): Result {
-    const account = this.accounts.get(input.accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', input.accountId);
+    const account = this.ledger.accounts.get(input.accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', input.accountId);
     const market = this.markets.get(input.marketId);
-    if (market === undefined) return this.fail('UNKNOWN_MARKET', input.marketId);
-    if (market.status === 'RESOLVED') return this.fail('INVALID_STATE', 'market resolved');
-    if (this.findOrder(input.id) !== undefined) return this.fail('DUPLICATE_ORDER', input.id);
+    if (market === undefined) return fail('UNKNOWN_MARKET', input.marketId);
+    if (market.status === 'RESOLVED') return fail('INVALID_STATE', 'market resolved');
+    if (this.orders.find(input.id) !== undefined) return fail('DUPLICATE_ORDER', input.id);
     const { quantity, filledQuantity } = input;
     if (
       !isPrice(input.price) ||
@@ -113,30 +122,32 @@ export abstract class EngineRestore extends EngineAdmin {
       (input.side !== 'YES' && input.side !== 'NO') ||
       (input.selfTradePrevention !== undefined && !isSelfTradePrevention(input.selfTradePrevention))
     ) {
-      return this.fail('INVALID_ORDER', 'bad price, quantity, filled quantity or sequence');
+      return fail('INVALID_ORDER', 'bad price, quantity, filled quantity or sequence');
     }
     const bookSide = bookSideOf(input.action, input.side);
     const bookPrice = bookPriceOf(input.side, input.price);
     if (market.book.crosses(bookSide, bookPrice)) {
-      return this.fail('INVALID_STATE', 'restoring this order would cross the book');
+      return fail('INVALID_STATE', 'restoring this order would cross the book');
     }
-    const order = this.newOrder().init(
-      input.id,
-      this.positionOf(account, market),
-      input.tag ?? null,
-      input.clientOrderId ?? null,
-      input.action,
-      input.side,
-      'LIMIT',
-      input.price,
-      bookSide,
-      bookPrice,
-      quantity,
-      'GTC',
-      input.postOnly ?? false,
-      input.createdAt,
-      input.sequence,
-    );
+    const order = this.orders
+      .newOrder()
+      .init(
+        input.id,
+        this.ledger.positionOf(account, market),
+        input.tag ?? null,
+        input.clientOrderId ?? null,
+        input.action,
+        input.side,
+        'LIMIT',
+        input.price,
+        bookSide,
+        bookPrice,
+        quantity,
+        'GTC',
+        input.postOnly ?? false,
+        input.createdAt,
+        input.sequence,
+      );
     order.selfTradePrevention = input.selfTradePrevention ?? DEFAULT_SELF_TRADE_PREVENTION;
     order.filledQuantity = filledQuantity;
     order.fillCost = input.fillCost ?? 0;
@@ -145,9 +156,8 @@ export abstract class EngineRestore extends EngineAdmin {
     market.book.insertBySequence(order);
     order.owner.linkOrder(order);
     order.owner.addResting(bookSide, bookPrice, order.remaining);
-    order.indexed = true;
-    this.orders.set(order.id, order);
-    if (input.sequence > this.sequence) this.sequence = input.sequence;
+    this.orders.index(order);
+    this.orders.observeSequence(input.sequence);
     refreshReserve(order.owner);
     return { ok: true, events: [] };
   }
@@ -160,14 +170,14 @@ export abstract class EngineRestore extends EngineAdmin {
    */
   completeRestore(): Result<{ underfundedAccounts: string[] }> {
     let money = 0;
-    for (const account of this.accounts.values()) {
+    for (const account of this.ledger.accounts.values()) {
       for (const ps of account.positions) refreshReserve(ps);
       money += account.balance;
     }
     for (const market of this.markets.values()) {
       let yes = 0;
       let no = 0;
-      for (const ps of market.positions.values()) {
+      for (const ps of market.positions) {
         yes += ps.yes;
         no += ps.no;
       }
@@ -175,9 +185,9 @@ export abstract class EngineRestore extends EngineAdmin {
       market.orphanNo = no < yes ? yes - no : 0;
       money += 100 * (yes + market.orphanYes);
     }
-    this.adjusted = money - this.deposited + this.withdrawn;
+    this.ledger.adjusted = money - this.ledger.deposited + this.ledger.withdrawn;
     const underfundedAccounts: string[] = [];
-    for (const a of this.accounts.values()) {
+    for (const a of this.ledger.accounts.values()) {
       if (a.balance < a.reserved) underfundedAccounts.push(a.id);
     }
     return { ok: true, events: [], underfundedAccounts };

@@ -44,16 +44,17 @@
  * private `orders`/`fills` channels and `order.*` webhooks behave as for a book fill. An account
  * reset releases the account's holds (ACCOUNT_RESET); market resolution does not.
  *
- * Self-contained on purpose (issue 23 recomposes the engine): the state it adds is the
- * {@link HoldBook} of EngineCore and the `rfqId` of an order; everything else is existing parts.
+ * A collaborator of the {@link MatchingEngine} façade: the state it adds is the {@link HoldBook}
+ * (shared with the admin, whose account reset releases holds) and the `rfqId` of an order.
  */
-import { EngineRestore } from './engine-restore.js';
-import { isAmount, isPrice } from './engine-core.js';
+import type { EngineLedger } from './engine-ledger.js';
+import { fail, isAmount, isPrice, isQuantity, shortOf, type MarketState } from './engine-state.js';
 import { balanceChanged, orderUpdated, positionChanged } from './event-builders.js';
 import type { EngineEvent, TradeEvent } from './events.js';
-import { QuoteHold, type HoldSnapshot } from './holds.js';
+import { QuoteHold, type HoldBook, type HoldSnapshot } from './holds.js';
 import { AccountState, applyFill, computeReserve, PositionState } from './ledger.js';
 import { bookPriceOf, bookSideOf, type BookOrder } from './order.js';
+import type { OrderRegistry } from './order-registry.js';
 import type {
   CrossQuoteRequest,
   CrossQuoteResult,
@@ -64,18 +65,26 @@ import {
   MAX_ORDER_QUANTITY,
   type Action,
   type BookSide,
-  type Failure,
+  type Clock,
+  type IdGenerator,
   type Result,
   type Side,
 } from './types.js';
 
 export type { CrossQuoteRequest, CrossQuoteResult, HoldRequest, RestoreHoldInput };
 
-const isQuantity = (q: unknown): q is number =>
-  typeof q === 'number' && Number.isSafeInteger(q) && q >= 1 && q <= MAX_ORDER_QUANTITY;
 const isId = (s: unknown): s is string => typeof s === 'string' && s.length > 0;
 
-export abstract class EngineRfq extends EngineRestore {
+export class EngineRfq {
+  constructor(
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly markets: Map<string, MarketState>,
+    private readonly ledger: EngineLedger,
+    private readonly orders: OrderRegistry,
+    private readonly holds: HoldBook,
+  ) {}
+
   /** Scratch holdings for the funding check of a cross (never part of the state). */
   private readonly trial = new PositionState(new AccountState(''), '');
   /** Stands for an account with no position in the market (no resting orders). */
@@ -88,27 +97,27 @@ export abstract class EngineRfq extends EngineRestore {
    * amount exceeds the available balance plus the replaced hold).
    */
   placeHold(req: HoldRequest): Result<{ hold: HoldSnapshot }> {
-    if (!isId(req.holdId)) return this.fail('INVALID_STATE', 'holdId must be a non-empty string');
+    if (!isId(req.holdId)) return fail('INVALID_STATE', 'holdId must be a non-empty string');
     if (!isAmount(req.amountCents)) {
-      return this.fail('INVALID_AMOUNT', 'amountCents must be a positive safe integer');
+      return fail('INVALID_AMOUNT', 'amountCents must be a positive safe integer');
     }
     const market = this.markets.get(req.marketId);
-    if (market === undefined) return this.fail('UNKNOWN_MARKET', req.marketId);
-    if (market.status !== 'OPEN') return this.fail('MARKET_NOT_OPEN', market.status);
-    const account = this.accounts.get(req.accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', req.accountId);
-    if (this.holds.has(req.holdId)) return this.fail('DUPLICATE_HOLD', req.holdId);
+    if (market === undefined) return fail('UNKNOWN_MARKET', req.marketId);
+    if (market.status !== 'OPEN') return fail('MARKET_NOT_OPEN', market.status);
+    const account = this.ledger.accounts.get(req.accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', req.accountId);
+    if (this.holds.has(req.holdId)) return fail('DUPLICATE_HOLD', req.holdId);
     let replaced: QuoteHold | null = null;
     if (req.replacesHoldId !== undefined && req.replacesHoldId !== null) {
       const h = this.holds.get(req.replacesHoldId);
       if (h === undefined || h.account !== account) {
-        return this.fail('UNKNOWN_HOLD', req.replacesHoldId);
+        return fail('UNKNOWN_HOLD', req.replacesHoldId);
       }
       replaced = h;
     }
     const available = account.balance - account.reserved + (replaced?.amount ?? 0);
     if (req.amountCents > available) {
-      return this.shortOf('quote hold exceeds available balance', req.amountCents, available);
+      return shortOf('quote hold exceeds available balance', req.amountCents, available);
     }
     const now = this.clock.now();
     const events: EngineEvent[] = [];
@@ -133,7 +142,7 @@ export abstract class EngineRfq extends EngineRestore {
   releaseHold(holdId: string, accountId?: string): Result<{ hold: HoldSnapshot }> {
     const hold = this.holds.get(holdId);
     if (hold === undefined || (accountId !== undefined && hold.account.id !== accountId)) {
-      return this.fail('UNKNOWN_HOLD', holdId);
+      return fail('UNKNOWN_HOLD', holdId);
     }
     const events: EngineEvent[] = [];
     const snapshot = hold.snapshot();
@@ -161,11 +170,11 @@ export abstract class EngineRfq extends EngineRestore {
    * DUPLICATE_HOLD.
    */
   restoreHold(input: RestoreHoldInput): Result {
-    if (!isId(input.holdId)) return this.fail('INVALID_STATE', 'holdId must be non-empty');
-    if (!isAmount(input.amountCents)) return this.fail('INVALID_AMOUNT', 'bad amountCents');
-    const account = this.accounts.get(input.accountId);
-    if (account === undefined) return this.fail('UNKNOWN_ACCOUNT', input.accountId);
-    if (this.holds.has(input.holdId)) return this.fail('DUPLICATE_HOLD', input.holdId);
+    if (!isId(input.holdId)) return fail('INVALID_STATE', 'holdId must be non-empty');
+    if (!isAmount(input.amountCents)) return fail('INVALID_AMOUNT', 'bad amountCents');
+    const account = this.ledger.accounts.get(input.accountId);
+    if (account === undefined) return fail('UNKNOWN_ACCOUNT', input.accountId);
+    if (this.holds.has(input.holdId)) return fail('DUPLICATE_HOLD', input.holdId);
     this.holds.add(
       new QuoteHold(input.holdId, account, input.marketId, input.amountCents, input.createdAt),
     );
@@ -184,57 +193,57 @@ export abstract class EngineRfq extends EngineRestore {
   crossQuote(req: CrossQuoteRequest): Result<CrossQuoteResult> {
     const t = req.taker;
     if (t.action !== 'BUY' && t.action !== 'SELL') {
-      return this.fail('INVALID_ORDER', 'action must be BUY or SELL');
+      return fail('INVALID_ORDER', 'action must be BUY or SELL');
     }
-    if (t.side !== 'YES' && t.side !== 'NO') return this.fail('INVALID_ORDER', 'bad side');
-    if (!isPrice(t.price)) return this.fail('INVALID_ORDER', 'price must be an integer 1..99');
+    if (t.side !== 'YES' && t.side !== 'NO') return fail('INVALID_ORDER', 'bad side');
+    if (!isPrice(t.price)) return fail('INVALID_ORDER', 'price must be an integer 1..99');
     if (!isQuantity(req.quantity)) {
-      return this.fail('INVALID_ORDER', `quantity must be an integer 1..${MAX_ORDER_QUANTITY}`);
+      return fail('INVALID_ORDER', `quantity must be an integer 1..${MAX_ORDER_QUANTITY}`);
     }
-    if (!isId(req.rfqId)) return this.fail('INVALID_ORDER', 'rfqId must be a non-empty string');
+    if (!isId(req.rfqId)) return fail('INVALID_ORDER', 'rfqId must be a non-empty string');
     if (req.tradeId !== undefined && !isId(req.tradeId)) {
-      return this.fail('INVALID_ORDER', 'tradeId must be a non-empty string');
+      return fail('INVALID_ORDER', 'tradeId must be a non-empty string');
     }
     const market = this.markets.get(req.marketId);
-    if (market === undefined) return this.fail('UNKNOWN_MARKET', req.marketId);
-    if (market.status !== 'OPEN') return this.fail('MARKET_NOT_OPEN', market.status);
-    const taker = this.accounts.get(t.accountId);
-    if (taker === undefined) return this.fail('UNKNOWN_ACCOUNT', t.accountId);
-    const maker = this.accounts.get(req.maker.accountId);
-    if (maker === undefined) return this.fail('UNKNOWN_ACCOUNT', req.maker.accountId);
-    if (taker === maker) return this.fail('SELF_TRADE', 'a quote cannot cross its own account');
+    if (market === undefined) return fail('UNKNOWN_MARKET', req.marketId);
+    if (market.status !== 'OPEN') return fail('MARKET_NOT_OPEN', market.status);
+    const taker = this.ledger.accounts.get(t.accountId);
+    if (taker === undefined) return fail('UNKNOWN_ACCOUNT', t.accountId);
+    const maker = this.ledger.accounts.get(req.maker.accountId);
+    if (maker === undefined) return fail('UNKNOWN_ACCOUNT', req.maker.accountId);
+    if (taker === maker) return fail('SELF_TRADE', 'a quote cannot cross its own account');
     let hold: QuoteHold | null = null;
     if (req.releaseHoldId !== undefined && req.releaseHoldId !== null) {
       const h = this.holds.get(req.releaseHoldId);
       if (h === undefined || h.account !== maker || h.marketId !== market.id) {
-        return this.fail('UNKNOWN_HOLD', req.releaseHoldId);
+        return fail('UNKNOWN_HOLD', req.releaseHoldId);
       }
       hold = h;
     }
     const duplicate = this.duplicateIds(req.takerOrderId, req.makerOrderId);
-    if (duplicate !== null) return this.fail('DUPLICATE_ORDER', duplicate);
+    if (duplicate !== null) return fail('DUPLICATE_ORDER', duplicate);
     const takerSide = bookSideOf(t.action, t.side);
     const makerSide: BookSide = takerSide === 'BID' ? 'ASK' : 'BID';
     const price = bookPriceOf(t.side, t.price);
     const qty = req.quantity;
-    const takerPs = market.positions.get(taker.id);
-    const makerPs = market.positions.get(maker.id);
+    const takerPs = this.ledger.position(taker, market);
+    const makerPs = this.ledger.position(maker, market);
     const takerNeeds = this.crossNeeds(takerPs, takerSide, price, qty);
     const takerAvailable = taker.balance - taker.reserved;
     if (takerNeeds > takerAvailable) {
-      return this.shortOf('requester cannot cover the trade', takerNeeds, takerAvailable, 'TAKER');
+      return shortOf('requester cannot cover the trade', takerNeeds, takerAvailable, 'TAKER');
     }
     const makerNeeds = this.crossNeeds(makerPs, makerSide, price, qty);
     const makerAvailable = maker.balance - maker.reserved + (hold?.amount ?? 0);
     if (makerNeeds > makerAvailable) {
-      return this.shortOf('responder cannot cover the trade', makerNeeds, makerAvailable, 'MAKER');
+      return shortOf('responder cannot cover the trade', makerNeeds, makerAvailable, 'MAKER');
     }
 
     const now = this.clock.now();
     const events: EngineEvent[] = [];
     if (hold !== null) this.holds.release(hold, 'CROSSED', now, events);
-    const tps = takerPs ?? this.positionOf(taker, market);
-    const mps = makerPs ?? this.positionOf(maker, market);
+    const tps = takerPs ?? this.ledger.positionOf(taker, market);
+    const mps = makerPs ?? this.ledger.positionOf(maker, market);
     const takerOrder = this.rfqOrder(
       req.takerOrderId,
       tps,
@@ -292,19 +301,19 @@ export abstract class EngineRfq extends EngineRestore {
       order.status = 'FILLED';
       order.updatedAt = now;
       const cash = applyFill(ps, order.bookSide, price, qty);
-      this.markDirty(ps);
+      this.ledger.markDirty(ps);
       events.push(
         orderUpdated(order),
         positionChanged(ps),
         balanceChanged(ps.account, cash, 'TRADE', trade.id, now),
       );
     }
-    this.flushDirty();
+    this.ledger.flushDirty();
     const result = { takerOrder: takerOrder.snapshot(), makerOrder: makerOrder.snapshot(), trade };
     // Final orders stay readable through getOrder like any other (after the snapshots: retiring
     // may recycle an older order object).
-    this.retire(makerOrder);
-    this.retire(takerOrder);
+    this.orders.retire(makerOrder);
+    this.orders.retire(takerOrder);
     return { ok: true, events, ...result };
   }
 
@@ -312,7 +321,7 @@ export abstract class EngineRfq extends EngineRestore {
   private duplicateIds(takerId?: string, makerId?: string): string | null {
     for (const id of [takerId, makerId]) {
       if (id === undefined) continue;
-      if (!isId(id) || this.findOrder(id) !== undefined) return String(id);
+      if (!isId(id) || this.orders.find(id) !== undefined) return String(id);
     }
     return takerId !== undefined && takerId === makerId ? takerId : null;
   }
@@ -328,23 +337,25 @@ export abstract class EngineRfq extends EngineRestore {
     qty: number,
     now: number,
   ): BookOrder {
-    return this.newOrder().init(
-      id ?? this.ids.next('ord_'),
-      ps,
-      tag ?? null,
-      null,
-      action,
-      side,
-      'RFQ',
-      price,
-      bookSideOf(action, side),
-      bookPriceOf(side, price),
-      qty,
-      'FOK',
-      false,
-      now,
-      ++this.sequence,
-    );
+    return this.orders
+      .newOrder()
+      .init(
+        id ?? this.ids.next('ord_'),
+        ps,
+        tag ?? null,
+        null,
+        action,
+        side,
+        'RFQ',
+        price,
+        bookSideOf(action, side),
+        bookPriceOf(side, price),
+        qty,
+        'FOK',
+        false,
+        now,
+        this.orders.nextSequence(),
+      );
   }
 
   /**
@@ -369,20 +380,5 @@ export abstract class EngineRfq extends EngineRestore {
     s.account.balance = 0;
     const after = computeReserve(real, s.yes, s.no, null, 0, 0);
     return after - real.reserve - cash;
-  }
-
-  private shortOf(
-    message: string,
-    required: number,
-    available: number,
-    party?: 'TAKER' | 'MAKER',
-  ): Failure {
-    return {
-      ok: false,
-      code: 'INSUFFICIENT_FUNDS',
-      message,
-      funds: { required, available },
-      ...(party === undefined ? {} : { party }),
-    };
   }
 }

@@ -1,8 +1,8 @@
 /** Public surface of the matching engine (framework-free). */
 export { MatchingEngine } from './matching-engine.js';
-export type { EngineOptions } from './engine-core.js';
+export type { EngineOptions } from './engine-state.js';
 export type { AddMarketOptions } from './engine-admin.js';
-export type { LedgerTotals } from './engine-queries.js';
+export type { LedgerTotals } from './engine-ledger.js';
 export type { RestoreOrderInput, RestorePositionInput } from './engine-restore.js';
 export type {
   CrossQuoteRequest,

@@ -13,9 +13,16 @@ export class AccountState {
   balance = 0;
   /** Sum of the reserves of its positions. */
   reserved = 0;
-  /** Every position state of the account (lookups go through the market's map). */
+  /** Every position state of the account (lookups go through the engine's position index). */
   readonly positions: PositionState[] = [];
-  constructor(readonly id: string) {}
+  /**
+   * @param index the account's number in its engine (creation order), the key of its positions
+   *   in the position index; -1 for scratch accounts.
+   */
+  constructor(
+    readonly id: string,
+    readonly index = -1,
+  ) {}
 }
 
 export class PositionState {

@@ -29,7 +29,7 @@ export function bookPriceOf(side: Side, price: number): number {
 
 /**
  * Instances are recycled by the engine once an order is final and forgotten (see
- * `EngineCore.retire`), so nothing outside the engine may keep a reference: callers only ever
+ * `OrderRegistry.retire`), so nothing outside the engine may keep a reference: callers only ever
  * see {@link OrderSnapshot} copies. Every field is declared here, in one order, so recycled and
  * new instances share one hidden class.
  */
