@@ -23,7 +23,7 @@ import type {
   OrderDto,
   QuoteDto,
 } from './dto/order.dto.js';
-import { fromEngine } from './engine-errors.js';
+import { fromEngine } from '../trading/engine-errors.js';
 import type { AmendBody, PlaceOrderBody } from './order-schemas.js';
 import { mapError, schemaFields, type AjvError } from '../../common/errors/error-mapper.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';

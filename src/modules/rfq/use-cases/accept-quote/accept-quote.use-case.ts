@@ -6,7 +6,7 @@ import { DomainError } from '../../../../common/errors/domain-error.js';
 import type { Credential } from '../../../../common/http/request-context.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { QUOTE_ID } from '../../../../common/ids/id-patterns.js';
-import { fromEngine } from '../../../orders/engine-errors.js';
+import { fromEngine } from '../../../trading/engine-errors.js';
 import { toDto } from '../../../orders/orders.service.js';
 import { EngineRegistry } from '../../../trading/engine-registry.js';
 import type { AcceptQuoteDto, AcceptResultDto, RfqTradeDto } from '../../dto/rfq.dto.js';
