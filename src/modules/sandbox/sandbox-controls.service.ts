@@ -85,7 +85,7 @@ export class SandboxControlsService {
     rt.closeDue(); // a market past its close time is CLOSED before it is judged
     this.openMarket(rt, marketId);
     if (!rt.setReference(marketId, price)) throw notOpen(marketId, 'not quoted by the feed');
-    const { best_bid, best_ask, last_price } = marketPrices(rt.engine.marketSummary(marketId)!);
+    const { best_bid, best_ask, last_price } = marketPrices(rt.marketSummary(marketId)!);
     return {
       market_id: marketId,
       reference_price: rt.reference(marketId) ?? price,
@@ -119,7 +119,7 @@ export class SandboxControlsService {
   ): ResolveResultDto {
     const rt = this.engines.get(world);
     const row = this.market(rt, marketId);
-    const summary = rt.engine.marketSummary(marketId)!;
+    const summary = rt.marketSummary(marketId)!;
     // The stored status is the record: after a restart the engine holds a resolved market CLOSED.
     if (row.status === 'RESOLVED' || summary.status === 'RESOLVED') {
       throw alreadyResolved(marketId, row.outcome ?? summary.outcome);
@@ -153,15 +153,15 @@ export class SandboxControlsService {
   isResolved(marketId: string): boolean {
     const rt = this.paper();
     return (
-      rt.repo.market(marketId)?.status === 'RESOLVED' ||
-      rt.engine.marketSummary(marketId)?.status === 'RESOLVED'
+      rt.storedMarket(marketId)?.status === 'RESOLVED' ||
+      rt.marketSummary(marketId)?.status === 'RESOLVED'
     );
   }
 
   /** The stored market row; 404 NOT_FOUND for a malformed or unknown id. */
   private market(rt: EngineRuntime, marketId: string) {
-    const row = MARKET_ID.test(marketId) ? rt.repo.market(marketId) : undefined;
-    if (row === undefined || rt.engine.marketSummary(marketId) === undefined) {
+    const row = MARKET_ID.test(marketId) ? rt.storedMarket(marketId) : undefined;
+    if (row === undefined || rt.marketSummary(marketId) === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${marketId}`, { market_id: marketId });
     }
     return row;
@@ -169,7 +169,7 @@ export class SandboxControlsService {
 
   private openMarket(rt: EngineRuntime, marketId: string): void {
     const row = this.market(rt, marketId);
-    const status = rt.engine.marketSummary(marketId)!.status;
+    const status = rt.marketSummary(marketId)!.status;
     if (row.status !== 'OPEN' || status !== 'OPEN') {
       const shown = row.status !== 'OPEN' ? row.status : status;
       throw notOpen(marketId, `it is ${shown}`, shown);

@@ -32,7 +32,7 @@ export class WalletService {
 
   wallet(c: Credential): WalletDto {
     const rt = this.engines.forCredential(c);
-    return walletDto(rt.engine.getAccount(c.userId)!, c.environment);
+    return walletDto(rt.account(c.userId)!, c.environment);
   }
 
   /** The ledger, newest first, keyset-paginated on id: rows added while paging never shift it. */
@@ -43,7 +43,7 @@ export class WalletService {
       keys: ['id'],
       query: q,
       fetch: (after, take) =>
-        rt.repo.ledgerPage(c.userId, { beforeId: after?.[0], type: q.type, limit: take }),
+        rt.ledgerPage(c.userId, { beforeId: after?.[0], type: q.type, limit: take }),
       keyOf: (r) => [r.id],
       map: transactionDto,
     });
@@ -71,7 +71,7 @@ export class WalletService {
       );
     }
     const rt = this.engines.get(c.world);
-    if (rt.engine.getAccount(c.userId) === undefined) {
+    if (rt.account(c.userId) === undefined) {
       throw insufficientFunds({ requested: amount, available: 0 });
     }
     const r = rt.run((e) => e.withdraw(c.userId, amount, requestId), c.idempotency);
@@ -87,7 +87,7 @@ export function movement(
   account: AccountSnapshot,
 ): WalletMovementDto {
   return {
-    transaction: transactionDto(rt.repo.lastLedgerRowOf(c.userId)!),
+    transaction: transactionDto(rt.lastLedgerRowOf(c.userId)!),
     wallet: walletDto(account, c.environment),
   };
 }
@@ -116,6 +116,6 @@ export function transactionDto(r: LedgerRow): TransactionDto {
 /** A deposit, withdrawal or funding the engine refused, as an API error. */
 export function movementError(f: Failure, amount: number, rt: EngineRuntime, userId: string) {
   return fromEngine(f, {
-    movement: { requested: amount, available: rt.engine.available(userId) ?? 0 },
+    movement: { requested: amount, available: rt.available(userId) ?? 0 },
   });
 }

@@ -7,7 +7,7 @@ import type { Credential } from '../../../../common/http/request-context.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { QUOTE_ID } from '../../../../common/ids/id-patterns.js';
 import { fromEngine } from '../../../trading/engine-errors.js';
-import { toDto } from '../../../orders/orders.service.js';
+import { toDto } from '../../../orders/order-dto.mapper.js';
 import { EngineRegistry } from '../../../trading/engine-registry.js';
 import type { AcceptQuoteDto, AcceptResultDto, RfqTradeDto } from '../../dto/rfq.dto.js';
 import { RfqLifecycle } from '../../rfq-lifecycle.service.js';
