@@ -22,6 +22,7 @@ import type { Clock } from '../../common/clock/clock.js';
 import type { Environment, WorldName } from '../../common/environment.js';
 import type { EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
+import type { WebhookSpoolStore } from './stores/webhook-spool.store.js';
 import type {
   EffectRecord,
   LedgerRow,
@@ -250,7 +251,7 @@ export class EngineRuntime {
         after?.(this.repo.db);
         for (const e of effects.values()) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.world, events);
-        if (spooled !== null) this.repo.spool(spooled, now);
+        if (spooled !== null) this.repo.webhookSpool.spool(spooled, now);
       });
     } catch (err) {
       // A commit failing while the engine is being rebuilt (the house's opening quote) is not
@@ -497,6 +498,11 @@ export class EngineRuntime {
     filter: { afterMarketId?: string; includeFlat: boolean; limit: number },
   ): PositionRow[] {
     return this.repo.positionsPage(userId, filter);
+  }
+
+  /** This world's webhook spool (committed batches' webhook events, see {@link Spooler}). */
+  get webhookSpool(): WebhookSpoolStore {
+    return this.repo.webhookSpool;
   }
 
   /** Opens a trading account on first use, with {@link startingBalance}. */

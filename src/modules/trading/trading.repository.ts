@@ -8,6 +8,7 @@ import type {
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 import { QuoteHoldStore, type QuoteHoldRow } from './quote-hold.store.js';
+import { WebhookSpoolStore } from './stores/webhook-spool.store.js';
 
 /**
  * What an order export holds: one user's orders up to the newest one when it started (orders
@@ -241,9 +242,6 @@ function prepareStatements(db: Database) {
     tradesOfMarket: p(
       `SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
     ),
-    spool: p(`INSERT INTO webhook_spool (payload, created_at) VALUES (?, ?)`),
-    spooled: p(`SELECT id, payload FROM webhook_spool ORDER BY id LIMIT ?`),
-    unspool: p(`DELETE FROM webhook_spool WHERE id <= ?`),
     saveReference: p(`UPDATE markets SET reference_price = ?, updated_at = ? WHERE id = ?`),
     insertEffect: p(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids, reference_ids,
       created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO UPDATE SET
@@ -270,6 +268,8 @@ export class TradingRepository {
   private readonly ledgerId: () => string;
   /** RFQ quote holds (their own table and statements). */
   private readonly holds: QuoteHoldStore;
+  /** The webhook spool (its own table and statements). */
+  readonly webhookSpool: WebhookSpoolStore;
 
   constructor(
     readonly db: Database,
@@ -280,20 +280,8 @@ export class TradingRepository {
     this.skipOrdersOf = houseAccountId;
     this.ledgerId = ledgerId;
     this.holds = new QuoteHoldStore(db);
+    this.webhookSpool = new WebhookSpoolStore(db);
     this.s = prepareStatements(db);
-  }
-
-  /**
-   * Stores a batch's webhook events (serialised by the webhook outbox) with the batch. Call
-   * inside {@link transaction}: the events then commit or roll back with the orders they tell of.
-   */
-  spool(payload: string, now: number): void {
-    this.s.spool.run(payload, iso(now));
-  }
-
-  /** The oldest spooled batches not yet moved to the outbox, oldest first. */
-  spooled(limit: number): { id: number; payload: string }[] {
-    return this.s.spooled.all(limit) as { id: number; payload: string }[];
   }
 
   /**
@@ -320,11 +308,6 @@ export class TradingRepository {
       JSON.stringify(e.referenceIds),
       iso(now),
     );
-  }
-
-  /** Forgets spooled batches up to and including `id` (the outbox holds them now). */
-  unspool(id: number): void {
-    this.s.unspool.run(id);
   }
 
   /** Mirrors a command's events. Call inside {@link transaction}. */
