@@ -20,13 +20,13 @@ export class PositionsService {
       keys: ['id'],
       query: q,
       fetch: (after, take) =>
-        rt.repo.positionsPage(c.userId, {
+        rt.positionsPage(c.userId, {
           afterMarketId: after?.[0],
           includeFlat: q.include_closed === 'true',
           limit: take,
         }),
       keyOf: (r) => [r.market_id],
-      map: (r) => positionDto(r, markPrice(rt.engine.marketSummary(r.market_id))),
+      map: (r) => positionDto(r, markPrice(rt.marketSummary(r.market_id))),
     });
   }
 }

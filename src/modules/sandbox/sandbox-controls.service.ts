@@ -7,9 +7,10 @@ import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { marketPrices } from '../markets/market-summary.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
+import { alreadyResolved, fromEngine } from '../trading/engine-errors.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
 import type { WalletMovementDto } from '../wallet/dto/wallet.dto.js';
-import { movement, walletDto, walletError } from '../wallet/wallet.service.js';
+import { movement, walletDto, movementError } from '../wallet/wallet.service.js';
 import type { PriceResultDto, ResetResultDto, ResolveResultDto } from './dto/sandbox.dto.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
 import { IdempotencyService } from '../access/idempotency.service.js';
@@ -49,7 +50,7 @@ export class SandboxControlsService {
     const start = rt.startingBalance;
     rt.ensureAccount(c.userId);
     const r = rt.run((e) => e.resetAccount(c.userId, start));
-    if (!r.ok) throw walletError(r, start, rt, c.userId);
+    if (!r.ok) throw movementError(r, start, rt, c.userId);
     let cancelled = 0;
     for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
     // The reset is committed; a failure here leaves replays of the deleted orders, not a 500.
@@ -71,7 +72,7 @@ export class SandboxControlsService {
     const rt = this.paper(c.world);
     rt.ensureAccount(c.userId);
     const r = rt.run((e) => e.deposit(c.userId, amount, requestId), c.idempotency);
-    if (!r.ok) throw walletError(r, amount, rt, c.userId);
+    if (!r.ok) throw movementError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
   }
 
@@ -84,7 +85,7 @@ export class SandboxControlsService {
     rt.closeDue(); // a market past its close time is CLOSED before it is judged
     this.openMarket(rt, marketId);
     if (!rt.setReference(marketId, price)) throw notOpen(marketId, 'not quoted by the feed');
-    const { best_bid, best_ask, last_price } = marketPrices(rt.engine.marketSummary(marketId)!);
+    const { best_bid, best_ask, last_price } = marketPrices(rt.marketSummary(marketId)!);
     return {
       market_id: marketId,
       reference_price: rt.reference(marketId) ?? price,
@@ -118,23 +119,13 @@ export class SandboxControlsService {
   ): ResolveResultDto {
     const rt = this.engines.get(world);
     const row = this.market(rt, marketId);
-    const summary = rt.engine.marketSummary(marketId)!;
+    const summary = rt.marketSummary(marketId)!;
     // The stored status is the record: after a restart the engine holds a resolved market CLOSED.
     if (row.status === 'RESOLVED' || summary.status === 'RESOLVED') {
-      throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {
-        market_id: marketId,
-        outcome: row.outcome ?? summary.outcome,
-      });
+      throw alreadyResolved(marketId, row.outcome ?? summary.outcome);
     }
     const r = rt.resolveMarket(marketId, outcome);
-    if (!r.ok) {
-      if (r.code === 'MARKET_ALREADY_RESOLVED') {
-        throw new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {
-          market_id: marketId,
-        });
-      }
-      throw new DomainError('INTERNAL', 'Internal error');
-    }
+    if (!r.ok) throw fromEngine(r, { marketId, resolving: true });
     let cancelled = 0;
     let settled = 0;
     let payout = 0;
@@ -162,15 +153,15 @@ export class SandboxControlsService {
   isResolved(marketId: string, world: WorldName = 'test'): boolean {
     const rt = this.paper(world);
     return (
-      rt.repo.market(marketId)?.status === 'RESOLVED' ||
-      rt.engine.marketSummary(marketId)?.status === 'RESOLVED'
+      rt.storedMarket(marketId)?.status === 'RESOLVED' ||
+      rt.marketSummary(marketId)?.status === 'RESOLVED'
     );
   }
 
   /** The stored market row; 404 NOT_FOUND for a malformed or unknown id. */
   private market(rt: EngineRuntime, marketId: string) {
-    const row = MARKET_ID.test(marketId) ? rt.repo.market(marketId) : undefined;
-    if (row === undefined || rt.engine.marketSummary(marketId) === undefined) {
+    const row = MARKET_ID.test(marketId) ? rt.storedMarket(marketId) : undefined;
+    if (row === undefined || rt.marketSummary(marketId) === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${marketId}`, { market_id: marketId });
     }
     return row;
@@ -178,7 +169,7 @@ export class SandboxControlsService {
 
   private openMarket(rt: EngineRuntime, marketId: string): void {
     const row = this.market(rt, marketId);
-    const status = rt.engine.marketSummary(marketId)!.status;
+    const status = rt.marketSummary(marketId)!.status;
     if (row.status !== 'OPEN' || status !== 'OPEN') {
       const shown = row.status !== 'OPEN' ? row.status : status;
       throw notOpen(marketId, `it is ${shown}`, shown);

@@ -45,10 +45,13 @@ class FakeRepo {
   saveReferences(refs: ReadonlyMap<string, number>): void {
     for (const [id, price] of refs) this.references.set(id, price);
   }
-  spool(payload: string, at: number): void {
-    if (!this.inTx) throw new Error('spool outside the batch transaction');
-    this.spools.push({ payload, at, commit: this.commits.length - 1 });
-  }
+  /** The webhook spool store: records what is spooled, and that it is inside the transaction. */
+  webhookSpool = {
+    spool: (payload: string, at: number): void => {
+      if (!this.inTx) throw new Error('spool outside the batch transaction');
+      this.spools.push({ payload, at, commit: this.commits.length - 1 });
+    },
+  };
   /** mkt_a's close time (epoch ms); far away unless a test sets it. */
   closeAt = 4_000_000_000_000;
   loadForRestore() {

@@ -10,7 +10,11 @@ import {
   PriceFeed,
   type EngineEvent,
   type Failure,
+  type AccountSnapshot,
+  type MarketSummary,
   type Outcome,
+  type Quote,
+  type QuoteRequest,
   type Result,
   type Success,
 } from '../../engine/index.js';
@@ -18,7 +22,16 @@ import type { Clock } from '../../common/clock/clock.js';
 import type { Environment, WorldName } from '../../common/environment.js';
 import type { EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
-import type { EffectRecord, TradingRepository } from './trading.repository.js';
+import type { WebhookSpoolStore } from './stores/webhook-spool.store.js';
+import type {
+  EffectRecord,
+  LedgerRow,
+  MarketRow,
+  OrderRow,
+  PositionRow,
+  TradeRow,
+  TradingRepository,
+} from './trading.repository.js';
 
 /** The Idempotency-Key a command runs under (per owner), so its effect is recorded with it. */
 export interface IdempotencyScope {
@@ -238,7 +251,7 @@ export class EngineRuntime {
         after?.(this.repo.db);
         for (const e of effects.values()) this.repo.recordEffect(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.world, events);
-        if (spooled !== null) this.repo.spool(spooled, now);
+        if (spooled !== null) this.repo.webhookSpool.spool(spooled, now);
       });
     } catch (err) {
       // A commit failing while the engine is being rebuilt (the house's opening quote) is not
@@ -390,6 +403,106 @@ export class EngineRuntime {
     if (idempotency !== undefined) addEffect(effects, idempotency, effectEvents(result.events));
     this.write(result.events, effects, undefined, inCommit);
     return result;
+  }
+
+  /**
+   * Open orders of a credential: an API key's (`keyId`), or a user's orders placed with session
+   * tokens (`keyId` null), counted as one credential.
+   */
+  openOrderCount(keyId: string | null, userId: string): number {
+    return this.index.openCount(OpenOrderIndex.ownerOf(keyId, userId));
+  }
+
+  /** The id of the credential's open order with this client_order_id, if any. */
+  openOrderWithClientId(
+    keyId: string | null,
+    userId: string,
+    clientOrderId: string,
+  ): string | undefined {
+    return this.index.orderForClientId(OpenOrderIndex.ownerOf(keyId, userId), clientOrderId);
+  }
+
+  /** A stored order (open or closed, from before a restart too). */
+  storedOrder(orderId: string): OrderRow | undefined {
+    return this.repo.orderById(orderId);
+  }
+
+  /** The stored fills of an order, oldest first. */
+  storedTrades(orderId: string): TradeRow[] {
+    return this.repo.tradesOfOrder(orderId);
+  }
+
+  /** The stored fills of each of these orders, in one query. */
+  storedTradesOfOrders(orderIds: readonly string[]): Map<string, TradeRow[]> {
+    return this.repo.tradesOfOrders(orderIds);
+  }
+
+  /** A page of a user's stored orders, newest first. */
+  storedOrders(
+    userId: string,
+    filter: { status?: string; marketId?: string; beforeId?: string; limit: number },
+  ): OrderRow[] {
+    return this.repo.listOrders(userId, filter);
+  }
+
+  /** The market an order the engine holds is on (open and recently closed orders). */
+  marketOfOrder(orderId: string): string | undefined {
+    return this.engine.getOrder(orderId)?.marketId;
+  }
+
+  /**
+   * What an order would do now, changing nothing; a market past its close time is closed first,
+   * so it quotes MARKET_NOT_OPEN as an order would.
+   */
+  quote(request: QuoteRequest & { accountId: string }): Result<{ quote: Quote }> {
+    this.closeDue();
+    return this.engine.quote(request);
+  }
+
+  /** An account's balances as the engine holds them (undefined: none opened yet). */
+  account(userId: string): AccountSnapshot | undefined {
+    return this.engine.getAccount(userId);
+  }
+
+  /** An account's available balance, cents (undefined: none opened yet). */
+  available(userId: string): number | undefined {
+    return this.engine.available(userId);
+  }
+
+  /** A market's state in the engine (status, prices), undefined for one it does not hold. */
+  marketSummary(marketId: string): MarketSummary | undefined {
+    return this.engine.marketSummary(marketId);
+  }
+
+  /** A market's stored row (the record of its status and outcome across restarts). */
+  storedMarket(marketId: string): MarketRow | undefined {
+    return this.repo.market(marketId);
+  }
+
+  /** A page of a user's ledger, newest first. */
+  ledgerPage(
+    userId: string,
+    filter: { beforeId?: string; type?: LedgerRow['type']; limit: number },
+  ): LedgerRow[] {
+    return this.repo.ledgerPage(userId, filter);
+  }
+
+  /** The ledger row the last committed money movement wrote, if it was this user's. */
+  lastLedgerRowOf(userId: string): LedgerRow | undefined {
+    return this.repo.lastLedgerRowOf(userId);
+  }
+
+  /** A page of a user's stored positions, by market id. */
+  positionsPage(
+    userId: string,
+    filter: { afterMarketId?: string; includeFlat: boolean; limit: number },
+  ): PositionRow[] {
+    return this.repo.positionsPage(userId, filter);
+  }
+
+  /** This world's webhook spool (committed batches' webhook events, see {@link Spooler}). */
+  get webhookSpool(): WebhookSpoolStore {
+    return this.repo.webhookSpool;
   }
 
   /** Opens a trading account on first use, with {@link startingBalance}. */

@@ -8,6 +8,7 @@ import type {
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 import { QuoteHoldStore, type QuoteHoldRow } from './quote-hold.store.js';
+import { WebhookSpoolStore } from './stores/webhook-spool.store.js';
 
 /**
  * What an order export holds: one user's orders up to the newest one when it started (orders
@@ -173,6 +174,84 @@ export class EffectStore {
 }
 
 const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
+/** Every fixed statement of the trading hot path, prepared once per engine database. */
+function prepareStatements(db: Database) {
+  const p = (sql: string) => db.prepare(sql);
+  return {
+    // Positional parameters: on the hot path, binding 21 named ones from an object cost more.
+    insertOrder:
+      p(`INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
+      book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force, post_only,
+      sequence, created_at, updated_at, rfq_id, self_trade_prevention) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    updateFill: p(
+      `UPDATE orders SET filled_quantity = ?, fill_cost = ?, status = ?, updated_at = ? WHERE id = ?`,
+    ),
+    updateFinal: p(`UPDATE orders SET status = ?, cancel_reason = ?, updated_at = ? WHERE id = ?`),
+    updateAmend: p(
+      `UPDATE orders SET price = ?, book_price = ?, quantity = ?, sequence = ?, updated_at = ? WHERE id = ?`,
+    ),
+    insertTrade:
+      p(`INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id,
+      taker_user_id, taker_book_side, created_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    marketTrade: p(
+      `UPDATE markets SET last_price = ?, volume = volume + ?, updated_at = ? WHERE id = ?`,
+    ),
+    upsertPosition:
+      p(`INSERT INTO positions (user_id, market_id, yes_qty, no_qty, yes_cost, no_cost, realized_pnl, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, market_id) DO UPDATE SET yes_qty = excluded.yes_qty,
+      no_qty = excluded.no_qty, yes_cost = excluded.yes_cost, no_cost = excluded.no_cost,
+      realized_pnl = excluded.realized_pnl, updated_at = excluded.updated_at`),
+    upsertAccount:
+      p(`INSERT INTO accounts (user_id, balance_cents, created_at, updated_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (user_id) DO UPDATE SET balance_cents = excluded.balance_cents, updated_at = excluded.updated_at`),
+    insertLedger:
+      p(`INSERT INTO ledger (id, user_id, type, amount_cents, balance_after_cents, reference_id, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`),
+    marketStatus: p(`UPDATE markets SET status = ?, updated_at = ? WHERE id = ?`),
+    // resolved_at stays as it was set: the 30-day comment rule counts from it.
+    marketResolved: p(
+      `UPDATE markets SET status = 'RESOLVED', outcome = ?, resolved_at = ?, updated_at = ? WHERE id = ?`,
+    ),
+    resetOrders: p(`DELETE FROM orders WHERE user_id = ?`),
+    resetPositions: p(`DELETE FROM positions WHERE user_id = ?`),
+    resetLedger: p(`DELETE FROM ledger WHERE user_id = ?`),
+    orderById: p(`SELECT * FROM orders WHERE id = ?`),
+    tradesOfOrder: p(
+      `SELECT * FROM trades WHERE maker_order_id = ? OR taker_order_id = ? ORDER BY id`,
+    ),
+    // Each side through its index; UNION drops a trade met on both sides.
+    tradesOfOrders: p(
+      `SELECT * FROM trades WHERE maker_order_id IN (SELECT value FROM json_each(@ids))
+       UNION SELECT * FROM trades WHERE taker_order_id IN (SELECT value FROM json_each(@ids))
+       ORDER BY id`,
+    ),
+    openOrders: p(`SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`),
+    accounts: p(`SELECT user_id, balance_cents FROM accounts`),
+    // Every position, closed ones included, as the engine held them before the restart: a
+    // closed position traded again goes on from its realized P&L instead of a fresh 0, and a
+    // sandbox reset names every market the account was in.
+    positions: p(`SELECT * FROM positions`),
+    markets: p(
+      `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets ORDER BY id`,
+    ),
+    market: p(
+      `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets WHERE id = ?`,
+    ),
+    newestOrderId: p(`SELECT id FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT 1`),
+    countOrders: p(`SELECT COUNT(*) AS n FROM orders WHERE user_id = ?`),
+    tradesOfMarket: p(
+      `SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
+    ),
+    saveReference: p(`UPDATE markets SET reference_price = ?, updated_at = ? WHERE id = ?`),
+    insertEffect: p(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids, reference_ids,
+      created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO UPDATE SET
+      order_ids = excluded.order_ids, reference_ids = excluded.reference_ids,
+      created_at = excluded.created_at`),
+  };
+}
+
+type TradingStatements = ReturnType<typeof prepareStatements>;
+
 /**
  * All SQL of the trading hot path, as prepared better-sqlite3 statements on one engine database:
  * mirroring engine events (inside the caller's transaction), the reads of the trading API, and
@@ -180,7 +259,8 @@ const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
  * PostgreSQL later means rewriting one file.
  */
 export class TradingRepository {
-  private readonly s: Record<string, Statement>;
+  /** The hot path's prepared statements, each a named field (a misspelled one does not compile). */
+  private readonly s: TradingStatements;
   /** The house account's orders are not persisted: the house re-quotes after a restart. */
   private readonly skipOrdersOf: string;
   /** Open house orders, so their updates skip the database (they have no rows). */
@@ -188,6 +268,8 @@ export class TradingRepository {
   private readonly ledgerId: () => string;
   /** RFQ quote holds (their own table and statements). */
   private readonly holds: QuoteHoldStore;
+  /** The webhook spool (its own table and statements). */
+  readonly webhookSpool: WebhookSpoolStore;
 
   constructor(
     readonly db: Database,
@@ -198,97 +280,8 @@ export class TradingRepository {
     this.skipOrdersOf = houseAccountId;
     this.ledgerId = ledgerId;
     this.holds = new QuoteHoldStore(db);
-    const p = (sql: string) => db.prepare(sql);
-    this.s = {
-      // Positional parameters: on the hot path, binding 21 named ones from an object cost more.
-      insertOrder:
-        p(`INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
-        book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force, post_only,
-        sequence, created_at, updated_at, rfq_id, self_trade_prevention) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      updateFill: p(
-        `UPDATE orders SET filled_quantity = ?, fill_cost = ?, status = ?, updated_at = ? WHERE id = ?`,
-      ),
-      updateFinal: p(
-        `UPDATE orders SET status = ?, cancel_reason = ?, updated_at = ? WHERE id = ?`,
-      ),
-      updateAmend: p(
-        `UPDATE orders SET price = ?, book_price = ?, quantity = ?, sequence = ?, updated_at = ? WHERE id = ?`,
-      ),
-      insertTrade:
-        p(`INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id,
-        taker_user_id, taker_book_side, created_at, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      marketTrade: p(
-        `UPDATE markets SET last_price = ?, volume = volume + ?, updated_at = ? WHERE id = ?`,
-      ),
-      upsertPosition:
-        p(`INSERT INTO positions (user_id, market_id, yes_qty, no_qty, yes_cost, no_cost, realized_pnl, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, market_id) DO UPDATE SET yes_qty = excluded.yes_qty,
-        no_qty = excluded.no_qty, yes_cost = excluded.yes_cost, no_cost = excluded.no_cost,
-        realized_pnl = excluded.realized_pnl, updated_at = excluded.updated_at`),
-      upsertAccount:
-        p(`INSERT INTO accounts (user_id, balance_cents, created_at, updated_at) VALUES (?, ?, ?, ?)
-        ON CONFLICT (user_id) DO UPDATE SET balance_cents = excluded.balance_cents, updated_at = excluded.updated_at`),
-      insertLedger:
-        p(`INSERT INTO ledger (id, user_id, type, amount_cents, balance_after_cents, reference_id, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      marketStatus: p(`UPDATE markets SET status = ?, updated_at = ? WHERE id = ?`),
-      // resolved_at stays as it was set: the 30-day comment rule counts from it.
-      marketResolved: p(
-        `UPDATE markets SET status = 'RESOLVED', outcome = ?, resolved_at = ?, updated_at = ? WHERE id = ?`,
-      ),
-      resetOrders: p(`DELETE FROM orders WHERE user_id = ?`),
-      resetPositions: p(`DELETE FROM positions WHERE user_id = ?`),
-      resetLedger: p(`DELETE FROM ledger WHERE user_id = ?`),
-      orderById: p(`SELECT * FROM orders WHERE id = ?`),
-      tradesOfOrder: p(
-        `SELECT * FROM trades WHERE maker_order_id = ? OR taker_order_id = ? ORDER BY id`,
-      ),
-      // Each side through its index; UNION drops a trade met on both sides.
-      tradesOfOrders: p(
-        `SELECT * FROM trades WHERE maker_order_id IN (SELECT value FROM json_each(@ids))
-         UNION SELECT * FROM trades WHERE taker_order_id IN (SELECT value FROM json_each(@ids))
-         ORDER BY id`,
-      ),
-      openOrders: p(`SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`),
-      accounts: p(`SELECT user_id, balance_cents FROM accounts`),
-      // Every position, closed ones included, as the engine held them before the restart: a
-      // closed position traded again goes on from its realized P&L instead of a fresh 0, and a
-      // sandbox reset names every market the account was in.
-      positions: p(`SELECT * FROM positions`),
-      markets: p(
-        `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets ORDER BY id`,
-      ),
-      market: p(
-        `SELECT id, status, outcome, reference_price, last_price, volume, close_time FROM markets WHERE id = ?`,
-      ),
-      newestOrderId: p(`SELECT id FROM orders WHERE user_id = ? ORDER BY id DESC LIMIT 1`),
-      countOrders: p(`SELECT COUNT(*) AS n FROM orders WHERE user_id = ?`),
-      tradesOfMarket: p(
-        `SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?`,
-      ),
-      spool: p(`INSERT INTO webhook_spool (payload, created_at) VALUES (?, ?)`),
-      spooled: p(`SELECT id, payload FROM webhook_spool ORDER BY id LIMIT ?`),
-      unspool: p(`DELETE FROM webhook_spool WHERE id <= ?`),
-      saveReference: p(`UPDATE markets SET reference_price = ?, updated_at = ? WHERE id = ?`),
-      insertEffect:
-        p(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids, reference_ids,
-        created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO UPDATE SET
-        order_ids = excluded.order_ids, reference_ids = excluded.reference_ids,
-        created_at = excluded.created_at`),
-    };
-  }
-
-  /**
-   * Stores a batch's webhook events (serialised by the webhook outbox) with the batch. Call
-   * inside {@link transaction}: the events then commit or roll back with the orders they tell of.
-   */
-  spool(payload: string, now: number): void {
-    this.s.spool.run(payload, iso(now));
-  }
-
-  /** The oldest spooled batches not yet moved to the outbox, oldest first. */
-  spooled(limit: number): { id: number; payload: string }[] {
-    return this.s.spooled.all(limit) as { id: number; payload: string }[];
+    this.webhookSpool = new WebhookSpoolStore(db);
+    this.s = prepareStatements(db);
   }
 
   /**
@@ -315,11 +308,6 @@ export class TradingRepository {
       JSON.stringify(e.referenceIds),
       iso(now),
     );
-  }
-
-  /** Forgets spooled batches up to and including `id` (the outbox holds them now). */
-  unspool(id: number): void {
-    this.s.unspool.run(id);
   }
 
   /** Mirrors a command's events. Call inside {@link transaction}. */

@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { AccountSnapshot, Failure } from '../../engine/index.js';
 import type { Environment } from '../../common/environment.js';
-import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { ConfigService } from '../../config/config.service.js';
 import { MfaService } from '../security/mfa.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
+import { fromEngine, insufficientFunds } from '../trading/engine-errors.js';
 import type { LedgerRow } from '../trading/trading.repository.js';
 import type {
   ListTransactionsQueryDto,
@@ -31,7 +32,7 @@ export class WalletService {
 
   wallet(c: Credential): WalletDto {
     const rt = this.engines.forCredential(c);
-    return walletDto(rt.engine.getAccount(c.userId)!, c.environment);
+    return walletDto(rt.account(c.userId)!, c.environment);
   }
 
   /** The ledger, newest first, keyset-paginated on id: rows added while paging never shift it. */
@@ -42,7 +43,7 @@ export class WalletService {
       keys: ['id'],
       query: q,
       fetch: (after, take) =>
-        rt.repo.ledgerPage(c.userId, { beforeId: after?.[0], type: q.type, limit: take }),
+        rt.ledgerPage(c.userId, { beforeId: after?.[0], type: q.type, limit: take }),
       keyOf: (r) => [r.id],
       map: transactionDto,
     });
@@ -52,7 +53,7 @@ export class WalletService {
   deposit(c: Credential, amount: number, requestId: string): WalletMovementDto {
     const rt = this.engines.forCredential(c);
     const r = rt.run((e) => e.deposit(c.userId, amount, requestId), c.idempotency);
-    if (!r.ok) throw walletError(r, amount, rt, c.userId);
+    if (!r.ok) throw movementError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
   }
 
@@ -70,11 +71,11 @@ export class WalletService {
       );
     }
     const rt = this.engines.get(c.world);
-    if (rt.engine.getAccount(c.userId) === undefined) {
-      throw insufficientFunds(amount, 0);
+    if (rt.account(c.userId) === undefined) {
+      throw insufficientFunds({ requested: amount, available: 0 });
     }
     const r = rt.run((e) => e.withdraw(c.userId, amount, requestId), c.idempotency);
-    if (!r.ok) throw walletError(r, amount, rt, c.userId);
+    if (!r.ok) throw movementError(r, amount, rt, c.userId);
     return movement(rt, c, r.account);
   }
 }
@@ -86,7 +87,7 @@ export function movement(
   account: AccountSnapshot,
 ): WalletMovementDto {
   return {
-    transaction: transactionDto(rt.repo.lastLedgerRowOf(c.userId)!),
+    transaction: transactionDto(rt.lastLedgerRowOf(c.userId)!),
     wallet: walletDto(account, c.environment),
   };
 }
@@ -112,27 +113,9 @@ export function transactionDto(r: LedgerRow): TransactionDto {
   };
 }
 
-function insufficientFunds(requested: number, available: number): DomainError {
-  return new DomainError(
-    'INSUFFICIENT_FUNDS',
-    `Insufficient available balance: ${requested} cents requested, ${available} available`,
-    { requested_cents: requested, available_cents: available },
-  );
-}
-
-/** Engine codes of deposit/withdraw as API errors. */
-export function walletError(
-  f: Failure,
-  amount: number,
-  rt: EngineRuntime,
-  userId: string,
-): DomainError {
-  switch (f.code) {
-    case 'INSUFFICIENT_FUNDS':
-      return insufficientFunds(amount, rt.engine.available(userId) ?? 0);
-    case 'INVALID_AMOUNT':
-      return validationFailed([{ field: 'amount_cents', message: f.message }]);
-    default:
-      return new DomainError('INTERNAL', 'Internal error');
-  }
+/** A deposit, withdrawal or funding the engine refused, as an API error. */
+export function movementError(f: Failure, amount: number, rt: EngineRuntime, userId: string) {
+  return fromEngine(f, {
+    movement: { requested: amount, available: rt.available(userId) ?? 0 },
+  });
 }

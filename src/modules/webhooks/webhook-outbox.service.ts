@@ -222,7 +222,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
         st.pending = false;
         return 0;
       }
-      const spool = rt.repo;
+      const spool = rt.webhookSpool;
       const rows = spool.spooled(MOVE_CHUNK);
       if (rows.length > 0) {
         const deliverable = new Map(this.core.endpointsFor(env).map((e) => [e.id, e]));

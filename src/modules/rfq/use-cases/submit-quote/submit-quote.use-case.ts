@@ -5,7 +5,7 @@ import type { Environment } from '../../../../common/environment.js';
 import { DomainError, validationFailed } from '../../../../common/errors/domain-error.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { RFQ_ID } from '../../../../common/ids/id-patterns.js';
-import { fromEngine } from '../../../orders/engine-errors.js';
+import { fromEngine } from '../../../trading/engine-errors.js';
 import { EngineRegistry } from '../../../trading/engine-registry.js';
 import { RfqLifecycle } from '../../rfq-lifecycle.service.js';
 import { RfqNotices } from '../../rfq-notices.service.js';

@@ -3,13 +3,27 @@ import { DomainError, validationFailed } from '../../common/errors/domain-error.
 
 const MARKET_STATUSES: readonly MarketStatus[] = ['OPEN', 'HALTED', 'CLOSED', 'RESOLVED'];
 
-/** Engine result codes as API errors: the one mapping from the engine's codes to HTTP. */
-export function fromEngine(
-  f: Failure,
-  ids: { marketId?: string; orderId?: string } = {},
-): DomainError {
+/**
+ * What the caller knows about the command that failed, so the error names it: the market and
+ * order ids of an order command; for a money movement (deposit, withdrawal, funding, reset) the
+ * amount asked for and the balance available, its errors naming `amount_cents`; for a market
+ * resolution, that a market already resolved is a conflict (409), not a closed market.
+ */
+export interface EngineErrorContext {
+  marketId?: string;
+  orderId?: string;
+  movement?: { requested: number; available: number };
+  resolving?: boolean;
+}
+
+/**
+ * Engine result codes as API errors: the one mapping from the engine's codes to HTTP, used by
+ * orders, quotes, RFQ, wallet and sandbox controls alike.
+ */
+export function fromEngine(f: Failure, ids: EngineErrorContext = {}): DomainError {
   switch (f.code) {
     case 'INSUFFICIENT_FUNDS':
+      if (ids.movement !== undefined) return insufficientFunds(ids.movement);
       return new DomainError(
         'INSUFFICIENT_FUNDS',
         f.funds === undefined
@@ -25,6 +39,11 @@ export function fromEngine(
       );
     case 'MARKET_NOT_OPEN':
     case 'MARKET_ALREADY_RESOLVED': {
+      // A second resolution is a conflict; an order on a resolved market is refused as on any
+      // market not open.
+      if (f.code === 'MARKET_ALREADY_RESOLVED' && ids.resolving === true) {
+        return alreadyResolved(ids.marketId ?? '');
+      }
       // The engine names the market's status in its message (RESOLVED for an already resolved
       // one), so the caller learns why without another request.
       const status =
@@ -63,7 +82,9 @@ export function fromEngine(
       );
     case 'INVALID_ORDER':
     case 'INVALID_AMOUNT':
-      return validationFailed([{ field: 'body', message: f.message }]);
+      return validationFailed([
+        { field: ids.movement !== undefined ? 'amount_cents' : 'body', message: f.message },
+      ]);
     // Quote holds and crosses (the last three) are the RFQ module's, which maps them itself.
     case 'UNKNOWN_ACCOUNT':
     case 'INVALID_STATE':
@@ -75,4 +96,21 @@ export function fromEngine(
     case 'SELF_TRADE':
       return new DomainError('INTERNAL', 'Internal error');
   }
+}
+
+/** A money movement asking for more than the available balance. */
+export function insufficientFunds(movement: { requested: number; available: number }): DomainError {
+  return new DomainError(
+    'INSUFFICIENT_FUNDS',
+    `Insufficient available balance: ${movement.requested} cents requested, ${movement.available} available`,
+    { requested_cents: movement.requested, available_cents: movement.available },
+  );
+}
+
+/** A second resolution of a market (409); `outcome` when known. */
+export function alreadyResolved(marketId: string, outcome?: string | null): DomainError {
+  return new DomainError('MARKET_ALREADY_RESOLVED', `Market ${marketId} is already resolved`, {
+    market_id: marketId,
+    ...(outcome === undefined ? {} : { outcome }),
+  });
 }

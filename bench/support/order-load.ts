@@ -1,0 +1,198 @@
+/**
+ * The load bench:orders puts on a server, the same for the service and the lean reference:
+ * autocannon at saturation (with the server's CPU per request from /proc), and an evenly paced
+ * open-loop generator over lean raw-socket keep-alive connections (support/raw-http-client.ts).
+ */
+import type { Result } from 'autocannon';
+import { readFileSync } from 'node:fs';
+import { postRequest, RawHttpConnection } from './raw-http-client.js';
+
+const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
+
+export interface Figures {
+  requestsPerSec: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  total2xx: number;
+  non2xx: number;
+  errors: number;
+  durationSec: number;
+  /** Server CPU (user + system) per answered request, microseconds; null off Linux. */
+  serverCpuUsPerRequest: number | null;
+  /**
+   * Paced phase only: the same percentiles measured from the moment the request was written
+   * (leaves out the generator's own timer lateness and any wait for a free connection).
+   */
+  fromSend?: { p50Ms: number; p90Ms: number; p99Ms: number; p999Ms: number };
+}
+
+export function fromAutocannon(r: Result, cpuSec: number | null): Figures {
+  return {
+    requestsPerSec: Math.round(r['2xx'] / r.duration),
+    p50Ms: r.latency.p50,
+    p90Ms: r.latency.p90,
+    p99Ms: r.latency.p99,
+    p999Ms: r.latency.p99_9,
+    maxMs: r.latency.max,
+    total2xx: r['2xx'],
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    durationSec: r.duration,
+    serverCpuUsPerRequest:
+      cpuSec === null || r['2xx'] === 0 ? null : Math.round((cpuSec * 1e6) / r['2xx']),
+  };
+}
+
+export function print(name: string, f: Figures): void {
+  const cpu =
+    f.serverCpuUsPerRequest === null ? '' : `   server CPU ${f.serverCpuUsPerRequest} us/req`;
+  console.log(
+    `${name.padEnd(36)} ${String(f.requestsPerSec).padStart(7)} req/s   p50 ${f.p50Ms} ms   p90 ${f.p90Ms} ms   p99 ${f.p99Ms} ms   p99.9 ${f.p999Ms} ms   (2xx ${f.total2xx}, non-2xx ${f.non2xx}, errors ${f.errors})${cpu}`,
+  );
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; null elsewhere. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC;
+  } catch {
+    return null;
+  }
+}
+
+export async function measured(pid: number, run: () => Promise<Result>): Promise<Figures> {
+  const before = cpuSeconds(pid);
+  const r = await run();
+  const after = cpuSeconds(pid);
+  return fromAutocannon(r, before === null || after === null ? null : after - before);
+}
+
+export const pct = (sorted: number[], p: number): number =>
+  sorted.length === 0
+    ? 0
+    : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] * 100) / 100;
+
+/**
+ * Open-loop, evenly paced load: request k is due at start + k/rate; every millisecond the due
+ * requests are sent over a keep-alive pool, and each latency counts from the due time.
+ */
+export async function paced(
+  host: string,
+  port: number,
+  rate: number,
+  seconds: number,
+  next: () => { key: string; body: string },
+): Promise<Figures> {
+  // Lean raw-socket connections (support/raw-http-client.ts), opened up front; a request that
+  // finds none idle waits in a queue, its latency still counted from when it was due.
+  const POOL = 64;
+  const idle: RawHttpConnection[] = await Promise.all(
+    Array.from({ length: POOL }, () => RawHttpConnection.open(host, port)),
+  );
+  const all = [...idle];
+  const queue: { dueAt: number; request: Buffer }[] = [];
+  const latencies: number[] = [];
+  const fromSend: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  let outstanding = 0;
+  const total = rate * seconds;
+  const start = performance.now();
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const finished = (): void => {
+      if (sent === total && outstanding === 0) resolve();
+    };
+    /** A connection closed: open another in its place (the pool keeps its size). */
+    const replace = (): void => {
+      void RawHttpConnection.open(host, port).then(
+        (fresh) => {
+          all.push(fresh);
+          idle.push(fresh);
+          dispatch();
+        },
+        () => undefined,
+      );
+    };
+    const dispatch = (): void => {
+      while (queue.length > 0 && idle.length > 0) {
+        const { dueAt, request } = queue.shift()!;
+        const conn = idle.pop()!;
+        if (conn.dead) {
+          // Closed while idle: replace it and try the next one.
+          queue.unshift({ dueAt, request });
+          replace();
+          continue;
+        }
+        const sentAt = performance.now();
+        conn.send(
+          request,
+          (status) => {
+            const now = performance.now();
+            if (status < 300) {
+              latencies.push(now - dueAt);
+              fromSend.push(now - sentAt);
+            } else non2xx++;
+            outstanding--;
+            idle.push(conn);
+            dispatch();
+            finished();
+          },
+          () => {
+            // The connection is gone: count the request as failed and replace the connection.
+            errors++;
+            outstanding--;
+            replace();
+            finished();
+          },
+        );
+      }
+    };
+    const tick = (): void => {
+      const now = performance.now();
+      const due = Math.min(total, Math.floor(((now - start) / 1000) * rate) + 1);
+      while (sent < due) {
+        const dueAt = start + (sent / rate) * 1000;
+        const { key, body } = next();
+        sent++;
+        outstanding++;
+        queue.push({
+          dueAt,
+          request: postRequest(host, '/api/v1/orders', { 'x-api-key': key }, body),
+        });
+      }
+      dispatch();
+      if (sent < total) setTimeout(tick, 1);
+      else finished();
+    };
+    tick();
+  });
+  const elapsed = (performance.now() - start) / 1000;
+  for (const c of all) c.close();
+  const sorted = latencies.sort((a, b) => a - b);
+  const sent2 = fromSend.sort((a, b) => a - b);
+  return {
+    requestsPerSec: Math.round(latencies.length / elapsed),
+    p50Ms: pct(sorted, 0.5),
+    p90Ms: pct(sorted, 0.9),
+    p99Ms: pct(sorted, 0.99),
+    p999Ms: pct(sorted, 0.999),
+    maxMs: pct(sorted, 1),
+    total2xx: latencies.length,
+    non2xx,
+    errors,
+    durationSec: Math.round(elapsed * 100) / 100,
+    serverCpuUsPerRequest: null,
+    fromSend: {
+      p50Ms: pct(sent2, 0.5),
+      p90Ms: pct(sent2, 0.9),
+      p99Ms: pct(sent2, 0.99),
+      p999Ms: pct(sent2, 0.999),
+    },
+  };
+}
