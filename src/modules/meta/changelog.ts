@@ -9,6 +9,62 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-ci-example',
+    date: '2026-11-29',
+    title: 'CI example, world switcher, bench:worlds',
+    kind: 'ADDED',
+    description:
+      "**Testing your integration in CI; world switcher in the demo app; `bench:worlds`.** A runnable example, `examples/ci-world.test.mjs` (plain Node 20: `node:test`, `node:assert`, `fetch`, no dependencies; `SVC_BASE_URL` and `SVC_TEST_KEY`), creates a seeded ephemeral world, trades against the house on its seeded path, injects a `REJECT` (`INSUFFICIENT_FUNDS`) and a `RATE_LIMIT` scenario and sees both marked `Svc-Scenario`, forces webhook failures with `simulate-failures` and drives the retries to the dead letter by advancing the world's clock, replays it to a local receiver, and deletes the world (its key then 401 `API_KEY_REVOKED`); the README section \"Testing your integration in CI\" shows how to run it against `npm start` and in GitHub Actions, and the test suite runs it on every build. Fixed on the way: webhook endpoints created with a world key were never delivered to (the delivery worker only polled the live and paper endpoints); a world's deliveries are now attempted, and due, retried and dead-lettered on the world's own clock. The demo app (`/app/worlds`) lists your worlds, creates one (name, seed, lifetime), switches the tab's REST calls and realtime feed to it with the header naming the active world, switches back to the shared paper world, and deletes one. `npm run bench:worlds` measures world create/delete latency, the memory of a loaded idle world and order throughput in a world against the shared paper world (figures in the README).",
+  },
+  {
+    id: '2026-11-29-worlds-groups',
+    date: '2026-11-29',
+    title: 'More groups inside ephemeral worlds',
+    kind: 'ADDED',
+    description:
+      "Ephemeral worlds now serve watchlists, comments, notifications, market creation (`POST /markets`, `PATCH /markets/{id}`, `POST /markets/{id}/resolve`), sports events (reads and `POST /sandbox/sports/events/{id}/final`), rank (leaderboard and history) and indices with a world key, exactly as in the shared paper world but with that world's records only: nothing of a world is visible from the paper world or another world, slugs and watchlist names are unique per world, event status, market close times and rank and index samples follow the world's own clock, and `POST /sandbox/reset` with a world key clears that world's watchlists, comments, notifications and scenarios. Deleting or expiring a world removes all of it, including its notifications kept in the platform database. A world key's sports final now ends the world's event (it used to end the shared paper event), and `POST /sandbox/crypto/{symbol}/price` is refused inside a world (it used to set the shared paper index). RFQ, data exports and crypto still answer 422 `WORLD_OPERATION_UNSUPPORTED` inside a world.",
+  },
+  {
+    id: '2026-11-29-world-clocks',
+    date: '2026-11-29',
+    title: 'World clocks and world_id',
+    kind: 'ADDED',
+    description:
+      "Ephemeral worlds keep their own time: POST /sandbox/clock called with a world's key moves that world's clock only, whatever SANDBOX_CLOCK_CONTROL says (outside a world it is still 404 unless the control is on; the route is now listed in the OpenAPI document, so other methods on it answer 405), at most ten years ahead (else 400 naming advance_seconds). A world's per-key and per-route limit windows, quotas, idempotency expiry, key expiry and signature window, and its markets' close follow the world's clock, so advancing world A resets A's windows while the paper world and other worlds stay limited; MFA step-ups and locks stay the user's, on the service clock. Webhook events and engine-channel realtime messages of a world carry world_id, now documented as an optional field in the OpenAPI webhook schemas and the AsyncAPI messages. Fixed: webhook deliveries of an ephemeral world's endpoints were never attempted (they stayed PENDING), and a world loaded for the first time while any realtime socket was open overflowed the stack.",
+  },
+  {
+    id: '2026-11-29-schema-last-rules',
+    date: '2026-11-29',
+    title: 'Request schemas: the last rules',
+    kind: 'CHANGED',
+    description:
+      'Request schemas now say what the server enforces for the last operations that disagreed, checked by a test that sends 200 schema-valid and 200 schema-invalid bodies generated from the served `/openapi.json` to every write operation (all but `POST /sandbox/scenarios`). Webhook `url` has a `pattern` (absolute http(s) URL with a host, a port 1..65535, no credentials, fragment, spaces or control characters; https only in production), and a well-formed host name that does not resolve is now `422 WEBHOOK_HOST_UNRESOLVED` (was 400). `rotate_signing_secret: true` on a key without `signing_required` is now `409 API_KEY_HAS_NO_SIGNING_SECRET` (was 400). The sandbox crypto price pattern excludes zero. Watchlist and data-export `market_ids` items state the market id pattern; an export\'s `market_ids` is stated (with `if`/`then`) to be only for datasets with markets, its `start`/`end` as an RFC 3339 date or date-time, and a well-formed market id this world does not have is now `404 NOT_FOUND` with `details.market_id` (was 400). RFQ quote `bid` and `ask` are stated as 1..99 (what the server takes) with "a bid, an ask or both" as `if`/`then`.',
+  },
+  {
+    id: '2026-11-29-export-pacing',
+    date: '2026-11-29',
+    title: 'Data exports give way to requests',
+    kind: 'CHANGED',
+    description:
+      "Data exports give way to the requests served beside them: the count a create or estimate of a large export needs now runs in a worker thread instead of on the request thread; the export worker writes its file about 1 MB at a time on its own (lowered-priority) thread instead of the shared libuv pool, flushes it to disk every 8 MB instead of in one long fsync at the end, and paces itself (after each 20 ms of work it rests half as long), so an export takes about 1.5 times as long as flat out. The README now states which rows an export holds and as of when: the rows up to its snapshot bound at creation, each exactly once, read in short batches (no long read transaction pinning the write-ahead log), with rows that can change (MARKETS, ORDERS, the current crypto candle) exported as they are when their batch is read. `bench:exports` now alternates orders-alone and during-export phases (A B A B ..., `BENCH_ROUNDS`, default 3), takes the ratio from the phases' median p99s, and reports per phase the WAL restarts, the server's per-thread CPU time and, with `BENCH_STALLS`, its event-loop stalls.",
+  },
+  {
+    id: '2026-11-29-order-path-bench',
+    date: '2026-11-29',
+    title: 'Order path benchmark beside a reference server',
+    kind: 'CHANGED',
+    description:
+      "`npm run bench:orders` now measures POST /api/v1/orders side by side with a lean reference server (Fastify + better-sqlite3, one durable insert per order) in the same run, alternating reference and service over at least two rounds with the same load generator and request stream, and reports the orders/s ratio, the server CPU per order of each and the p99 of each at half the reference's saturation rate, evenly paced (bench/results/orders.json). Inside, placing an order is one use case (`orders/use-cases/place-order`), engine results become API errors in one module for orders, RFQ, wallet and sandbox controls, and the orders, wallet, positions and sandbox-controls services read through the engine runtime instead of its repository and engine; the API's behaviour is unchanged.",
+  },
+  {
+    id: '2026-11-29-engine-composition',
+    date: '2026-11-29',
+    title: 'Engine v2: composition and a leaner hot path',
+    kind: 'CHANGED',
+    description:
+      "**Engine v2: composition and a leaner hot path (issue 23).** The matching engine's five-level inheritance chain (`EngineCore \u2192 EngineQueries \u2192 EngineAdmin \u2192 EngineRestore \u2192 EngineRfq \u2192 MatchingEngine`) is replaced by composition: `MatchingEngine` is a fa\u00e7ade with the same public API over small collaborators, each in its own file under 400 lines (`Matcher`, the one place where an incoming order meets resting makers and self-trade prevention decides; `OrderEntry`; `OrderCancels`; `EngineAdmin`; `EngineRestore`; `EngineRfq`; `EngineQueries`), sharing the markets, an `EngineLedger`, an `OrderRegistry` and the quote `HoldBook`. On the hot path, open and retained final orders share one id map (an order that rested is set once and deleted once, instead of moving between two maps when it ends), and positions are found through an open-addressing table keyed by numeric account and market indexes instead of a per-market map keyed by account id. No API, event or rule changed; every engine unit and property test passes unchanged. `npm run bench:engine` on a heavily loaded shared machine: see the README for the figures; the 5x target against `nodejs-order-book` is not reached yet.",
+  },
+  {
     id: '2026-11-29-batch-legs-schemas',
     date: '2026-11-29',
     title:
