@@ -628,7 +628,8 @@ describe('audit: paper engine settings reach the service', () => {
     expect(new Set(first.map((x) => JSON.stringify(x))).size).toBeGreaterThan(1);
     expect(await run('4242')).toEqual(first);
     expect(await run('4243')).not.toEqual(first);
-  });
+    // Three boots in one test: more than the default 60 s on a loaded machine.
+  }, 180_000);
 });
 
 /**

@@ -95,15 +95,12 @@ describe('rfq: expiry, house responder, reset', () => {
 
   it('the house quotes a paper RFQ two-way around the reference within one second', async () => {
     const market = TRADABLE[1];
-    const started = Date.now();
     const r = await rfq.create(req, market.id, 8);
-    const [house] = await until(
-      () => houseQuotes(req, r.id),
-      (qs) => qs.length === 1,
-      'the house quote',
-      1000,
-    );
-    expect(Date.now() - started).toBeLessThan(1000);
+    // The house quotes on the turn after the creation is answered, so the very next read finds
+    // its quote: well within the second, and asserted without a wall-clock window that a loaded
+    // machine can miss between two requests.
+    const [house, ...others] = await houseQuotes(req, r.id);
+    expect(others).toEqual([]);
     expect(house).toMatchObject({
       rfq_id: r.id,
       bid: market.reference - 4,

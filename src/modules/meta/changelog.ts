@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-scrypt-cost-faster-tests',
+    date: '2026-11-29',
+    title: 'PASSWORD_SCRYPT_COST and a faster test command',
+    kind: 'CHANGED',
+    description:
+      'New setting `PASSWORD_SCRYPT_COST`: the scrypt cost N of new password hashes (a power of two from 1024 to 1048576, default 32768 as before; below 32768 is refused with `APP_ENV=production`). Stored hashes keep the N they were made with, so existing accounts log in unchanged, hashes above the old fixed 64 MiB scrypt memory limit now verify, and a login for an unknown email costs what the configured N costs. The test command is faster: its apps hash at N=1024 (except the production ones and the test of the default), TypeScript compiles the service once for both the build and the test typecheck (`tsc -b tsconfig.test.json`), and tests that asserted wall-clock windows a loaded machine can miss (the 10,000-order reset, the house RFQ quote, webhook deliveries beside a slow endpoint) assert the same rules without them.',
+  },
+  {
     id: '2026-11-29-ci-example',
     date: '2026-11-29',
     title: 'CI example, world switcher, bench:worlds',
