@@ -44,7 +44,13 @@ const IN_FLIGHT = Number(process.env.SCHEMA_FUZZ_IN_FLIGHT ?? 8);
  * operation answers; its rules (which operation, which codes it documents, which effect fields)
  * have their own suite (scenarios-rules).
  */
-const EXCLUDED = new Set(['POST /api/v1/sandbox/scenarios']);
+const EXCLUDED = new Set([
+  'POST /api/v1/sandbox/scenarios',
+  // Outside a world and without SANDBOX_CLOCK_CONTROL it is 404 for every body (so no body can
+  // tell the route is there); with a world key, hundreds of valid advances would reach the
+  // ten-year cap, after which a valid body is rightly 400. Its body rules: worlds-clock.
+  'POST /api/v1/sandbox/clock',
+]);
 
 /**
  * Invalid bodies a contract answers with a code other than 400, by operation and broken rule:

@@ -74,8 +74,8 @@ describe('/app in Chromium: the world switcher', () => {
     await shows(row.locator('.tag'), 'Active', true);
     const worldKey = await worldKeyOf(page, worldId);
     expect(worldKey).not.toBe(key);
-    // Watchlists live in the paper world only: the link is gone inside a world.
-    expect(await page.getByRole('link', { name: 'Watchlists' }).count()).toBe(0);
+    // Watchlists work inside a world too: the link stays.
+    expect(await page.getByRole('link', { name: 'Watchlists' }).count()).toBe(1);
 
     // A resting order placed in the world (after a reload: the tab stays in the world).
     await page.goto(`${svc.baseUrl}/app/markets/${market.id}`);
@@ -89,8 +89,9 @@ describe('/app in Chromium: the world switcher', () => {
     await hasCount(open, 1);
     await shows(open, 'BUY 3 YES at 20¢: OPEN');
     const orderId = (await open.getAttribute('data-order-id'))!;
-    // The paper world's panels that a world refuses are not shown.
+    // RFQ, which a world refuses, is not shown; comments, which a world serves, are.
     expect(await page.getByRole('region', { name: 'Request for quote' }).count()).toBe(0);
+    await page.getByRole('list', { name: 'Comments' }).waitFor();
     // In the world, not in the paper world.
     const inWorld = await http(`${svc.api}/orders/${orderId}`, {
       headers: { 'x-api-key': worldKey },

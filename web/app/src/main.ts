@@ -90,8 +90,7 @@ function start(me: Me): void {
       { attrs: { 'aria-label': 'Main' } },
       navLink('Markets', '/'),
       navLink('Portfolio', '/portfolio'),
-      // Watchlists live in the shared paper world only (a world answers 422).
-      ...(world === null ? [navLink('Watchlists', '/watchlists')] : []),
+      navLink('Watchlists', '/watchlists'),
       navLink('Worlds', '/worlds'),
     ),
     h(
@@ -151,7 +150,7 @@ function start(me: Me): void {
     window.scrollTo(0, 0);
     if (market !== null) void marketView(ctx, main, decodeURIComponent(market[1]));
     else if (path === '/portfolio') portfolioView(ctx, main);
-    else if (path === '/watchlists' && world === null) watchlistsView(ctx, main);
+    else if (path === '/watchlists') watchlistsView(ctx, main);
     else if (path === '/worlds') worldsView(ctx, main);
     else marketsView(ctx, main);
   };

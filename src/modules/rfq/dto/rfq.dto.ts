@@ -49,7 +49,13 @@ export class ListRfqQueryDto extends PageQueryDto {
  * then named). Its other rule, ask above bid when both are given, compares two values, which JSON
  * Schema cannot state: the descriptions say it.
  */
-@SchemaRules([{ if: { not: { required: ['ask'] } }, then: { required: ['bid'] } }])
+// The properties named again (any value) so the subschemas define what they require.
+@SchemaRules([
+  {
+    if: { not: { required: ['ask'], properties: { ask: {} } } },
+    then: { required: ['bid'], properties: { bid: {} } },
+  },
+])
 export class SubmitQuoteDto {
   @ApiPropertyOptional({
     type: 'integer',
