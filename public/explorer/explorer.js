@@ -59,6 +59,7 @@
                     continue;
                   }
                   accepted[names[i]] = entry;
+                  authorizedKey = value;
                 }
                 if (Object.keys(accepted).length === names.length) clearRefusal();
                 return original(accepted);
@@ -156,9 +157,68 @@
     return spec;
   }
 
-  function start(spec) {
+  // One tag's operations at a time: swagger-ui 5 stops rendering operations part-way once a
+  // document has more than about a hundred paths (this one has over a hundred), so the page
+  // renders the chosen tag's paths (with every component, so references resolve) and offers the
+  // tags in a picker; #/<Tag> in the address picks one. The key authorized in one tag stays
+  // authorized in the next.
+  var authorizedKey = null;
+  var fullSpec = null;
+
+  function tagsOf(spec) {
+    var names = (Array.isArray(spec.tags) ? spec.tags : []).map(function (t) {
+      return t.name;
+    });
+    Object.keys(spec.paths || {}).forEach(function (path) {
+      var item = spec.paths[path];
+      Object.keys(item).forEach(function (method) {
+        var op = item[method];
+        ((op && op.tags) || []).forEach(function (t) {
+          if (names.indexOf(t) < 0) names.push(t);
+        });
+      });
+    });
+    return names;
+  }
+
+  function specForTag(spec, tag) {
+    var paths = {};
+    Object.keys(spec.paths || {}).forEach(function (path) {
+      var item = spec.paths[path];
+      var kept = {};
+      var any = false;
+      Object.keys(item).forEach(function (method) {
+        var op = item[method];
+        if (op && Array.isArray(op.tags)) {
+          if (op.tags.indexOf(tag) >= 0) {
+            kept[method] = op;
+            any = true;
+          }
+        } else {
+          kept[method] = op; // path-level parameters, summary, servers
+        }
+      });
+      if (any) paths[path] = kept;
+    });
+    var out = Object.assign({}, spec, {
+      paths: paths,
+      tags: (spec.tags || []).filter(function (t) {
+        return t.name === tag;
+      }),
+    });
+    if (tag !== 'Webhooks') delete out.webhooks;
+    return withThisOrigin(out);
+  }
+
+  function tagFromHash(tags) {
+    var m = /^#\/([^/]+)/.exec(window.location.hash);
+    var wanted = m ? decodeURIComponent(m[1]) : null;
+    return wanted !== null && tags.indexOf(wanted) >= 0 ? wanted : tags[0];
+  }
+
+  function render(tag) {
     window.ui = window.SwaggerUIBundle({
-      spec: withThisOrigin(spec),
+      spec: specForTag(fullSpec, tag),
       dom_id: '#swagger-ui',
       deepLinking: true,
       docExpansion: 'list',
@@ -174,7 +234,29 @@
       presets: [window.SwaggerUIBundle.presets.apis],
       plugins: [TestKeysOnly, LocalReferences],
       layout: 'BaseLayout',
+      onComplete: function () {
+        if (authorizedKey !== null) window.ui.preauthorizeApiKey('ApiKeyAuth', authorizedKey);
+      },
     });
+  }
+
+  function start(spec) {
+    fullSpec = spec;
+    var tags = tagsOf(spec);
+    var picker = document.getElementById('explorer-tag');
+    tags.forEach(function (t) {
+      var option = document.createElement('option');
+      option.value = t;
+      option.textContent = t;
+      picker.appendChild(option);
+    });
+    picker.value = tagFromHash(tags);
+    picker.addEventListener('change', function () {
+      window.location.hash = '#/' + encodeURIComponent(picker.value);
+      render(picker.value);
+    });
+    document.getElementById('explorer-tags').hidden = false;
+    render(picker.value);
   }
 
   var headers = {};

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import type { Page, Request } from 'playwright-core';
 import { createKey, login, TRADER } from '../support/access.js';
 import { launchBrowser, type BrowserHandle, type Watched } from '../support/browser.js';
-import { startApp, type Running } from '../support/harness.js';
+import { http, startApp, type Running } from '../support/harness.js';
 
 const SCREENSHOT = new URL('../../docs/explorer.png', import.meta.url);
 const STAGING = 'https://staging.explorer.example';
@@ -31,13 +31,15 @@ function record(page: Page): Sent[] {
   return sent;
 }
 
+/** The Explorer opened on one tag's operations (#/<Tag>; GET /wallet is under Wallet). */
 async function openExplorer(
   browser: BrowserHandle,
   svc: Running,
+  tag = 'Wallet',
 ): Promise<Watched & { sent: Sent[] }> {
   const watched = await browser.open(svc.baseUrl);
   const sent = record(watched.page);
-  await watched.page.goto(`${svc.baseUrl}/explorer`);
+  await watched.page.goto(`${svc.baseUrl}/explorer#/${tag}`);
   await watched.page.locator('.opblock').first().waitFor();
   return { ...watched, sent };
 }
@@ -96,11 +98,30 @@ describe('the API Explorer in real Chromium', () => {
   });
 
   it('renders the served document: operations listed, this origin first among the servers', async () => {
-    const { page, context, consoleErrors, foreignRequests } = await openExplorer(browser, svc);
-    expect(await page.locator('.opblock').count()).toBeGreaterThan(50);
+    const { page, context, consoleErrors, foreignRequests } = await openExplorer(
+      browser,
+      svc,
+      'Markets',
+    );
+    // Every tag of the document is offered, and the chosen one shows each of its operations.
+    const doc = (await http(`${svc.api}/openapi.json`)).body as {
+      tags: { name: string }[];
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    const options = await page.locator('#explorer-tag option').allInnerTexts();
+    expect(options).toEqual(expect.arrayContaining(doc.tags.map((t) => t.name)));
+    const marketOps = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).filter((op) => op.tags?.includes('Markets')),
+    );
+    expect(marketOps.length).toBeGreaterThan(5);
+    await expect(page.locator('.opblock').count()).resolves.toBe(marketOps.length);
     await expect(
       page.locator('.opblock-summary-path[data-path="/api/v1/markets"]').count(),
     ).resolves.toBeGreaterThan(0);
+    // Another tag from the picker: its operations replace these.
+    await page.locator('#explorer-tag').selectOption('Wallet');
+    await page.locator('.opblock-summary-path[data-path="/api/v1/wallet"]').first().waitFor();
+    expect(page.url()).toContain('#/Wallet');
     const servers = await page.locator('.servers select option').allInnerTexts();
     expect(servers[0]).toContain(svc.baseUrl);
     expect(servers.some((s) => s.includes(STAGING))).toBe(true);

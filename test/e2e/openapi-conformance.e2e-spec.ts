@@ -902,6 +902,11 @@ describe('OpenAPI response conformance', () => {
       const id = (created.body as Obj).id as string;
       await api('GET', '/sandbox/worlds?limit=1', 200, { key: testKey });
       await api('GET', `/sandbox/worlds/${id}`, 200, { key: testKey });
+      // The world's clock: moved with its key, bad input refused, 404 outside a world.
+      const worldKey = (created.body as Obj).key as string;
+      await api('POST', '/sandbox/clock', 200, { key: worldKey, json: { advance_seconds: 60 } });
+      await api('POST', '/sandbox/clock', 400, { key: worldKey, json: { advance_seconds: -1 } });
+      await api('POST', '/sandbox/clock', 404, { key: testKey, json: { advance_seconds: 60 } });
       await api('POST', '/sandbox/worlds', 400, { key: testKey, json: { ttl_seconds: 1 } });
       await api('POST', '/sandbox/worlds', 403, { key: liveKey, json: {} });
       await api('DELETE', `/sandbox/worlds/${id}`, 204, { key: testKey });

@@ -178,10 +178,16 @@ describe('webhooks SSRF: development with WEBHOOK_ALLOW_PRIVATE_TARGETS=false', 
     expect(err.details.host).toBe(name);
   });
 
-  it('a host that does not resolve is 400; a public address is accepted', async () => {
-    expectValidation(
+  it('a well-formed host that does not resolve is 422 WEBHOOK_HOST_UNRESOLVED naming it; a public address is accepted', async () => {
+    const err = expectContractError(
       await createEndpointRaw(svc, t, { url: 'http://no-such-host.invalid/x', events: ['*'] }),
-      'url',
+      422,
+      'WEBHOOK_HOST_UNRESOLVED',
+    );
+    expect(err.details.host).toBe('no-such-host.invalid');
+    const listed = await as(t, `${svc.api}/webhooks`);
+    expect(listed.body.data.map((e: { url: string }) => e.url)).not.toContain(
+      'http://no-such-host.invalid/x',
     );
     const ep = await createEndpoint(svc, t, 'http://93.184.216.34/x', ['market.resolved']);
     await as(t, `${svc.api}/webhooks/${ep.id}`, { method: 'DELETE' });

@@ -43,6 +43,19 @@ export class Notice {
     this.el.textContent = '';
   }
 
+  /**
+   * Runs background work (a load the feed asked for): its failure is shown in words, its success
+   * leaves the notice as it is, so it never wipes the confirmation of what the user just did.
+   */
+  async quiet<T>(action: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await action();
+    } catch (err) {
+      this.error(err);
+      return undefined;
+    }
+  }
+
   /** Runs an action, showing its failure in words; resolves to its result or undefined. */
   async run<T>(action: () => Promise<T>, done?: (r: T) => string | void): Promise<T | undefined> {
     try {

@@ -228,7 +228,7 @@ export function rfqPanel(ctx: Ctx, market: Market): HTMLElement {
       case 'quote.received': {
         const e = entries.get(m.rfq_id);
         if (e === undefined) {
-          if (m.market_id === market.id) void notice.run(() => load(m.rfq_id));
+          if (m.market_id === market.id) void notice.quiet(() => load(m.rfq_id));
           return;
         }
         mergeQuote(e, m.quote);
