@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-explorer-by-tag',
+    date: '2026-11-29',
+    title: 'API Explorer: one tag at a time',
+    kind: 'CHANGED',
+    description:
+      'The API Explorer (`/explorer`) shows one tag\'s operations at a time, picked in an "Operations of" selector above the document (`/explorer#/<Tag>` opens on one; a test key authorized under one tag stays authorized under the next): swagger-ui 5.33 stopped rendering operations part-way through once the document passed about a hundred paths, which the documented world clock route (`POST /sandbox/clock`) crossed. In the demo app, a quote the feed announces no longer wipes the confirmation of the RFQ you just requested.',
+  },
+  {
     id: '2026-11-29-scrypt-cost-faster-tests',
     date: '2026-11-29',
     title: 'PASSWORD_SCRYPT_COST and a faster test command',
