@@ -465,6 +465,18 @@ describe('OpenAPI response conformance', () => {
       await api('GET', '/crypto/prices/BTC-USD/history', 403, {
         key: (await hookKey(['orders:read'])).key,
       });
+      // Inside an ephemeral world: the world's own indices, set and stepped with its key.
+      const world = await api('POST', '/sandbox/worlds', 201, { key, json: { seed: 11 } });
+      const worldKey = (world.body as Obj).key as string;
+      await api('POST', '/sandbox/crypto/ETH-USD/price', 200, {
+        key: worldKey,
+        json: { price: '4000.00' },
+      });
+      await api('POST', '/sandbox/clock', 200, { key: worldKey, json: { advance_seconds: 120 } });
+      await api('GET', '/crypto/prices', 200, { key: worldKey });
+      await api('GET', '/crypto/prices/ETH-USD/history?limit=1', 200, { key: worldKey });
+      await api('POST', '/sandbox/reset', 200, { key: worldKey });
+      await api('DELETE', `/sandbox/worlds/${(world.body as Obj).id as string}`, 204, { key });
     });
   });
 

@@ -329,6 +329,7 @@ describe('sandbox controls', () => {
     // Every kind of paper record is counted, those of the RFQ, export and scenario modules too.
     expect(Object.keys(res.body.cleared).sort()).toEqual([
       'comments',
+      'crypto_candles',
       'exports',
       'notifications',
       'rfq_quotes',

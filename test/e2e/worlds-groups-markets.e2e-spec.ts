@@ -211,8 +211,6 @@ describe('worlds serve market creation and sports', () => {
     for (const [method, path] of [
       ['GET', '/rfq'],
       ['GET', '/data/datasets'],
-      ['GET', '/crypto/prices'],
-      ['POST', '/sandbox/crypto/BTC-USD/price'],
     ]) {
       const err = expectContractError(
         await as(w, `${svc.api}${path}`, { method, json: method === 'POST' ? {} : undefined }),
@@ -221,9 +219,5 @@ describe('worlds serve market creation and sports', () => {
       );
       expect(err.details.operation).toMatch(new RegExp(`^${method} /`));
     }
-    // The sandbox crypto control of the paper world still answers a paper key.
-    expect(
-      (await as(a, `${svc.api}/sandbox/crypto/BTC-USD/price`, { method: 'POST', json: {} })).status,
-    ).toBe(400);
   });
 });

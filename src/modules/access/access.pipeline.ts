@@ -50,18 +50,24 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 }
 
 /**
- * The groups an ephemeral world does not serve yet: their records live in the paper world's
- * stores or follow paper-world timers. A world key calling them is refused, never served from
- * the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
+ * The groups an ephemeral world does not serve yet, one per line: the path prefixes after
+ * /api/v1 (regex alternatives) and how the OpenAPI document names them. Their records live in the
+ * paper world's stores or follow paper-world timers. A world key calling them is refused, never
+ * served from the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
  */
-export const WORLD_REFUSED =
-  'RFQ (/rfq), data exports (/data, /exports) and crypto (/crypto, /sandbox/crypto)';
-// The sandbox crypto control sets the shared paper index, so it is refused with the crypto reads.
-const OUTSIDE_WORLDS = /^\/api\/v1\/(rfq|data|exports|crypto|sandbox\/crypto)(\/|$)/;
+const OUTSIDE_WORLD_GROUPS: readonly { paths: string; name: string }[] = [
+  { paths: 'rfq', name: 'RFQ (/rfq)' },
+  { paths: 'data|exports', name: 'data exports (/data, /exports)' },
+];
+export const WORLD_REFUSED = OUTSIDE_WORLD_GROUPS.map((g) => g.name).join(' and ');
+const OUTSIDE_WORLDS =
+  OUTSIDE_WORLD_GROUPS.length === 0
+    ? null
+    : new RegExp(`^/api/v1/(${OUTSIDE_WORLD_GROUPS.map((g) => g.paths).join('|')})(/|$)`);
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
-  if (OUTSIDE_WORLDS.test(template)) {
+  if (OUTSIDE_WORLDS?.test(template) === true) {
     throw new DomainError(
       'WORLD_OPERATION_UNSUPPORTED',
       'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',

@@ -19,13 +19,19 @@ function database(): Database.Database {
   return db;
 }
 
-function feed(db: Database.Database, clock: { now: number }, intervalMs = 60_000) {
+function feed(
+  db: Database.Database,
+  clock: { now: number },
+  intervalMs = 60_000,
+  stepsOnClock = true,
+) {
   const settled: { id: string; cents: number }[] = [];
   const published: IndexPrice[][] = [];
   const f = new CryptoFeed({
     seed: 7,
     symbols: SYMBOLS,
     intervalMs,
+    stepsOnClock,
     repo: new CryptoRepository(db),
     now: () => clock.now,
     publish: (p) => published.push([...p]),
@@ -112,6 +118,42 @@ describe('CryptoFeed', () => {
     expect(f.set('DOGE-USD', 100)).toBeNull();
     expect(published).toHaveLength(1);
     expect(db.prepare('SELECT COUNT(*) AS n FROM crypto_candles').get()).toEqual({ n: 3 });
+  });
+
+  it('without steps on the clock (an ephemeral world) moves only by advance, the steps spread back from now', () => {
+    const db = database();
+    const clock = { now: T0 };
+    db.prepare(`INSERT INTO markets VALUES ('m1', 'OPEN', ?, 'BTC-USD', 1)`).run(
+      new Date(T0 + 3_600_000 - 90_000).toISOString(), // between the 1st and 2nd of 3 steps
+    );
+    const { f, settled, published } = feed(db, clock, 60_000, false);
+    clock.now = T0 + 3_600_000;
+    f.catchUp(); // an hour passed: no step, but the due market settles on the price it had
+    expect(f.prices()[0]).toEqual({ symbol: 'BTC-USD', cents: 10_000_000, at: T0 });
+    expect(settled).toEqual([{ id: 'm1', cents: 10_000_000 }]);
+    db.prepare(`UPDATE markets SET status = 'OPEN'`).run();
+    settled.length = 0;
+    f.advance(3);
+    const p = path(3);
+    expect(f.prices()).toEqual([{ symbol: 'BTC-USD', cents: p[2], at: clock.now }]);
+    expect(published).toEqual([[{ symbol: 'BTC-USD', cents: p[2], at: clock.now }]]);
+    // Settled before the step after its close: on the first step's price.
+    expect(settled).toEqual([{ id: 'm1', cents: p[0] }]);
+    const minutes = db
+      .prepare(
+        `SELECT bucket, close_cents FROM crypto_candles WHERE interval = '1m' ORDER BY bucket`,
+      )
+      .all();
+    expect(minutes).toEqual(
+      [2, 1, 0].map((k, i) => ({
+        bucket: new Date(clock.now - k * 60_000).toISOString(),
+        close_cents: p[i],
+      })),
+    );
+    f.advance(0); // settles only
+    f.advance(10 * MAX_STEPS_PER_CATCH_UP);
+    const steps = db.prepare('SELECT steps FROM crypto_prices').get() as { steps: number };
+    expect(steps.steps).toBe(3 + MAX_STEPS_PER_CATCH_UP);
   });
 
   it('keeps 1m candles 7 days, 1h 90 days, 1d 5 years: older ones go as a new bucket starts', () => {

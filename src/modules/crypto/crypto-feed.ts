@@ -17,6 +17,12 @@ export interface CryptoFeedOptions {
   symbols: readonly CryptoWalkSymbol[];
   /** One walk step per multiple of this on the service clock (epoch based); 0: no steps. */
   intervalMs: number;
+  /**
+   * False for an ephemeral world: the clock passing takes no step, only {@link CryptoFeed.advance}
+   * does (the world's clock moved by its key), so the same seed and the same advances walk the
+   * same path whenever they run. Default true (live and paper).
+   */
+  stepsOnClock?: boolean;
   repo: CryptoRepository;
   now: () => number;
   /** Hears the latest price of each symbol a catch-up or a set moved, after it is stored. */
@@ -31,7 +37,8 @@ export interface CryptoFeedOptions {
  * every crypto read, every sandbox set). A catch-up takes one step per tick boundary passed since
  * the last one (at most {@link MAX_STEPS_PER_CATCH_UP}), each at its boundary time, and settles
  * every due market with the price its index had at its close_time: the markets whose close time
- * comes before a step are settled before that step is taken.
+ * comes before a step are settled before that step is taken. An ephemeral world's feed takes no
+ * step on the clock: {@link advance} steps it when the world's clock is moved.
  */
 export class CryptoFeed {
   private readonly walk: CryptoWalk;
@@ -61,6 +68,10 @@ export class CryptoFeed {
     this.lastBoundary = opts.intervalMs > 0 ? latestBoundary(newest, opts.intervalMs) : 0;
   }
 
+  private get stepsOnClock(): boolean {
+    return this.opts.stepsOnClock !== false;
+  }
+
   has(symbol: string): boolean {
     return this.walk.has(symbol);
   }
@@ -74,10 +85,45 @@ export class CryptoFeed {
     return { symbol, cents: this.walk.price(symbol)!, at: this.asOf.get(symbol)! };
   }
 
-  /** Steps the walk to the service clock, settling the crypto markets that closed meanwhile. */
+  /**
+   * Steps the walk to the clock (when it steps on the clock), settling the crypto markets that
+   * closed meanwhile.
+   */
   catchUp(): void {
+    const step = this.opts.intervalMs;
+    const at: number[] = [];
+    if (step > 0 && this.stepsOnClock) {
+      const latest = latestBoundary(this.opts.now(), step);
+      if (latest > this.lastBoundary) {
+        const first = Math.max(
+          this.lastBoundary + step,
+          latest - (MAX_STEPS_PER_CATCH_UP - 1) * step,
+        );
+        for (let t = first; t <= latest; t += step) at.push(t);
+        this.lastBoundary = latest;
+      }
+    }
+    this.stepAt(at);
+  }
+
+  /**
+   * Takes `steps` walk steps now (at most {@link MAX_STEPS_PER_CATCH_UP}: the older ones are
+   * skipped), the last at the clock's now and each earlier one `intervalMs` before the next, so
+   * the candles spread them over the time the clock jumped; settles the markets due meanwhile.
+   * An ephemeral world's walk moves only so, when its clock is advanced.
+   */
+  advance(steps: number): void {
+    const n = Math.min(Math.max(0, Math.floor(steps)), MAX_STEPS_PER_CATCH_UP);
     const now = this.opts.now();
-    const due = this.opts.repo.dueMarkets(now);
+    const spacing = Math.max(this.opts.intervalMs, 1);
+    const at: number[] = [];
+    for (let k = n - 1; k >= 0; k--) at.push(now - k * spacing);
+    this.stepAt(at);
+  }
+
+  /** One step at each instant of `at` (ascending), each due market settled before the step after its close. */
+  private stepAt(at: readonly number[]): void {
+    const due = this.opts.repo.dueMarkets(this.opts.now());
     let next = 0;
     const settleBefore = (limit: number): void => {
       while (next < due.length && Date.parse(due[next].close_time) < limit) {
@@ -86,23 +132,12 @@ export class CryptoFeed {
       }
     };
     const ticks: PriceTick[] = [];
-    const step = this.opts.intervalMs;
-    if (step > 0) {
-      const latest = latestBoundary(now, step);
-      if (latest > this.lastBoundary) {
-        const first = Math.max(
-          this.lastBoundary + step,
-          latest - (MAX_STEPS_PER_CATCH_UP - 1) * step,
-        );
-        for (let at = first; at <= latest; at += step) {
-          // A market closing before this step is settled on the price before it.
-          settleBefore(at);
-          for (const [symbol, cents] of this.walk.step()) {
-            this.asOf.set(symbol, at);
-            ticks.push({ symbol, cents, steps: this.walk.state(symbol)!.steps, at });
-          }
-        }
-        this.lastBoundary = latest;
+    for (const t of at) {
+      // A market closing before this step is settled on the price before it.
+      settleBefore(t);
+      for (const [symbol, cents] of this.walk.step()) {
+        this.asOf.set(symbol, t);
+        ticks.push({ symbol, cents, steps: this.walk.state(symbol)!.steps, at: t });
       }
     }
     settleBefore(Number.POSITIVE_INFINITY);

@@ -1,13 +1,14 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import { Ctx, type RequestContext } from '../../common/http/request-context.js';
+import type { WorldName } from '../../common/environment.js';
+import { World } from '../worlds/world.decorator.js';
 import { CANDLE_RETENTION_DAYS } from './crypto-symbols.js';
 import { CandlePageDto, CandleQueryDto, CryptoPriceListDto } from './dto/crypto.dto.js';
 import { CryptoService } from './crypto.service.js';
 
 const WORLD_TEXT =
-  "Readable without a key, like GET /api/v1/markets (a key needs crypto:read). With a test key the paper engine's indices; without a key, with a live key or a session, the live engine's. Each engine walks its own BTC-USD, ETH-USD and SOL-USD: a seeded geometric random walk in integer cents (one step per multiple of CRYPTO_TICK_INTERVAL_MS on the service clock, default 1000; 0 stops it), the paper walk seeded from SANDBOX_FEED_SEED, the live one from a fixed seed. Prices are USD decimal strings with 2 decimals.";
+  "Readable without a key, like GET /api/v1/markets (a key needs crypto:read). With a test key the paper engine's indices; with an ephemeral world's key (POST /sandbox/worlds) that world's own; without a key, with a live key or a session, the live engine's. Each engine walks its own BTC-USD, ETH-USD and SOL-USD: a seeded geometric random walk in integer cents (one step per multiple of CRYPTO_TICK_INTERVAL_MS on the service clock, default 1000; 0 stops it), the paper walk seeded from SANDBOX_FEED_SEED, the live one from a fixed seed. An ephemeral world's walk is seeded from the world's seed and steps only when the world's clock is advanced (POST /sandbox/clock with its key: one step per multiple of CRYPTO_TICK_INTERVAL_MS the world's offset crosses, at most 1000 per advance), never with the passing of time, so the same seed and the same requests give the same prices; its history is in the world's file and goes with it. Prices are USD decimal strings with 2 decimals.";
 
 const RETENTION = `1m candles are kept ${CANDLE_RETENTION_DAYS['1m']} days, 1h ${CANDLE_RETENTION_DAYS['1h']} days, 1d ${CANDLE_RETENTION_DAYS['1d']} days (older ones are deleted as new buckets start).`;
 
@@ -24,8 +25,8 @@ export class CryptoController {
     scopes: ['crypto:read'],
     type: CryptoPriceListDto,
   })
-  prices(@Ctx() ctx: RequestContext): CryptoPriceListDto {
-    return this.crypto.prices(ctx.environment);
+  prices(@World() world: WorldName): CryptoPriceListDto {
+    return this.crypto.prices(world);
   }
 
   @Get('prices/:symbol/history')
@@ -38,10 +39,10 @@ export class CryptoController {
     errors: [400, 404],
   })
   history(
-    @Ctx() ctx: RequestContext,
+    @World() world: WorldName,
     @Param('symbol') symbol: string,
     @Query() q: CandleQueryDto,
   ): CandlePageDto {
-    return this.crypto.history(ctx.environment, symbol, q);
+    return this.crypto.history(world, symbol, q);
   }
 }

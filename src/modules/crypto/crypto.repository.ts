@@ -65,6 +65,8 @@ export class CryptoRepository {
   private readonly page: Statement;
   private readonly covering: Statement;
   private readonly due: Statement;
+  private readonly clearCandles: Statement;
+  private readonly clearPrices: Statement;
   /** The bucket each (symbol, interval) last wrote: a new one starting prunes that series. */
   private readonly lastBucket = new Map<string, number>();
 
@@ -102,6 +104,17 @@ export class CryptoRepository {
         WHERE index_symbol IS NOT NULL AND strike_cents IS NOT NULL AND status <> 'RESOLVED'
           AND close_time <= ? ORDER BY close_time, id`,
     );
+    this.clearCandles = db.prepare('DELETE FROM crypto_candles');
+    this.clearPrices = db.prepare('DELETE FROM crypto_prices');
+  }
+
+  /** Deletes every candle and stored price (a world's walk starts again); answers the candles deleted. */
+  clear(): number {
+    return this.db.transaction(() => {
+      this.clearPrices.run();
+      this.lastBucket.clear();
+      return this.clearCandles.run().changes;
+    })();
   }
 
   latestPrices(): StoredPrice[] {

@@ -5,14 +5,17 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { Subject } from 'rxjs';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
 import { startSampling } from '../../common/sampling/sampling-timer.js';
 import { instant } from '../../common/validation/instant.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
+import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
+import { WorldCatalog } from '../worlds/world-catalog.js';
+import { WorldDatabases } from '../worlds/world-databases.service.js';
+import type { WorldScoped } from '../worlds/world-scoped.js';
 import { CryptoFeed, type IndexPrice } from './crypto-feed.js';
 import { CryptoRepository, type DueMarket } from './crypto.repository.js';
 import { cryptoSeedSymbols, isCryptoSymbol, LIVE_CRYPTO_SEED } from './crypto-symbols.js';
@@ -29,31 +32,46 @@ const MAX_WINDOW_MS = 366 * 86_400_000;
 
 /** A price a world's index moved to, for the realtime channel crypto:<symbol> of that world. */
 export interface CryptoPriceMoved {
-  environment: Environment;
+  world: WorldName;
   price: CryptoPriceDto;
 }
 
+/** One world's crypto store: its repository, and its feed once first used. */
+interface WorldCrypto {
+  repo: CryptoRepository;
+  feed: CryptoFeed | null;
+}
+
 /**
- * The crypto reference indices of both worlds: each engine database walks its own (the paper walk
- * seeded from SANDBOX_FEED_SEED, the live one from {@link LIVE_CRYPTO_SEED}), keeps candles, and
- * settles its own crypto markets at their close_time from its own index. Caught up by an unref'd
- * timer about once a second (at once at boot: a restart settles what it missed) and at the start
- * of every crypto read and sandbox set, so a moved service clock is caught up before the answer.
+ * The crypto reference indices of every world: each engine database walks its own (the paper walk
+ * seeded from SANDBOX_FEED_SEED, the live one from {@link LIVE_CRYPTO_SEED}, an ephemeral world's
+ * from its seed), keeps candles, and settles its own crypto markets at their close_time from its
+ * own index. Live and paper are caught up by an unref'd timer about once a second (at once at
+ * boot: a restart settles what it missed) and at the start of every crypto read and sandbox set,
+ * so a moved service clock is caught up before the answer. An ephemeral world's walk has no timer
+ * and ignores the passing of time: it steps when the world's clock is advanced (one step per
+ * multiple of CRYPTO_TICK_INTERVAL_MS its offset crosses), so the same seed and the same requests
+ * give the same prices; its store goes when the world unloads.
  */
 @Injectable()
 export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
   /** Each move of an index, once stored (the realtime hub fans it out). */
   readonly moved = new Subject<CryptoPriceMoved>();
-  private readonly feeds = new Map<Environment, CryptoFeed>();
-  private readonly repos = new Map<Environment, CryptoRepository>();
+  private readonly stores: WorldScoped<WorldCrypto>;
   private timer: NodeJS.Timeout | null = null;
   private readonly log = new Logger('Crypto');
 
   constructor(
     private readonly engines: EngineRegistry,
-    private readonly clock: Clock,
     private readonly config: ConfigService,
-  ) {}
+    private readonly catalog: WorldCatalog,
+    worlds: WorldDatabases,
+    records: PaperWorldRecords,
+  ) {
+    this.stores = worlds.perWorld((db) => ({ repo: new CryptoRepository(db), feed: null }));
+    engines.onWorldAdvanced((world, from, to) => this.advanced(world, from, to));
+    records.register('crypto_candles', (_userId, world) => this.restart(world));
+  }
 
   onApplicationBootstrap(): void {
     this.engines.whenReady(() => {
@@ -71,44 +89,71 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
     this.timer = null;
   }
 
-  private repo(env: Environment): CryptoRepository {
-    let repo = this.repos.get(env);
-    if (repo === undefined) {
-      repo = new CryptoRepository(this.engines.get(env).repo.db);
-      this.repos.set(env, repo);
-    }
-    return repo;
+  private repo(world: WorldName): CryptoRepository {
+    return this.stores.get(world).repo;
   }
 
-  private feed(env: Environment): CryptoFeed {
-    let feed = this.feeds.get(env);
-    if (feed === undefined) {
-      const c = this.config.values;
-      feed = new CryptoFeed({
-        seed: env === 'test' ? c.sandboxFeedSeed : LIVE_CRYPTO_SEED,
-        symbols: cryptoSeedSymbols(),
-        intervalMs: c.cryptoTickIntervalMs,
-        repo: this.repo(env),
-        now: () => this.clock.now(),
-        publish: (prices) => {
-          for (const p of prices) this.moved.next({ environment: env, price: priceDto(p) });
-        },
-        resolve: (m, cents) => this.settle(env, m, cents),
-      });
-      this.feeds.set(env, feed);
-    }
-    return feed;
+  private feed(world: WorldName): CryptoFeed {
+    const store = this.stores.get(world);
+    store.feed ??= new CryptoFeed({
+      seed: this.seedOf(world),
+      symbols: cryptoSeedSymbols(),
+      intervalMs: this.config.values.cryptoTickIntervalMs,
+      stepsOnClock: !isWorldId(world),
+      repo: store.repo,
+      now: () => this.engines.clockOf(world).now(),
+      publish: (prices) => {
+        for (const p of prices) this.moved.next({ world, price: priceDto(p) });
+      },
+      resolve: (m, cents) => this.settle(world, m, cents),
+    });
+    return store.feed;
   }
 
-  /** Every index of the world, caught up to the service clock. */
-  prices(env: Environment): CryptoPriceListDto {
+  private seedOf(world: WorldName): number {
+    if (world === 'live') return LIVE_CRYPTO_SEED;
+    if (world === 'test') return this.config.values.sandboxFeedSeed;
+    const row = this.catalog.one(world);
+    if (row === undefined) {
+      throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
+    }
+    return row.seed;
+  }
+
+  /**
+   * An ephemeral world's clock moved from `from` to `to` ms ahead of the service clock: its walk
+   * takes one step per multiple of CRYPTO_TICK_INTERVAL_MS crossed (so advances of 500 ms twice
+   * step once at 1000), and due crypto markets settle.
+   */
+  private advanced(world: WorldId, from: number, to: number): void {
+    const interval = this.config.values.cryptoTickIntervalMs;
+    const steps = interval > 0 ? Math.floor(to / interval) - Math.floor(from / interval) : 0;
+    this.feed(world).advance(steps);
+  }
+
+  /**
+   * POST /sandbox/reset with a world key: the world's indices start again from their seeded
+   * prices at step 0 (as of the world's clock), their candles deleted, and the new prices are
+   * sent on crypto:<symbol>; answers the candles deleted. The shared paper indices are every test
+   * key's, so a paper reset leaves them (0).
+   */
+  private restart(world: WorldName): number {
+    if (!isWorldId(world)) return 0;
+    const deleted = this.repo(world).clear();
+    this.stores.drop(world);
+    for (const p of this.feed(world).prices()) this.moved.next({ world, price: priceDto(p) });
+    return deleted;
+  }
+
+  /** Every index of the world, caught up to its clock. */
+  prices(env: WorldName): CryptoPriceListDto {
     const feed = this.feed(env);
     feed.catchUp();
     return { data: feed.prices().map(priceDto) };
   }
 
   /** Candles of one index, oldest first, keyset on the bucket start. */
-  history(env: Environment, symbol: string, q: CandleQueryDto): Page<CandleDto> {
+  history(env: WorldName, symbol: string, q: CandleQueryDto): Page<CandleDto> {
     const feed = this.feed(env);
     if (!isCryptoSymbol(symbol) || !feed.has(symbol)) {
       throw new DomainError('NOT_FOUND', `No crypto index ${symbol}`, { symbol });
@@ -146,9 +191,12 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  /** Sandbox control: sets the paper index now; a candle and a realtime message record it. */
-  setPaperPrice(symbol: string, price: string): CryptoPriceDto {
-    const feed = this.feed('test');
+  /**
+   * Sandbox control: sets the index of a paper world (the shared one, or an ephemeral world) now;
+   * a candle and a realtime message of that world record it.
+   */
+  setPaperPrice(world: WorldName, symbol: string, price: string): CryptoPriceDto {
+    const feed = this.feed(world);
     if (!isCryptoSymbol(symbol) || !feed.has(symbol)) {
       throw new DomainError('NOT_FOUND', `No crypto index ${symbol}`, { symbol });
     }
@@ -168,7 +216,7 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
    * a market already resolved (by the sandbox, say) is left as it is. A failure is logged and
    * the next catch-up tries again (the market is still due).
    */
-  private settle(env: Environment, m: DueMarket, cents: number): void {
+  private settle(env: WorldName, m: DueMarket, cents: number): void {
     const rt = this.engines.get(env);
     if (!rt.healthy) return;
     const outcome = cents > Number(m.strike_cents) ? 'YES' : 'NO';

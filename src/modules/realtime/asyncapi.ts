@@ -25,8 +25,8 @@ const WORLD_ID = {
 };
 
 /**
- * The channels served inside ephemeral worlds (the engine's): their messages there carry
- * `world_id`. The others (crypto, notifications, rfq) are not served in a world.
+ * The channels served inside ephemeral worlds (the engine's, and the world's crypto indices):
+ * their messages there carry `world_id`. The others (notifications, rfq) do not.
  */
 const WORLD_CHANNELS = new Set([
   'ticker',
@@ -36,6 +36,7 @@ const WORLD_CHANNELS = new Set([
   'fills',
   'positions',
   'wallet',
+  'crypto:<symbol>',
 ]);
 
 function event(channel: string, data: Record<string, unknown>) {
@@ -283,7 +284,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
                 type: 'string',
                 format: 'date-time',
                 description:
-                  "Service clock time the price was set (a walk step or a sandbox set): the same object as GET /crypto/prices lists. One message per step of the connection's world's walk (a catch-up of several steps, after a clock jump, sends the last) and per sandbox set (paper world); ts and time are as_of",
+                  "Service clock time the price was set (a walk step or a sandbox set): the same object as GET /crypto/prices lists. One message per step of the connection's world's walk (a catch-up of several steps, after a clock jump or an ephemeral world's clock advance, sends the last), per sandbox set of that world, and per sandbox reset of an ephemeral world (its seeded prices again); ts and time are as_of. An ephemeral world's key hears that world's index only",
               },
             },
             ['symbol', 'price', 'as_of'],

@@ -552,11 +552,16 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   /** A stored crypto index move -> the subscribers of crypto:<symbol> in its world. */
-  private deliverCrypto({ environment, price }: CryptoPriceMoved): void {
+  private deliverCrypto({ world, price }: CryptoPriceMoved): void {
     const channel = `crypto:${price.symbol}`;
-    const subs = this.publicSubs.get(`${environment}|${channel}`);
+    const subs = this.publicSubs.get(`${world}|${channel}`);
     if (subs === undefined || subs.size === 0) return;
-    const message = new EventMessage(channel, Date.parse(price.as_of), price);
+    const message = new EventMessage(
+      channel,
+      Date.parse(price.as_of),
+      price,
+      isWorldId(world) ? world : null,
+    );
     for (const c of subs) c.sendEvent(channel, message);
   }
 

@@ -46,6 +46,11 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('Engines');
   private readonly readyCallbacks: (() => void)[] = [];
   private readonly unloading: ((world: WorldId, runtime: EngineRuntime) => void)[] = [];
+  private readonly advanced: ((
+    world: WorldId,
+    fromOffsetMs: number,
+    toOffsetMs: number,
+  ) => void)[] = [];
   private readonly engineIds = {
     // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
     next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
@@ -156,13 +161,33 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
    */
   advanceWorld(world: WorldId, ms: number): number {
     const w = this.loadWorld(world);
+    const from = this.clocks.offsetOf(world);
     this.clocks.advance(world, ms);
     const interval = this.config.values.sandboxFeedIntervalMs;
     const steps =
       interval <= 0 ? 0 : Math.min(Math.floor(ms / interval), MAX_FEED_STEPS_PER_ADVANCE);
     for (let i = 0; i < steps; i++) w.runtime.tick();
     w.runtime.closeDue();
+    for (const cb of this.advanced) {
+      try {
+        cb(world, from, from + ms);
+      } catch (err) {
+        // The clock has moved (it is saved) and the engine stepped: a follower that failed is
+        // logged and keeps its state, rather than the advance answering 500 after it happened.
+        this.log.error(
+          `after advancing ${world}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    }
     return w.clock.now();
+  }
+
+  /**
+   * Runs `cb` after an ephemeral world's clock moved, with its offset before and after (ms ahead
+   * of the service clock): what moves with a world's clock only (its crypto walk) steps there.
+   */
+  onWorldAdvanced(cb: (world: WorldId, fromOffsetMs: number, toOffsetMs: number) => void): void {
+    this.advanced.push(cb);
   }
 
   isWorldLoaded(world: WorldId): boolean {

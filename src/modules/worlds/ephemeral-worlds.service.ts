@@ -6,7 +6,8 @@ import {
 } from '@nestjs/common';
 import { randomInt } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { IsNull } from 'typeorm';
+import { join } from 'node:path';
+import { IsNull, Not } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { sha256Hex } from '../../common/crypto/tokens.js';
 import type { WorldId } from '../../common/environment.js';
@@ -29,6 +30,7 @@ import {
 import { PaperWorldRecords } from './paper-world-records.service.js';
 import { WorldCatalog, type WorldRow } from './world-catalog.js';
 import { WorldDatabases, worldFile } from './world-databases.service.js';
+import { looksWhole, WORLD_FILE_SUFFIXES, worldFilesIn, worldIdOfFile } from './world-files.js';
 import { WorldTemplate } from './world-template.service.js';
 
 /**
@@ -60,10 +62,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    for (const row of this.catalog.unfinished()) {
-      this.log.warn(`finishing the ${row.status} world ${row.id} a stop interrupted`);
-      await this.remove(row);
-    }
+    await this.recover();
     this.sweeper = setInterval(() => {
       this.sweep().catch((err: unknown) => this.log.error(`world sweep failed: ${String(err)}`));
     }, this.config.values.worldSweepMs);
@@ -72,6 +71,45 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
 
   onModuleDestroy(): void {
     if (this.sweeper !== null) clearInterval(this.sweeper);
+  }
+
+  /**
+   * At boot, before any request: no half world survives a crash. A world left CREATING or
+   * DELETING is removed (key revoked, file and records deleted, row gone). A READY world whose
+   * file is missing or cut short is removed the same way, not recreated from the template: its
+   * orders, positions and balances are gone, and an empty world under the same key would hide
+   * that from the client, which gets 401 API_KEY_REVOKED and makes a new world instead. A world
+   * file with no registry row (or a partial copy) is deleted, and an active world key whose world
+   * has no row is revoked.
+   */
+  private async recover(): Promise<void> {
+    for (const row of this.catalog.unfinished()) {
+      this.log.warn(`finishing the ${row.status} world ${row.id} a stop interrupted`);
+      await this.remove(row);
+    }
+    const dataDir = this.config.values.dataDir;
+    for (const id of this.catalog.readyIds()) {
+      if (looksWhole(worldFile(dataDir, id as WorldId))) continue;
+      const row = this.catalog.one(id);
+      if (row === undefined || !this.catalog.markDeleting(id)) continue;
+      this.log.warn(`removing the world ${id}: its file is missing or incomplete`);
+      await this.remove(row);
+    }
+    const dir = this.template.dir();
+    for (const name of worldFilesIn(dir)) {
+      const id = worldIdOfFile(name)!;
+      if (this.catalog.one(id) !== undefined && !name.endsWith('.part')) continue;
+      this.log.warn(`deleting ${name}: no world of that id`);
+      rmSync(join(dir, name), { force: true });
+    }
+    const at = this.clock.nowDate().toISOString();
+    for (const k of await this.keys.repo.findBy({ worldId: Not(IsNull()), revokedAt: IsNull() })) {
+      if (this.catalog.one(k.worldId!) !== undefined) continue;
+      this.log.warn(`revoking the key ${k.id} of the world ${k.worldId!}, which no longer exists`);
+      await this.keys.updateWhere({ id: k.id, revokedAt: IsNull() }, { revokedAt: at }, [
+        k.secretHash,
+      ]);
+    }
   }
 
   async create(c: Credential, body: CreateWorldDto): Promise<CreatedWorldDto> {
@@ -184,7 +222,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     this.databases.unload(row.id);
     await this.records.clearWorld(row.id);
     const file = worldFile(this.config.values.dataDir, row.id);
-    for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+    for (const suffix of WORLD_FILE_SUFFIXES) rmSync(`${file}${suffix}`, { force: true });
     this.catalog.remove(row.id);
   }
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigService } from '../../config/config.service.js';
 import {
@@ -31,13 +31,20 @@ export class WorldTemplate {
     return join(this.config.values.dataDir, 'worlds');
   }
 
-  /** Copies the template to `file` (building the template first, once). */
+  /**
+   * Copies the template to `file` (building the template first, once): to `<file>.part` first,
+   * renamed into place once whole, so a process that dies mid-copy leaves only a `.part` file (a
+   * boot deletes it) and never a cut-short world file under the world's name.
+   */
   async copyTo(file: string): Promise<void> {
     this.building ??= this.build().catch((err: unknown) => {
       this.building = null;
       throw err;
     });
-    copyFileSync(await this.building, file);
+    const template = await this.building;
+    const part = `${file}.part`;
+    copyFileSync(template, part);
+    renameSync(part, file);
   }
 
   private async build(): Promise<string> {
