@@ -466,7 +466,8 @@ describe('OpenAPI response conformance', () => {
         key: (await hookKey(['orders:read'])).key,
       });
       // Inside an ephemeral world: the world's own indices, set and stepped with its key.
-      const world = await api('POST', '/sandbox/worlds', 201, { key, json: { seed: 11 } });
+      const maker = (await hookKey(['crypto:read', 'orders:write', 'wallet:write'])).key;
+      const world = await api('POST', '/sandbox/worlds', 201, { key: maker, json: { seed: 11 } });
       const worldKey = (world.body as Obj).key as string;
       await api('POST', '/sandbox/crypto/ETH-USD/price', 200, {
         key: worldKey,
@@ -476,7 +477,9 @@ describe('OpenAPI response conformance', () => {
       await api('GET', '/crypto/prices', 200, { key: worldKey });
       await api('GET', '/crypto/prices/ETH-USD/history?limit=1', 200, { key: worldKey });
       await api('POST', '/sandbox/reset', 200, { key: worldKey });
-      await api('DELETE', `/sandbox/worlds/${(world.body as Obj).id as string}`, 204, { key });
+      await api('DELETE', `/sandbox/worlds/${(world.body as Obj).id as string}`, 204, {
+        key: maker,
+      });
     });
   });
 
