@@ -14,7 +14,7 @@ export class ResetResultDto {
     additionalProperties: { type: 'integer' },
     example: { comments: 3, notifications: 1, watchlists: 2 },
     description:
-      "How many of the user's other paper records the reset deleted, by kind (comments, watchlists, notifications, rfqs, rfq_quotes, exports, scenarios); rfqs counts your OPEN RFQs cancelled (every quote on them ends and its responder's reservation is released), rfq_quotes your OPEN quotes on other users' RFQs cancelled; exports your paper data exports deleted with their files (a running one is stopped); comments counts the user's comments deleted or left as tombstones (a top-level comment other users replied to stays, DELETED with body null, so their replies stay). Other users' records and the live world are never touched.",
+      "How many of the user's other paper records the reset deleted, by kind (comments, watchlists, notifications, rfqs, rfq_quotes, exports, scenarios, crypto_candles); crypto_candles counts an ephemeral world's crypto candles deleted as its indices start again from their seeded prices (always 0 with a paper test key: the shared paper indices are every test key's and stay as they are); rfqs counts your OPEN RFQs cancelled (every quote on them ends and its responder's reservation is released), rfq_quotes your OPEN quotes on other users' RFQs cancelled; exports your paper data exports deleted with their files (a running one is stopped); comments counts the user's comments deleted or left as tombstones (a top-level comment other users replied to stays, DELETED with body null, so their replies stay). Other users' records and the live world are never touched.",
   })
   cleared: Record<string, number>;
 
