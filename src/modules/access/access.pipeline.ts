@@ -56,7 +56,6 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
  * /api/v1/) and the group's name in the OpenAPI text ({@link WORLD_REFUSED}).
  */
 const OUTSIDE_WORLDS: readonly { prefixes: readonly string[]; name: string }[] = [
-  { prefixes: ['rfq'], name: 'RFQ (/rfq)' },
   { prefixes: ['data', 'exports'], name: 'data exports (/data, /exports)' },
   // The sandbox crypto control sets the shared paper index, so it is refused with the crypto reads.
   { prefixes: ['crypto', 'sandbox/crypto'], name: 'crypto (/crypto, /sandbox/crypto)' },

@@ -46,6 +46,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('Engines');
   private readonly readyCallbacks: (() => void)[] = [];
   private readonly unloading: ((world: WorldId, runtime: EngineRuntime) => void)[] = [];
+  private readonly advanced: ((world: WorldId) => void)[] = [];
   private readonly engineIds = {
     // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
     next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
@@ -162,7 +163,16 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       interval <= 0 ? 0 : Math.min(Math.floor(ms / interval), MAX_FEED_STEPS_PER_ADVANCE);
     for (let i = 0; i < steps; i++) w.runtime.tick();
     w.runtime.closeDue();
+    for (const cb of this.advanced) cb(world);
     return w.clock.now();
+  }
+
+  /**
+   * Runs `cb` after a world's clock was advanced and its feed stepped, so what keeps time in the
+   * world (RFQ and quote expiry) catches up before the advance is answered.
+   */
+  onWorldAdvanced(cb: (world: WorldId) => void): void {
+    this.advanced.push(cb);
   }
 
   isWorldLoaded(world: WorldId): boolean {
