@@ -51,9 +51,9 @@ export class RfqTimers implements OnApplicationBootstrap, OnApplicationShutdown 
         this.log,
         'RFQs',
         (env) => {
-          this.step(env);
-          // The loaded ephemeral worlds ride on the paper world's turn.
+          // The loaded ephemeral worlds ride on the paper world's turn (each failure its own).
           if (env === 'test') for (const w of this.databases.loadedWorlds()) this.stepWorld(w);
+          this.step(env);
         },
         true,
       );
