@@ -922,6 +922,22 @@ describe('OpenAPI response conformance', () => {
       await api('POST', '/sandbox/clock', 200, { key: worldKey, json: { advance_seconds: 60 } });
       await api('POST', '/sandbox/clock', 400, { key: worldKey, json: { advance_seconds: -1 } });
       await api('POST', '/sandbox/clock', 404, { key: testKey, json: { advance_seconds: 60 } });
+      // RFQ inside the world: the world's own records, unknown to the paper world.
+      const wr = await api('POST', '/rfq', 201, {
+        key: worldKey,
+        json: { market_id: market.id, quantity: 2 },
+      });
+      const wrId = (wr.body as Obj).id as string;
+      await api('GET', `/rfq/${wrId}`, 200, { key: worldKey });
+      await api('GET', `/rfq/${wrId}`, 404, { key: testKey });
+      await api('GET', '/rfq?limit=1', 200, { key: worldKey });
+      await api('GET', `/rfq/${wrId}/quotes`, 200, { key: worldKey });
+      await api('POST', '/rfq/quotes/quo_unknown/accept', 404, {
+        key: worldKey,
+        json: { action: 'BUY', side: 'YES' },
+      });
+      await api('DELETE', `/rfq/${wrId}`, 200, { key: worldKey });
+      await api('DELETE', `/rfq/${wrId}`, 409, { key: worldKey });
       await api('POST', '/sandbox/worlds', 400, { key: testKey, json: { ttl_seconds: 1 } });
       await api('POST', '/sandbox/worlds', 403, { key: liveKey, json: {} });
       await api('DELETE', `/sandbox/worlds/${id}`, 204, { key: testKey });

@@ -89,9 +89,29 @@ describe('/app in Chromium: the world switcher', () => {
     await hasCount(open, 1);
     await shows(open, 'BUY 3 YES at 20¢: OPEN');
     const orderId = (await open.getAttribute('data-order-id'))!;
-    // RFQ, which a world refuses, is not shown; comments, which a world serves, are.
-    expect(await page.getByRole('region', { name: 'Request for quote' }).count()).toBe(0);
+    // Comments and RFQ work inside a world: the house quotes the world's RFQ around the world's
+    // reference (moved here, in the world only), and the paper world has no such RFQ.
     await page.getByRole('list', { name: 'Comments' }).waitFor();
+    const moved = await http(`${svc.api}/sandbox/markets/${market.id}/price`, {
+      method: 'POST',
+      headers: { 'x-api-key': worldKey },
+      json: { price: 30 },
+    });
+    expect(moved.status).toBe(200);
+    const rfqPanel = page.getByRole('region', { name: 'Request for quote' });
+    await rfqPanel.getByLabel('Contracts to quote').fill('4');
+    await rfqPanel.getByRole('button', { name: 'Request quote' }).click();
+    await shows(rfqPanel.getByRole('status'), 'Asked for a quote on 4 contracts');
+    const houseQuote = rfqPanel.locator('.quote[data-status="OPEN"]');
+    await hasCount(houseQuote, 1);
+    await shows(houseQuote, 'Bid 26¢ · Ask 34¢ for 4 contracts');
+    const worldRfqs = await http(`${svc.api}/rfq?status=OPEN`, {
+      headers: { 'x-api-key': worldKey },
+    });
+    expect(worldRfqs.body.data).toEqual([
+      expect.objectContaining({ market_id: market.id, quantity: 4, status: 'OPEN' }),
+    ]);
+    expect((await http(`${svc.api}/rfq`, asTab)).body.data).toEqual([]);
     // In the world, not in the paper world.
     const inWorld = await http(`${svc.api}/orders/${orderId}`, {
       headers: { 'x-api-key': worldKey },

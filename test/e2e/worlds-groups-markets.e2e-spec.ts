@@ -209,7 +209,6 @@ describe('worlds serve market creation and sports', () => {
   it('still refuses the groups a world does not serve, never answering from the paper world', async () => {
     const w = await openWorld(svc, a);
     for (const [method, path] of [
-      ['GET', '/rfq'],
       ['GET', '/data/datasets'],
     ]) {
       const err = expectContractError(

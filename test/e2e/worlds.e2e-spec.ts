@@ -112,8 +112,6 @@ describe('sandbox worlds', () => {
       const seen = (await as(other, `${svc.api}/markets/${m.id}/trades`)).body.data;
       expect(seen.some((t: { id: string }) => ids.has(t.id))).toBe(false);
     }
-    // Unsupported groups refuse, never serve the shared paper world.
-    expectContractError(await as(k1, `${svc.api}/rfq`), 422, 'WORLD_OPERATION_UNSUPPORTED');
   });
 
   it('gives the same fills and prices for the same seed and requests', async () => {

@@ -50,24 +50,32 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 }
 
 /**
- * The groups an ephemeral world does not serve yet, one per line: the path prefixes after
- * /api/v1 (regex alternatives) and how the OpenAPI document names them. Their records live in the
- * paper world's stores or follow paper-world timers. A world key calling them is refused, never
- * served from the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
+ * The groups an ephemeral world does not serve yet: their records live in the paper world's
+ * stores or follow paper-world timers. A world key calling them is refused, never served from
+ * the shared paper world. One entry per group, one line each: the route prefixes (after
+ * /api/v1/) and the group's name in the OpenAPI text ({@link WORLD_REFUSED}).
  */
-const OUTSIDE_WORLD_GROUPS: readonly { paths: string; name: string }[] = [
-  { paths: 'rfq', name: 'RFQ (/rfq)' },
-  { paths: 'data|exports', name: 'data exports (/data, /exports)' },
+const OUTSIDE_WORLDS: readonly { prefixes: readonly string[]; name: string }[] = [
+  { prefixes: ['data', 'exports'], name: 'data exports (/data, /exports)' },
 ];
-export const WORLD_REFUSED = OUTSIDE_WORLD_GROUPS.map((g) => g.name).join(' and ');
-const OUTSIDE_WORLDS =
-  OUTSIDE_WORLD_GROUPS.length === 0
+
+/** The refused groups in words ("A, B and C"), or '' once a world serves every group. */
+export const WORLD_REFUSED = inWords(OUTSIDE_WORLDS.map((g) => g.name));
+
+function inWords(names: string[]): string {
+  return names.length <= 1
+    ? (names[0] ?? '')
+    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+const OUTSIDE_WORLDS_PATH =
+  OUTSIDE_WORLDS.length === 0
     ? null
-    : new RegExp(`^/api/v1/(${OUTSIDE_WORLD_GROUPS.map((g) => g.paths).join('|')})(/|$)`);
+    : new RegExp(`^/api/v1/(${OUTSIDE_WORLDS.flatMap((g) => g.prefixes).join('|')})(/|$)`);
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
-  if (OUTSIDE_WORLDS?.test(template) === true) {
+  if (OUTSIDE_WORLDS_PATH?.test(template) === true) {
     throw new DomainError(
       'WORLD_OPERATION_UNSUPPORTED',
       'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',

@@ -25,8 +25,8 @@ const WORLD_ID = {
 };
 
 /**
- * The channels served inside ephemeral worlds (the engine's, and the world's crypto indices):
- * their messages there carry `world_id`. The others (notifications, rfq) do not.
+ * The channels served inside ephemeral worlds (the engine's, the world's crypto indices and rfq):
+ * their messages there carry `world_id`. The others (notifications) do not.
  */
 const WORLD_CHANNELS = new Set([
   'ticker',
@@ -37,6 +37,7 @@ const WORLD_CHANNELS = new Set([
   'positions',
   'wallet',
   'crypto:<symbol>',
+  'rfq',
 ]);
 
 function event(channel: string, data: Record<string, unknown>) {
@@ -458,7 +459,7 @@ export function buildAsyncApi(serverUrl: string): Record<string, unknown> {
         rfq: event('rfq', {
           type: 'object',
           description:
-            "The private rfq channel of the connection's user and world (scope orders:read or rfq:respond). `event` names the message. The requester hears quote.received {rfq_id, market_id, quote}, quote.cancelled {rfq_id, quote_id, status} (withdrawn, replaced, expired) and rfq.expired {rfq}; approved responders of the world hear rfq.created {rfq: id, market_id, quantity, status, expires_at, created_at, environment} and rfq.closed {rfq_id, market_id, status}; both parties hear quote.accepted (the requester {rfq, quote, trade}, the responder {rfq_id, market_id, quote, trade}). Nothing a responder receives names the requester. Quotes are {id, rfq_id, bid, ask, quantity, status, expires_at, created_at, environment} in YES cents; trade is {id, market_id, price, no_price, quantity, taker_side, source: RFQ, created_at}.",
+            "The private rfq channel of the connection's user and world (scope orders:read or rfq:respond). `event` names the message. The requester hears quote.received {rfq_id, market_id, quote}, quote.cancelled {rfq_id, quote_id, status} (withdrawn, replaced, expired) and rfq.expired {rfq}; approved responders of the world hear rfq.created {rfq: id, market_id, quantity, status, expires_at, created_at, environment} and rfq.closed {rfq_id, market_id, status}; both parties hear quote.accepted (the requester {rfq, quote, trade}, the responder {rfq_id, market_id, quote, trade}). Nothing a responder receives names the requester. Inside an ephemeral world the channel carries that world's RFQs only (the house quotes them; its requester hears them with world_id). Quotes are {id, rfq_id, bid, ask, quantity, status, expires_at, created_at, environment} in YES cents; trade is {id, market_id, price, no_price, quantity, taker_side, source: RFQ, created_at}.",
           properties: {
             event: {
               enum: [

@@ -565,15 +565,19 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     for (const c of subs) c.sendEvent(channel, message);
   }
 
-  /** An RFQ message -> the named users' connections in its world that follow `rfq`. */
+  /**
+   * An RFQ message -> the named users' connections in its world that follow `rfq` (an ephemeral
+   * world's message names it, `world_id`).
+   */
   private deliverRfq({ environment, userIds, event, at, data }: RfqChannelMessage): void {
+    const worldId = isWorldId(environment) ? environment : null;
     let message: EventMessage | null = null;
     for (const userId of userIds) {
       const conns = this.byUser.get(userKey(environment, userId));
       if (conns === undefined) continue;
       for (const c of conns) {
         if (!c.subscriptions.has('rfq')) continue;
-        message ??= new EventMessage('rfq', at, { event, ...data });
+        message ??= new EventMessage('rfq', at, { event, ...data }, worldId);
         c.sendEvent('rfq', message);
       }
     }

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Environment } from '../../common/environment.js';
+import { isPaperWorld, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
-import { EngineRegistry } from '../trading/engine-registry.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { RfqLifecycle } from './rfq-lifecycle.service.js';
 import { houseQuote } from './rfq-rules.js';
@@ -15,11 +14,12 @@ export const HOUSE_QUOTE_SECONDS = 30;
 const REFRESH_BEFORE_MS = 5_000;
 
 /**
- * The paper world's house responder: it quotes every paper RFQ two-way around the market's
- * reference price (RFQ_HOUSE_SPREAD_CENTS either side) at once when the RFQ is created, through
- * the same quote path as a person (the engine holds its collateral), and re-quotes while the RFQ
- * is OPEN whenever the reference has moved or its quote is about to lapse. It never quotes in the
- * live world, and a market without a reference (or not OPEN) gets no house quote.
+ * The paper worlds' house responder: it quotes every RFQ of the shared paper world and of each
+ * ephemeral world two-way around the market's reference price in that world's engine
+ * (RFQ_HOUSE_SPREAD_CENTS either side) at once when the RFQ is created, through the same quote
+ * path as a person (the world's engine holds its collateral), and re-quotes while the RFQ is OPEN
+ * whenever the reference has moved or its quote is about to lapse on the world's clock. It never
+ * quotes in the live world, and a market without a reference (or not OPEN) gets no house quote.
  */
 @Injectable()
 export class RfqHouseResponder {
@@ -27,29 +27,33 @@ export class RfqHouseResponder {
 
   constructor(
     private readonly life: RfqLifecycle,
-    private readonly engines: EngineRegistry,
     private readonly config: ConfigService,
     private readonly submit: SubmitQuoteUseCase,
   ) {}
 
-  /** A new RFQ: quoted on the next turn (after its creation is answered), paper only. */
-  onCreated(world: Environment, rfq: RfqRow): void {
-    if (world !== 'test') return;
+  /** A new RFQ: quoted on the next turn (after its creation is answered), paper worlds only. */
+  onCreated(world: WorldName, rfq: RfqRow): void {
+    if (!isPaperWorld(world)) return;
     setImmediate(() => {
       try {
-        this.quote(rfq.id, rfq.market_id);
+        this.quote(world, rfq.id, rfq.market_id);
       } catch (err) {
+        // A world deleted (or unloaded and gone) meanwhile has nothing left to quote.
         this.log.warn(`house quote on ${rfq.id} failed: ${String(err)}`);
       }
     });
   }
 
-  /** Re-quotes the paper RFQs whose house quote is missing, stale or about to lapse. */
-  refresh(now: number): void {
-    const repo = this.life.repos.get('test');
+  /**
+   * Re-quotes the RFQs of a paper world whose house quote is missing, stale or about to lapse on
+   * the world's clock.
+   */
+  refresh(world: WorldName): void {
+    const repo = this.life.repos.get(world);
+    const now = this.life.now(world);
     for (const rfq of repo.openRfqs()) {
       const current = repo.openQuoteOf(rfq.id, HOUSE_ACCOUNT);
-      const target = this.target(rfq.market_id);
+      const target = this.target(world, rfq.market_id);
       if (target === null) continue;
       if (
         current !== undefined &&
@@ -60,7 +64,7 @@ export class RfqHouseResponder {
         continue;
       }
       try {
-        this.quote(rfq.id, rfq.market_id);
+        this.quote(world, rfq.id, rfq.market_id);
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         // A market that closed or an RFQ that ended meanwhile: nothing to quote.
@@ -68,18 +72,21 @@ export class RfqHouseResponder {
     }
   }
 
-  private quote(rfqId: string, marketId: string): void {
-    const target = this.target(marketId);
+  private quote(world: WorldName, rfqId: string, marketId: string): void {
+    const target = this.target(world, marketId);
     if (target === null) return;
-    this.submit.execute('test', HOUSE_ACCOUNT, rfqId, {
+    this.submit.execute(world, HOUSE_ACCOUNT, rfqId, {
       bid: target.bid ?? undefined,
       ask: target.ask ?? undefined,
       expires_in_seconds: HOUSE_QUOTE_SECONDS,
     });
   }
 
-  private target(marketId: string): { bid: number | null; ask: number | null } | null {
-    const reference = this.engines.get('test').reference(marketId);
+  private target(
+    world: WorldName,
+    marketId: string,
+  ): { bid: number | null; ask: number | null } | null {
+    const reference = this.life.engine(world).reference(marketId);
     if (reference === null) return null;
     return houseQuote(reference, this.config.values.rfqHouseSpreadCents);
   }

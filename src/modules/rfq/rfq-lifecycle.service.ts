@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
 import { iso } from '../../common/clock/iso.js';
-import type { Environment } from '../../common/environment.js';
+import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
+import type { EngineRuntime } from '../trading/engine-runtime.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { RfqNotices } from './rfq-notices.service.js';
 import { RfqRepository, type QuoteRow, type QuoteStatus, type RfqRow } from './rfq.repository.js';
@@ -16,23 +17,40 @@ const SWEEP_CHUNK = 500;
  * ends": withdrawal, replacement, cancellation, expiry, a sandbox reset. A quote's row leaves OPEN
  * in the same engine transaction that releases its hold, so an OPEN quote always has its hold and
  * an ended one never does. Each end is conditional on the row still being OPEN, so of two racing
- * enders (an accept and an expiry, say) exactly one wins.
+ * enders (an accept and an expiry, say) exactly one wins. Every world keeps its RFQs in its own
+ * database (an ephemeral world's in its file, gone with it) and ends them on its own clock.
  */
 @Injectable()
 export class RfqLifecycle {
   readonly repos: WorldScoped<RfqRepository>;
+  /** Loaded ephemeral worlds whose stranded quotes were ended since they loaded. */
+  private readonly checked = new Set<WorldId>();
 
   constructor(
     worlds: WorldDatabases,
     private readonly engines: EngineRegistry,
-    private readonly clock: Clock,
+    private readonly clocks: WorldClocks,
     private readonly notices: RfqNotices,
   ) {
     this.repos = worlds.perWorld((db) => new RfqRepository(db));
+    worlds.onUnload((world) => this.checked.delete(world));
   }
 
-  nowIso(): string {
-    return iso(this.clock.now());
+  /** The world's time (an ephemeral world's own clock, POST /sandbox/clock moves it). */
+  now(world: WorldName): number {
+    return this.clocks.for(world).now();
+  }
+
+  nowIso(world: WorldName): string {
+    return iso(this.now(world));
+  }
+
+  /**
+   * The world's engine. A loaded one is taken as it is, without marking the world used: the
+   * once-a-second sweep must not keep an idle world from unloading.
+   */
+  engine(world: WorldName): EngineRuntime {
+    return this.engines.loaded(world) ?? this.engines.get(world);
   }
 
   /**
@@ -41,15 +59,15 @@ export class RfqLifecycle {
    * `tell` sends the requester quote.cancelled.
    */
   endQuote(
-    env: Environment,
+    env: WorldName,
     quote: QuoteRow,
     status: Exclude<QuoteStatus, 'OPEN' | 'ACCEPTED'>,
     tell = true,
   ): boolean {
     const repo = this.repos.get(env);
-    const now = this.nowIso();
+    const now = this.nowIso(env);
     let ended = false;
-    const released = this.engines.get(env).releaseQuote(quote.hold_id, () => {
+    const released = this.engine(env).releaseQuote(quote.hold_id, () => {
       ended = repo.endQuote(quote.id, status, now);
     });
     if (!released.ok) ended = repo.endQuote(quote.id, status, now);
@@ -64,9 +82,9 @@ export class RfqLifecycle {
    * Ends an OPEN RFQ (CANCELLED or EXPIRED) and then its OPEN quotes; false if it had ended. The
    * RFQ leaves OPEN first, so no accept can take one of its quotes meanwhile.
    */
-  endRfq(env: Environment, rfq: RfqRow, status: 'CANCELLED' | 'EXPIRED'): boolean {
+  endRfq(env: WorldName, rfq: RfqRow, status: 'CANCELLED' | 'EXPIRED'): boolean {
     const repo = this.repos.get(env);
-    if (!repo.endRfq(rfq.id, status, this.nowIso())) return false;
+    if (!repo.endRfq(rfq.id, status, this.nowIso(env))) return false;
     for (const q of repo.openQuotesOf(rfq.id)) {
       this.endQuote(env, q, status === 'EXPIRED' ? 'EXPIRED' : 'CANCELLED', false);
     }
@@ -77,19 +95,25 @@ export class RfqLifecycle {
   }
 
   /**
-   * Ends what the service clock has expired: quotes first (a quote never outlives its hold),
-   * then RFQs with their quotes. Run about once a second and before every read or write that
-   * depends on it, so an expired RFQ or quote is never accepted, listed OPEN or quoted.
+   * Ends what the world's clock has expired: quotes first (a quote never outlives its hold),
+   * then RFQs with their quotes. Run about once a second (for the loaded worlds), after a world's
+   * clock is advanced, and before every read or write that depends on it, so an expired RFQ or
+   * quote is never accepted, listed OPEN or quoted. An ephemeral world, on its first sweep since
+   * it loaded, first ends the quotes a stop left stranded (as the boot does for the others).
    */
-  expireDue(env: Environment): void {
+  expireDue(env: WorldName): void {
+    if (isWorldId(env) && !this.checked.has(env)) {
+      this.endStranded(env);
+      this.checked.add(env);
+    }
     const repo = this.repos.get(env);
-    const now = this.nowIso();
+    const now = this.nowIso(env);
     for (const q of repo.dueQuotes(now, SWEEP_CHUNK)) this.endQuote(env, q, 'EXPIRED');
     for (const r of repo.dueRfqs(now, SWEEP_CHUNK)) this.endRfq(env, r, 'EXPIRED');
   }
 
   /** At boot: quotes left OPEN on ended RFQs by a stop in between are ended (holds released). */
-  endStranded(env: Environment): void {
+  endStranded(env: WorldName): void {
     const repo = this.repos.get(env);
     for (const q of repo.strandedQuotes()) {
       const rfq = repo.rfq(q.rfq_id);

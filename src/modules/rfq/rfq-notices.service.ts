@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Subject } from 'rxjs';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import type { RfqTradeDto } from './dto/rfq.dto.js';
 import { RfqResponders } from './rfq-responders.js';
 import { openRfqView, quoteView, rfqView } from './rfq-views.js';
@@ -19,9 +19,12 @@ export type RfqChannelEvent =
   | 'quote.cancelled'
   | 'quote.accepted';
 
-/** One message of the `rfq` channel, for these users' connections of that world. */
+/**
+ * One message of the `rfq` channel, for these users' connections of that world (an ephemeral
+ * world's messages name it, `world_id`).
+ */
 export interface RfqChannelMessage {
-  environment: Environment;
+  environment: WorldName;
   userIds: string[];
   event: RfqChannelEvent;
   /** Epoch ms the message is stamped with. */
@@ -34,8 +37,9 @@ export interface RfqChannelMessage {
  * ({@link messages}, routed by the realtime hub), the webhooks rfq.quote_received,
  * rfq.quote_accepted and rfq.expired, and the notifications RFQ_QUOTE_RECEIVED and
  * RFQ_QUOTE_ACCEPTED. What reaches a responder never names the requester; the house responder
- * (an engine account, not a user) is told nothing. A failure here is logged, never undoes the
- * committed change it tells of.
+ * (an engine account, not a user) is told nothing. Everything goes to the RFQ's world only: its
+ * realtime connections, its webhook endpoints (events of an ephemeral world carry `world_id`)
+ * and its notifications. A failure here is logged, never undoes the committed change it tells of.
  */
 @Injectable()
 export class RfqNotices {
@@ -46,11 +50,11 @@ export class RfqNotices {
     private readonly responders: RfqResponders,
     private readonly notifications: NotificationsService,
     private readonly webhooks: WebhookOutbox,
-    private readonly clock: Clock,
+    private readonly clocks: WorldClocks,
   ) {}
 
   /** Approved responders of the world hear of a new RFQ (anonymous). */
-  rfqCreated(env: Environment, rfq: RfqRow): void {
+  rfqCreated(env: WorldName, rfq: RfqRow): void {
     this.safely(() =>
       this.send(env, this.respondersBut(rfq.user_id), 'rfq.created', {
         rfq: openRfqView(rfq, env),
@@ -59,7 +63,7 @@ export class RfqNotices {
   }
 
   /** An RFQ filled or cancelled: responders stop quoting it. */
-  rfqClosed(env: Environment, rfq: RfqRow): void {
+  rfqClosed(env: WorldName, rfq: RfqRow): void {
     this.safely(() =>
       this.send(env, this.respondersBut(rfq.user_id), 'rfq.closed', {
         rfq_id: rfq.id,
@@ -70,7 +74,7 @@ export class RfqNotices {
   }
 
   /** The requester's RFQ expired (webhook rfq.expired); responders hear it closed. */
-  rfqExpired(env: Environment, rfq: RfqRow): void {
+  rfqExpired(env: WorldName, rfq: RfqRow): void {
     this.safely(() => {
       const view = rfqView(rfq, env);
       this.send(env, [rfq.user_id], 'rfq.expired', { rfq: view });
@@ -84,7 +88,7 @@ export class RfqNotices {
    * house does whenever the reference moves) is told on the channel and by webhook, which carry
    * the new quote id, but adds no in-app notification: the inbox would fill with every re-quote.
    */
-  quoteReceived(env: Environment, rfq: RfqRow, quote: QuoteRow, replacement = false): void {
+  quoteReceived(env: WorldName, rfq: RfqRow, quote: QuoteRow, replacement = false): void {
     this.safely(() => {
       const data = { rfq_id: rfq.id, market_id: rfq.market_id, quote: quoteView(quote, env) };
       this.send(env, [rfq.user_id], 'quote.received', data);
@@ -102,7 +106,7 @@ export class RfqNotices {
   }
 
   /** A quote on the requester's RFQ ended unaccepted (withdrawn, replaced, expired, cancelled). */
-  quoteCancelled(env: Environment, rfq: RfqRow, quote: QuoteRow): void {
+  quoteCancelled(env: WorldName, rfq: RfqRow, quote: QuoteRow): void {
     this.safely(() =>
       this.send(env, [rfq.user_id], 'quote.cancelled', {
         rfq_id: rfq.id,
@@ -113,7 +117,7 @@ export class RfqNotices {
   }
 
   /** Both parties: the quote traded. The responder's copy does not name the requester. */
-  quoteAccepted(env: Environment, rfq: RfqRow, quote: QuoteRow, trade: RfqTradeDto): void {
+  quoteAccepted(env: WorldName, rfq: RfqRow, quote: QuoteRow, trade: RfqTradeDto): void {
     this.safely(() => {
       const requesterData = { rfq: rfqView(rfq, env), quote: quoteView(quote, env), trade };
       const responderData = {
@@ -145,14 +149,20 @@ export class RfqNotices {
   }
 
   private send(
-    env: Environment,
+    env: WorldName,
     userIds: string[],
     event: RfqChannelEvent,
     data: Record<string, unknown>,
   ): void {
     const ids = userIds.filter((id) => id !== HOUSE_ACCOUNT);
     if (ids.length === 0) return;
-    this.messages.next({ environment: env, userIds: ids, event, at: this.clock.now(), data });
+    this.messages.next({
+      environment: env,
+      userIds: ids,
+      event,
+      at: this.clocks.for(env).now(),
+      data,
+    });
   }
 
   private safely(tell: () => void): void {

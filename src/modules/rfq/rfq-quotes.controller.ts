@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
@@ -46,11 +46,7 @@ export class RfqQuotesController {
     errors: [400, 403],
     codes: { 403: [NOT_APPROVED] },
   })
-  open(
-    @Cred() c: Credential,
-    @World() world: Environment,
-    @Query() q: PageQueryDto,
-  ): OpenRfqPageDto {
+  open(@Cred() c: Credential, @World() world: WorldName, @Query() q: PageQueryDto): OpenRfqPageDto {
     return this.rfqs.listOpen(world, c, q);
   }
 
@@ -76,7 +72,7 @@ export class RfqQuotesController {
   })
   quote(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: SubmitQuoteDto,
   ): QuoteViewDto {
@@ -95,7 +91,7 @@ export class RfqQuotesController {
   })
   quotes(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Query() q: PageQueryDto,
   ): QuotePageDto {
@@ -119,7 +115,7 @@ export class RfqQuotesController {
   })
   withdraw(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
   ): QuoteViewDto {
     return this.rfqs.withdraw(world, c, id);
@@ -146,7 +142,7 @@ export class RfqQuotesController {
   })
   accept(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Body() body: AcceptQuoteDto,
   ): AcceptResultDto {

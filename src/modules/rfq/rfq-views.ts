@@ -1,9 +1,9 @@
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, type WorldName } from '../../common/environment.js';
 import type { OpenRfqDto, QuoteViewDto, RfqDto } from './dto/rfq.dto.js';
 import type { QuoteRow, RfqRow } from './rfq.repository.js';
 
 /** The requester's view of an RFQ. */
-export function rfqView(r: RfqRow, env: Environment): RfqDto {
+export function rfqView(r: RfqRow, world: WorldName): RfqDto {
   return {
     id: r.id,
     market_id: r.market_id,
@@ -13,12 +13,12 @@ export function rfqView(r: RfqRow, env: Environment): RfqDto {
     accepted_quote_id: r.accepted_quote_id,
     trade_id: r.trade_id,
     created_at: r.created_at,
-    environment: env,
+    environment: environmentOf(world),
   };
 }
 
 /** What responders see of an RFQ: never who asked (nor which quote won, nor the trade). */
-export function openRfqView(r: RfqRow, env: Environment): OpenRfqDto {
+export function openRfqView(r: RfqRow, world: WorldName): OpenRfqDto {
   return {
     id: r.id,
     market_id: r.market_id,
@@ -26,12 +26,12 @@ export function openRfqView(r: RfqRow, env: Environment): OpenRfqDto {
     status: 'OPEN',
     expires_at: r.expires_at,
     created_at: r.created_at,
-    environment: env,
+    environment: environmentOf(world),
   };
 }
 
 /** A quote as both parties see it: never the responder's identity either. */
-export function quoteView(q: QuoteRow, env: Environment): QuoteViewDto {
+export function quoteView(q: QuoteRow, world: WorldName): QuoteViewDto {
   return {
     id: q.id,
     rfq_id: q.rfq_id,
@@ -41,6 +41,6 @@ export function quoteView(q: QuoteRow, env: Environment): QuoteViewDto {
     status: q.status,
     expires_at: q.expires_at,
     created_at: q.created_at,
-    environment: env,
+    environment: environmentOf(world),
   };
 }

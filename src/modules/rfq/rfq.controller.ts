@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { World } from '../worlds/world.decorator.js';
@@ -10,7 +10,7 @@ import { MAX_OPEN_RFQS } from './rfq-rules.js';
 import { RfqService } from './rfq.service.js';
 
 export const RFQ_WORLD =
-  'RFQs and quotes belong to the world of the credential: a test key (or a key holding env:paper) asks and quotes in the paper world, a live key or a session in the live world; the other world never sees them. Expiry follows the service clock.';
+  "RFQs and quotes belong to the world of the credential: a test key (or a key holding env:paper) asks and quotes in the shared paper world, an ephemeral world's key (POST /sandbox/worlds) in that world, a live key or a session in the live world; no other world sees them (404). Expiry follows the world's clock (an ephemeral world's moves with POST /sandbox/clock and its key).";
 export const NOT_FOUND_RFQ = 'NOT_FOUND (details.rfq_id): no such RFQ of yours in this world';
 
 @ApiTags('RFQ')
@@ -21,7 +21,7 @@ export class RfqController {
   @Post()
   @Endpoint({
     summary: 'Request a quote',
-    description: `${RFQ_WORLD} Asks approved responders for a two-way price on quantity contracts of an OPEN market, without saying which way you will trade. expires_in_seconds 10..3600 (default 300). In the paper world the house responder quotes it within a second. At most ${MAX_OPEN_RFQS} OPEN RFQs per user and world.`,
+    description: `${RFQ_WORLD} Asks approved responders for a two-way price on quantity contracts of an OPEN market, without saying which way you will trade. expires_in_seconds 10..3600 (default 300). In the shared paper world and in an ephemeral world the house responder quotes it within a second, around that world's reference price. At most ${MAX_OPEN_RFQS} OPEN RFQs per user and world.`,
     auth: 'key',
     scopes: ['orders:write'],
     status: 201,
@@ -35,7 +35,7 @@ export class RfqController {
       ],
     },
   })
-  create(@Cred() c: Credential, @World() world: Environment, @Body() body: CreateRfqDto): RfqDto {
+  create(@Cred() c: Credential, @World() world: WorldName, @Body() body: CreateRfqDto): RfqDto {
     return this.rfqs.create(world, c, body);
   }
 
@@ -48,11 +48,7 @@ export class RfqController {
     type: RfqPageDto,
     errors: [400],
   })
-  list(
-    @Cred() c: Credential,
-    @World() world: Environment,
-    @Query() q: ListRfqQueryDto,
-  ): RfqPageDto {
+  list(@Cred() c: Credential, @World() world: WorldName, @Query() q: ListRfqQueryDto): RfqPageDto {
     return this.rfqs.list(world, c, q);
   }
 
@@ -66,7 +62,7 @@ export class RfqController {
     errors: [404],
     codes: { 404: [NOT_FOUND_RFQ] },
   })
-  get(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): RfqDto {
+  get(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): RfqDto {
     return this.rfqs.get(world, c, id);
   }
 
@@ -84,7 +80,7 @@ export class RfqController {
       409: ['RFQ_NOT_OPEN (details.status): already FILLED, CANCELLED or EXPIRED'],
     },
   })
-  cancel(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): RfqDto {
+  cancel(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): RfqDto {
     return this.rfqs.cancel(world, c, id);
   }
 }

@@ -1,7 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
 import { iso } from '../../common/clock/iso.js';
-import type { Environment } from '../../common/environment.js';
+import { isPaperWorld, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
@@ -26,15 +25,16 @@ import { openRfqView, quoteView, rfqView } from './rfq-views.js';
 import type { QuoteRow, RfqRepository, RfqRow } from './rfq.repository.js';
 
 /**
- * The requester's RFQs (create, list, read, cancel) and the reads of both parties. Every read
- * and write first ends what the service clock has expired, so nothing past its time shows OPEN.
+ * The requester's RFQs (create, list, read, cancel) and the reads of both parties, in the
+ * request's world (live, the shared paper world or an ephemeral world: each its own records).
+ * Every read and write first ends what the world's clock has expired, so nothing past its time
+ * shows OPEN.
  */
 @Injectable()
 export class RfqService implements OnModuleInit {
   constructor(
     private readonly life: RfqLifecycle,
     private readonly markets: WorldMarkets,
-    private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly notices: RfqNotices,
     private readonly responders: RfqResponders,
@@ -43,29 +43,31 @@ export class RfqService implements OnModuleInit {
   ) {}
 
   /**
-   * A sandbox reset cancels the user's paper RFQs (with every quote on them, releasing the
-   * responders' holds) and the quotes the user made as a responder (its own holds, which the
-   * account reset already dropped). Answers how many RFQs and quotes it ended.
+   * A sandbox reset cancels the user's RFQs of that paper world (the shared one, or the ephemeral
+   * world of the key) with every quote on them, releasing the responders' holds, and the quotes
+   * the user made there as a responder (its own holds, which the account reset already dropped).
+   * Answers how many RFQs and quotes it ended. A deleted world's RFQs go with its file.
    */
   onModuleInit(): void {
     this.paperRecords.register('rfqs', (userId, world) => {
-      if (world !== 'test') return 0;
-      const repo = this.repo('test');
+      if (!isPaperWorld(world)) return 0;
       let n = 0;
-      for (const r of repo.openRfqsOf(userId)) if (this.life.endRfq('test', r, 'CANCELLED')) n++;
+      for (const r of this.repo(world).openRfqsOf(userId)) {
+        if (this.life.endRfq(world, r, 'CANCELLED')) n++;
+      }
       return n;
     });
     this.paperRecords.register('rfq_quotes', (userId, world) => {
-      if (world !== 'test') return 0;
+      if (!isPaperWorld(world)) return 0;
       let n = 0;
-      for (const q of this.repo('test').openQuotesOfResponder(userId)) {
-        if (this.life.endQuote('test', q, 'CANCELLED')) n++;
+      for (const q of this.repo(world).openQuotesOfResponder(userId)) {
+        if (this.life.endQuote(world, q, 'CANCELLED')) n++;
       }
       return n;
     });
   }
 
-  create(world: Environment, c: Credential, body: CreateRfqDto): RfqDto {
+  create(world: WorldName, c: Credential, body: CreateRfqDto): RfqDto {
     const market = this.markets.require(world, body.market_id);
     if (market.status !== 'OPEN') {
       throw new DomainError('MARKET_NOT_OPEN', 'The market is not open for trading', {
@@ -74,7 +76,7 @@ export class RfqService implements OnModuleInit {
     }
     const repo = this.repo(world);
     this.life.expireDue(world);
-    const now = this.clock.now();
+    const now = this.life.now(world);
     const row: RfqRow = {
       id: this.ids.next('rfq'),
       user_id: c.userId,
@@ -102,7 +104,7 @@ export class RfqService implements OnModuleInit {
     return rfqView(row, world);
   }
 
-  list(world: Environment, c: Credential, q: ListRfqQueryDto): Page<RfqDto> {
+  list(world: WorldName, c: Credential, q: ListRfqQueryDto): Page<RfqDto> {
     this.life.expireDue(world);
     const repo = this.repo(world);
     return paginate({
@@ -115,13 +117,13 @@ export class RfqService implements OnModuleInit {
     });
   }
 
-  get(world: Environment, c: Credential, id: string): RfqDto {
+  get(world: WorldName, c: Credential, id: string): RfqDto {
     this.life.expireDue(world);
     return rfqView(this.owned(world, c.userId, id), world);
   }
 
   /** Cancels an OPEN RFQ and its OPEN quotes; one no longer OPEN is 409 RFQ_NOT_OPEN. */
-  cancel(world: Environment, c: Credential, id: string): RfqDto {
+  cancel(world: WorldName, c: Credential, id: string): RfqDto {
     this.life.expireDue(world);
     const rfq = this.owned(world, c.userId, id);
     if (!this.life.endRfq(world, rfq, 'CANCELLED')) throw rfqNotOpen(this.repo(world).rfq(id)!);
@@ -129,7 +131,7 @@ export class RfqService implements OnModuleInit {
   }
 
   /** The OPEN RFQs of the world, newest first, as responders see them (no requester). */
-  listOpen(world: Environment, c: Credential, q: PageQueryDto): Page<OpenRfqDto> {
+  listOpen(world: WorldName, c: Credential, q: PageQueryDto): Page<OpenRfqDto> {
     this.responders.requireApproved(c.userId);
     this.life.expireDue(world);
     const repo = this.repo(world);
@@ -147,7 +149,7 @@ export class RfqService implements OnModuleInit {
    * The quotes of an RFQ: its requester sees every OPEN quote; an approved responder (with
    * rfq:respond) only its own, whatever their status. Anyone else: 404, as for an unknown id.
    */
-  quotes(world: Environment, c: Credential, id: string, q: PageQueryDto): Page<QuoteViewDto> {
+  quotes(world: WorldName, c: Credential, id: string, q: PageQueryDto): Page<QuoteViewDto> {
     this.life.expireDue(world);
     const repo = this.repo(world);
     const rfq = RFQ_ID.test(id) ? repo.rfq(id) : undefined;
@@ -176,7 +178,7 @@ export class RfqService implements OnModuleInit {
   }
 
   /** A responder withdraws its OPEN quote (CANCELLED, hold released). */
-  withdraw(world: Environment, c: Credential, quoteId: string): QuoteViewDto {
+  withdraw(world: WorldName, c: Credential, quoteId: string): QuoteViewDto {
     this.responders.requireApproved(c.userId);
     this.life.expireDue(world);
     const repo = this.repo(world);
@@ -188,13 +190,13 @@ export class RfqService implements OnModuleInit {
     return quoteView(repo.quote(quoteId)!, world);
   }
 
-  private owned(world: Environment, userId: string, id: string): RfqRow {
+  private owned(world: WorldName, userId: string, id: string): RfqRow {
     const rfq = RFQ_ID.test(id) ? this.repo(world).rfq(id) : undefined;
     if (rfq === undefined || rfq.user_id !== userId) throw notFound(id);
     return rfq;
   }
 
-  private repo(world: Environment): RfqRepository {
+  private repo(world: WorldName): RfqRepository {
     return this.life.repos.get(world);
   }
 }

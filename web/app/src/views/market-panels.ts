@@ -8,7 +8,5 @@ import { watchPanel } from './watchlists.js';
 
 export type MarketPanel = (ctx: Ctx, market: Market) => HTMLElement;
 
+/** The same in the shared paper world and in an ephemeral world: each serves its own records. */
 export const MARKET_PANELS: MarketPanel[] = [rfqPanel, watchPanel, commentsPanel];
-
-/** Inside an ephemeral world: RFQ stays in the shared paper world (a world answers 422 for it). */
-export const WORLD_MARKET_PANELS: MarketPanel[] = [watchPanel, commentsPanel];

@@ -6,7 +6,7 @@ import { type Ctx, Notice } from '../context.js';
 import { cents, fill, h, panel, time } from '../dom.js';
 import type { Book, Level, Market, Page, Ticker, Trade } from '../types.js';
 import { PriceChart } from './chart.js';
-import { MARKET_PANELS, WORLD_MARKET_PANELS } from './market-panels.js';
+import { MARKET_PANELS } from './market-panels.js';
 import { ordersPanel, positionsPanel } from './portfolio-panels.js';
 import { sandboxPanel } from './sandbox.js';
 import { ticketPanel } from './ticket.js';
@@ -137,10 +137,7 @@ export async function marketView(ctx: Ctx, root: HTMLElement, id: string): Promi
   };
   ctx.onResync(() => void refresh());
 
-  // RFQ lives in the shared paper world only: a world answers 422 for it.
-  const extra = (ctx.world === null ? MARKET_PANELS : WORLD_MARKET_PANELS).map((make) =>
-    make(ctx, market),
-  );
+  const extra = MARKET_PANELS.map((make) => make(ctx, market));
   fill(
     root,
     h(

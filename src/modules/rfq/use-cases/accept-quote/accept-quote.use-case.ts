@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Failure, TradeEvent } from '../../../../engine/index.js';
 import { iso } from '../../../../common/clock/iso.js';
-import type { Environment } from '../../../../common/environment.js';
+import { environmentOf, type WorldName } from '../../../../common/environment.js';
 import { DomainError } from '../../../../common/errors/domain-error.js';
 import type { Credential } from '../../../../common/http/request-context.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
@@ -36,12 +36,7 @@ export class AcceptQuoteUseCase {
     private readonly ids: IdGenerator,
   ) {}
 
-  execute(
-    world: Environment,
-    c: Credential,
-    quoteId: string,
-    body: AcceptQuoteDto,
-  ): AcceptResultDto {
+  execute(world: WorldName, c: Credential, quoteId: string, body: AcceptQuoteDto): AcceptResultDto {
     this.life.expireDue(world);
     const repo = this.life.repos.get(world);
     const quote = QUOTE_ID.test(quoteId) ? repo.quote(quoteId) : undefined;
@@ -56,7 +51,7 @@ export class AcceptQuoteUseCase {
     const price = acceptPrice(quote, body.action, body.side);
     const rt = this.engines.get(world);
     rt.ensureAccount(c.userId);
-    const now = this.life.nowIso();
+    const now = this.life.nowIso(world);
     // Chosen here so the commit names the trade on the RFQ row in the same transaction.
     const tradeId = this.ids.next('fil');
     const crossed = rt.crossQuote(
@@ -93,7 +88,7 @@ export class AcceptQuoteUseCase {
     return {
       rfq: rfqView(filled, world),
       quote: quoteView(accepted, world),
-      order: toDto(takerOrder, world, [
+      order: toDto(takerOrder, environmentOf(world), [
         {
           id: trade.id,
           price: price.ownPrice,

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../../../../common/clock/clock.js';
 import { iso } from '../../../../common/clock/iso.js';
-import type { Environment } from '../../../../common/environment.js';
+import type { WorldName } from '../../../../common/environment.js';
 import { DomainError, validationFailed } from '../../../../common/errors/domain-error.js';
 import { IdGenerator } from '../../../../common/ids/id-generator.js';
 import { RFQ_ID } from '../../../../common/ids/id-patterns.js';
 import { fromEngine } from '../../../trading/engine-errors.js';
-import { EngineRegistry } from '../../../trading/engine-registry.js';
 import { RfqLifecycle } from '../../rfq-lifecycle.service.js';
 import { RfqNotices } from '../../rfq-notices.service.js';
 import { QUOTE_EXPIRY, quoteCollateral } from '../../rfq-rules.js';
@@ -33,13 +31,11 @@ export interface QuoteTerms {
 export class SubmitQuoteUseCase {
   constructor(
     private readonly life: RfqLifecycle,
-    private readonly engines: EngineRegistry,
-    private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly notices: RfqNotices,
   ) {}
 
-  execute(world: Environment, responderId: string, rfqId: string, terms: QuoteTerms): QuoteRow {
+  execute(world: WorldName, responderId: string, rfqId: string, terms: QuoteTerms): QuoteRow {
     const bid = terms.bid ?? null;
     const ask = terms.ask ?? null;
     if (bid === null && ask === null) {
@@ -58,9 +54,9 @@ export class SubmitQuoteUseCase {
       throw new DomainError('SELF_QUOTE', 'You cannot quote your own RFQ', { rfq_id: rfq.id });
     }
     if (rfq.status !== 'OPEN') throw rfqNotOpen(rfq);
-    const rt = this.engines.get(world);
+    const rt = this.life.engine(world);
     rt.ensureAccount(responderId);
-    const now = this.clock.now();
+    const now = this.life.now(world);
     const id = this.ids.next('quo');
     const row: QuoteRow = {
       id,
@@ -86,9 +82,9 @@ export class SubmitQuoteUseCase {
    * Holds the collateral and stores the quote in one commit, replacing the responder's OPEN quote
    * on the RFQ; answers the replaced quote, if any.
    */
-  private hold(world: Environment, rfq: RfqRow, row: QuoteRow): QuoteRow | undefined {
+  private hold(world: WorldName, rfq: RfqRow, row: QuoteRow): QuoteRow | undefined {
     const repo = this.life.repos.get(world);
-    const rt = this.engines.get(world);
+    const rt = this.life.engine(world);
     let previous = repo.openQuoteOf(rfq.id, row.responder_id);
     const place = (replaces: QuoteRow | undefined) =>
       rt.holdQuote(
