@@ -210,7 +210,6 @@ describe('worlds serve market creation and sports', () => {
     const w = await openWorld(svc, a);
     for (const [method, path] of [
       ['GET', '/rfq'],
-      ['GET', '/data/datasets'],
       ['GET', '/crypto/prices'],
       ['POST', '/sandbox/crypto/BTC-USD/price'],
     ]) {

@@ -54,14 +54,20 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
  * stores or follow paper-world timers. A world key calling them is refused, never served from
  * the shared paper world. {@link WORLD_REFUSED} names them for the OpenAPI document.
  */
-export const WORLD_REFUSED =
-  'RFQ (/rfq), data exports (/data, /exports) and crypto (/crypto, /sandbox/crypto)';
-// The sandbox crypto control sets the shared paper index, so it is refused with the crypto reads.
-const OUTSIDE_WORLDS = /^\/api\/v1\/(rfq|data|exports|crypto|sandbox\/crypto)(\/|$)/;
+const REFUSED_GROUPS: { name: string; paths: string[] }[] = [
+  { name: 'RFQ (/rfq)', paths: ['rfq'] },
+  // The sandbox crypto control sets the shared paper index, so it is refused with the crypto reads.
+  { name: 'crypto (/crypto, /sandbox/crypto)', paths: ['crypto', 'sandbox/crypto'] },
+];
+export const WORLD_REFUSED = REFUSED_GROUPS.map((g) => g.name).join(' and ');
+const OUTSIDE_WORLDS = new RegExp(
+  `^/api/v1/(${REFUSED_GROUPS.flatMap((g) => g.paths).join('|')})(/|$)`,
+);
 
 function refuseOutsideWorlds(req: FastifyRequest): void {
   const template = req.routeOptions.url ?? '';
-  if (OUTSIDE_WORLDS.test(template)) {
+  // With no group left, the empty alternative must not match the bare base path.
+  if (REFUSED_GROUPS.length > 0 && OUTSIDE_WORLDS.test(template)) {
     throw new DomainError(
       'WORLD_OPERATION_UNSUPPORTED',
       'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',

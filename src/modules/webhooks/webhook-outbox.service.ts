@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import type { Subscription } from 'rxjs';
 import type { EngineEvent } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
-import type { Environment, WorldName } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { EventBus } from '../trading/event-bus.js';
 import { WebhooksCore } from './webhooks.core.js';
@@ -144,7 +144,7 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
    * and world once the change it tells of has committed. Returns the event id, or null when no
    * endpoint wants it.
    */
-  publishUserEvent(env: Environment, userId: string, type: string, data: unknown): string | null {
+  publishUserEvent(env: WorldName, userId: string, type: string, data: unknown): string | null {
     const targets = this.core
       .endpointsFor(env)
       .filter((ep) => ep.user_id === userId && subscribed(ep, type));
