@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expectContractError, type Running } from '../support/harness.js';
@@ -217,4 +218,27 @@ describe('data exports inside ephemeral worlds', () => {
     expect(sha256(dl.body)).toBe(done.sha256);
     expect(dl.body.toString().split('\n').length - 2).toBe(done.record_count);
   });
+
+  // Last: it restarts the app.
+  it("a world's job a restart cut short is re-queued when the world is next opened, then READY in full", async () => {
+    const w = await openWorld(svc, a);
+    seedTrades(svc.dataDir, 20_000, m1.id, { world: w.id as `wld_${string}`, prefix: 'fil_rst' });
+    const job = await ex.created(w, { dataset: 'TRADES', format: 'CSV', ...WINDOW });
+    await waitFor(() => worldFiles(w).includes(`${job.id}.csv.part`), 'the partial file');
+    await svc.close({ keepData: true });
+    svc = await startOrdersApp({ env: { EXPORT_BATCH_ROWS: '10' }, dataDir: svc.dataDir });
+    ex = exportsClient(svc);
+    // Nothing of the world is opened at boot: its job is still marked RUNNING in the world's file
+    // (the shutdown removed the partial file), until a request opens the world.
+    const file = new Database(join(svc.dataDir, 'worlds', `${w.id}.sqlite`), { readonly: true });
+    const row = file.prepare('SELECT status FROM data_exports WHERE id = ?').get(job.id);
+    file.close();
+    expect(row).toEqual({ status: 'RUNNING' });
+    expect(worldFiles(w)).toEqual([]);
+    const done = await ex.until(w, job.id, 'READY', 60_000);
+    expect(done.record_count).toBe(20_000);
+    expect(worldFiles(w)).toEqual([`${job.id}.csv`]);
+    const dl = await download(svc, w, job.id);
+    expect(sha256(dl.body)).toBe(done.sha256);
+  }, 120_000);
 });
