@@ -45,8 +45,9 @@ export interface ExportFile {
 }
 
 /**
- * Historical data exports of one user in one world (live, paper or an ephemeral world): created (counted, checked and charged)
- * here, built by the {@link ExportRunner}, kept 10 per user and world, read back and deleted.
+ * Historical data exports of one user in one world (live, paper or an ephemeral world): created
+ * (counted, checked and charged) here, built by the {@link ExportRunner}, kept 10 per user and
+ * world, read back and deleted.
  */
 @Injectable()
 export class DataExportsService implements OnModuleInit {

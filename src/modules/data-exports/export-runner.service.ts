@@ -54,9 +54,10 @@ export interface ExportWorlds {
 }
 
 /**
- * Runs export jobs of every world (live, paper and ephemeral worlds) off the request path and off the main thread: each running job reads, formats,
- * hashes and writes its rows in its own worker thread (export-worker.ts) on a read-only
- * connection to its world's database, so requests never wait behind an export's batches. This
+ * Runs export jobs of every world (live, paper and ephemeral worlds) off the request path and off
+ * the main thread: each running job reads, formats, hashes and writes its rows in its own worker
+ * thread (export-worker.ts) on a read-only connection to its world's database, so requests never
+ * wait behind an export's batches. This
  * thread keeps the jobs' lifecycle: their rows (QUEUED, RUNNING, READY, FAILED), the slots, the
  * final rename, the notices and expiry. The jobs' state is in each world's database; this holds
  * only what runs now. At most {@link MAX_RUNNING_PER_USER} per user run at once, the others
