@@ -15,6 +15,7 @@ import {
 } from '../support/exports.js';
 import { ensureBuilt } from '../support/process.js';
 import { deleteWorld, idsOf, openWorld, type WorldHandle } from '../support/worlds-groups.js';
+import { ExportRunner } from '../../src/modules/data-exports/export-runner.service.js';
 import { WorldDatabases } from '../../src/modules/worlds/world-databases.service.js';
 
 const SEVEN_DAYS_S = 7 * 24 * 3600;
@@ -209,6 +210,8 @@ describe('data exports inside ephemeral worlds', () => {
     const databases = svc.app.get(WorldDatabases);
     databases.unload(w.id as `wld_${string}`);
     expect(databases.isLoaded(w.id as `wld_${string}`)).toBe(false);
+    // Unloaded while the job runs (not after it finished).
+    expect(svc.app.get(ExportRunner).isRunning(job.id as string)).toBe(true);
     // No request reaches the world meanwhile: the job finishes on its own.
     await waitFor(() => worldFiles(w).includes(`${job.id}.csv`), 'the finished file');
     const done = await ex.until(w, job.id);
