@@ -1267,6 +1267,13 @@ describe('OpenAPI response conformance', () => {
       await api('GET', '/data/exports/dex_unknown/download', 404, { key: testKey });
       await api('DELETE', `/data/exports/${id}`, 204, { key: testKey });
       await api('DELETE', `/data/exports/${id}`, 404, { key: testKey });
+      // Inside an ephemeral world: the world's own jobs, not found from the paper world.
+      const world = await api('POST', '/sandbox/worlds', 201, { key: testKey, json: {} });
+      const worldKey = world.body.key as string;
+      const inWorld = await api('POST', '/data/exports', 202, { key: worldKey, json: body });
+      await api('GET', `/data/exports/${inWorld.body.id as string}`, 200, { key: worldKey });
+      await api('GET', `/data/exports/${inWorld.body.id as string}`, 404, { key: testKey });
+      await api('DELETE', `/sandbox/worlds/${world.body.id as string}`, 204, { key: testKey });
     });
   });
 

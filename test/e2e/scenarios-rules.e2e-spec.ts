@@ -13,6 +13,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { allScenarios, scenario, scenarioById, scenarioRaw } from '../support/scenarios.js';
+import { openWorld } from '../support/worlds-groups.js';
 
 const SCOPES = [...ORDER_SCOPES, 'wallet:write'];
 const REJECT_WALLET = {
@@ -122,6 +123,36 @@ describe('sandbox scenarios: matching, worlds, lifetime and bad input', () => {
       'NOT_FOUND',
     );
     expect(await allScenarios(svc, a)).toEqual([]);
+  });
+
+  it("refuses the same bad input with a world key, and changes neither that world's scenarios nor the paper world's", async () => {
+    const w = await openWorld(svc, a);
+    const kept = await scenario(svc, w, { ...REJECT_WALLET, times: 3 });
+    const cases: [unknown, string][] = [
+      [
+        { match: { operation: 'POST /nothing' }, effect: { type: 'DISCONNECT' } },
+        'match.operation',
+      ],
+      [
+        {
+          match: { operation: 'GET /wallet' },
+          effect: { type: 'REJECT', code: 'INSUFFICIENT_FUNDS' },
+        },
+        'effect.code',
+      ],
+      [{ ...REJECT_WALLET, times: 0 }, 'times'],
+      [{ ...REJECT_WALLET, times: 1001 }, 'times'],
+    ];
+    for (const [body, field] of cases) {
+      expectValidation(await scenarioRaw(svc, w, body), field);
+    }
+    expect((await allScenarios(svc, w)).map((s) => s.id)).toEqual([kept.id]);
+    expect((await scenarioById(svc, w, kept.id)).remaining).toBe(3);
+    expect(await allScenarios(svc, a)).toEqual([]);
+    // Nothing fired meanwhile: the world's wallet answers as the kept scenario says, the paper one as usual.
+    expect((await wallet(w)).status).toBe(503);
+    expect((await scenarioById(svc, w, kept.id)).remaining).toBe(2);
+    expect((await wallet(a)).status).toBe(200);
   });
 
   it('refuses live keys and sessions (403 LIVE_KEY_SANDBOX_ENDPOINT), and never shapes the live world', async () => {

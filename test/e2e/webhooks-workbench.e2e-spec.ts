@@ -285,11 +285,18 @@ describe('webhooks workbench: simulated failures drive retries, dead letters, he
       'LIVE_KEY_SANDBOX_ENDPOINT',
     );
     expect(sample.details).toMatchObject({ type: 'order.filled' });
+    // The owner's test key does not see the live endpoint at all.
+    const testKey = await keyFor(svc, t.email, t.token, {
+      environment: 'test',
+      scopes: HOOK_SCOPES,
+    });
+    expectContractError(await simulate(testKey, ep.id, 3), 404, 'NOT_FOUND');
     expect(await deliveries(svc, owner, ep.id)).toHaveLength(0);
     // The ping still works on a live endpoint, and reaches the receiver (nothing was simulated).
     const ping = await post(svc, owner, `/webhooks/${ep.id}/test`, { type: 'webhook.test' });
     expect(ping.status).toBe(202);
-    await deliveryIn(svc, owner, ep.id, ping.body.id, 'SUCCEEDED');
+    const done = await deliveryIn(svc, owner, ep.id, ping.body.id, 'SUCCEEDED');
+    expect(done.attempts).toBe(1);
     expect(rx.at('/wb/live')).toHaveLength(1);
   });
 });

@@ -205,18 +205,4 @@ describe('worlds serve market creation and sports', () => {
     const w3 = await openWorld(svc, a);
     expect(await indices(w3)).toEqual(before);
   });
-
-  it('still refuses the groups a world does not serve, never answering from the paper world', async () => {
-    const w = await openWorld(svc, a);
-    for (const [method, path] of [
-      ['GET', '/data/datasets'],
-    ]) {
-      const err = expectContractError(
-        await as(w, `${svc.api}${path}`, { method, json: method === 'POST' ? {} : undefined }),
-        422,
-        'WORLD_OPERATION_UNSUPPORTED',
-      );
-      expect(err.details.operation).toMatch(new RegExp(`^${method} /`));
-    }
-  });
 });

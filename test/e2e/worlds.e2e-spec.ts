@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { expectContractError, type Running } from '../support/harness.js';
 import {
   as,
@@ -10,6 +12,9 @@ import {
   trader,
   type Trader,
 } from '../support/orders.js';
+import { platformQuery } from '../support/webhooks.js';
+import { idsOf } from '../support/worlds-groups.js';
+import { EngineRegistry } from '../../src/modules/trading/engine-registry.js';
 
 const SCOPES = [...ORDER_SCOPES, 'wallet:write', 'websocket'];
 
@@ -26,6 +31,21 @@ describe('sandbox worlds', () => {
     const r = await create(t, body);
     expect(r.status).toBe(201);
     return { id: r.body.id as string, key: r.body.key as string };
+  };
+
+  /**
+   * What a refused request must leave as it was: the user's listed worlds, their registry rows
+   * and keys, and the files under DATA_DIR/worlds.
+   */
+  const footprint = async (t: Trader) => {
+    const ids = (sql: string) => platformQuery<{ id: string }>(svc, sql, t.userId).map((r) => r.id);
+    const dir = join(svc.dataDir, 'worlds');
+    return {
+      listed: idsOf((await as(t, `${svc.api}/sandbox/worlds?limit=100`)).body),
+      rows: ids('SELECT id FROM worlds WHERE user_id = ? ORDER BY id'),
+      keys: ids('SELECT id FROM api_keys WHERE user_id = ? ORDER BY id'),
+      files: existsSync(dir) ? readdirSync(dir).sort() : [],
+    };
   };
 
   beforeAll(async () => {
@@ -61,22 +81,71 @@ describe('sandbox worlds', () => {
     expectContractError(await as(a, `${svc.api}/sandbox/worlds/${r.body.id}`), 404, 'NOT_FOUND');
   });
 
-  it('refuses bad input with its code and creates nothing', async () => {
-    const before = (await as(a, `${svc.api}/sandbox/worlds`)).body.data.length;
+  it("a deleted world's key is refused everywhere and writes nothing: no order, world, endpoint or file", async () => {
+    const w = await worldKey(a);
+    const k = { key: w.key };
+    expect(
+      (await as(k, `${svc.api}/orders`, { method: 'POST', json: limit(m, 'BUY', 'YES', 2, 1) }))
+        .status,
+    ).toBe(201);
+    expect((await as(a, `${svc.api}/sandbox/worlds/${w.id}`, { method: 'DELETE' })).status).toBe(
+      204,
+    );
+    const before = await footprint(a);
+    const paperOrders = idsOf((await as(a, `${svc.api}/orders?limit=100`)).body);
+    const writes: [string, string, unknown][] = [
+      ['POST', '/orders', limit(m, 'BUY', 'YES', 99, 1)],
+      ['POST', '/sandbox/worlds', {}],
+      ['POST', '/sandbox/wallet/fund', { amount_cents: 100 }],
+      ['POST', '/sandbox/clock', { advance_seconds: 60 }],
+      ['POST', '/sandbox/reset', undefined],
+      ['POST', '/webhooks', { url: 'https://example.com/hook', events: ['order.created'] }],
+      ['POST', '/watchlists', { name: 'after delete' }],
+    ];
+    for (const [method, path, json] of writes) {
+      expectContractError(
+        await as(k, `${svc.api}${path}`, { method, json }),
+        401,
+        'API_KEY_REVOKED',
+      );
+    }
+    expect(await footprint(a)).toEqual(before);
+    expect(before.files.some((f) => f.startsWith(w.id))).toBe(false);
+    expect(idsOf((await as(a, `${svc.api}/orders?limit=100`)).body)).toEqual(paperOrders);
+    expect(
+      platformQuery(svc, 'SELECT id FROM webhook_endpoints WHERE user_id = ?', a.userId),
+    ).toEqual([]);
+    // Nothing loaded the deleted world's engine again.
+    expect(svc.app.get(EngineRegistry).isWorldLoaded(w.id as `wld_${string}`)).toBe(false);
+  });
+
+  it('refuses bad input with its code and creates nothing: no world, row, key or file', async () => {
+    await worldKey(a); // so the footprint has a world and a file to keep
+    const before = await footprint(a);
+    expect(before.listed.length).toBeGreaterThan(0);
+    expect(before.files.length).toBeGreaterThan(0);
     expectValidation(await create(a, { ttl_seconds: 59 }), 'ttl_seconds');
     expectValidation(await create(a, { ttl_seconds: 86_401 }), 'ttl_seconds');
+    expectValidation(await create(a, { ttl_seconds: 600.5 }), 'ttl_seconds');
     expectValidation(await create(a, { seed: 1.5 }), 'seed');
     expectValidation(await create(a, { seed: '7' }), 'seed');
+    expectValidation(await create(a, { seed: 2 ** 31 }), 'seed');
     expect((await create(a, { colour: 'red' })).status).toBe(400);
-    expect((await as(a, `${svc.api}/sandbox/worlds`)).body.data.length).toBe(before);
+    expect(await footprint(a)).toEqual(before);
   });
 
   it('answers 422 WORLD_LIMIT_REACHED for a 21st live world', async () => {
     const c = await trader(svc, 'c@worlds.test', { scopes: SCOPES });
     const made = await Promise.all(Array.from({ length: 20 }, () => create(c)));
     expect(made.map((r) => r.status)).toEqual(Array(20).fill(201));
+    const before = await footprint(c);
+    expect(before.listed).toHaveLength(20);
     const err = expectContractError(await create(c), 422, 'WORLD_LIMIT_REACHED');
     expect(err.details).toMatchObject({ limit: 20, live: 20 });
+    // Parallel attempts at the cap are all refused the same way, and none leaves a trace.
+    const again = await Promise.all(Array.from({ length: 3 }, () => create(c)));
+    for (const r of again) expectContractError(r, 422, 'WORLD_LIMIT_REACHED');
+    expect(await footprint(c)).toEqual(before);
     const del = await as(c, `${svc.api}/sandbox/worlds/${made[0].body.id}`, { method: 'DELETE' });
     expect(del.status).toBe(204);
     expect((await create(c)).status).toBe(201);

@@ -33,9 +33,17 @@ export function seedTrades(
   dataDir: string,
   n: number,
   marketId: string,
-  opts: { world?: 'paper' | 'live'; createdAt?: string; prefix?: string; userId?: string } = {},
+  opts: {
+    /** The paper or live world's file, or an ephemeral world's (`wld_...`: DATA_DIR/worlds/). */
+    world?: 'paper' | 'live' | `wld_${string}`;
+    createdAt?: string;
+    prefix?: string;
+    userId?: string;
+  } = {},
 ): void {
-  const db = new Database(join(dataDir, `${opts.world ?? 'paper'}.sqlite`));
+  const world = opts.world ?? 'paper';
+  const file = world.startsWith('wld_') ? join('worlds', world) : world;
+  const db = new Database(join(dataDir, `${file}.sqlite`));
   db.pragma('busy_timeout = 5000');
   try {
     const ins = db.prepare(

@@ -78,7 +78,6 @@ export const ERROR_CODES = {
   API_KEY_LIMIT_REACHED: 422,
   // Ephemeral worlds
   WORLD_LIMIT_REACHED: 422,
-  WORLD_OPERATION_UNSUPPORTED: 422,
   EXPORT_TOO_LARGE: 422,
   // Historical data exports
   EXPORT_NOT_READY: 409,

@@ -10,7 +10,6 @@ import { ApiKeyRepository, highestActiveTier } from '../api-keys/api-key.reposit
 import { UsersService } from '../users/users.service.js';
 import { worldOfKey } from '../worlds/key-world.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
-import { isWorldId } from '../../common/environment.js';
 import { REPLAY_CACHE, type ReplayCache } from './replay-cache.js';
 import {
   SIGNATURE_SKEW_SECONDS,
@@ -50,41 +49,6 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 }
 
 /**
- * The groups an ephemeral world does not serve yet: their records live in the paper world's
- * stores or follow paper-world timers. A world key calling them is refused, never served from
- * the shared paper world. One entry per group, one line each: the route prefixes (after
- * /api/v1/) and the group's name in the OpenAPI text ({@link WORLD_REFUSED}).
- */
-const OUTSIDE_WORLDS: readonly { prefixes: readonly string[]; name: string }[] = [
-  { prefixes: ['data', 'exports'], name: 'data exports (/data, /exports)' },
-];
-
-/** The refused groups in words ("A, B and C"), or '' once a world serves every group. */
-export const WORLD_REFUSED = inWords(OUTSIDE_WORLDS.map((g) => g.name));
-
-function inWords(names: string[]): string {
-  return names.length <= 1
-    ? (names[0] ?? '')
-    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-}
-
-const OUTSIDE_WORLDS_PATH =
-  OUTSIDE_WORLDS.length === 0
-    ? null
-    : new RegExp(`^/api/v1/(${OUTSIDE_WORLDS.flatMap((g) => g.prefixes).join('|')})(/|$)`);
-
-function refuseOutsideWorlds(req: FastifyRequest): void {
-  const template = req.routeOptions.url ?? '';
-  if (OUTSIDE_WORLDS_PATH?.test(template) === true) {
-    throw new DomainError(
-      'WORLD_OPERATION_UNSUPPORTED',
-      'This operation is not available inside an ephemeral world; call it with a test key of the shared paper world',
-      { operation: `${req.method} ${template.replace(/^\/api\/v1/, '')}` },
-    );
-  }
-}
-
-/**
  * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
  * signature -> environment routing -> scope. It fills `req.svc` for the handler or throws a
  * DomainError. Routes declare what they need with @Endpoint (RouteMeta).
@@ -121,7 +85,6 @@ export class AccessPipeline {
       );
     }
     this.route(credential, meta);
-    if (isWorldId(credential.world)) refuseOutsideWorlds(req);
     const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
     // EMAIL_NOT_VERIFIED only when verifying would grant all that is missing (a non-admin's
     // session never gains admin scopes; an ADMIN_EMAILS user's does, once verified).

@@ -2,12 +2,13 @@ import { Body, Controller, Delete, Get, Param, Post, Query, Req, Res } from '@ne
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import type { Environment } from '../../common/environment.js';
+import type { WorldName } from '../../common/environment.js';
 import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { World } from '../worlds/world.decorator.js';
 import { DataExportsService } from './data-exports.service.js';
+import { DATASET_DEFS, DATASETS } from './datasets.js';
 import {
   CreateDataExportDto,
   DataExportDto,
@@ -18,7 +19,11 @@ import {
 import { sendExportFile } from './export-download.js';
 
 const WORLD =
-  "Exports belong to the world of the credential: a test key sees and makes its paper exports, which read the paper world's data; a live key its live ones. An export of the other world, or another user's, is 404 NOT_FOUND (details.export_id). A sandbox reset deletes your paper exports and their files.";
+  "Exports belong to the world of the credential: a test key sees and makes its paper exports, which read the paper world's data; a live key its live ones; an ephemeral world's key (POST /sandbox/worlds) that world's, which read the world's own file (its markets, orders, fills, ledger, index points), expire on the world's clock and are deleted with the world. An export of another world, or another user's, is 404 NOT_FOUND (details.export_id). A sandbox reset deletes your exports of that paper world (the shared one, or the world of the key) and their files.";
+/** Each dataset's columns, from the one definition the jobs write (datasets.ts). */
+const COLUMNS = DATASETS.map(
+  (d) => `${d} (${DATASET_DEFS[d].fields.map((x) => x.name).join(', ')})`,
+).join('; ');
 const NOT_FOUND = 'NOT_FOUND (details.export_id): no such export of yours in this world';
 const BODY_RULES =
   'Bad input is 400 VALIDATION_FAILED naming the field: an unknown dataset or format, start or end unparseable, end not after start, a window over 366 days, market_ids over 100, on a dataset without markets (market_ids), not shaped mkt_... or repeated (market_ids[i]), an unknown field. A well-formed market id the world does not have is 404 NOT_FOUND (details.market_id).';
@@ -33,8 +38,7 @@ export class DataExportsController {
   @Get('datasets')
   @Endpoint({
     summary: 'The datasets an export can hold, with their fields',
-    description:
-      "TRADES, MARKETS, INDEX_POINTS and CRYPTO_PRICES are the public data of the credential's world; ORDERS, FILLS and LEDGER the caller's own rows in it.",
+    description: `TRADES, MARKETS, INDEX_POINTS and CRYPTO_PRICES are the public data of the credential's world; ORDERS, FILLS and LEDGER the caller's own rows in it. Columns (CSV) or keys (JSONL), in order: ${COLUMNS}.`,
     auth: 'key',
     scopes: ['data:read'],
     type: [DatasetDto],
@@ -56,7 +60,7 @@ export class DataExportsController {
   })
   estimate(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Body() body: CreateDataExportDto,
   ): Promise<DataExportEstimateDto> {
     return this.exports.estimate(world, c, body);
@@ -79,7 +83,7 @@ export class DataExportsController {
   })
   create(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Body() body: CreateDataExportDto,
   ): Promise<DataExportDto> {
     return this.exports.create(world, c, body);
@@ -95,7 +99,7 @@ export class DataExportsController {
   })
   list(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Query() q: PageQueryDto,
   ): DataExportPageDto {
     return this.exports.list(world, c.userId, q);
@@ -111,7 +115,7 @@ export class DataExportsController {
     errors: [404],
     codes: { 404: [NOT_FOUND] },
   })
-  get(@Cred() c: Credential, @World() world: Environment, @Param('id') id: string): DataExportDto {
+  get(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): DataExportDto {
     return this.exports.get(world, c.userId, id);
   }
 
@@ -133,7 +137,7 @@ export class DataExportsController {
   })
   download(
     @Cred() c: Credential,
-    @World() world: Environment,
+    @World() world: WorldName,
     @Param('id') id: string,
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
@@ -152,11 +156,7 @@ export class DataExportsController {
     errors: [404],
     codes: { 404: [NOT_FOUND] },
   })
-  remove(
-    @Cred() c: Credential,
-    @World() world: Environment,
-    @Param('id') id: string,
-  ): Promise<void> {
+  remove(@Cred() c: Credential, @World() world: WorldName, @Param('id') id: string): Promise<void> {
     return this.exports.remove(world, c.userId, id);
   }
 }

@@ -48,6 +48,9 @@ export class DataExportsRepository {
       running: p(`SELECT ${COLS} FROM data_exports WHERE status = 'RUNNING'`),
       start: p(`UPDATE data_exports SET status = 'RUNNING' WHERE id = ? AND status = 'QUEUED'`),
       requeue: p(`UPDATE data_exports SET status = 'QUEUED' WHERE status = 'RUNNING'`),
+      requeueOne: p(
+        `UPDATE data_exports SET status = 'QUEUED' WHERE id = ? AND status = 'RUNNING'`,
+      ),
       ready: p(
         `UPDATE data_exports SET status = 'READY', record_count = @record_count, size_bytes = @size_bytes, sha256 = @sha256, ready_at = @ready_at, expires_at = @expires_at WHERE id = @id AND status = 'RUNNING'`,
       ),
@@ -106,6 +109,11 @@ export class DataExportsRepository {
   /** At boot: jobs a crash or shutdown cut short go back to the queue. */
   requeueRunning(): number {
     return this.s.requeue.run().changes;
+  }
+
+  /** One job a restart cut short (an ephemeral world's, when the world is next opened). */
+  requeue(id: string): boolean {
+    return this.s.requeueOne.run(id).changes === 1;
   }
 
   /** RUNNING -> READY with its figures, in one update; false when the job was deleted meanwhile. */

@@ -1,6 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { environmentOf, type WorldName } from '../../common/environment.js';
 import {
   DomainError,
   validationFailed,
@@ -16,6 +15,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { LimitsService } from '../limits/limits.service.js';
 import { PaperWorldRecords } from '../worlds/paper-world-records.service.js';
 import { MarketLookup } from '../worlds/world-markets.service.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import type { ExportRow } from './data-exports.repository.js';
 import { DATASET_DEFS, DATASETS, type ExportScope } from './datasets.js';
@@ -45,8 +45,9 @@ export interface ExportFile {
 }
 
 /**
- * Historical data exports of one user in one world: created (counted, checked and charged)
- * here, built by the {@link ExportRunner}, kept 10 per user and world, read back and deleted.
+ * Historical data exports of one user in one world (live, paper or an ephemeral world): created
+ * (counted, checked and charged) here, built by the {@link ExportRunner}, kept 10 per user and
+ * world, read back and deleted.
  */
 @Injectable()
 export class DataExportsService implements OnModuleInit {
@@ -55,7 +56,7 @@ export class DataExportsService implements OnModuleInit {
   constructor(
     worlds: WorldDatabases,
     private readonly runner: ExportRunner,
-    private readonly clock: Clock,
+    private readonly clocks: WorldClocks,
     private readonly ids: IdGenerator,
     private readonly config: ConfigService,
     private readonly limits: LimitsService,
@@ -64,19 +65,24 @@ export class DataExportsService implements OnModuleInit {
     this.markets = worlds.perWorld((db) => new MarketLookup(db));
   }
 
-  /** A sandbox reset deletes the user's paper exports and their files (a running one is stopped). */
+  /**
+   * A sandbox reset deletes the user's exports of that paper world (the shared one or an
+   * ephemeral world) and their files, a running one stopped; deleting an ephemeral world stops
+   * its jobs and removes its folder of files.
+   */
   onModuleInit(): void {
     this.paperRecords.register('exports', async (userId, world) => {
-      if (world !== 'test') return 0;
-      const repo = this.runner.parts.repos.get('test');
+      if (world === 'live') return 0;
+      const repo = this.runner.parts.repos.get(world);
       let n = 0;
       for (const row of repo.ofUser(userId)) {
         if (repo.delete(row.id)) n++;
         await this.runner.cancel(row.id);
-        this.runner.parts.files.remove('test', row.id, row.format);
+        this.runner.parts.files.remove(world, row.id, row.format);
       }
       return n;
     });
+    this.paperRecords.registerWorld('exports', (world) => this.runner.clearWorld(world));
   }
 
   datasets(): DatasetDto[] {
@@ -89,7 +95,7 @@ export class DataExportsService implements OnModuleInit {
   }
 
   async estimate(
-    world: Environment,
+    world: WorldName,
     c: Credential,
     body: CreateDataExportDto,
   ): Promise<DataExportEstimateDto> {
@@ -100,11 +106,7 @@ export class DataExportsService implements OnModuleInit {
     return { record_count: count, size_bytes: estimateSize(reader, scope, body.format, hi, count) };
   }
 
-  async create(
-    world: Environment,
-    c: Credential,
-    body: CreateDataExportDto,
-  ): Promise<DataExportDto> {
+  async create(world: WorldName, c: Credential, body: CreateDataExportDto): Promise<DataExportDto> {
     const scope = this.scope(world, c, body);
     const repo = this.runner.parts.repos.get(world);
     const reader = this.runner.parts.readers.get(world);
@@ -135,7 +137,7 @@ export class DataExportsService implements OnModuleInit {
       size_bytes: null,
       sha256: null,
       error: null,
-      created_at: this.clock.nowDate().toISOString(),
+      created_at: this.clocks.for(world).nowDate().toISOString(),
       ready_at: null,
       expires_at: null,
     };
@@ -150,13 +152,13 @@ export class DataExportsService implements OnModuleInit {
       return gone;
     });
     if (evicted !== undefined) this.runner.parts.files.remove(world, evicted.id, evicted.format);
-    this.runner.schedule();
+    this.runner.wake(world);
     // The job as created (QUEUED), whether or not a slot started it already.
     return view(world, row);
   }
 
-  list(world: Environment, userId: string, q: PageQueryDto): Page<DataExportDto> {
-    this.runner.sweep();
+  list(world: WorldName, userId: string, q: PageQueryDto): Page<DataExportDto> {
+    this.runner.sweep(world);
     return paginate({
       list: `data-exports:${world}`,
       keys: ['id'],
@@ -168,14 +170,14 @@ export class DataExportsService implements OnModuleInit {
     });
   }
 
-  get(world: Environment, userId: string, id: string): DataExportDto {
-    this.runner.sweep();
+  get(world: WorldName, userId: string, id: string): DataExportDto {
+    this.runner.sweep(world);
     return view(world, this.owned(world, userId, id));
   }
 
   /** The READY export's file; 409 EXPORT_NOT_READY before, 410 EXPORT_EXPIRED after. */
-  file(world: Environment, userId: string, id: string): ExportFile {
-    this.runner.sweep();
+  file(world: WorldName, userId: string, id: string): ExportFile {
+    this.runner.sweep(world);
     const row = this.owned(world, userId, id);
     if (row.status === 'EXPIRED') {
       throw new DomainError(
@@ -205,7 +207,7 @@ export class DataExportsService implements OnModuleInit {
   }
 
   /** Deletes the export and its file; a running one is stopped and its partial file removed. */
-  async remove(world: Environment, userId: string, id: string): Promise<void> {
+  async remove(world: WorldName, userId: string, id: string): Promise<void> {
     const row = this.owned(world, userId, id);
     this.runner.parts.repos.get(world).delete(row.id);
     await this.runner.cancel(row.id);
@@ -213,7 +215,7 @@ export class DataExportsService implements OnModuleInit {
     this.runner.schedule();
   }
 
-  private owned(world: Environment, userId: string, id: string): ExportRow {
+  private owned(world: WorldName, userId: string, id: string): ExportRow {
     const row = EXPORT_ID.test(id) ? this.runner.parts.repos.get(world).get(id) : undefined;
     if (row === undefined || row.user_id !== userId) {
       throw new DomainError('NOT_FOUND', `No export ${id}`, { export_id: id });
@@ -222,7 +224,7 @@ export class DataExportsService implements OnModuleInit {
   }
 
   /** 10 kept: the 11th needs a finished one to replace. */
-  private assertRoom(world: Environment, userId: string): void {
+  private assertRoom(world: WorldName, userId: string): void {
     const repo = this.runner.parts.repos.get(world);
     if (repo.count(userId) >= MAX_KEPT_EXPORTS && repo.oldestFinished(userId) === undefined) {
       throw limitReached();
@@ -230,7 +232,7 @@ export class DataExportsService implements OnModuleInit {
   }
 
   /** The body checked against the world: the window and the markets. */
-  private scope(world: Environment, c: Credential, body: CreateDataExportDto): ExportScope {
+  private scope(world: WorldName, c: Credential, body: CreateDataExportDto): ExportScope {
     const def = DATASET_DEFS[body.dataset];
     const errors: FieldError[] = [];
     const time = (v: string, field: string): string | undefined => {
@@ -304,7 +306,7 @@ function limitReached(): DomainError {
   );
 }
 
-function view(world: Environment, r: ExportRow): DataExportDto {
+function view(world: WorldName, r: ExportRow): DataExportDto {
   return {
     id: r.id,
     dataset: r.dataset,
@@ -320,6 +322,6 @@ function view(world: Environment, r: ExportRow): DataExportDto {
     ready_at: r.ready_at,
     expires_at: r.expires_at,
     error: r.error,
-    environment: world,
+    environment: environmentOf(world),
   };
 }

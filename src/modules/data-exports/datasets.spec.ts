@@ -19,16 +19,17 @@ describe('formatRows', () => {
     'FILLED',
     'GTC',
     1,
+    'CANCEL_MAKER',
     '2026-11-22T12:00:00.000Z',
     '2026-11-22T12:00:00.000Z',
   ];
 
   it('writes CSV through the injection-safe cell, booleans as true/false, a header of the fields', () => {
     expect(headerOf(orders, 'CSV')).toBe(
-      'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,filled_cost_cents,status,time_in_force,post_only,created_at,updated_at\n',
+      'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,filled_cost_cents,status,time_in_force,post_only,self_trade_prevention,created_at,updated_at\n',
     );
     expect(formatRows(orders, 'CSV', [row])).toBe(
-      `ord_1,"'=HYPERLINK(""x"")",mkt_1,BUY,YES,LIMIT,40,3,3,120,FILLED,GTC,true,2026-11-22T12:00:00.000Z,2026-11-22T12:00:00.000Z\n`,
+      `ord_1,"'=HYPERLINK(""x"")",mkt_1,BUY,YES,LIMIT,40,3,3,120,FILLED,GTC,true,CANCEL_MAKER,2026-11-22T12:00:00.000Z,2026-11-22T12:00:00.000Z\n`,
     );
   });
 
@@ -40,6 +41,7 @@ describe('formatRows', () => {
       id: 'ord_1',
       client_order_id: '=HYPERLINK("x")',
       post_only: true,
+      self_trade_prevention: 'CANCEL_MAKER',
       filled_cost_cents: 120,
     });
   });

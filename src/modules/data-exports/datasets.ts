@@ -130,6 +130,7 @@ export const DATASET_DEFS: Record<Dataset, DatasetDef> = {
       f('status'),
       f('time_in_force'),
       { name: 'post_only', sql: 'post_only', bool: true },
+      f('self_trade_prevention'),
       f('created_at'),
       f('updated_at'),
     ],

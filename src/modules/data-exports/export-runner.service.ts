@@ -4,11 +4,12 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { Clock } from '../../common/clock/clock.js';
-import type { Environment } from '../../common/environment.js';
+import { rmSync } from 'node:fs';
+import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
 import { ConfigService } from '../../config/config.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { DataExportsRepository, type ExportRow } from './data-exports.repository.js';
 import { DatasetReader, type ExportScope } from './datasets.js';
@@ -17,12 +18,13 @@ import { ExportFileStore } from './export-file-store.js';
 import { countInThread, ExportThread } from './export-thread.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
 
-/** Jobs one user may have RUNNING at once (both worlds together); more wait QUEUED. */
+/** Jobs one user may have RUNNING at once (all worlds together); more wait QUEUED. */
 export const MAX_RUNNING_PER_USER = 2;
-/** A READY export is kept this long on the service clock, then EXPIRED and its file deleted. */
+/** A READY export is kept this long on its world's clock, then EXPIRED and its file deleted. */
 export const EXPORT_TTL_MS = 7 * 24 * 3600 * 1000;
 
-const WORLDS: readonly Environment[] = ['live', 'test'];
+/** The worlds whose jobs are always looked at; an ephemeral world's only while it has work. */
+const WORLDS: readonly WorldName[] = ['live', 'test'];
 
 /**
  * Up to this many rowids a count runs on the request thread (a few 2,000-rowid steps, well under
@@ -32,7 +34,7 @@ const WORLDS: readonly Environment[] = ['live', 'test'];
 const MAIN_THREAD_COUNT_ROWIDS = 20_000;
 
 interface Running {
-  world: Environment;
+  world: WorldName;
   userId: string;
   /** Stopped by DELETE, reset or shutdown: not a failure. */
   cancelled: boolean;
@@ -52,9 +54,10 @@ export interface ExportWorlds {
 }
 
 /**
- * Runs export jobs off the request path and off the main thread: each running job reads, formats,
- * hashes and writes its rows in its own worker thread (export-worker.ts) on a read-only
- * connection to its world's database, so requests never wait behind an export's batches. This
+ * Runs export jobs of every world (live, paper and ephemeral worlds) off the request path and off
+ * the main thread: each running job reads, formats, hashes and writes its rows in its own worker
+ * thread (export-worker.ts) on a read-only connection to its world's database, so requests never
+ * wait behind an export's batches. This
  * thread keeps the jobs' lifecycle: their rows (QUEUED, RUNNING, READY, FAILED), the slots, the
  * final rename, the notices and expiry. The jobs' state is in each world's database; this holds
  * only what runs now. At most {@link MAX_RUNNING_PER_USER} per user run at once, the others
@@ -62,25 +65,38 @@ export interface ExportWorlds {
  * partial files deleted): each exports the rows of its snapshot bound, so the re-run writes the
  * same rows. A finished job becomes READY with its figures in one update, notifies EXPORT_READY
  * and sends the data_export.ready webhook. READY exports expire after {@link EXPORT_TTL_MS} on
- * the service clock (a sweep every EXPORT_SWEEP_MS, and every read of the list sweeps first).
+ * the world's clock (a sweep every EXPORT_SWEEP_MS over the loaded worlds, and every read sweeps
+ * its world first).
+ *
+ * An ephemeral world's jobs live in its own file: the runner looks at that world's queue only
+ * while it has queued work ({@link wake}), and a job keeps running when the world is unloaded for
+ * idleness (its worker reads the file on a connection of its own; the finish opens the world
+ * again to mark it READY). A world's jobs a restart cut short are re-queued when the world is next
+ * opened. Deleting a world stops its jobs and removes its folder of files ({@link clearWorld}).
  */
 @Injectable()
 export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('ExportRunner');
   readonly parts: ExportWorlds;
   private readonly running = new Map<string, Running>();
+  /** Ephemeral worlds that may have QUEUED jobs. */
+  private readonly pending = new Set<WorldId>();
   private stopped = false;
   private sweepTimer: NodeJS.Timeout | null = null;
 
   constructor(
     worlds: WorldDatabases,
     private readonly config: ConfigService,
-    private readonly clock: Clock,
+    private readonly clocks: WorldClocks,
     private readonly notifications: NotificationsService,
     private readonly outbox: WebhookOutbox,
   ) {
     this.parts = {
-      repos: worlds.perWorld((db) => new DataExportsRepository(db)),
+      repos: worlds.perWorld((db, world) => {
+        const repo = new DataExportsRepository(db);
+        if (isWorldId(world)) this.resume(world, repo);
+        return repo;
+      }),
       readers: worlds.perWorld((db) => new DatasetReader(db)),
       dbFiles: worlds.perWorld((db) => db.name),
       files: new ExportFileStore(config.values.dataDir),
@@ -89,6 +105,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     for (const world of WORLDS) {
+      this.parts.files.prepare(world);
       const requeued = this.parts.repos.get(world).requeueRunning();
       const partials = this.parts.files.removePartials(world);
       if (requeued + partials > 0) {
@@ -113,15 +130,32 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     await Promise.all([...this.running.keys()].map((id) => this.cancel(id)));
   }
 
-  /** Starts queued jobs, oldest first over both worlds, while their users have a free slot. */
+  /** A job was queued in `world`: look at its queue from now on, and start what may start. */
+  wake(world: WorldName): void {
+    if (isWorldId(world)) this.pending.add(world);
+    this.schedule();
+  }
+
+  /**
+   * Starts queued jobs, oldest first over the live and paper worlds and the ephemeral worlds with
+   * queued work, while their users have a free slot.
+   */
   schedule(): void {
     if (this.stopped) return;
-    const queued = WORLDS.flatMap((world) =>
-      this.parts.repos
-        .get(world)
-        .queued(1000)
-        .map((row) => ({ world, row })),
-    ).sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
+    const queued: { world: WorldName; row: ExportRow }[] = [];
+    for (const world of [...WORLDS, ...this.pending]) {
+      let rows: ExportRow[];
+      try {
+        rows = this.parts.repos.get(world).queued(1000);
+      } catch {
+        // A deleted world (404 on open): nothing of it runs any more.
+        this.pending.delete(world as WorldId);
+        continue;
+      }
+      if (rows.length === 0 && isWorldId(world)) this.pending.delete(world);
+      for (const row of rows) queued.push({ world, row });
+    }
+    queued.sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
     for (const { world, row } of queued) {
       if (this.runningFor(row.user_id) >= MAX_RUNNING_PER_USER) continue;
       if (!this.parts.repos.get(world).start(row.id)) continue;
@@ -153,7 +187,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
    * The scope's rows through rowid `hi` (some number above `stopAbove` once past it, see
    * {@link countRows}): the count a create or estimate answers with.
    */
-  count(world: Environment, scope: ExportScope, hi: number, stopAbove?: number): Promise<number> {
+  count(world: WorldName, scope: ExportScope, hi: number, stopAbove?: number): Promise<number> {
     if (hi <= MAIN_THREAD_COUNT_ROWIDS) {
       return countRows(this.parts.readers.get(world), scope, hi, stopAbove);
     }
@@ -174,14 +208,55 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     return this.running.has(id);
   }
 
-  /** READY exports past their expiry become EXPIRED and lose their file. */
-  sweep(): void {
-    const now = this.clock.nowDate().toISOString();
-    for (const world of WORLDS) {
-      const repo = this.parts.repos.get(world);
-      for (const row of repo.due(now)) {
-        if (repo.expire(row.id)) this.parts.files.remove(world, row.id, row.format);
+  /**
+   * READY exports past their expiry on their world's clock become EXPIRED and lose their file:
+   * in `world`, or in every world open now (an unloaded world's are swept when it is next read).
+   */
+  sweep(world?: WorldName): void {
+    const worlds = world === undefined ? [...this.parts.repos.entries()].map(([w]) => w) : [world];
+    for (const w of worlds) {
+      let now: string;
+      let repo: DataExportsRepository;
+      try {
+        now = this.clocks.for(w).nowDate().toISOString();
+        repo = this.parts.repos.get(w);
+      } catch {
+        continue; // deleted meanwhile: its files go with it
       }
+      for (const row of repo.due(now)) {
+        if (repo.expire(row.id)) this.parts.files.remove(w, row.id, row.format);
+      }
+    }
+  }
+
+  /**
+   * An ephemeral world is deleted (or expired): its running jobs are stopped and its folder of
+   * export files removed; its job rows go with its database file. Answers the files removed.
+   */
+  async clearWorld(world: WorldId): Promise<number> {
+    this.pending.delete(world);
+    const mine = [...this.running].filter(([, r]) => r.world === world).map(([id]) => id);
+    await Promise.all(mine.map((id) => this.cancel(id)));
+    return this.parts.files.removeWorld(world);
+  }
+
+  /**
+   * An ephemeral world opened (its first use since boot or since an unload): jobs RUNNING in its
+   * file that run nowhere here were cut short by a restart; they go back to the queue with their
+   * partial files removed, as the live and paper worlds' do at boot.
+   */
+  private resume(world: WorldId, repo: DataExportsRepository): void {
+    let requeued = 0;
+    for (const row of repo.running()) {
+      if (this.running.has(row.id)) continue; // unloaded mid-run: still running, from the file
+      if (repo.requeue(row.id)) requeued++;
+      rmSync(this.parts.files.partPath(world, row.id, row.format), { force: true });
+    }
+    if (requeued > 0) this.log.warn(`${world}: ${requeued} export(s) cut short re-queued`);
+    if (repo.queued(1).length > 0) {
+      this.pending.add(world);
+      // Not from inside the open that called this (a schedule may be under way).
+      setImmediate(() => this.schedule());
     }
   }
 
@@ -191,12 +266,13 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     return n;
   }
 
-  private async run(world: Environment, row: ExportRow, entry: Running): Promise<void> {
+  private async run(world: WorldName, row: ExportRow, entry: Running): Promise<void> {
     const { repos, files } = this.parts;
     try {
       // Off the request that queued it.
       await new Promise((r) => setImmediate(r));
       if (entry.cancelled) throw new Error('export stopped');
+      files.prepare(world);
       entry.thread = new ExportThread({
         dbFile: this.parts.dbFiles.get(world),
         dataset: row.dataset,
@@ -212,7 +288,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       const written = await entry.thread.done;
       if (entry.cancelled) throw new Error('export stopped');
       await files.complete(world, row.id, row.format);
-      const readyAt = this.clock.now();
+      const readyAt = this.clocks.for(world).now();
       const marked = repos.get(world).ready(row.id, {
         record_count: written.records,
         size_bytes: written.bytes,
@@ -233,7 +309,11 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         this.log.error(
           `export ${row.id} (${world}) failed: ${err instanceof Error ? err.stack : String(err)}`,
         );
-        repos.get(world).failed(row.id, err instanceof Error ? err.message : String(err));
+        try {
+          repos.get(world).failed(row.id, err instanceof Error ? err.message : String(err));
+        } catch {
+          // Its world was deleted meanwhile: the job went with it.
+        }
       } else if (this.stopped && entry.thread !== null) {
         this.log.log(
           `export ${row.id} (${world}) stopped by shutdown after ${entry.thread.records} rows: re-queued at the next boot`,
@@ -246,7 +326,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** EXPORT_READY in the export's world, and the data_export.ready webhook. */
-  private announce(world: Environment, row: ExportRow): void {
+  private announce(world: WorldName, row: ExportRow): void {
     const data = {
       export_id: row.id,
       dataset: row.dataset,
