@@ -1,11 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { RouteMeta } from '../../api/route-meta.js';
-import {
-  checkNoBody,
-  checkQueryNames,
-  operationKey,
-  type OperationInputs,
-} from '../operation-inputs.js';
+import { checkNoBody, checkQueryNames, type OperationInputs } from '../operation-inputs.js';
 
 /**
  * Whether a route's query names and body are checked against its OpenAPI entry. The public reads
@@ -19,9 +14,10 @@ export function checksInputs(meta: RouteMeta | undefined, method: string): boole
 /** preValidation: 400 for a query parameter the operation does not list, or an unwanted body. */
 export function operationInputs(
   req: FastifyRequest,
+  operation: string,
   operations: ReadonlyMap<string, OperationInputs> | null,
 ): void {
-  const op = operations?.get(operationKey(req));
+  const op = operations?.get(operation);
   if (op === undefined) return;
   checkQueryNames(req, op);
   checkNoBody(req, op);

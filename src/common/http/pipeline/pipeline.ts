@@ -1,6 +1,7 @@
 /**
  * The one request pipeline, assembled in order from its stages (one file each, beside this one)
- * as Fastify hooks around the thin controllers:
+ * as Fastify hooks around the thin controllers. Each route's plan (route-plan.ts, decided when
+ * the route is registered) says which stages apply to it; the others are not run.
  * onRequest: connection order, request context and headers, closing and malformed HTTP, empty
  * body type, deprecation headers, CORS, per-IP ceiling, method checks, 410 after sunset;
  * preValidation (body parsed, not validated): batch legs against the per-IP ceiling, credential
@@ -12,10 +13,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { routeMetaOf } from '../../api/route-meta.js';
 import type { Clock } from '../../clock/clock.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { applyCors } from '../../../modules/access/cors.js';
+import { operationKey } from '../operation-inputs.js';
 import type { RouteRegistry } from '../route-registry.js';
 import {
   arrive,
@@ -25,7 +26,7 @@ import {
   skipBehindClose,
 } from './connection.stage.js';
 import { credential } from './credential.stage.js';
-import { deprecatedLifecycle, markDeprecated, refuseAfterSunset } from './deprecation.stage.js';
+import { markDeprecated, refuseAfterSunset } from './deprecation.stage.js';
 import { beginIdempotent, finishIdempotent } from './idempotency.stage.js';
 import { gateBatchLegs, ipLimit, settleBatchLegs } from './ip-limit.stage.js';
 import { dropTypeOfEmptyBody, raiseBodyIssue } from './json-body.stage.js';
@@ -34,6 +35,7 @@ import { checksInputs, operationInputs } from './operation-inputs.stage.js';
 import type { PipelineServices } from './pipeline-state.js';
 import { logRequest } from './request-log.stage.js';
 import { startRequest } from './request-context.stage.js';
+import { planOf, planRoute } from './route-plan.js';
 import { routeLimits } from './route-limits.stage.js';
 import { scenario } from './scenario.stage.js';
 
@@ -48,7 +50,12 @@ export interface PipelineDeps {
 export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): void {
   const { routes, clock, log, config, services } = deps;
   const firstParty = new Set(config.firstPartyOrigins);
-  fastify.addHook('onRoute', (route) => routes.add(route.method, route.url ?? route.path));
+  // Set on every request as it arrives: declared here so every request has the same shape.
+  fastify.decorateRequest('svcPlan', null);
+  fastify.addHook('onRoute', (route) => {
+    routes.add(route.method, route.url ?? route.path);
+    planRoute(route);
+  });
 
   fastify.addHook('onError', async (req: FastifyRequest, reply: FastifyReply) => {
     noteClosingError(req, reply);
@@ -56,19 +63,18 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
 
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (arrive(req, reply)) return;
+    const plan = planOf(req);
     startRequest(req, reply);
     refuseClosingOrMalformed(req, reply, services);
     dropTypeOfEmptyBody(req);
-    const meta = routeMetaOf(req.routeOptions?.config);
-    const deprecated = deprecatedLifecycle(meta);
-    if (deprecated !== null) markDeprecated(req, reply, deprecated);
+    if (plan.deprecated !== null) markDeprecated(req, reply, plan.deprecated);
     // CORS next: a preflight is answered without charging the per-IP ceiling, and a first-party
     // origin's refusals (410, 429) carry its allow and expose headers, so the browser can read them.
     if (applyCors(req, reply, firstParty)) return reply;
-    await ipLimit(req, meta, services.limits);
+    if (services.limits?.enabled === true) await ipLimit(req, plan.meta, services.limits);
     refuseBareQuery(req, routes);
-    refuseShadowedPath(req, routes);
-    if (deprecated !== null) refuseAfterSunset(req, deprecated, clock);
+    if (plan.parametric) refuseShadowedPath(req, routes);
+    if (plan.deprecated !== null) refuseAfterSunset(req, plan.deprecated, clock);
   });
 
   // The body is parsed, not yet validated: the credential and its limits come before any
@@ -76,34 +82,63 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
   // is wrong with its body, and costs no validation work.
   fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
     if (skipBehindClose(req, reply)) return;
-    const meta = routeMetaOf(req.routeOptions?.config);
+    const plan = planOf(req);
+    const meta = plan.meta;
     if (meta !== undefined) {
       const legs = meta.ipCharge === 'legs' ? await gateBatchLegs(req, services.limits) : null;
       if (services.access !== null) {
         await credential(req, meta, services.access);
-        await routeLimits(req, reply, meta, services.limits, legs);
+        if (services.limits?.enabled === true) {
+          const operation = plan.operation ?? operationKey(req);
+          await routeLimits(req, reply, meta, operation, services.limits, legs);
+        }
       }
     }
     raiseBodyIssue(req);
-    if (checksInputs(meta, req.method)) operationInputs(req, services.operations);
+    if (plan.checksInputs ?? checksInputs(meta, req.method)) {
+      operationInputs(req, plan.operation ?? operationKey(req), services.operations);
+    }
   });
 
   fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (skipBehindClose(req, reply)) return;
-    const meta = routeMetaOf(req.routeOptions?.config);
-    if (meta === undefined || services.idempotency === null) return;
-    if (await beginIdempotent(req, reply, services.idempotency)) return reply;
-    await scenario(req, reply, services.scenarios);
+    const plan = planOf(req);
+    if (plan.meta === undefined || services.idempotency === null) return;
+    if (plan.idempotent && (await beginIdempotent(req, reply, services.idempotency))) {
+      return reply;
+    }
+    if (plan.scenarioOperation !== null) {
+      await scenario(req, reply, services.scenarios, plan.scenarioOperation);
+    }
   });
 
-  fastify.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  fastify.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
     closeAfterLastAnswer(req, reply, services);
-    await finishIdempotent(req, reply, payload, services.idempotency);
-    return payload;
+    if (req.idempotency === undefined) {
+      done(null, payload);
+      return;
+    }
+    finishIdempotent(req, reply, payload, services.idempotency).then(
+      () => done(null, payload),
+      (err: Error) => done(err),
+    );
   });
 
-  fastify.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
-    await settleBatchLegs(req, routeMetaOf(req.routeOptions?.config), services.limits);
-    logRequest(log, req, reply);
+  // Built only when it is written: at LOG_LEVEL warn and above the request line costs nothing.
+  const logsRequests = log.isLevelEnabled('info');
+  fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done) => {
+    const plan = planOf(req);
+    if (plan.meta?.ipCharge !== 'legs') {
+      if (logsRequests) logRequest(log, req, reply);
+      done();
+      return;
+    }
+    settleBatchLegs(req, plan.meta, services.limits).then(
+      () => {
+        if (logsRequests) logRequest(log, req, reply);
+        done();
+      },
+      (err: Error) => done(err),
+    );
   });
 }

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteMeta } from '../../api/route-meta.js';
 import type { LegCharge, LimitsService } from '../../../modules/limits/limits.service.js';
-import { operationKey } from '../operation-inputs.js';
 
 /**
  * preValidation, after the credential and before any validation: the key's tier ceiling, the
@@ -12,16 +11,11 @@ export async function routeLimits(
   req: FastifyRequest,
   reply: FastifyReply,
   meta: RouteMeta,
+  operation: string,
   limits: LimitsService | null,
   legs: LegCharge | null,
 ): Promise<void> {
   const credential = req.svc.credential;
   if (credential === null || limits === null) return;
-  await limits.checkCredential(
-    credential,
-    meta,
-    meta.routeLimitGroup ?? operationKey(req),
-    reply,
-    legs,
-  );
+  await limits.checkCredential(credential, meta, meta.routeLimitGroup ?? operation, reply, legs);
 }

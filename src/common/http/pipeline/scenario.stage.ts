@@ -9,6 +9,7 @@ export async function scenario(
   req: FastifyRequest,
   reply: FastifyReply,
   scenarios: ScenarioGate | null,
+  operation: string,
 ): Promise<void> {
-  await scenarios?.apply(req, reply);
+  await scenarios?.apply(req, reply, operation);
 }
