@@ -20,6 +20,8 @@
  * The order stream: mostly resting LIMIT orders at non-crossing prices over every market, so
  * books grow, and a share of marketable orders that trade with the house and with other traders'
  * resting orders; 16 traders' test keys, round robin.
+ * BENCH_SERVICE_ONLY=1 runs only phase 2 against the service (no reference, no file written):
+ * with BENCH_PROF=<dir> (support/server-args.ts) that is a CPU profile of the order path alone.
  * Prints the figures and writes bench/results/orders.json. Targets (issue 23): service orders/s
  * at least 1.0x the reference's (aim 1.5x); service p99 under 5 ms at half the reference's
  * saturation rate, paced.
@@ -47,6 +49,7 @@ const MARKETABLE_SHARE = 0.15;
 /** Traders (each with a test key): the seeded trader plus fresh verified accounts. */
 const TRADERS = 16;
 const PASSWORD = 'bench-password-123';
+const SERVICE_ONLY = process.env.BENCH_SERVICE_ONLY === '1';
 
 async function json(
   url: string,
@@ -249,6 +252,16 @@ async function main(): Promise<void> {
           ' ',
         )}; ${CONNECTIONS} connections, ${PHASE_SECONDS} s a phase, ${ROUNDS} rounds A B, ${TRADERS} traders`,
     );
+    if (SERVICE_ONLY) {
+      await orders('service', WARMUP_SECONDS)();
+      for (let r = 1; r <= ROUNDS; r++) {
+        print(
+          `round ${r} service POST /orders (saturation)`,
+          await measured(pid, orders('service', PHASE_SECONDS)),
+        );
+      }
+      return;
+    }
     const healthOf = {} as Record<Name, Figures>;
     for (const name of NAMES) {
       await health(name, 1)();

@@ -11,11 +11,11 @@ import { UsersService } from '../users/users.service.js';
 import { worldOfKey } from '../worlds/key-world.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { REPLAY_CACHE, type ReplayCache } from './replay-cache.js';
-import {
-  SIGNATURE_SKEW_SECONDS,
-  verifyRequestSignature,
-  type SignedRequest,
-} from './request-signature.js';
+import type { SignedRequest } from './request-signature.js';
+import { routeEnvironment } from '../../common/http/pipeline/environment.stage.js';
+import { checkExpiry, refuseRevoked } from '../../common/http/pipeline/key-state.stage.js';
+import { checkScopes } from '../../common/http/pipeline/scope.stage.js';
+import { checkSignature } from '../../common/http/pipeline/signature.stage.js';
 import { SessionTokensService } from './session-tokens.service.js';
 
 export const REALTIME_PATH = '/api/v1/ws';
@@ -50,8 +50,9 @@ function sessionScopes(admin: boolean, emailVerified: boolean): Scope[] {
 
 /**
  * The authentication part of the request pipeline, in SPEC order: credential -> key state ->
- * signature -> environment routing -> scope. It fills `req.svc` for the handler or throws a
- * DomainError. Routes declare what they need with @Endpoint (RouteMeta).
+ * signature -> environment routing -> scope (each stage in src/common/http/pipeline/). It fills
+ * `req.svc` for the handler or throws a DomainError; the realtime feed's auth message runs the
+ * same stages. Routes declare what they need with @Endpoint (RouteMeta).
  */
 @Injectable()
 export class AccessPipeline {
@@ -84,29 +85,8 @@ export class AccessPipeline {
         'This operation belongs to an API key; call it with X-API-Key',
       );
     }
-    this.route(credential, meta);
-    const missing = meta.scopes.filter((s) => !credential.scopes.includes(s));
-    // EMAIL_NOT_VERIFIED only when verifying would grant all that is missing (a non-admin's
-    // session never gains admin scopes; an ADMIN_EMAILS user's does, once verified).
-    const ifVerified = credential.scopesIfVerified;
-    if (
-      missing.length > 0 &&
-      ifVerified !== undefined &&
-      missing.every((s) => ifVerified.includes(s))
-    ) {
-      throw new DomainError(
-        'EMAIL_NOT_VERIFIED',
-        'Write operations need a verified email: send the token from the verification mail to POST /api/v1/auth/verify-email, then retry',
-        { required_scopes: meta.scopes, missing_scopes: missing },
-      );
-    }
-    if (missing.length > 0) {
-      throw new DomainError(
-        'INSUFFICIENT_SCOPE',
-        `This operation needs the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`,
-        { required_scopes: meta.scopes, missing_scopes: missing },
-      );
-    }
+    routeEnvironment(credential, meta, this.config.values.sandboxEnabled);
+    checkScopes(credential, meta);
     req.svc.credential = credential;
     req.svc.userId = credential.userId;
     req.svc.environment = credential.environment;
@@ -178,7 +158,7 @@ export class AccessPipeline {
     } else {
       throw new DomainError('UNAUTHENTICATED', 'The auth message needs api_key or token');
     }
-    this.route(credential, REALTIME_META);
+    routeEnvironment(credential, REALTIME_META, this.config.values.sandboxEnabled);
     if (!credential.scopes.includes('websocket')) {
       throw new DomainError('INSUFFICIENT_SCOPE', 'The realtime feed needs the websocket scope', {
         required_scopes: ['websocket'],
@@ -192,42 +172,14 @@ export class AccessPipeline {
     const resolved = KEY_FORMAT.test(secret) ? await this.keys.bySecret(secret) : null;
     if (resolved === null) throw new DomainError('UNAUTHENTICATED', 'Unknown or malformed API key');
     const key = resolved.entity;
-    if (key.revokedAt !== null) {
-      throw new DomainError('API_KEY_REVOKED', `API key ${key.prefix}... was revoked`, {
-        key_id: key.id,
-      });
-    }
+    refuseRevoked(key);
     // A world key reaches its world only (its environment is test, so paper rules apply), and
     // its expiry and signature window read that world's clock, as all its time rules do.
     const world =
       key.worldId ?? worldOfKey({ environment: key.environment, scopes: resolved.scopes });
     const now = this.clocks.for(world).now();
-    const expiresAt = key.expiresAt === null ? null : Date.parse(key.expiresAt);
-    if (expiresAt !== null && expiresAt <= now) {
-      throw new DomainError(
-        'API_KEY_EXPIRED',
-        `API key ${key.prefix}... expired at ${key.expiresAt}`,
-        {
-          key_id: key.id,
-          expired_at: key.expiresAt,
-        },
-      );
-    }
-    if (key.signingRequired) {
-      const ok = verifyRequestSignature(
-        signed,
-        resolved.signingSecret ?? '',
-        Math.floor(now / 1000),
-      );
-      // Checked after the signature verified: a forged one never fills the cache.
-      if (await this.replays.seen(key.id, ok.signature, ok.replayableUntilMs)) {
-        throw new DomainError(
-          'SIGNATURE_REPLAYED',
-          `This signature was already used: sign each request afresh (a new X-Svc-Timestamp changes the signature); a signature is single-use for the +/-${SIGNATURE_SKEW_SECONDS} s window`,
-          { window_seconds: SIGNATURE_SKEW_SECONDS },
-        );
-      }
-    }
+    const expiresAt = checkExpiry(key, now);
+    await checkSignature(key, resolved.signingSecret, signed, now, this.replays);
     this.touch(key, now);
     return {
       type: 'API_KEY',
@@ -266,33 +218,6 @@ export class AccessPipeline {
         ? {}
         : { scopesIfVerified: sessionScopes(this.users.isAdmin(user, true), true) }),
     };
-  }
-
-  /** Environment routing: paper credentials, the sandbox flag, real-money and sandbox-only routes. */
-  private route(c: Credential, meta: RouteMeta): void {
-    const sandboxOn = this.config.values.sandboxEnabled;
-    if (c.environment === 'test' && !sandboxOn) {
-      throw new DomainError(
-        'SANDBOX_DISABLED',
-        'The developer sandbox is disabled: test keys are not accepted',
-      );
-    }
-    if (meta.environment === 'sandbox-only') {
-      if (!sandboxOn)
-        throw new DomainError('SANDBOX_DISABLED', 'The developer sandbox is disabled');
-      if (c.environment !== 'test') {
-        throw new DomainError(
-          'LIVE_KEY_SANDBOX_ENDPOINT',
-          'This sandbox control accepts test keys only',
-        );
-      }
-    }
-    if (meta.environment === 'real-money' && c.environment === 'test') {
-      throw new DomainError(
-        'TEST_KEY_LIVE_ENDPOINT',
-        'Test keys (and env:paper keys) cannot call real-money endpoints',
-      );
-    }
   }
 
   /** last_used_at, written at most once a minute per key and never on the request's path. */

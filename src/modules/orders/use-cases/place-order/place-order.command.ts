@@ -29,12 +29,13 @@ export class PlaceOrderCommand {
   /** The engine command: the order, tagged with its key, and a sandbox scenario's fill limit. */
   engineRequest(): PlaceOrderRequest {
     const c = this.credential;
-    return {
-      ...engineOrder(c, this.body),
-      tag: c.keyId,
-      clientOrderId: this.body.client_order_id ?? null,
-      ...(c.scenario !== undefined ? { fillLimit: c.scenario.fillLimit } : {}),
-    };
+    // engineOrder's object, completed in place: this runs for every order placed, and copying
+    // it with spreads cost more than the engine's own checks.
+    const request: PlaceOrderRequest = engineOrder(c, this.body);
+    request.tag = c.keyId;
+    request.clientOrderId = this.body.client_order_id ?? null;
+    if (c.scenario !== undefined) request.fillLimit = c.scenario.fillLimit;
+    return request;
   }
 }
 

@@ -1,0 +1,144 @@
+/**
+ * The one request pipeline, assembled in order from its stages (one file each, beside this one)
+ * as Fastify hooks around the thin controllers. Each route's plan (route-plan.ts, decided when
+ * the route is registered) says which stages apply to it; the others are not run.
+ * onRequest: connection order, request context and headers, closing and malformed HTTP, empty
+ * body type, deprecation headers, CORS, per-IP ceiling, method checks, 410 after sunset;
+ * preValidation (body parsed, not validated): batch legs against the per-IP ceiling, credential
+ * (key state, signature, environment, scope), per-key/per-route limits and quotas, the body
+ * parser's findings, the operation's query names and body;
+ * preHandler (body validated): idempotency, then sandbox scenarios;
+ * onSend: Connection: close while stopping, the idempotent response stored;
+ * onResponse: a batch's uncharged legs, one structured log line.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock/clock.js';
+import type { AppConfig } from '../../../config/app-config.js';
+import { applyCors } from '../../../modules/access/cors.js';
+import { operationKey } from '../operation-inputs.js';
+import type { RouteRegistry } from '../route-registry.js';
+import {
+  arrive,
+  closeAfterLastAnswer,
+  noteClosingError,
+  refuseClosingOrMalformed,
+  skipBehindClose,
+} from './connection.stage.js';
+import { credential } from './credential.stage.js';
+import { markDeprecated, refuseAfterSunset } from './deprecation.stage.js';
+import { beginIdempotent, finishIdempotent } from './idempotency.stage.js';
+import { gateBatchLegs, ipLimit, settleBatchLegs } from './ip-limit.stage.js';
+import { dropTypeOfEmptyBody, raiseBodyIssue } from './json-body.stage.js';
+import { refuseBareQuery, refuseShadowedPath } from './method-match.stage.js';
+import { checksInputs, operationInputs } from './operation-inputs.stage.js';
+import type { PipelineServices } from './pipeline-state.js';
+import { logRequest } from './request-log.stage.js';
+import { startRequest } from './request-context.stage.js';
+import { planOf, planRoute } from './route-plan.js';
+import { routeLimits } from './route-limits.stage.js';
+import { scenario } from './scenario.stage.js';
+
+export interface PipelineDeps {
+  routes: RouteRegistry;
+  clock: Clock;
+  log: Logger;
+  config: AppConfig;
+  services: PipelineServices;
+}
+
+export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): void {
+  const { routes, clock, log, config, services } = deps;
+  const firstParty = new Set(config.firstPartyOrigins);
+  // Set on every request as it arrives: declared here so every request has the same shape.
+  fastify.decorateRequest('svcPlan', null);
+  fastify.addHook('onRoute', (route) => {
+    routes.add(route.method, route.url ?? route.path);
+    planRoute(route);
+  });
+
+  fastify.addHook('onError', async (req: FastifyRequest, reply: FastifyReply) => {
+    noteClosingError(req, reply);
+  });
+
+  fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (arrive(req, reply)) return;
+    const plan = planOf(req);
+    startRequest(req, reply);
+    refuseClosingOrMalformed(req, reply, services);
+    dropTypeOfEmptyBody(req);
+    if (plan.deprecated !== null) markDeprecated(req, reply, plan.deprecated);
+    // CORS next: a preflight is answered without charging the per-IP ceiling, and a first-party
+    // origin's refusals (410, 429) carry its allow and expose headers, so the browser can read them.
+    if (applyCors(req, reply, firstParty)) return reply;
+    if (services.limits?.enabled === true) await ipLimit(req, plan.meta, services.limits);
+    refuseBareQuery(req, routes);
+    if (plan.parametric) refuseShadowedPath(req, routes);
+    if (plan.deprecated !== null) refuseAfterSunset(req, plan.deprecated, clock);
+  });
+
+  // The body is parsed, not yet validated: the credential and its limits come before any
+  // validation, so an anonymous or over-limit caller learns that (401, 403, 429) rather than what
+  // is wrong with its body, and costs no validation work.
+  fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (skipBehindClose(req, reply)) return;
+    const plan = planOf(req);
+    const meta = plan.meta;
+    if (meta !== undefined) {
+      const legs = meta.ipCharge === 'legs' ? await gateBatchLegs(req, services.limits) : null;
+      if (services.access !== null) {
+        await credential(req, meta, services.access);
+        if (services.limits?.enabled === true) {
+          const operation = plan.operation ?? operationKey(req);
+          await routeLimits(req, reply, meta, operation, services.limits, legs);
+        }
+      }
+    }
+    raiseBodyIssue(req);
+    if (plan.checksInputs ?? checksInputs(meta, req.method)) {
+      operationInputs(req, plan.operation ?? operationKey(req), services.operations);
+    }
+  });
+
+  fastify.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (skipBehindClose(req, reply)) return;
+    const plan = planOf(req);
+    if (plan.meta === undefined || services.idempotency === null) return;
+    if (plan.idempotent && (await beginIdempotent(req, reply, services.idempotency))) {
+      return reply;
+    }
+    if (plan.scenarioOperation !== null) {
+      await scenario(req, reply, services.scenarios, plan.scenarioOperation);
+    }
+  });
+
+  fastify.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
+    closeAfterLastAnswer(req, reply, services);
+    if (req.idempotency === undefined) {
+      done(null, payload);
+      return;
+    }
+    finishIdempotent(req, reply, payload, services.idempotency).then(
+      () => done(null, payload),
+      (err: Error) => done(err),
+    );
+  });
+
+  // Built only when it is written: at LOG_LEVEL warn and above the request line costs nothing.
+  const logsRequests = log.isLevelEnabled('info');
+  fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done) => {
+    const plan = planOf(req);
+    if (plan.meta?.ipCharge !== 'legs') {
+      if (logsRequests) logRequest(log, req, reply);
+      done();
+      return;
+    }
+    settleBatchLegs(req, plan.meta, services.limits).then(
+      () => {
+        if (logsRequests) logRequest(log, req, reply);
+        done();
+      },
+      (err: Error) => done(err),
+    );
+  });
+}

@@ -1,0 +1,15 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ScenarioGate } from '../../../modules/scenarios/scenario-gate.js';
+
+/**
+ * preHandler, after the idempotency stage (a replay spends no scenario firing): a sandbox
+ * scenario the request matches shapes it (see ScenarioGate).
+ */
+export async function scenario(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  scenarios: ScenarioGate | null,
+  operation: string,
+): Promise<void> {
+  await scenarios?.apply(req, reply, operation);
+}
