@@ -9,6 +9,7 @@
  * account with 10,000 open orders. Prints the ratio and both p99s; writes bench/results/engine.json.
  *
  * Options: --rounds N (default 3, at least 2) --ops N --warmup N --seed S --markets M
+ * --only product|peer (one engine, any number of rounds, no ratio: for `node --cpu-prof`)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -190,8 +191,29 @@ function benchReset(markets: number): number[] {
 const f = (n: number): string => Math.round(n).toLocaleString('en-US');
 const us = (ns: number): string => `${(ns / 1000).toFixed(2)} us`;
 
+function only(): string | null {
+  const i = process.argv.indexOf('--only');
+  if (i < 0) return null;
+  const v = process.argv[i + 1];
+  if (v !== 'product' && v !== 'peer') throw new Error('--only takes product or peer');
+  return v;
+}
+
+/** One engine alone (a profile of it): its rounds' figures, nothing written. */
+function runOnly(which: string, w: Workload, rounds: number): void {
+  const ad = which === 'product' ? productAdapter(w.maxId) : peerAdapter(w.maxId);
+  for (let r = 0; r < rounds; r++) {
+    const res = round(ad, w);
+    console.log(
+      `  round ${r + 1} ${ad.name}: ${f(res.opsPerSec)} ops/s, ` +
+        `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
+    );
+  }
+}
+
 function main(): void {
-  const rounds = Math.max(2, option('rounds', 3));
+  const single = only();
+  const rounds = Math.max(single === null ? 2 : 1, option('rounds', 3));
   const tg = performance.now();
   const w = generateWorkload({
     seed: option('seed', 42),
@@ -210,6 +232,10 @@ function main(): void {
       `live orders avg ${s.liveOrdersAvg} (min ${s.liveOrdersMin}, max ${s.liveOrdersMax}); ` +
       `generated in ${f(genMs)} ms`,
   );
+  if (single !== null) {
+    runOnly(single, w, rounds);
+    return;
+  }
   const adapters = [productAdapter(w.maxId), peerAdapter(w.maxId)];
   const runs: Round[][] = adapters.map(() => []);
   for (let r = 0; r < rounds; r++) {
