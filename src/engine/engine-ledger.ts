@@ -47,13 +47,18 @@ export class EngineLedger {
 
   /** Gets or creates the (account, market) position state. */
   positionOf(account: AccountState, market: MarketState): PositionState {
-    let ps = this.index.get(account.index, market.index);
-    if (ps === undefined) {
-      ps = new PositionState(account, market.id);
-      account.positions.push(ps);
-      market.positions.push(ps);
-      this.index.add(account.index, market.index, ps);
-    }
+    return this.index.get(account.index, market.index) ?? this.createPosition(account, market);
+  }
+
+  /**
+   * Creates the position of an account in a market it has none in (the caller just looked, as
+   * placeOrder does): one probe of the index instead of a second lookup.
+   */
+  createPosition(account: AccountState, market: MarketState): PositionState {
+    const ps = new PositionState(account, market.id);
+    account.positions.push(ps);
+    market.positions.push(ps);
+    this.index.add(account.index, market.index, ps);
     return ps;
   }
 

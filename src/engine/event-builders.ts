@@ -2,7 +2,7 @@
 import type { EngineEvent } from './events.js';
 import type { AccountState, PositionState } from './ledger.js';
 import type { BookOrder } from './order.js';
-import type { BalanceReason } from './types.js';
+import type { BalanceReason, CancelReason } from './types.js';
 
 /** order.updated with the order's current fill state. */
 export function orderUpdated(order: BookOrder): EngineEvent {
@@ -15,6 +15,26 @@ export function orderUpdated(order: BookOrder): EngineEvent {
     status: order.status,
     fillCost: order.fillCost,
     averageFillPrice: order.averageFillPrice(),
+    updatedAt: order.updatedAt,
+  };
+}
+
+/**
+ * order.cancelled of an order just ended (its status, reason and updatedAt already set), resting
+ * or a taker's remainder alike; `dropped` is the remainder it had before.
+ */
+export function orderCancelled(
+  order: BookOrder,
+  reason: CancelReason,
+  dropped: number,
+): EngineEvent {
+  return {
+    type: 'order.cancelled',
+    orderId: order.id,
+    accountId: order.accountId,
+    reason,
+    filledQuantity: order.filledQuantity,
+    cancelledQuantity: dropped,
     updatedAt: order.updatedAt,
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { EngineLedger } from './engine-ledger.js';
 import type { MarketState } from './engine-state.js';
-import { balanceChanged, orderUpdated, positionChanged } from './event-builders.js';
+import { balanceChanged, orderCancelled, orderUpdated, positionChanged } from './event-builders.js';
 import type { EngineEvent } from './events.js';
 import { applyFill } from './ledger.js';
 import type { BookOrder } from './order.js';
@@ -201,24 +201,13 @@ export class Matcher {
     order.cancelReason = reason;
     order.updatedAt = now;
     this.orders.retire(order);
-    events.push(
-      {
-        type: 'order.cancelled',
-        orderId: order.id,
-        accountId: order.accountId,
-        reason,
-        filledQuantity: order.filledQuantity,
-        cancelledQuantity: dropped,
-        updatedAt: now,
-      },
-      {
-        type: 'book.level',
-        marketId: market.id,
-        side: order.bookSide,
-        price: order.bookPrice,
-        quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
-      },
-    );
+    events.push(orderCancelled(order, reason, dropped), {
+      type: 'book.level',
+      marketId: market.id,
+      side: order.bookSide,
+      price: order.bookPrice,
+      quantity: market.book.levelQuantity(order.bookSide, order.bookPrice),
+    });
   }
 
   /**
@@ -232,15 +221,7 @@ export class Matcher {
     order.updatedAt = now;
     this.ledger.markDirty(order.owner);
     this.orders.retire(order);
-    events.push({
-      type: 'order.cancelled',
-      orderId: order.id,
-      accountId: order.accountId,
-      reason,
-      filledQuantity: order.filledQuantity,
-      cancelledQuantity: dropped,
-      updatedAt: now,
-    });
+    events.push(orderCancelled(order, reason, dropped));
   }
 
   /** Ends a taker's life without resting it (IOC / MARKET remainder, unfillable FOK). */

@@ -94,7 +94,7 @@ export class OrderEntry {
       .newOrder()
       .init(
         this.ids.next('ord_'),
-        ps === this.blank ? this.ledger.positionOf(account, market) : ps,
+        ps === this.blank ? this.ledger.createPosition(account, market) : ps,
         req.tag ?? null,
         req.clientOrderId ?? null,
         req.action,

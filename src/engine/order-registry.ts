@@ -1,9 +1,10 @@
 /**
  * Where the engine finds orders by their public id, keeps final orders readable for a while and
- * recycles order objects. The only string-keyed lookup an order meets is here, and only when it
- * rests (cancel and amend name orders by id): an order that trades or expires on arrival never
- * enters the open map.
+ * recycles order objects. The only id lookup an order meets is here (an {@link OrderIdTable}), and
+ * only when it rests (cancel and amend name orders by id): an order that trades or expires on
+ * arrival never enters the table, unless callers look up final orders (see finalLookups).
  */
+import { OrderIdTable } from './order-id-table.js';
 import { BookOrder } from './order.js';
 
 /** Upper bound of the recycled-order free list (bounds memory after a mass cancel). */
@@ -12,10 +13,10 @@ const MAX_SPARE_ORDERS = 65_536;
 export class OrderRegistry {
   /**
    * Open orders by id, and the retention ring's final orders too once someone has asked for a
-   * final order. An order that rested is set here once and deleted once, when it leaves the
-   * ring; it is not moved to a second map when it ends.
+   * final order. An order that rested is added here once and removed once, when it leaves the
+   * ring; it is not moved to a second table when it ends.
    */
-  private readonly byId = new Map<string, BookOrder>();
+  private readonly byId = new OrderIdTable();
   /**
    * Someone asked for an order that is not open: from then on retired orders that never rested
    * are put in {@link byId} too, so an engine whose callers never ask pays nothing for them.
@@ -49,10 +50,7 @@ export class OrderRegistry {
 
   /** Makes a resting order findable by id (once). */
   index(order: BookOrder): void {
-    if (!order.indexed) {
-      order.indexed = true;
-      this.byId.set(order.id, order);
-    }
+    if (order.idSlot < 0) this.byId.add(order);
   }
 
   /** An open order, or a final one still within the retention window. */
@@ -92,10 +90,9 @@ export class OrderRegistry {
   }
 
   private forget(order: BookOrder): void {
-    // No get-before-delete: ids are unique among open and retained orders (placement, restore
-    // and the quote cross all refuse a known id), so an indexed order is the map's entry. The
-    // lookup of an order ten thousand retirements old is a cache miss each time.
-    if (order.indexed) this.byId.delete(order.id);
+    // Ids are unique among open and retained orders (placement, restore and the quote cross all
+    // refuse a known id), so an indexed order is the table's entry, removed by its slot.
+    if (order.idSlot >= 0) this.byId.remove(order);
     this.recycle(order);
   }
 
@@ -107,7 +104,6 @@ export class OrderRegistry {
    * still be read (snapshotted) until the command returns.
    */
   private recycle(order: BookOrder): void {
-    order.indexed = false;
     if (this.spare.length < MAX_SPARE_ORDERS) this.spare.push(order);
   }
 }

@@ -70,8 +70,8 @@ export class BookOrder {
   /** Owner (account x market) open-order list links. */
   ownerPrev: BookOrder | null = null;
   ownerNext: BookOrder | null = null;
-  /** Present in the engine's id map. */
-  indexed = false;
+  /** Slot in the engine's {@link OrderIdTable} while findable by id (-1 otherwise). */
+  idSlot = -1;
   /** RFQ orders only (set after {@link init}, which clears it). */
   rfqId: string | null = null;
 
@@ -121,7 +121,7 @@ export class BookOrder {
     this.next = null;
     this.ownerPrev = null;
     this.ownerNext = null;
-    this.indexed = false;
+    this.idSlot = -1;
     this.rfqId = null;
     return this;
   }
