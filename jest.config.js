@@ -26,7 +26,7 @@ const common = {
     '/node_modules/content-disposition/.+\\.js$': esmOnlyRequiredFromCjs,
   },
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  resolver: '<rootDir>/test/support/jest-resolver.cjs',
   testEnvironment: 'node',
 };
 export default {

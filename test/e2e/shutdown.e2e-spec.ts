@@ -93,13 +93,14 @@ async function halfSentClockAdvance(
   return { finish: (after = '') => sock.write(body.slice(5) + after), received: () => raw };
 }
 
+// Each test runs its own service process (its own DATA_DIR and port): they run side by side.
 describe('graceful shutdown on SIGTERM', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-shutdown-'));
   afterAll(() => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it(
+  it.concurrent(
     'stops accepting, finishes in-flight requests, exits 0, and leaves the databases sound',
     async () => {
       const env = { SANDBOX_CLOCK_CONTROL: 'true' };
@@ -208,7 +209,7 @@ describe('graceful shutdown on SIGTERM', () => {
     TIMEOUT,
   );
 
-  it(
+  it.concurrent(
     'a client stalled in the middle of its request does not hold SIGTERM: closed after SHUTDOWN_DRAIN_MS',
     async () => {
       const svc = await startService({ env: { SHUTDOWN_DRAIN_MS: '500' } });
@@ -251,7 +252,7 @@ describe('graceful shutdown on SIGTERM', () => {
     TIMEOUT,
   );
 
-  it(
+  it.concurrent(
     "a request arriving on a kept-alive connection while closing gets the contract's 503",
     async () => {
       const svc = await startService({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
@@ -281,7 +282,7 @@ describe('graceful shutdown on SIGTERM', () => {
     TIMEOUT,
   );
 
-  it(
+  it.concurrent(
     'a kept-alive connection whose request finished while closing is closed then, not at the drain deadline',
     async () => {
       const svc = await startService({
@@ -304,7 +305,7 @@ describe('graceful shutdown on SIGTERM', () => {
     TIMEOUT,
   );
 
-  it(
+  it.concurrent(
     'SIGINT (Ctrl-C) shuts down the same way',
     async () => {
       const svc = await startService();
