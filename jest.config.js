@@ -41,6 +41,9 @@ export default {
   ],
   // Top level: Jest ignores testTimeout inside a project entry.
   testTimeout: 60000,
+  // it.concurrent tests at once in a file (the suites that start `node dist/main.js` processes):
+  // three overlap their waits without starving a busy two-core machine's other worker.
+  maxConcurrency: 3,
   // The e2e boots' migrated and seeded DATA_DIR templates live for one run.
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',

@@ -20,7 +20,7 @@ import {
 
 const BUILD_TIMEOUT = 180_000;
 // A start is ~1 s, but the machine may be busy, and the tests below run several processes at once.
-const PROCESS_TIMEOUT = 120_000;
+const PROCESS_TIMEOUT = 180_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -175,7 +175,7 @@ describe('boot of the built service', () => {
     async () => {
       const svc = await spawnService({ port: 0 });
       try {
-        const deadline = Date.now() + 60_000;
+        const deadline = Date.now() + 120_000;
         let match: RegExpMatchArray | null = null;
         while (match === null && Date.now() < deadline && svc.proc.exitCode === null) {
           match = svc.stdout().match(/"listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1"/);

@@ -196,7 +196,7 @@ export function killGroup(svc: ServiceProcess): void {
  * Polls GET /api/v1/health/ready until it answers 200; fails fast if the process exits. A first
  * start takes a second or two, but suites start several at once on a busy 2-core machine.
  */
-export async function waitReady(svc: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+export async function waitReady(svc: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void svc.exited.then(() => (exited = true));
@@ -233,7 +233,7 @@ export async function runToExit(
   opts: SpawnOptions & { timeoutMs?: number } = {},
 ): Promise<Exit & { stdout: string; stderr: string }> {
   const svc = await spawnService(opts);
-  const timer = setTimeout(() => svc.proc.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+  const timer = setTimeout(() => svc.proc.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
   const exit = await svc.exited;
   clearTimeout(timer);
   if (opts.dataDir === undefined) rmSync(svc.dataDir, { recursive: true, force: true });
