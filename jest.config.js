@@ -26,7 +26,7 @@ const common = {
     '/node_modules/content-disposition/.+\\.js$': esmOnlyRequiredFromCjs,
   },
   transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  resolver: '<rootDir>/test/support/jest-resolver.cjs',
   testEnvironment: 'node',
 };
 export default {
@@ -41,6 +41,9 @@ export default {
   ],
   // Top level: Jest ignores testTimeout inside a project entry.
   testTimeout: 60000,
+  // it.concurrent tests at once in a file (the suites that start `node dist/main.js` processes):
+  // three overlap their waits without starving a busy two-core machine's other worker.
+  maxConcurrency: 3,
   // The e2e boots' migrated and seeded DATA_DIR templates live for one run.
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',

@@ -46,7 +46,11 @@ import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
 import { lockDataDir, type DataDirLock } from './config/data-dir-lock.js';
 import { clockOffsetFile, fileClockOffset } from './config/clock-offset.js';
-import { buildOpenApi, LEGACY_OPENAPI_LIFECYCLE } from './modules/meta/openapi.builder.js';
+import {
+  buildOpenApi,
+  LEGACY_OPENAPI_LIFECYCLE,
+  type ContractStore,
+} from './modules/meta/openapi.builder.js';
 import { OpenApiService } from './modules/meta/openapi.service.js';
 import { registerWebApp } from './modules/web-app/web-app.static.js';
 
@@ -58,6 +62,8 @@ export interface CreateAppOptions {
   logStream?: DestinationStream;
   /** The limit store; the in-process one by default (tests inject failing stores). */
   limitStore?: LimitStore;
+  /** Where the built OpenAPI document is kept between boots; this process's memory by default. */
+  contractStore?: ContractStore;
 }
 
 export interface App {
@@ -225,9 +231,9 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
     });
     answerOddHttp(fastify.server);
     drainWithDeadline(fastify, config.shutdownDrainMs, pipeline, log);
-    const contract = buildOpenApi(app, config.stagingBaseUrl);
-    app.get(OpenApiService, { strict: false }).set(contract);
-    pipeline.operations = operationsOf(contract);
+    const contract = buildOpenApi(app, config.stagingBaseUrl, opts.contractStore);
+    app.get(OpenApiService, { strict: false }).set(contract.document, contract.json);
+    pipeline.operations = operationsOf(contract.document);
   } catch (err) {
     await app.close().catch(() => undefined);
     throw err;

@@ -9,6 +9,7 @@ import { createApp } from '../../src/app.factory.js';
 import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
+import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
 
@@ -73,7 +74,13 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
   if (opts.dataDir === undefined) await fillFromTemplate(dataDir, config, clock);
-  const created = await createApp({ config, clock, logStream, limitStore: opts.limitStore });
+  const created = await createApp({
+    config,
+    clock,
+    logStream,
+    limitStore: opts.limitStore,
+    contractStore: runContractStore(),
+  });
   const { app } = created;
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();

@@ -59,8 +59,9 @@ export async function ensureBuilt(): Promise<void> {
       if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 180_000)
         rmSync(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`timed out waiting for the build lock ${lock}`);
+      // Not done until the lock is free: tsc writes dist/main.js before the files it imports, so
+      // a fresh main.js alone let a waiting test start a half-written build.
       await sleep(250);
-      if (isFresh()) return;
     }
   }
   try {
@@ -191,8 +192,11 @@ export function killGroup(svc: ServiceProcess): void {
   }
 }
 
-/** Polls GET /api/v1/health/ready until it answers 200; fails fast if the process exits. */
-export async function waitReady(svc: ServiceProcess, timeoutMs = 20_000): Promise<void> {
+/**
+ * Polls GET /api/v1/health/ready until it answers 200; fails fast if the process exits. A first
+ * start takes a second or two, but suites start several at once on a busy 2-core machine.
+ */
+export async function waitReady(svc: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void svc.exited.then(() => (exited = true));
@@ -229,7 +233,7 @@ export async function runToExit(
   opts: SpawnOptions & { timeoutMs?: number } = {},
 ): Promise<Exit & { stdout: string; stderr: string }> {
   const svc = await spawnService(opts);
-  const timer = setTimeout(() => svc.proc.kill('SIGKILL'), opts.timeoutMs ?? 15_000);
+  const timer = setTimeout(() => svc.proc.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
   const exit = await svc.exited;
   clearTimeout(timer);
   if (opts.dataDir === undefined) rmSync(svc.dataDir, { recursive: true, force: true });

@@ -36,24 +36,45 @@ const DESCRIPTION = `HTTP API of the paper-trading sandbox exchange.
   and takes test keys (\`svc_test_...\`) only. It marks its requests with \`Svc-Client: api-explorer\`;
   such a request carrying a live key is refused with 403 LIVE_KEY_EXPLORER.`;
 
+/** The built document and its serialized form (what GET /api/v1/openapi.json serves). */
+export interface BuiltContract {
+  document: Obj;
+  json: string;
+}
+
+/**
+ * Where built documents are kept between boots, by key (the staging URL and the controllers):
+ * this process's memory unless createApp is given another (the e2e tests share one per run
+ * across their test files, which Jest loads each in a fresh module registry).
+ */
+export interface ContractStore {
+  get(key: string): string | undefined;
+  set(key: string, json: string): void;
+}
+
+const BUILT = new Map<string, string>();
+
 /**
  * Generates the OpenAPI 3.1 document from the controllers' decorators, then derives the security
  * requirements from each operation's x-auth and x-required-scopes, so the scopes are stated once.
  */
-export function buildOpenApi(app: INestApplication, stagingBaseUrl: string): Obj {
+export function buildOpenApi(
+  app: INestApplication,
+  stagingBaseUrl: string,
+  store: ContractStore = BUILT,
+): BuiltContract {
   // Scanning every controller's decorators takes about 0.6 s, a third of a boot. The document
   // depends only on the controllers and the staging URL, so a process that boots the app more
   // than once (the e2e tests boot it hundreds of times) builds it once per pair and gets a fresh
   // copy each later time.
   const key = `${stagingBaseUrl}\n${controllerNames(app).join(',')}`;
-  const built = BUILT.get(key);
-  if (built !== undefined) return JSON.parse(built) as Obj;
+  const built = store.get(key);
+  if (built !== undefined) return { document: JSON.parse(built) as Obj, json: built };
   const document = generate(app, stagingBaseUrl);
-  BUILT.set(key, JSON.stringify(document));
-  return document;
+  const json = JSON.stringify(document);
+  store.set(key, json);
+  return { document, json };
 }
-
-const BUILT = new Map<string, string>();
 
 function controllerNames(app: INestApplication): string[] {
   const names: string[] = [];

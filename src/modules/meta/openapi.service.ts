@@ -8,9 +8,10 @@ export class OpenApiService {
   private tag = '';
   private doc: Record<string, unknown> = {};
 
-  set(document: Record<string, unknown>): void {
+  /** `json` is the document serialized, when the caller has it already. */
+  set(document: Record<string, unknown>, json = JSON.stringify(document)): void {
     this.doc = document;
-    this.json = JSON.stringify(document);
+    this.json = json;
     this.tag = `"${createHash('sha256').update(this.json).digest('base64url')}"`;
   }
 
