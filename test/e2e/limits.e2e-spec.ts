@@ -357,13 +357,11 @@ describe('limits', () => {
       'when the store %s: per-IP ceilings and quotas fail open, the tier ceiling still holds',
       async (_name, make) => {
         const logsBefore = svc.logs.length;
-        const token = await sessionFor(svc.api);
-        const key = await createKey(svc.api, token);
-        const other = { 'x-api-key': (await createKey(svc.api, token)).key };
         store.broken = make();
         // 61 requests in the auth category (ceiling 60): no per-IP 429.
         const bogus = await hammer(`${svc.api}/auth/me`, 61, { 'x-api-key': 'svc_test_bogus' });
         expect(bogus.every((s) => s === 401)).toBe(true);
+        const key = await createKey(svc.api, await sessionFor(svc.api));
         const h = { 'x-api-key': key.key };
         const statuses = await hammer(`${svc.api}/auth/me`, 60, h);
         expect(statuses.every((s) => s === 200)).toBe(true);
@@ -372,6 +370,7 @@ describe('limits', () => {
         expect(ok.headers.get('x-quota-daily-limit')).toBeNull();
         // A route limit holds locally too, and its refusal reads the key's minute from the same
         // local counters (6 exports used, 54 left; the store that is down would say 60).
+        const other = { 'x-api-key': (await createKey(svc.api, await sessionFor(svc.api))).key };
         const exports = await hammer(`${svc.api}/orders/export`, 6, other);
         expect(exports).toEqual(new Array(6).fill(200));
         const route = await http(`${svc.api}/orders/export`, { headers: other });
