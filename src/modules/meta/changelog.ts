@@ -9,6 +9,62 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-worlds-rfq',
+    date: '2026-11-29',
+    title: 'RFQ inside ephemeral worlds; every group serves worlds',
+    kind: 'ADDED',
+    description:
+      "Ephemeral worlds now serve RFQ with a world key, exactly as in the shared paper world but with that world's records only: RFQs and quotes are stored in the world's file and are 404 from the paper world and other worlds (and the other way round), the world's house responder quotes every RFQ from the world's own reference price with its collateral held in the world's engine, an accepted quote trades in the world's engine (order, trade, position and wallet of the world only), and RFQs and quotes expire on the world's clock: `POST /sandbox/clock` with the world key ends those it makes due before answering, and nothing in the paper world or another world. The `rfq` realtime messages, the `rfq.quote_received`, `rfq.quote_accepted` and `rfq.expired` webhooks and the RFQ notifications of a world reach that world's sockets, endpoints and inbox only, the realtime messages and webhook events carrying `world_id`. `POST /sandbox/reset` with a world key cancels that world's RFQs and quotes (`cleared.rfqs`, `cleared.rfq_quotes`); deleting or expiring a world removes them with its file; an OPEN RFQ survives an idle unload and a restart. With RFQ, data exports and crypto, every group now serves ephemeral worlds, so no operation answers 422 `WORLD_OPERATION_UNSUPPORTED` any more (the code is gone); the demo app shows the RFQ panel inside a world.",
+  },
+  {
+    id: '2026-11-29-worlds-crypto',
+    date: '2026-11-29',
+    title: 'Crypto inside ephemeral worlds; crash recovery of half worlds',
+    kind: 'ADDED',
+    description:
+      "Ephemeral worlds now serve crypto. A world has its own `BTC-USD`, `ETH-USD` and `SOL-USD` indices, seeded from the world's `seed` and kept in its file. Its walk steps only when the world's clock is advanced (one step per multiple of `CRYPTO_TICK_INTERVAL_MS` its offset crosses, at most 1000 per advance), never with the passing of time, so the same seed and the same requests give the same prices. `GET /crypto/prices` and `GET /crypto/prices/{symbol}/history` with a world key read the world's indices. `POST /sandbox/crypto/{symbol}/price` with a world key sets that world's index only; it was refused inside a world, because it used to set the shared paper index. `crypto:<symbol>` messages of a world carry `world_id` and reach that world's sockets only. The world's crypto markets resolve from its index as its clock passes their close time. `POST /sandbox/reset` with a world key starts the world's indices again from their seeded prices (`cleared.crypto_candles`, always 0 in the shared paper world, whose indices it leaves alone). Boot recovery of half worlds is complete: besides worlds left `CREATING` or `DELETING`, a boot now removes `READY` worlds whose file is missing or cut short (key revoked, not recreated empty), deletes world files and partial copies that have no registry row, and revokes world keys whose world has no row. A create now copies the template to a `.part` file and renames it into place, so a crash mid-copy never leaves a partial world file.",
+  },
+  {
+    id: '2026-11-29-worlds-exports',
+    date: '2026-11-29',
+    title: 'Data exports inside ephemeral worlds',
+    kind: 'ADDED',
+    description:
+      "Data exports work inside ephemeral worlds: with a world key, `/data/datasets`, `/data/exports` and the estimate read the world's own file (its markets, trades, index points, and the caller's orders, fills and ledger there), the jobs and their files belong to the world (`DATA_DIR/exports/worlds/<wld_id>/`, `404 NOT_FOUND` from the paper world and from other worlds), READY exports expire 7 days later on the world's clock, `POST /sandbox/reset` with the world key deletes them, and deleting or expiring the world stops its running exports and removes their files; an export keeps running when its world is unloaded for idleness, and one a restart cut short is re-queued when its world is next opened. At most 2 exports per user run at once over all worlds together. The `ORDERS` dataset gains a `self_trade_prevention` column after `post_only` (CSV and JSONL), and the `GET /data/datasets` operation's description lists every dataset's columns.",
+  },
+  {
+    id: '2026-11-29-request-pipeline-stages',
+    date: '2026-11-29',
+    title: 'Request pipeline: one file per stage, per-route stage plans',
+    kind: 'CHANGED',
+    description:
+      "The request pipeline now lives in `src/common/http/pipeline/`, one file per stage (connection order, request context and headers, JSON body, deprecation and sunset, per-IP limit, method checks, credential, key state, signature, environment routing, scope, per-key and per-route limits, operation inputs, idempotency, sandbox scenarios, request log), assembled in order by `pipeline.ts`; answers, status codes, headers and the order of refusals are unchanged. Each route's stages are decided once when it is registered, from its `@Endpoint` metadata, so a request runs only the stages that apply to its route (no deprecation, path-shadow, batch-leg, idempotency or scenario work where none can apply), and the per-request line is built only when LOG_LEVEL lets it be written. API-key lookups hash the key with Node's one-shot SHA-256, and the order command is built without copying objects. `npm run bench:orders` takes `BENCH_SERVICE_ONLY=1` to load the service alone (with `BENCH_PROF=<dir>`, a CPU profile of the order path).",
+  },
+  {
+    id: '2026-11-29-engine-order-id-table',
+    date: '2026-11-29',
+    title: 'Engine: orders by id in a typed-array table; bench:engine per CPU second',
+    kind: 'CHANGED',
+    description:
+      "Engine: orders are found by id through an open-addressing table over typed arrays instead of a string-keyed map (same ids, same answers; the matching engine does 1.3x to 1.5x the work of nodejs-order-book per CPU second on the benchmark's order flow, up from 1.2x, and its p99 fell from about 0.9 to about 0.65 of nodejs-order-book's). `npm run bench:engine` now reads every command's events as the service does, reports ops per CPU second beside wall-clock ops/s (and their ratio to the peer), and takes `--only product|peer` to profile one engine.",
+  },
+  {
+    id: '2026-11-29-faster-test-boots',
+    date: '2026-11-29',
+    title: 'A faster test command: lint beside the compile, shared boots',
+    kind: 'CHANGED',
+    description:
+      "The test command is faster, with every test kept: the lint runs beside the compile instead of before it; end-to-end boots in every test file reuse the OpenAPI document built once per run (the served document is unchanged byte for byte) and Jest resolves the sources' `.js` imports through a cached resolver; configuration values that are refused are checked in-process (one real `node dist/main.js` per exit path still checks exit 78 and the one-line message), and the suites that start the service as a process (boot, listen failures, graceful shutdown) run their cases side by side.",
+  },
+  {
+    id: '2026-11-29-limits-tests-faster',
+    date: '2026-11-29',
+    title: 'Faster limits tests',
+    kind: 'CHANGED',
+    description:
+      "Tests only, no behaviour change: the limits suites boot the app once per configuration instead of once per test (limits 13 boots to 4, limits-tiers 8 to 1), start each test on a fresh minute of the test clock, and send the requests that only fill a rate-limit window concurrently through a lean keep-alive client (also in the lifecycle and Explorer per-IP tests), while the request at each limit's boundary is still sent alone and asserted exactly (status, code, X-RateLimit-*, Retry-After, body); the slow-limit-store handshake test waits for the store to be asked instead of fixed sleeps that a loaded machine could miss.",
+  },
+  {
     id: '2026-11-29-explorer-by-tag',
     date: '2026-11-29',
     title: 'API Explorer: one tag at a time',
