@@ -130,12 +130,12 @@ export class MarketsService {
     if (!MARKET_ID.test(id) || this.summary(env, id) === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     }
-    const repo = this.engines.get(env).repo;
+    const rt = this.engines.get(env);
     return paginate({
       list: `trades:${env}:${id}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) => repo.tradesOfMarket(id, after?.[0] ?? null, take),
+      fetch: (after, take) => rt.marketTrades(id, after?.[0] ?? null, take),
       keyOf: (t) => [t.id],
       map: (t) => ({
         id: t.id,

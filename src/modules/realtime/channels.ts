@@ -1,6 +1,6 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
-import { ledgerTypeOf } from '../trading/trading.repository.js';
+import { ledgerTypeOf } from '../trading/stores/ledger.store.js';
 import { marketPrices } from '../markets/market-summary.js';
 import { markPrice, positionDto } from '../positions/position-mapper.js';
 import type { Environment } from '../../common/environment.js';

@@ -16,7 +16,8 @@ import {
 import type { Action, CrossQuoteRequest, Side } from '../../engine/index.js';
 import { EngineRuntime } from './engine-runtime.js';
 import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
-import { EffectStore, TradingRepository } from './trading.repository.js';
+import { EffectStore } from './stores/effect.store.js';
+import { TradingRepository } from './trading.repository.js';
 
 /**
  * The RFQ commands of the runtime on a real engine database: what they store, in one transaction
@@ -227,7 +228,7 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
         before,
       );
       expect(rt.engine.openOrders(taker)).toEqual([]);
-      expect(rt.repo.listOrders(taker, { limit: 10 })).toEqual([
+      expect(rt.storedOrders(taker, { limit: 10 })).toEqual([
         expect.objectContaining({ type: 'RFQ', rfq_id: `rfq_${m}` }),
       ]);
     },

@@ -42,9 +42,12 @@ class FakeRepo {
   }
   /** Reference prices as stored (saveReferences). */
   references = new Map<string, number>();
-  saveReferences(refs: ReadonlyMap<string, number>): void {
-    for (const [id, price] of refs) this.references.set(id, price);
-  }
+  /** The market store: stores reference prices (saveReferences). */
+  markets = {
+    saveReferences: (refs: ReadonlyMap<string, number>): void => {
+      for (const [id, price] of refs) this.references.set(id, price);
+    },
+  };
   /** The webhook spool store: records what is spooled, and that it is inside the transaction. */
   webhookSpool = {
     spool: (payload: string, at: number): void => {
