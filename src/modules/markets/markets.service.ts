@@ -87,7 +87,7 @@ export class MarketsService {
 
   /** Book top, last price and volume of a market in the environment's engine. */
   private summary(env: WorldName, id: string): MarketSummary | undefined {
-    return this.engines.get(env).engine.marketSummary(id);
+    return this.engines.get(env).marketSummary(id);
   }
 
   /** Markets ordered by close time, then id; keyset-paginated on that pair. */
@@ -114,7 +114,7 @@ export class MarketsService {
   /** The environment engine's aggregated book, YES cents, best levels first. */
   orderbook(env: WorldName, id: string, depth = DEFAULT_BOOK_DEPTH): OrderBookDto {
     const d = MARKET_ID.test(id)
-      ? this.engines.get(env).committedEngine().depth(id, depth)
+      ? this.engines.get(env).committedReads().depth(id, depth)
       : undefined;
     if (d === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     return {

@@ -36,6 +36,15 @@ import type { TradingRepository } from './trading.repository.js';
  */
 export type OrderExportReads = Pick<OrderStore, 'newestOrderId' | 'countExport' | 'exportChunk'>;
 
+/**
+ * The engine's read side, for the modules that show its state (markets, the realtime hub,
+ * indices, watchlists): no command goes through it, those go through {@link EngineRuntime.run}.
+ */
+export type EngineReads = Pick<
+  MatchingEngine,
+  'marketSummary' | 'marketIds' | 'depth' | 'getAccount' | 'positions' | 'openOrders' | 'getOrder'
+>;
+
 /** The Idempotency-Key a command runs under (per owner), so its effect is recorded with it. */
 export interface IdempotencyScope {
   ownerId: string;
@@ -105,9 +114,9 @@ export interface FeedSettings {
  * price feed and the house market maker through the same path.
  */
 export class EngineRuntime {
-  engine: MatchingEngine;
+  private engine: MatchingEngine;
   /** Open orders by API key (client_order_id uniqueness, per-key cap). */
-  index = new OpenOrderIndex();
+  private index = new OpenOrderIndex();
   private pendingEvents: EngineEvent[] = [];
   private pendingEffects = new Map<string, EffectRecord>();
   private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -320,8 +329,9 @@ export class EngineRuntime {
 
   /**
    * The engine holding only committed state: a waiting batch is committed (and published) first,
-   * or, if that commit fails, refused and the engine rebuilt. For reads that must never show what
-   * a failed commit could take back, such as the order book a snapshot or the REST route serves.
+   * or, if that commit fails, refused and the engine rebuilt. For commands whose events the caller
+   * commits itself ({@link commit}: benches building state in bulk); reads go through
+   * {@link committedReads}, which never shows what a failed commit could take back.
    */
   committedEngine(): MatchingEngine {
     this.settle();
@@ -329,6 +339,22 @@ export class EngineRuntime {
     // published before the caller reads or commands).
     this.closeDue();
     return this.engine;
+  }
+
+  /**
+   * The engine's state as it is now, read-only. Within a committed batch's subscribers (the
+   * realtime fan-out) that is the committed state; elsewhere use {@link committedReads}.
+   */
+  get reads(): EngineReads {
+    return this.engine;
+  }
+
+  /**
+   * The engine's state with the waiting batch committed first and due markets closed (see
+   * {@link committedEngine}), read-only: what a REST read or a snapshot shows.
+   */
+  committedReads(): EngineReads {
+    return this.committedEngine();
   }
 
   /** False once a rebuild failed: the engine no longer matches the database. */
