@@ -14,7 +14,7 @@ export class CryptoSandboxController {
   @Endpoint({
     summary: 'Set a paper crypto index price',
     description:
-      'Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED). Paper indices are shared by every test key. Sets the paper index (BTC-USD, ETH-USD or SOL-USD) to price (a USD decimal string, at most 2 decimals, 0.01..9999999999.99) at once, as of the service clock: the candles of its buckets take it, the realtime channel crypto:<symbol> of the paper world sends it, and the walk goes on from it. Paper crypto markets whose close_time comes later resolve from it if it still stands then; the live index and live markets are never touched. 400 VALIDATION_FAILED for a bad price, 404 NOT_FOUND for an unknown symbol (details.symbol). Scope orders:write.',
+      'Paper indices are shared by every test key. Sets the paper index (BTC-USD, ETH-USD or SOL-USD) to price (a USD decimal string, at most 2 decimals, 0.01..9999999999.99) at once, as of the service clock: the candles of its buckets take it, the realtime channel crypto:<symbol> of the paper world sends it, and the walk goes on from it. Paper crypto markets whose close_time comes later resolve from it if it still stands then; the live index and live markets are never touched. 400 VALIDATION_FAILED for a bad price, 404 NOT_FOUND for an unknown symbol (details.symbol). Scope orders:write.',
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',
