@@ -11,10 +11,10 @@
  * Prints the figures and writes bench/results/reset.json. Target: under 50 ms.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Database } from 'better-sqlite3';
+import { benchEnvironment } from './support/bench-environment.js';
 import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
 import type { Credential } from '../src/common/http/request-context.js';
@@ -180,11 +180,7 @@ async function main(): Promise<void> {
       sql_commit_ms: stats(sql_ms),
       http_ms: stats(http_ms),
       meets_target: serviceStats.p90 < TARGET_MS,
-      storage: 'better-sqlite3, file-backed, WAL, synchronous=NORMAL',
-      node: process.version,
-      cpus: cpus().length,
-      load_average_1m: Math.round(loadavg()[0] * 100) / 100,
-      at: new Date().toISOString(),
+      ...benchEnvironment(),
     };
     console.log(JSON.stringify(figures, null, 2));
     console.log(
