@@ -73,9 +73,9 @@ describeInBrowser(
       expect(revoked.status).toBe(200);
       await page.getByRole('button', { name: 'Sign in' }).waitFor();
       await shows(page.getByRole('form', { name: 'Sign in' }).getByRole('status'), /^Signed out: /);
-      expect(
-        await page.evaluate<string | null>("sessionStorage.getItem('app.svc-app.test-key')"),
-      ).toBe(null);
+      expect(await page.evaluate<string | null>("sessionStorage.getItem('svc-app.test-key')")).toBe(
+        null,
+      );
       expect(w.consoleErrors).toEqual([]);
       await w.context.close();
     });

@@ -126,7 +126,7 @@ describeInBrowser('/app in Chromium: the world switcher', (app) => {
     await shows(badge, 'Shared paper world', true);
     await connected(page);
     await shows(page.getByRole('list', { name: 'Your worlds' }), 'No worlds');
-    expect(await page.evaluate<string | null>("sessionStorage.getItem('app.svc-app.world')")).toBe(
+    expect(await page.evaluate<string | null>("sessionStorage.getItem('svc-app.world')")).toBe(
       null,
     );
     await closeClean(w);

@@ -73,7 +73,7 @@ describeInBrowser('/app in Chromium: signing in and trading on the paper engine'
     expect(keys.body.data.map((k: { environment: string }) => k.environment)).toEqual(['test']);
     // A live key put in the tab's storage is never used: the page asks to sign in instead.
     await w.page.evaluate(
-      "sessionStorage.setItem('app.svc-app.test-key', 'svc_live_0123456789abcdef0123456789abcdef')",
+      "sessionStorage.setItem('svc-app.test-key', 'svc_live_0123456789abcdef0123456789abcdef')",
     );
     await w.page.reload();
     await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -81,9 +81,9 @@ describeInBrowser('/app in Chromium: signing in and trading on the paper engine'
     await signIn(w.page, app.svc.baseUrl, email);
     await w.page.getByRole('button', { name: 'Sign out' }).click();
     await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
-    expect(
-      await w.page.evaluate<string | null>("sessionStorage.getItem('app.svc-app.test-key')"),
-    ).toBe(null);
+    expect(await w.page.evaluate<string | null>("sessionStorage.getItem('svc-app.test-key')")).toBe(
+      null,
+    );
     await closeClean(w);
   });
 
