@@ -8,7 +8,7 @@
  * hundreds of times its first). Prints the figures and writes bench/results/lists.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { benchEnvironment } from './support/bench-environment.js';
 import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
 import { IdGenerator } from '../src/common/ids/id-generator.js';
@@ -27,7 +27,7 @@ function placeOrders(rt: EngineRuntime, userId: string, keyId: string, marketId:
   for (let done = 0; done < ROWS;) {
     const events: EngineEvent[] = [];
     for (let i = 0; i < 5_000 && done < ROWS; i++, done++) {
-      const r = rt.engine.placeOrder({
+      const r = rt.committedEngine().placeOrder({
         accountId: userId,
         marketId,
         action: 'BUY',
@@ -172,11 +172,7 @@ async function main(): Promise<void> {
       comments,
       orders,
       setup_ms: { orders: Math.round(ordersSetupMs), comments: Math.round(commentsSetupMs) },
-      storage: 'better-sqlite3, file-backed, WAL, synchronous=NORMAL',
-      node: process.version,
-      cpus: cpus().length,
-      load_average_1m: Math.round(loadavg()[0] * 100) / 100,
-      at: new Date().toISOString(),
+      ...benchEnvironment(),
     };
     console.log(JSON.stringify(figures, null, 2));
     for (const [name, p] of [

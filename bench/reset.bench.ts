@@ -11,15 +11,17 @@
  * Prints the figures and writes bench/results/reset.json. Target: under 50 ms.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import type { Database } from 'better-sqlite3';
+import { benchEnvironment } from './support/bench-environment.js';
 import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
 import type { Credential } from '../src/common/http/request-context.js';
 import type { EngineEvent } from '../src/engine/index.js';
 import { SandboxControlsService } from '../src/modules/sandbox/sandbox-controls.service.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
+import { WorldDatabases } from '../src/modules/worlds/world-databases.service.js';
 import type { EngineRuntime } from '../src/modules/trading/engine-runtime.js';
 
 const ORDERS = 10_000;
@@ -29,10 +31,17 @@ const WARMUP = 2;
 const TARGET_MS = 50;
 
 /** Rests `n` BUY YES orders (prices 1..10, 1 contract) for the account, committed in one batch. */
-function restOrders(rt: EngineRuntime, userId: string, tag: string, markets: string[]): void {
+function restOrders(
+  rt: EngineRuntime,
+  db: Database,
+  userId: string,
+  tag: string,
+  markets: string[],
+): void {
   const events: EngineEvent[] = [];
+  const engine = rt.committedEngine();
   for (let i = 0; i < ORDERS; i++) {
-    const r = rt.engine.placeOrder({
+    const r = engine.placeOrder({
       accountId: userId,
       marketId: markets[i % markets.length],
       action: 'BUY',
@@ -46,18 +55,23 @@ function restOrders(rt: EngineRuntime, userId: string, tag: string, markets: str
     for (const e of r.events) events.push(e);
   }
   rt.commit(events);
-  const stored = rt.repo.countOrders(userId);
+  const stored = storedOrders(db, userId);
   if (stored !== ORDERS) throw new Error(`expected ${ORDERS} stored orders, found ${stored}`);
-  settle(rt);
+  settle(db);
 }
 
 // The setup's garbage (10,000 orders and their events) and its WAL pages are not the reset's
 // cost: collect the one and checkpoint the other before each timed run.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-function settle(rt: EngineRuntime): void {
-  rt.repo.db.pragma('wal_checkpoint(TRUNCATE)');
+function settle(db: Database): void {
+  db.pragma('wal_checkpoint(TRUNCATE)');
   gc();
+}
+
+function storedOrders(db: Database, userId: string): number {
+  const row = db.prepare('SELECT COUNT(*) AS n FROM orders WHERE user_id = ?').get(userId);
+  return (row as { n: number }).n;
 }
 
 function stats(ms: number[]): {
@@ -83,6 +97,7 @@ async function main(): Promise<void> {
   const { app, config } = created;
   try {
     const rt = app.get(EngineRegistry).get('test');
+    const db = app.get(WorldDatabases).connection('test');
     const service = app.get(SandboxControlsService);
     const markets = openMarkets(rt).slice(0, MARKETS);
     const start = config.sandboxStartingBalanceCents;
@@ -100,11 +115,11 @@ async function main(): Promise<void> {
     rt.ensureAccount(cred.userId);
     const service_ms: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
-      restOrders(rt, cred.userId, cred.keyId!, markets);
+      restOrders(rt, db, cred.userId, cred.keyId!, markets);
       const t0 = performance.now();
       const res = await service.reset(cred);
       const ms = performance.now() - t0;
-      if (res.cancelled_orders !== ORDERS || rt.repo.countOrders(cred.userId) !== 0) {
+      if (res.cancelled_orders !== ORDERS || storedOrders(db, cred.userId) !== 0) {
         throw new Error(`reset did not clear: ${JSON.stringify(res)}`);
       }
       if (run >= WARMUP) service_ms.push(ms);
@@ -114,9 +129,9 @@ async function main(): Promise<void> {
     const engine_ms: number[] = [];
     const sql_ms: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
-      restOrders(rt, cred.userId, cred.keyId!, markets);
+      restOrders(rt, db, cred.userId, cred.keyId!, markets);
       const t0 = performance.now();
-      const r = rt.engine.resetAccount(cred.userId, start);
+      const r = rt.committedEngine().resetAccount(cred.userId, start);
       const t1 = performance.now();
       if (!r.ok) throw new Error(r.code);
       rt.commit(r.events);
@@ -140,7 +155,7 @@ async function main(): Promise<void> {
     rt.ensureAccount(userId);
     const http_ms: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
-      restOrders(rt, userId, keyId, markets);
+      restOrders(rt, db, userId, keyId, markets);
       const t0 = performance.now();
       const res = await json('/sandbox/reset', {
         method: 'POST',
@@ -165,11 +180,7 @@ async function main(): Promise<void> {
       sql_commit_ms: stats(sql_ms),
       http_ms: stats(http_ms),
       meets_target: serviceStats.p90 < TARGET_MS,
-      storage: 'better-sqlite3, file-backed, WAL, synchronous=NORMAL',
-      node: process.version,
-      cpus: cpus().length,
-      load_average_1m: Math.round(loadavg()[0] * 100) / 100,
-      at: new Date().toISOString(),
+      ...benchEnvironment(),
     };
     console.log(JSON.stringify(figures, null, 2));
     console.log(

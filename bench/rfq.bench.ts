@@ -9,7 +9,7 @@
  * each fill. Prints the figures and writes bench/results/rfq.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { benchEnvironment } from './support/bench-environment.js';
 import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey, type JsonCall } from './support/api-client.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
@@ -116,12 +116,7 @@ async function main(): Promise<void> {
         p99: r(percentile(sorted, 99)),
         max: r(sorted[sorted.length - 1]),
       },
-      storage:
-        'better-sqlite3, file-backed, WAL, synchronous=NORMAL; each accept committed before its answer',
-      node: process.version,
-      cpus: cpus().length,
-      load_average_1m: Math.round(loadavg()[0] * 100) / 100,
-      at: new Date().toISOString(),
+      ...benchEnvironment('each accept committed before its answer'),
     };
     console.log(JSON.stringify(figures, null, 2));
     console.log(

@@ -16,9 +16,9 @@
  */
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpus, loadavg } from 'node:os';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { benchEnvironment } from './support/bench-environment.js';
 import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
 import { postRequest, RawHttpConnection } from './support/raw-http-client.js';
@@ -310,12 +310,7 @@ async function main(): Promise<void> {
         paper_orders_per_s: paperRate,
         world_to_paper_ratio: ratio,
       },
-      storage:
-        'better-sqlite3, file-backed, WAL, synchronous=NORMAL; client and server in one process',
-      node: process.version,
-      cpus: cpus().length,
-      load_average_1m: Math.round(loadavg()[0] * 100) / 100,
-      at: new Date().toISOString(),
+      ...benchEnvironment('client and server in one process'),
     };
     console.log(JSON.stringify(figures, null, 2));
     console.log(

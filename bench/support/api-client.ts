@@ -52,5 +52,5 @@ export async function traderTestKey(
  * events), which refuse orders.
  */
 export function openMarkets(rt: EngineRuntime): string[] {
-  return rt.engine.marketIds().filter((id) => rt.engine.marketSummary(id)?.status === 'OPEN');
+  return rt.reads.marketIds().filter((id) => rt.marketSummary(id)?.status === 'OPEN');
 }

@@ -394,8 +394,8 @@ describe('HTTP: bodies, encodings and pipelined requests', () => {
 
   it('an export whose read fails ends that export only; the service answers on', async () => {
     await place(svc, t, limit(m, 'BUY', 'YES', 2, 1));
-    const repo = svc.app.get(EngineRegistry, { strict: false }).get('test').repo;
-    const spy = jest.spyOn(repo, 'exportChunk').mockImplementationOnce(() => {
+    const reads = svc.app.get(EngineRegistry, { strict: false }).get('test').orderExports;
+    const spy = jest.spyOn(reads, 'exportChunk').mockImplementationOnce(() => {
       throw new Error('disk I/O error');
     });
     const cut = await fetch(`${svc.api}/orders/export`, { headers: { 'x-api-key': t.key } })

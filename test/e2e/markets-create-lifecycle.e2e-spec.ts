@@ -180,7 +180,7 @@ describe('markets: editing, resolving and keeping created markets', () => {
       db.exec('DROP TRIGGER doomed');
       db.close();
       expectContractError(res, 500, 'INTERNAL');
-      expect(engines.get(world).engine.marketSummary(last)).toBeUndefined();
+      expect(engines.get(world).marketSummary(last)).toBeUndefined();
       expectContractError(await as(t, `${svc.api}/markets/${last}`), 404, 'NOT_FOUND');
       const rows = new Database(join(svc.dataDir, `${file}.sqlite`), { readonly: true });
       expect(rows.prepare(`SELECT id FROM markets WHERE slug = 'doomed'`).all()).toEqual([]);

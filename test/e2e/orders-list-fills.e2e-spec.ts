@@ -49,9 +49,9 @@ describe('GET /orders: the fills of a page', () => {
       new Set(['TAKER', 'MAKER']),
     );
 
-    const repo = svc.app.get(EngineRegistry, { strict: false }).get('test').repo;
-    const perOrder = jest.spyOn(repo, 'tradesOfOrder');
-    const perPage = jest.spyOn(repo, 'tradesOfOrders');
+    const rt = svc.app.get(EngineRegistry, { strict: false }).get('test');
+    const perOrder = jest.spyOn(rt, 'storedTrades');
+    const perPage = jest.spyOn(rt, 'storedTradesOfOrders');
     const page = await as(a, `${svc.api}/orders?limit=200`);
     const calls = [perOrder.mock.calls.length, perPage.mock.calls.length];
     perOrder.mockRestore();

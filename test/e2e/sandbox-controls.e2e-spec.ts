@@ -464,11 +464,11 @@ describe('sandbox controls', () => {
     expect(res.body.cancelled_orders).toBe(10_000);
     expect(res.body.wallet.balance_cents).toBe(STARTING_BALANCE);
     expect(count()).toBe(0);
-    expect(rt.engine.getAccount(c.userId)).toMatchObject({
+    expect(rt.account(c.userId)).toMatchObject({
       balance: STARTING_BALANCE,
       reserved: 0,
     });
-    expect(rt.engine.positions(c.userId)).toEqual([]);
+    expect(rt.reads.positions(c.userId)).toEqual([]);
     // Whole HTTP round trip (every thread of this process: client, service, its workers); the
     // service path alone is measured by npm run bench:reset.
     expect(ms).toBeLessThan(500);

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { launchBrowser, type BrowserHandle } from '../support/browser.js';
-import { http, type Running } from '../support/harness.js';
+import { http } from '../support/harness.js';
 import {
   account,
   closeClean,
@@ -11,7 +10,7 @@ import {
   pageKey,
   shows,
   signIn,
-  startWebApp,
+  describeInBrowser,
 } from '../support/web-app.js';
 
 /** The key the page holds for one of its worlds. */
@@ -26,27 +25,15 @@ async function worldKeyOf(page: Page, id: string): Promise<string> {
 // The demo app's world switcher in real Chromium: create an ephemeral world, move the tab into it
 // (REST and the feed on the world's key, the header naming it), trade there only, come back to the
 // shared paper world, delete it; no console error on the way.
-describe('/app in Chromium: the world switcher', () => {
-  let svc: Running;
-  let browser: BrowserHandle;
-
-  beforeAll(async () => {
-    svc = await startWebApp();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser.close();
-    await svc.close();
-  });
-
+describeInBrowser('/app in Chromium: the world switcher', (app) => {
   it('creates a world, switches to it, places an order seen only there, switches back and deletes it', async () => {
-    const email = await account(svc, 'worlds');
-    const w = await browser.open(svc.baseUrl);
+    const email = await account(app.svc, 'worlds');
+    const w = await app.browser.open(app.svc.baseUrl);
     const { page } = w;
-    await signIn(page, svc.baseUrl, email);
+    await signIn(page, app.svc.baseUrl, email);
     const key = await pageKey(page);
     const asTab = { headers: { 'x-api-key': key } };
-    const market = await openMarket(svc, key);
+    const market = await openMarket(app.svc, key);
     const badge = page.getByLabel('Active world');
     await shows(badge, 'Shared paper world', true);
 
@@ -57,7 +44,7 @@ describe('/app in Chromium: the world switcher', () => {
     await page.getByLabel('Lifetime (s)').fill('600');
     await page.getByRole('button', { name: 'Create world' }).click();
     await shows(page.getByRole('region', { name: 'Your worlds' }), 'Created world ci (seed 7)');
-    const listed = await http(`${svc.api}/sandbox/worlds`, asTab);
+    const listed = await http(`${app.svc.api}/sandbox/worlds`, asTab);
     expect(listed.body.data).toHaveLength(1);
     expect(listed.body.data[0]).toMatchObject({ name: 'ci', seed: 7 });
     const worldId = listed.body.data[0].id as string;
@@ -78,7 +65,7 @@ describe('/app in Chromium: the world switcher', () => {
     expect(await page.getByRole('link', { name: 'Watchlists' }).count()).toBe(1);
 
     // A resting order placed in the world (after a reload: the tab stays in the world).
-    await page.goto(`${svc.baseUrl}/app/markets/${market.id}`);
+    await page.goto(`${app.svc.baseUrl}/app/markets/${market.id}`);
     await connected(page);
     await shows(badge, 'World ci', true);
     await page.getByLabel('Type').selectOption('LIMIT');
@@ -92,7 +79,7 @@ describe('/app in Chromium: the world switcher', () => {
     // Comments and RFQ work inside a world: the house quotes the world's RFQ around the world's
     // reference (moved here, in the world only), and the paper world has no such RFQ.
     await page.getByRole('list', { name: 'Comments' }).waitFor();
-    const moved = await http(`${svc.api}/sandbox/markets/${market.id}/price`, {
+    const moved = await http(`${app.svc.api}/sandbox/markets/${market.id}/price`, {
       method: 'POST',
       headers: { 'x-api-key': worldKey },
       json: { price: 30 },
@@ -105,20 +92,20 @@ describe('/app in Chromium: the world switcher', () => {
     const houseQuote = rfqPanel.locator('.quote[data-status="OPEN"]');
     await hasCount(houseQuote, 1);
     await shows(houseQuote, 'Bid 26¢ · Ask 34¢ for 4 contracts');
-    const worldRfqs = await http(`${svc.api}/rfq?status=OPEN`, {
+    const worldRfqs = await http(`${app.svc.api}/rfq?status=OPEN`, {
       headers: { 'x-api-key': worldKey },
     });
     expect(worldRfqs.body.data).toEqual([
       expect.objectContaining({ market_id: market.id, quantity: 4, status: 'OPEN' }),
     ]);
-    expect((await http(`${svc.api}/rfq`, asTab)).body.data).toEqual([]);
+    expect((await http(`${app.svc.api}/rfq`, asTab)).body.data).toEqual([]);
     // In the world, not in the paper world.
-    const inWorld = await http(`${svc.api}/orders/${orderId}`, {
+    const inWorld = await http(`${app.svc.api}/orders/${orderId}`, {
       headers: { 'x-api-key': worldKey },
     });
     expect(inWorld.status).toBe(200);
     expect(inWorld.body).toMatchObject({ status: 'OPEN', price: 20, quantity: 3 });
-    expect((await http(`${svc.api}/orders/${orderId}`, asTab)).status).toBe(404);
+    expect((await http(`${app.svc.api}/orders/${orderId}`, asTab)).status).toBe(404);
 
     // Back to the shared paper world: the order is not there.
     await page.getByRole('link', { name: 'Worlds' }).click();
@@ -136,18 +123,18 @@ describe('/app in Chromium: the world switcher', () => {
       .getByRole('button', { name: 'Delete world' })
       .click();
     await shows(page.getByRole('list', { name: 'Your worlds' }), 'No worlds');
-    expect((await http(`${svc.api}/sandbox/worlds`, asTab)).body.data).toEqual([]);
-    const revoked = await http(`${svc.api}/wallet`, { headers: { 'x-api-key': worldKey } });
+    expect((await http(`${app.svc.api}/sandbox/worlds`, asTab)).body.data).toEqual([]);
+    const revoked = await http(`${app.svc.api}/wallet`, { headers: { 'x-api-key': worldKey } });
     expect(revoked.status).toBe(401);
     expect(revoked.body.error.code).toBe('API_KEY_REVOKED');
     await closeClean(w);
   });
 
   it('deleting the active world takes the tab back to the shared paper world', async () => {
-    const email = await account(svc, 'worlds-active');
-    const w = await browser.open(svc.baseUrl);
+    const email = await account(app.svc, 'worlds-active');
+    const w = await app.browser.open(app.svc.baseUrl);
     const { page } = w;
-    await signIn(page, svc.baseUrl, email);
+    await signIn(page, app.svc.baseUrl, email);
     const badge = page.getByLabel('Active world');
     await page.getByRole('link', { name: 'Worlds' }).click();
     await page.getByLabel('World name').fill('scratch');

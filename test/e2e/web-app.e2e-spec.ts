@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { launchBrowser, type BrowserHandle } from '../support/browser.js';
-import { http, type Running } from '../support/harness.js';
+import { http } from '../support/harness.js';
 import {
   account,
   connected,
@@ -12,7 +11,7 @@ import {
   openMarket,
   pageKey,
   signIn,
-  startWebApp,
+  describeInBrowser,
   closeClean,
 } from '../support/web-app.js';
 import type { AdjustableClock } from '../../src/common/clock/clock.js';
@@ -21,26 +20,14 @@ import { WEB_APP_DIR } from '../../src/modules/web-app/web-app.static.js';
 // The demo app in real Chromium against the real service: sign-in, live prices, trading, the
 // sandbox controls, watchlists, request for quote; no console error and no request to another
 // host on the way.
-describe('/app in Chromium: signing in and trading on the paper engine', () => {
-  let svc: Running;
-  let browser: BrowserHandle;
-
-  beforeAll(async () => {
-    svc = await startWebApp();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser.close();
-    await svc.close();
-  });
-
+describeInBrowser('/app in Chromium: signing in and trading on the paper engine', (app) => {
   it('first render under 1.5 s, and the JavaScript of /app under 300 KB gzipped', async () => {
-    const w = await browser.open(svc.baseUrl);
+    const w = await app.browser.open(app.svc.baseUrl);
     const scripts: string[] = [];
     w.page.on('response', (r) => {
       if (r.request().resourceType() === 'script') scripts.push(new URL(r.url()).pathname);
     });
-    await w.page.goto(`${svc.baseUrl}/app/`);
+    await w.page.goto(`${app.svc.baseUrl}/app/`);
     await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
     const fcp = await w.page.evaluate<number>(
       "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1",
@@ -60,11 +47,11 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
   });
 
   it('signs in with a session, mints one test key for the tab and reuses it after a reload', async () => {
-    const email = await account(svc, 'keys');
-    const w = await browser.open(svc.baseUrl);
-    await signIn(w.page, svc.baseUrl, email);
+    const email = await account(app.svc, 'keys');
+    const w = await app.browser.open(app.svc.baseUrl);
+    await signIn(w.page, app.svc.baseUrl, email);
     const key = await pageKey(w.page);
-    const me = await http(`${svc.api}/auth/me`, { headers: { 'x-api-key': key } });
+    const me = await http(`${app.svc.api}/auth/me`, { headers: { 'x-api-key': key } });
     expect(me.status).toBe(200);
     expect(me.body.user.email).toBe(email);
     expect(me.body.credential.environment).toBe('test');
@@ -75,12 +62,12 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await connected(w.page);
     expect(await pageKey(w.page)).toBe(key);
     const token = (
-      await http(`${svc.api}/auth/login`, {
+      await http(`${app.svc.api}/auth/login`, {
         method: 'POST',
         json: { email, password: 'correct-horse-battery' },
       })
     ).body.token as string;
-    const keys = await http(`${svc.api}/api-keys`, {
+    const keys = await http(`${app.svc.api}/api-keys`, {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(keys.body.data.map((k: { environment: string }) => k.environment)).toEqual(['test']);
@@ -91,7 +78,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await w.page.reload();
     await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
     // Signing out forgets the key.
-    await signIn(w.page, svc.baseUrl, email);
+    await signIn(w.page, app.svc.baseUrl, email);
     await w.page.getByRole('button', { name: 'Sign out' }).click();
     await w.page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(await w.page.evaluate<string | null>("sessionStorage.getItem('svc-app.test-key')")).toBe(
@@ -101,17 +88,17 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
   });
 
   it('shows a price moving live, places, amends and cancels an order, and shows the position', async () => {
-    const email = await account(svc, 'trade');
-    const w = await browser.open(svc.baseUrl);
+    const email = await account(app.svc, 'trade');
+    const w = await app.browser.open(app.svc.baseUrl);
     const { page } = w;
-    await signIn(page, svc.baseUrl, email);
+    await signIn(page, app.svc.baseUrl, email);
     const key = await pageKey(page);
-    const market = await openMarket(svc, key);
+    const market = await openMarket(app.svc, key);
 
     // The markets list: the row's prices follow POST /sandbox/markets/{id}/price over the feed.
     const row = page.locator(`.market-row[data-market-id="${market.id}"]`);
     await row.waitFor();
-    const moved = await movePrice(svc, key, market.id, 70);
+    const moved = await movePrice(app.svc, key, market.id, 70);
     expect(moved.status).toBe(200);
     await shows(row.locator('[data-label="Bid"]'), `${moved.body.best_bid}¢`, true);
     expect(await row.locator('[data-label="Ask"]').textContent()).toBe(`${moved.body.best_ask}¢`);
@@ -153,13 +140,15 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await shows(open, 'BUY 3 YES at 21¢: OPEN');
     await open.getByRole('button', { name: 'Cancel order' }).click();
     await shows(page.locator('.orders'), 'No open orders');
-    const cancelled = await http(`${svc.api}/orders/${orderId}`, { headers: { 'x-api-key': key } });
+    const cancelled = await http(`${app.svc.api}/orders/${orderId}`, {
+      headers: { 'x-api-key': key },
+    });
     expect(cancelled.body).toMatchObject({ status: 'CANCELLED', price: 21, cancel_reason: 'USER' });
 
     // The portfolio: the position and the wallet after the fill.
     await page.getByRole('link', { name: 'Portfolio' }).click();
     await shows(page.locator(`.positions .position[data-market-id="${market.id}"]`), '5 YES');
-    const wallet = await http(`${svc.api}/wallet`, { headers: { 'x-api-key': key } });
+    const wallet = await http(`${app.svc.api}/wallet`, { headers: { 'x-api-key': key } });
     const dollars = (wallet.body.balance_cents / 100).toLocaleString('en-US', {
       minimumFractionDigits: 2,
     });
@@ -169,12 +158,12 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
   });
 
   it('the sandbox controls fund, move the price, resolve and reset; watchlists collect markets', async () => {
-    const email = await account(svc, 'sandbox');
-    const w = await browser.open(svc.baseUrl);
+    const email = await account(app.svc, 'sandbox');
+    const w = await app.browser.open(app.svc.baseUrl);
     const { page } = w;
-    await signIn(page, svc.baseUrl, email);
+    await signIn(page, app.svc.baseUrl, email);
     const key = await pageKey(page);
-    const market = await openMarket(svc, key, 1);
+    const market = await openMarket(app.svc, key, 1);
 
     await page.getByRole('link', { name: 'Portfolio' }).click();
     await shows(page.locator('[data-field="balance"]'), '$10,000.00', true);
@@ -187,14 +176,16 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await page.getByRole('button', { name: 'Create watchlist' }).click();
     await page.getByRole('heading', { name: 'Elections' }).waitFor();
 
-    await page.goto(`${svc.baseUrl}/app/markets/${market.id}`); // a deep link
+    await page.goto(`${app.svc.baseUrl}/app/markets/${market.id}`); // a deep link
     await connected(page);
     await page.getByRole('button', { name: 'Add to watchlist' }).click();
     await shows(page.getByRole('region', { name: 'Watch' }), 'In Elections');
     await page.getByLabel('Reference price (¢)').fill('30');
     await page.getByRole('button', { name: 'Move price' }).click();
     const quote = page.getByLabel('Quote');
-    const after = await http(`${svc.api}/markets/${market.id}`, { headers: { 'x-api-key': key } });
+    const after = await http(`${app.svc.api}/markets/${market.id}`, {
+      headers: { 'x-api-key': key },
+    });
     expect(after.body.best_ask).toBeLessThan(35);
     await shows(quote.locator('[data-field="ask"]'), `${after.body.best_ask}¢`, true);
     await page.getByLabel('Type').selectOption('MARKET');
@@ -216,19 +207,19 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await closeClean(w);
   });
   it('requests a quote, shows the house quotes live (replaced and expired ones as such), refuses in words, accepts one and cancels an RFQ', async () => {
-    const email = await account(svc, 'rfq');
-    const w = await browser.open(svc.baseUrl);
+    const email = await account(app.svc, 'rfq');
+    const w = await app.browser.open(app.svc.baseUrl);
     const { page } = w;
     const accepts: (string | undefined)[] = [];
     page.on('request', (r) => {
       if (/\/rfq\/quotes\/[^/]+\/accept$/.test(r.url()))
         accepts.push(r.headers()['idempotency-key']);
     });
-    await signIn(page, svc.baseUrl, email);
+    await signIn(page, app.svc.baseUrl, email);
     const key = await pageKey(page);
-    const market = await openMarket(svc, key, 2);
-    await movePrice(svc, key, market.id, 50);
-    await page.goto(`${svc.baseUrl}/app/markets/${market.id}`);
+    const market = await openMarket(app.svc, key, 2);
+    await movePrice(app.svc, key, market.id, 50);
+    await page.goto(`${app.svc.baseUrl}/app/markets/${market.id}`);
     await connected(page);
     const panel = page.getByRole('region', { name: 'Request for quote' });
     const asKey = { headers: { 'x-api-key': key } };
@@ -239,14 +230,14 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await panel.getByRole('button', { name: 'Request quote' }).click();
     await shows(panel.getByRole('status'), 'Asked for a quote on 100000 contracts');
     await hasCount(openQuote, 1);
-    const big = await http(`${svc.api}/rfq?status=OPEN`, asKey);
+    const big = await http(`${app.svc.api}/rfq?status=OPEN`, asKey);
     expect(big.body.data).toHaveLength(1);
-    const bigQuote = (await http(`${svc.api}/rfq/${big.body.data[0].id}/quotes`, asKey)).body
+    const bigQuote = (await http(`${app.svc.api}/rfq/${big.body.data[0].id}/quotes`, asKey)).body
       .data[0];
     expect(bigQuote).toMatchObject({ bid: 46, ask: 54, quantity: 100000 });
     await shows(openQuote, 'Bid 46¢ · Ask 54¢ for 100000 contracts');
     await shows(openQuote, /Binding for (2\d|30) s/);
-    const refused = await http(`${svc.api}/rfq/quotes/${bigQuote.id}/accept`, {
+    const refused = await http(`${app.svc.api}/rfq/quotes/${bigQuote.id}/accept`, {
       method: 'POST',
       headers: { 'x-api-key': key },
       json: { action: 'BUY', side: 'YES' },
@@ -261,7 +252,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     const bigRfq = panel.locator(`.rfq[data-rfq-id="${big.body.data[0].id}"]`);
     await shows(bigRfq.locator('.tag'), 'CANCELLED', true);
     await shows(bigRfq.locator('.quote'), 'Cancelled');
-    expect((await http(`${svc.api}/rfq/${big.body.data[0].id}`, asKey)).body.status).toBe(
+    expect((await http(`${app.svc.api}/rfq/${big.body.data[0].id}`, asKey)).body.status).toBe(
       'CANCELLED',
     );
 
@@ -271,23 +262,23 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await hasCount(openQuote, 1);
     await shows(openQuote, 'Bid 46¢ · Ask 54¢ for 10 contracts');
     const first = (await openQuote.getAttribute('data-quote-id'))!;
-    await movePrice(svc, key, market.id, 60);
+    await movePrice(app.svc, key, market.id, 60);
     await shows(openQuote, 'Bid 56¢ · Ask 64¢ for 10 contracts');
     await shows(panel.locator(`.quote[data-quote-id="${first}"]`), 'Replaced by a newer quote');
     expect(await panel.locator(`.quote[data-quote-id="${first}"] button`).count()).toBe(0);
 
     // Accepted: BUY YES at the ask, off the book; the position and the wallet follow.
-    const before = (await http(`${svc.api}/wallet`, asKey)).body.balance_cents as number;
+    const before = (await http(`${app.svc.api}/wallet`, asKey)).body.balance_cents as number;
     await openQuote.getByRole('button', { name: 'Buy YES at 64¢' }).click();
     await shows(panel.getByRole('status'), 'Accepted: BUY 10 YES at 64¢: FILLED', true);
     await shows(panel.locator('.traded'), 'Traded: BUY 10 YES at 64¢: FILLED');
     await shows(panel.locator('.quote[data-status="ACCEPTED"]'), 'Accepted');
     await shows(page.locator(`.positions .position[data-market-id="${market.id}"]`), '10 YES');
-    const orders = await http(`${svc.api}/orders?market_id=${market.id}`, asKey);
+    const orders = await http(`${app.svc.api}/orders?market_id=${market.id}`, asKey);
     expect(orders.body.data).toEqual([
       expect.objectContaining({ type: 'RFQ', status: 'FILLED', price: 64, quantity: 10 }),
     ]);
-    const wallet = await http(`${svc.api}/wallet`, asKey);
+    const wallet = await http(`${app.svc.api}/wallet`, asKey);
     expect(wallet.body.balance_cents).toBe(before - 640);
     expect(accepts).toHaveLength(2);
     for (const k of accepts) expect(k).toMatch(/^rfq-accept-[0-9a-f]{32}$/);
@@ -299,7 +290,7 @@ describe('/app in Chromium: signing in and trading on the paper engine', () => {
     await hasCount(openQuote, 1);
     const lapsing = panel.locator('.rfq[data-status="OPEN"]');
     const lapsingId = (await lapsing.getAttribute('data-rfq-id'))!;
-    (svc.clock as AdjustableClock).advance(301_000);
+    (app.svc.clock as AdjustableClock).advance(301_000);
     const lapsed = panel.locator(`.rfq[data-rfq-id="${lapsingId}"]`);
     await shows(lapsed.locator('.tag'), 'EXPIRED', true);
     await shows(lapsed.locator('.quote .muted'), 'Expired', true);

@@ -1,10 +1,10 @@
 // The demo web app (/app) in real Chromium: boot the service with the paper feed still (prices
 // move only when a test moves them), sign in through the page, and read what the page holds.
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
 import { AdjustableClock } from '../../src/common/clock/clock.js';
 import { verifiedAccount } from './access.js';
-import type { Watched } from './browser.js';
+import { launchBrowser, type BrowserHandle, type Watched } from './browser.js';
 import { http, startApp, type Running } from './harness.js';
 
 export const PASSWORD = 'correct-horse-battery';
@@ -14,6 +14,45 @@ export function startWebApp(): Promise<Running> {
   return startApp({
     clock: new AdjustableClock(),
     env: { SANDBOX_FEED_INTERVAL_MS: '0', RATE_LIMITS_ENABLED: 'false' },
+  });
+}
+
+/** The running service and Chromium of a {@link describeInBrowser} suite (set once it started). */
+export interface InBrowser {
+  readonly svc: Running;
+  readonly browser: BrowserHandle;
+}
+
+/**
+ * A suite of /app tests in Chromium: the service ({@link startWebApp}) and one browser start
+ * before its tests and both close after them. `started` runs on the service before the browser
+ * launches (to watch its sockets, say).
+ */
+export function describeInBrowser(
+  title: string,
+  tests: (app: InBrowser) => void,
+  started?: (svc: Running) => void,
+): void {
+  describe(title, () => {
+    let svc: Running | undefined;
+    let browser: BrowserHandle | undefined;
+    beforeAll(async () => {
+      svc = await startWebApp();
+      started?.(svc);
+      browser = await launchBrowser();
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await svc?.close();
+    });
+    tests({
+      get svc() {
+        return svc!;
+      },
+      get browser() {
+        return browser!;
+      },
+    });
   });
 }
 

@@ -63,6 +63,21 @@ export const CORS_REFUSAL =
   'CORS_ORIGIN_REJECTED: a request carrying X-API-Key, Authorization or a cookie from an Origin that is not first-party; LIVE_KEY_EXPLORER: a live key on a request marked Svc-Client: api-explorer';
 
 /**
+ * What every sandbox-only operation's description opens with, written from the rule the pipeline
+ * applies to `environment: 'sandbox-only'` (so the text cannot drift from it).
+ */
+export const SANDBOX_ONLY_NOTE =
+  'Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED).';
+
+/** The description as documented: a sandbox-only operation's opens with {@link SANDBOX_ONLY_NOTE}. */
+function describedAs(opts: EndpointOptions): string | undefined {
+  if (opts.environment !== 'sandbox-only') return opts.description;
+  return opts.description === undefined
+    ? SANDBOX_ONLY_NOTE
+    : `${SANDBOX_ONLY_NOTE} ${opts.description}`;
+}
+
+/**
  * The one decorator every route carries: it states the operation's summary, who may call it, its
  * scopes, lifecycle, engine rule and per-route limit. The same facts drive the request pipeline
  * (through Fastify's route config) and the OpenAPI document (x-auth, x-required-scopes,
@@ -104,7 +119,7 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
     HttpCode(status),
     ApiOperation({
       summary: opts.summary,
-      description: opts.description,
+      description: describedAs(opts),
       deprecated: lifecycle.state === 'DEPRECATED' ? true : undefined,
     }),
     ApiExtension('x-auth', opts.auth),

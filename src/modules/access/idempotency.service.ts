@@ -16,7 +16,7 @@ import { timesSent } from '../../common/http/raw-headers.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
-import { EffectStore } from '../trading/trading.repository.js';
+import { EffectStore } from '../trading/stores/effect.store.js';
 import type { WorldName } from '../../common/environment.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';

@@ -71,7 +71,7 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
       ready: () => this.engines.get(env).healthy,
       markets: () => {
         // Committed state only, markets past their close time closed first.
-        const engine = this.engines.get(env).committedEngine();
+        const engine = this.engines.get(env).committedReads();
         return repo.allMarkets().map((m) => {
           const s = engine.marketSummary(m.id);
           return { category: m.category, status: s?.status ?? m.status, mark: markPrice(s) };

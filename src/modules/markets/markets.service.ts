@@ -87,7 +87,7 @@ export class MarketsService {
 
   /** Book top, last price and volume of a market in the environment's engine. */
   private summary(env: WorldName, id: string): MarketSummary | undefined {
-    return this.engines.get(env).engine.marketSummary(id);
+    return this.engines.get(env).marketSummary(id);
   }
 
   /** Markets ordered by close time, then id; keyset-paginated on that pair. */
@@ -114,7 +114,7 @@ export class MarketsService {
   /** The environment engine's aggregated book, YES cents, best levels first. */
   orderbook(env: WorldName, id: string, depth = DEFAULT_BOOK_DEPTH): OrderBookDto {
     const d = MARKET_ID.test(id)
-      ? this.engines.get(env).committedEngine().depth(id, depth)
+      ? this.engines.get(env).committedReads().depth(id, depth)
       : undefined;
     if (d === undefined) throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     return {
@@ -130,12 +130,12 @@ export class MarketsService {
     if (!MARKET_ID.test(id) || this.summary(env, id) === undefined) {
       throw new DomainError('NOT_FOUND', `No market ${id}`, { market_id: id });
     }
-    const repo = this.engines.get(env).repo;
+    const rt = this.engines.get(env);
     return paginate({
       list: `trades:${env}:${id}`,
       keys: ['id'],
       query: q,
-      fetch: (after, take) => repo.tradesOfMarket(id, after?.[0] ?? null, take),
+      fetch: (after, take) => rt.marketTrades(id, after?.[0] ?? null, take),
       keyOf: (t) => [t.id],
       map: (t) => ({
         id: t.id,

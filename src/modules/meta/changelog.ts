@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-trading-stores',
+    date: '2026-11-29',
+    title: 'Trading stores and the sandbox-only note written in one place',
+    kind: 'CHANGED',
+    description:
+      "Internal restructuring, no API change: the trading repository is split into typed stores (orders and trades, ledger, positions, markets, idempotency effects, quote holds, webhook spool), services read the engine through narrow runtime methods instead of reaching into it, and the sandbox-only note of each sandbox control's OpenAPI description is now written from the operation's rule in one place (the webhook workbench's operations now also name 403 SANDBOX_DISABLED).",
+  },
+  {
     id: '2026-11-29-worlds-rfq',
     date: '2026-11-29',
     title: 'RFQ inside ephemeral worlds; every group serves worlds',

@@ -2,7 +2,7 @@ import type { EngineEvent, OrderSnapshot, TradeEvent } from '../../engine/index.
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
-import type { OrderRow, TradeRow } from '../trading/trading.repository.js';
+import type { OrderRow, TradeRow } from '../trading/stores/order.store.js';
 import type { FillDto, OrderDto } from './dto/order.dto.js';
 
 /** Order statuses in which an order can still trade. */

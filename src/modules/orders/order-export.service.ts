@@ -6,7 +6,7 @@ import { instant } from '../../common/validation/instant.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
-import type { ExportFilter, OrderRow } from '../trading/trading.repository.js';
+import type { ExportFilter, OrderRow } from '../trading/stores/order.store.js';
 import type { ExportOrdersQueryDto } from './dto/order.dto.js';
 import { apiCancelReason } from '../trading/cancel-reason.js';
 import { csvCell } from '../../common/csv/csv-cell.js';
@@ -77,7 +77,7 @@ export class OrderExportService {
   ) {}
 
   stream(c: Credential, q: ExportOrdersQueryDto, reply: FastifyReply): void {
-    const repo = this.engines.get(c.world).repo;
+    const repo = this.engines.get(c.world).orderExports;
     const max = this.config.values.exportMaxRows;
     const from = instant(q.created_from, 'created_from');
     const to = instant(q.created_to, 'created_to');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PositionRow } from '../trading/trading.repository.js';
+import type { PositionRow } from '../trading/stores/position.store.js';
 import { markPrice, positionDto } from './position-mapper.js';
 
 const row = (p: Partial<PositionRow>): PositionRow => ({

@@ -1,5 +1,5 @@
 import type { MarketSummary } from '../../engine/index.js';
-import type { PositionRow } from '../trading/trading.repository.js';
+import type { PositionRow } from '../trading/stores/position.store.js';
 import type { PositionDto } from './dto/position.dto.js';
 
 /**

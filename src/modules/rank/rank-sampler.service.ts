@@ -70,7 +70,7 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
    */
   totals(env: WorldName): AccountPnl[] {
     const rt = this.engines.get(env);
-    if (rt.healthy) rt.committedEngine();
+    if (rt.healthy) rt.committedReads();
     return this.repo(env).totals();
   }
 
@@ -83,7 +83,7 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
     // engine that failed to match its database is not sampled (until a restart).
     return sampler.catchUp(this.engines.clockOf(env).now(), () => {
       if (!rt.healthy) return null;
-      rt.committedEngine();
+      rt.committedReads();
       return repo.totals();
     });
   }

@@ -1,6 +1,9 @@
 import type { EngineEvent, MatchingEngine } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
-import { ledgerTypeOf } from '../trading/trading.repository.js';
+
+/** What the messages read of the engine beside the events: accounts and market prices. */
+type AccountAndMarketReads = Pick<MatchingEngine, 'getAccount' | 'marketSummary'>;
+import { ledgerTypeOf } from '../trading/stores/ledger.store.js';
 import { marketPrices } from '../markets/market-summary.js';
 import { markPrice, positionDto } from '../positions/position-mapper.js';
 import type { Environment } from '../../common/environment.js';
@@ -82,7 +85,7 @@ export type Outgoing =
  */
 export function route(
   events: readonly EngineEvent[],
-  engine: MatchingEngine,
+  engine: AccountAndMarketReads,
   environment: Environment,
 ): Outgoing[] {
   const out: Outgoing[] = [];
@@ -274,7 +277,7 @@ export function route(
  * yes_cost_cents, no_cost_cents), kept for the clients that read them.
  */
 function positionMessage(
-  engine: MatchingEngine,
+  engine: AccountAndMarketReads,
   marketId: string,
   yes: number,
   no: number,
@@ -297,12 +300,16 @@ function positionMessage(
 }
 
 /** A positions message holding nothing (after a settlement, or a sandbox reset). */
-function flatPosition(engine: MatchingEngine, marketId: string, realizedPnl: number): object {
+function flatPosition(
+  engine: AccountAndMarketReads,
+  marketId: string,
+  realizedPnl: number,
+): object {
   return positionMessage(engine, marketId, 0, 0, 0, 0, realizedPnl);
 }
 
 /** The ticker message of one market, from the engine's summary; undefined for no such market. */
-export function tickerData(engine: MatchingEngine, marketId: string): object | undefined {
+export function tickerData(engine: AccountAndMarketReads, marketId: string): object | undefined {
   const s = engine.marketSummary(marketId);
   if (s === undefined) return undefined;
   return { market_id: marketId, status: s.status, ...marketPrices(s) };

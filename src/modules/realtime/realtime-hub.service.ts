@@ -401,7 +401,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       }
       if (
         (p.kind === 'orderbook' || p.kind === 'trades') &&
-        this.engines.get(env).engine.marketSummary(p.marketId) === undefined
+        this.engines.get(env).marketSummary(p.marketId) === undefined
       ) {
         throw new DomainError('UNKNOWN_CHANNEL', `No market ${p.marketId}`, { channel: name });
       }
@@ -440,7 +440,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
     // A snapshot shows committed state only: orders of this event-loop turn still waiting for
     // their group commit are committed (and fanned out, before this connection joins) first.
-    if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.get(env).committedEngine();
+    if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.get(env).committedReads();
     for (const [name, p] of parsed) {
       // Re-subscribing restarts the channel: a fresh snapshot with seq 1.
       conn.subscriptions.set(name, 0);
@@ -459,7 +459,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   private snapshotMessage(env: WorldName, channel: string, marketId: string): EventMessage {
-    const depth = this.engines.get(env).engine.depth(marketId, 99);
+    const depth = this.engines.get(env).reads.depth(marketId, 99);
     return new EventMessage(
       channel,
       this.engines.clockOf(env).now(),
@@ -482,7 +482,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
     const tickers = this.publicSubs.get(`${env}|ticker`);
     if (tickers === undefined) return;
-    const engine = this.engines.get(env).engine;
+    const engine = this.engines.get(env).reads;
     for (const marketId of engine.marketIds()) {
       const message = new EventMessage(
         'ticker',
@@ -519,7 +519,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private fanOut(batch: CommittedEvents): void {
     if (this.connections.size === 0) return;
     const env = batch.world;
-    const engine = this.engines.get(env).engine;
+    const engine = this.engines.get(env).reads;
     const worldId = isWorldId(env) ? env : null;
     if (batch.rebuilt === true) {
       this.resnapshot(env);

@@ -15,8 +15,6 @@ import {
 } from './dto/sandbox.dto.js';
 import { SandboxControlsService } from './sandbox-controls.service.js';
 
-const SANDBOX_ONLY =
-  'Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED).';
 const SHARED_WORLD =
   'Paper markets are shared by every test key: this changes the market for all sandbox users.';
 
@@ -28,7 +26,7 @@ export class SandboxControlsController {
   @Post('reset')
   @Endpoint({
     summary: 'Reset your paper account to the starting balance',
-    description: `${SANDBOX_ONLY} Your paper account goes back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the books, and your paper orders, positions and ledger are deleted; the ledger restarts with one RESET row. Your paper comments, watchlists, notifications, data exports (with their files) and scenarios are deleted too, and your OPEN paper RFQs and your OPEN quotes on others' RFQs are cancelled, each kind counted in cleared ({comments, crypto_candles, exports, notifications, rfq_quotes, rfqs, scenarios, watchlists}); with an ephemeral world's key the world's crypto indices also start again from their seeded prices, their candles deleted (crypto_candles; a paper test key leaves the shared paper indices, 0): a top-level comment of yours that other users replied to stays as a tombstone (status DELETED, body null) so their replies stay, and your paper reports are withdrawn (a comment they hid is VISIBLE again below 5 reports); other users' records are never deleted. Your live-world records, your profile and your API keys are kept. If deleting those paper records fails the answer is 500 INTERNAL although the account reset itself is committed: a reset is safe to repeat, and repeating it deletes what is left. The stored Idempotency-Key answers of your paper requests that changed the paper engine (orders, funding) are forgotten with them, so the same key runs its request again instead of replaying an order that no longer exists; refusals and requests still running keep their keys. Takes milliseconds even with 10,000 open orders. Scopes: orders:write and wallet:write (it cancels orders and rewrites the wallet).`,
+    description: `Your paper account goes back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the books, and your paper orders, positions and ledger are deleted; the ledger restarts with one RESET row. Your paper comments, watchlists, notifications, data exports (with their files) and scenarios are deleted too, and your OPEN paper RFQs and your OPEN quotes on others' RFQs are cancelled, each kind counted in cleared ({comments, crypto_candles, exports, notifications, rfq_quotes, rfqs, scenarios, watchlists}); with an ephemeral world's key the world's crypto indices also start again from their seeded prices, their candles deleted (crypto_candles; a paper test key leaves the shared paper indices, 0): a top-level comment of yours that other users replied to stays as a tombstone (status DELETED, body null) so their replies stay, and your paper reports are withdrawn (a comment they hid is VISIBLE again below 5 reports); other users' records are never deleted. Your live-world records, your profile and your API keys are kept. If deleting those paper records fails the answer is 500 INTERNAL although the account reset itself is committed: a reset is safe to repeat, and repeating it deletes what is left. The stored Idempotency-Key answers of your paper requests that changed the paper engine (orders, funding) are forgotten with them, so the same key runs its request again instead of replaying an order that no longer exists; refusals and requests still running keep their keys. Takes milliseconds even with 10,000 open orders. Scopes: orders:write and wallet:write (it cancels orders and rewrites the wallet).`,
     auth: 'key',
     scopes: ['orders:write', 'wallet:write'],
     environment: 'sandbox-only',
@@ -42,7 +40,7 @@ export class SandboxControlsController {
   @ApiBody({ type: AmountDto })
   @Endpoint({
     summary: 'Add paper money to your paper account',
-    description: `${SANDBOX_ONLY} Adds amount_cents (integer 1..${MAX_AMOUNT_CENTS}) as a FUNDING ledger row (reference_id: the request id). Scope wallet:write.`,
+    description: `Adds amount_cents (integer 1..${MAX_AMOUNT_CENTS}) as a FUNDING ledger row (reference_id: the request id). Scope wallet:write.`,
     auth: 'key',
     scopes: ['wallet:write'],
     environment: 'sandbox-only',
@@ -62,7 +60,7 @@ export class SandboxControlsController {
   @ApiBody({ type: SetPriceDto })
   @Endpoint({
     summary: "Move a paper market's reference price",
-    description: `${SANDBOX_ONLY} ${SHARED_WORLD} Sets the reference (YES cents 1..99) and re-quotes the house ladder at once through the normal matching: when the new ladder crosses resting orders they fill at their limit prices, in time priority. The feed keeps walking from the new price. Answers the reference and the book top after the re-quote. 404 NOT_FOUND for an unknown market, 422 MARKET_NOT_OPEN unless OPEN. Scope orders:write.`,
+    description: `${SHARED_WORLD} Sets the reference (YES cents 1..99) and re-quotes the house ladder at once through the normal matching: when the new ladder crosses resting orders they fill at their limit prices, in time priority. The feed keeps walking from the new price. Answers the reference and the book top after the re-quote. 404 NOT_FOUND for an unknown market, 422 MARKET_NOT_OPEN unless OPEN. Scope orders:write.`,
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',
@@ -81,7 +79,7 @@ export class SandboxControlsController {
   @ApiBody({ type: ResolveDto })
   @Endpoint({
     summary: 'Resolve a paper market YES or NO',
-    description: `${SANDBOX_ONLY} ${SHARED_WORLD} Withdraws the house quotes, cancels every resting order (cancel_reason MARKET_RESOLVED), pays 100 cents per winning contract to each holder (a SETTLEMENT ledger row) and closes the market for good: new orders get 422 MARKET_NOT_OPEN, a second resolve 409 MARKET_ALREADY_RESOLVED. 404 NOT_FOUND for an unknown market. Scope orders:write.`,
+    description: `${SHARED_WORLD} Withdraws the house quotes, cancels every resting order (cancel_reason MARKET_RESOLVED), pays 100 cents per winning contract to each holder (a SETTLEMENT ledger row) and closes the market for good: new orders get 422 MARKET_NOT_OPEN, a second resolve 409 MARKET_ALREADY_RESOLVED. 404 NOT_FOUND for an unknown market. Scope orders:write.`,
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',

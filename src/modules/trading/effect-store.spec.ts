@@ -10,7 +10,8 @@ import {
   ENGINE_MIGRATIONS,
   sqliteOptions,
 } from '../../database/databases.js';
-import { EffectStore, TradingRepository } from './trading.repository.js';
+import { EffectStore } from './stores/effect.store.js';
+import { TradingRepository } from './trading.repository.js';
 
 describe('idempotency effects in an engine database', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-effects-'));
@@ -27,13 +28,13 @@ describe('idempotency effects in an engine database', () => {
     const store = new EffectStore(db);
     const at = Date.parse('2026-11-22T12:00:00.000Z');
     repo.transaction(() =>
-      repo.recordEffect(
+      repo.effects.record(
         { ownerId: 'test:usr_1', key: 'k-1', orderIds: ['ord_1', 'ord_2'], referenceIds: [] },
         at,
       ),
     );
     repo.transaction(() =>
-      repo.recordEffect(
+      repo.effects.record(
         { ownerId: 'test:usr_1', key: 'k-2', orderIds: [], referenceIds: ['dep_1'] },
         at + 60_000,
       ),

@@ -161,7 +161,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
    */
   advanceWorld(world: WorldId, ms: number): number {
     const w = this.loadWorld(world);
-    const from = this.clocks.offsetOf(world);
+    const from = this.clocks.offsetOrZero(world);
     this.clocks.advance(world, ms);
     const interval = this.config.values.sandboxFeedIntervalMs;
     const steps =

@@ -16,7 +16,8 @@ import {
 import type { Action, CrossQuoteRequest, Side } from '../../engine/index.js';
 import { EngineRuntime } from './engine-runtime.js';
 import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
-import { EffectStore, TradingRepository } from './trading.repository.js';
+import { EffectStore } from './stores/effect.store.js';
+import { TradingRepository } from './trading.repository.js';
 
 /**
  * The RFQ commands of the runtime on a real engine database: what they store, in one transaction
@@ -122,7 +123,7 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
     // A restart (kill -9: nothing but the file survives) restores the reservation.
     rt.stop();
     rt = boot();
-    expect(rt.engine.getAccount('usr_r')).toEqual({
+    expect(rt.reads.getAccount('usr_r')).toEqual({
       accountId: 'usr_r',
       balance: START,
       reserved: 9_000,
@@ -142,7 +143,7 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
     expect(rows('SELECT id FROM quote_holds')).toEqual([]);
     expect(rt.releaseQuote('qte_2')).toMatchObject({ ok: false, code: 'UNKNOWN_HOLD' });
     rt.stop();
-    expect(boot().engine.getAccount('usr_r')).toMatchObject({ reserved: 0, available: START });
+    expect(boot().reads.getAccount('usr_r')).toMatchObject({ reserved: 0, available: START });
   });
 
   // bid 40 / ask 45 for 10: [action, side, taker's own price, YES price, taker pays, maker pays]
@@ -220,14 +221,14 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
         volume: 10,
       });
       // After a restart: the same money, positions, no hold, and the orders are history.
-      const before = [taker, maker].map((u) => [rt.engine.getAccount(u), rt.engine.positions(u)]);
+      const before = [taker, maker].map((u) => [rt.reads.getAccount(u), rt.reads.positions(u)]);
       rt.stop();
       rt = boot();
-      expect([taker, maker].map((u) => [rt.engine.getAccount(u), rt.engine.positions(u)])).toEqual(
+      expect([taker, maker].map((u) => [rt.reads.getAccount(u), rt.reads.positions(u)])).toEqual(
         before,
       );
-      expect(rt.engine.openOrders(taker)).toEqual([]);
-      expect(rt.repo.listOrders(taker, { limit: 10 })).toEqual([
+      expect(rt.reads.openOrders(taker)).toEqual([]);
+      expect(rt.storedOrders(taker, { limit: 10 })).toEqual([
         expect.objectContaining({ type: 'RFQ', rfq_id: `rfq_${m}` }),
       ]);
     },
@@ -247,7 +248,7 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
       )[0];
     const before = counts();
     const state = () =>
-      ['usr_a', 'usr_b'].map((u) => [rt.engine.getAccount(u), rt.engine.positions(u)]);
+      ['usr_a', 'usr_b'].map((u) => [rt.reads.getAccount(u), rt.reads.positions(u)]);
     const engineBefore = JSON.stringify([state(), rt.heldQuotes()]);
     const req = accept('mkt_rb', 'usr_a', 'usr_b', 'BUY', 'YES', 45, 10, {
       releaseHoldId: 'qte_rb',
@@ -373,7 +374,7 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
     const trade = published.at(-1)!.events.find((e) => e.type === 'trade');
     expect(trade).toMatchObject({ source: 'RFQ', price: 45, takerSide: 'NO', quantity: 3 });
     // The resting order is still there, untouched by the cross (45 is above its 30 bid).
-    expect(rt.engine.openOrders('usr_g')).toEqual([
+    expect(rt.reads.openOrders('usr_g')).toEqual([
       expect.objectContaining({ id: order.order.id, filledQuantity: 0 }),
     ]);
   });
@@ -391,8 +392,8 @@ describe('EngineRuntime RFQ commands on a real engine database', () => {
     ]);
     rt.stop();
     rt = boot();
-    expect(rt.engine.getAccount('usr_s')).toMatchObject({ reserved: 0, available: START });
-    expect(rt.engine.getAccount('usr_keep')).toMatchObject({ reserved: 200 });
+    expect(rt.reads.getAccount('usr_s')).toMatchObject({ reserved: 0, available: START });
+    expect(rt.reads.getAccount('usr_keep')).toMatchObject({ reserved: 200 });
     expect(rt.releaseQuote('qte_s1')).toMatchObject({ ok: false, code: 'UNKNOWN_HOLD' });
   });
 });

@@ -42,9 +42,12 @@ class FakeRepo {
   }
   /** Reference prices as stored (saveReferences). */
   references = new Map<string, number>();
-  saveReferences(refs: ReadonlyMap<string, number>): void {
-    for (const [id, price] of refs) this.references.set(id, price);
-  }
+  /** The market store: stores reference prices (saveReferences). */
+  markets = {
+    saveReferences: (refs: ReadonlyMap<string, number>): void => {
+      for (const [id, price] of refs) this.references.set(id, price);
+    },
+  };
   /** The webhook spool store: records what is spooled, and that it is inside the transaction. */
   webhookSpool = {
     spool: (payload: string, at: number): void => {
@@ -136,7 +139,7 @@ describe('EngineRuntime market close', () => {
       expect.arrayContaining(['order.accepted', 'market.status']),
     );
     expect((await b).ok).toBe(false);
-    expect(rt.engine.marketSummary('mkt_a')?.status).toBe('CLOSED');
+    expect(rt.reads.marketSummary('mkt_a')?.status).toBe('CLOSED');
   });
 
   it('with nothing waiting, the first command after the close commits the close first', () => {
@@ -160,7 +163,7 @@ describe('EngineRuntime group commit', () => {
     const a = rt.runBatched(order('a')).then(() => settled++);
     const b = rt.runBatched(order('b')).then(() => settled++);
     // Both ran at once (the engine sees them), nothing is committed or answered yet.
-    expect(rt.engine.openOrders('u1').length).toBe(2);
+    expect(rt.reads.openOrders('u1').length).toBe(2);
     expect(repo.commits.length).toBe(0);
     expect(published.length).toBe(0);
     await Promise.resolve();
@@ -174,7 +177,7 @@ describe('EngineRuntime group commit', () => {
   it('the open-order index sees a batched order at once (client_order_id stays unique)', async () => {
     const { rt } = runtime();
     const first = rt.runBatched(order('dup'));
-    expect(rt.index.orderForClientId('key_1', 'dup')).toBeDefined();
+    expect(rt.openOrderWithClientId('key_1', 'u1', 'dup')).toBeDefined();
     await first;
   });
 
@@ -198,8 +201,8 @@ describe('EngineRuntime group commit', () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(repo.restores).toBe(restoresBefore + 1);
-    expect(rt.engine.openOrders('u1').length).toBe(0); // memory never runs ahead of the database
-    expect(rt.index.orderForClientId('key_1', 'p')).toBeUndefined();
+    expect(rt.reads.openOrders('u1').length).toBe(0); // memory never runs ahead of the database
+    expect(rt.openOrderWithClientId('key_1', 'u1', 'p')).toBeUndefined();
     // Nothing of the refused batch is published; consumers are told the engine was rebuilt.
     expect(published).toEqual([
       { environment: 'test', world: 'test', events: [], committedAt: 0, rebuilt: true },
@@ -219,7 +222,7 @@ describe('EngineRuntime group commit', () => {
     expect(cancel.ok).toBe(false);
     await expect(pending).rejects.toThrow('disk full');
     expect(repo.commits.length).toBe(before); // neither y nor a cancel of x was written
-    expect(rt.engine.getOrder(x.order.id)).toBeUndefined();
+    expect(rt.reads.getOrder(x.order.id)).toBeUndefined();
   });
 
   it('commit() refuses events produced while a batch is still waiting', async () => {
@@ -256,7 +259,7 @@ describe('EngineRuntime group commit', () => {
     const p = rt.runBatched(order('n1'));
     rt.ensureAccount('u2');
     expect(repo.commits.length).toBe(2);
-    expect(rt.engine.getAccount('u2')?.balance).toBe(500);
+    expect(rt.reads.getAccount('u2')?.balance).toBe(500);
     await p;
   });
 });
@@ -310,7 +313,7 @@ describe('EngineRuntime: committed reads', () => {
   it('a waiting batch whose commit fails is not in the engine committedEngine returns', async () => {
     const { rt, repo } = runtime();
     const p = rt.runBatched(order('c2'));
-    expect(rt.engine.depth('mkt_a', 5)!.bids).toHaveLength(1); // applied, not yet durable
+    expect(rt.reads.depth('mkt_a', 5)!.bids).toHaveLength(1); // applied, not yet durable
     repo.failOnce = true;
     expect(rt.committedEngine().depth('mkt_a', 5)!.bids).toEqual([]);
     await expect(p).rejects.toThrow('disk full');
@@ -330,7 +333,7 @@ describe('EngineRuntime: the paper price feed', () => {
     const out: [number, number][] = [];
     for (let i = 0; i < n; i++) {
       rt.tick();
-      const d = rt.engine.depth('mkt_a', 1)!;
+      const d = rt.reads.depth('mkt_a', 1)!;
       out.push([d.bids[0]?.price ?? 0, d.asks[0]?.price ?? 100]);
     }
     return out;
@@ -357,7 +360,7 @@ describe('EngineRuntime: the paper price feed', () => {
     // Restarted on the same data: the opening quote straddles the stored reference.
     const again = runtime(feed(7), first.repo);
     expect(again.rt.reference('mkt_a')).toBe(stored);
-    const d = again.rt.engine.depth('mkt_a', 1)!;
+    const d = again.rt.reads.depth('mkt_a', 1)!;
     expect(d.bids[0].price).toBeLessThan(stored + 1);
     expect(d.asks[0].price).toBeGreaterThan(stored - 1);
     expect(again.published.length).toBeGreaterThan(0);
@@ -370,7 +373,7 @@ describe('EngineRuntime: the paper price feed', () => {
     expect(repo.commits.length).toBe(before + 1);
     expect(published.at(-1)!.events.some((e) => e.type === 'book.level')).toBe(true);
     expect(rt.setReference('mkt_a', 80)).toBe(true);
-    const d = rt.engine.depth('mkt_a', 1)!;
+    const d = rt.reads.depth('mkt_a', 1)!;
     expect([d.bids[0].price, d.asks[0].price]).toEqual([79, 81]);
     const next = path(rt, 3);
     for (const [bid] of next) expect(Math.abs(bid - 79)).toBeLessThanOrEqual(6);
@@ -393,7 +396,7 @@ describe('EngineRuntime: the paper price feed', () => {
     const before = repo.commits.length;
     rt.tick();
     expect(repo.commits.length).toBe(before);
-    expect(rt.engine.depth('mkt_a', 5)).toEqual({ marketId: 'mkt_a', bids: [], asks: [] });
+    expect(rt.reads.depth('mkt_a', 5)).toEqual({ marketId: 'mkt_a', bids: [], asks: [] });
   });
 });
 
@@ -410,7 +413,7 @@ describe('EngineRuntime: created markets', () => {
     expect(r.ok).toBe(true);
     expect(stored).toEqual(['mkt_new']);
     expect(repo.commits.length).toBe(before + 1); // one transaction: status and house quotes
-    const d = rt.engine.depth('mkt_new', 1)!;
+    const d = rt.reads.depth('mkt_new', 1)!;
     expect([d.bids[0].price, d.asks[0].price]).toEqual([29, 31]);
   });
 
@@ -421,8 +424,8 @@ describe('EngineRuntime: created markets', () => {
         throw new Error('UNIQUE constraint failed: markets.slug');
       }),
     ).toThrow('UNIQUE constraint failed');
-    expect(rt.engine.marketSummary('mkt_doomed')).toBeUndefined();
-    expect(rt.engine.marketSummary('mkt_a')).toBeDefined();
+    expect(rt.reads.marketSummary('mkt_doomed')).toBeUndefined();
+    expect(rt.reads.marketSummary('mkt_a')).toBeDefined();
     expect(rt.healthy).toBe(true);
   });
 
@@ -430,7 +433,7 @@ describe('EngineRuntime: created markets', () => {
     const { rt } = runtime(feed);
     rt.addMarket({ id: 'mkt_h', closeAt: 4_000_000_000_000, referencePrice: 60 }, () => {});
     expect(rt.setTradingStatus('mkt_h', 'HALTED', 60).ok).toBe(true);
-    expect(rt.engine.depth('mkt_h', 1)).toMatchObject({ bids: [], asks: [] });
+    expect(rt.reads.depth('mkt_h', 1)).toMatchObject({ bids: [], asks: [] });
     const refused = rt.run((e) =>
       e.placeOrder({
         accountId: 'u1',
@@ -445,6 +448,6 @@ describe('EngineRuntime: created markets', () => {
     );
     expect(refused).toMatchObject({ ok: false, code: 'MARKET_NOT_OPEN' });
     expect(rt.setTradingStatus('mkt_h', 'OPEN', 60).ok).toBe(true);
-    expect(rt.engine.depth('mkt_h', 1)!.asks[0].price).toBe(61);
+    expect(rt.reads.depth('mkt_h', 1)!.asks[0].price).toBe(61);
   });
 });

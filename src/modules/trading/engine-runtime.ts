@@ -23,15 +23,27 @@ import type { Environment, WorldName } from '../../common/environment.js';
 import type { EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
 import type { WebhookSpoolStore } from './stores/webhook-spool.store.js';
-import type {
-  EffectRecord,
-  LedgerRow,
-  MarketRow,
-  OrderRow,
-  PositionRow,
-  TradeRow,
-  TradingRepository,
-} from './trading.repository.js';
+import type { EffectRecord } from './stores/effect.store.js';
+import type { LedgerRow } from './stores/ledger.store.js';
+import type { MarketRow } from './stores/market.store.js';
+import type { OrderPageFilter, OrderRow, OrderStore, TradeRow } from './stores/order.store.js';
+import type { PositionRow } from './stores/position.store.js';
+import type { TradingRepository } from './trading.repository.js';
+
+/**
+ * What an order export reads: the user's newest order (where the export ends), how many it
+ * holds, and its rows a chunk at a time.
+ */
+export type OrderExportReads = Pick<OrderStore, 'newestOrderId' | 'countExport' | 'exportChunk'>;
+
+/**
+ * The engine's read side, for the modules that show its state (markets, the realtime hub,
+ * indices, watchlists): no command goes through it, those go through {@link EngineRuntime.run}.
+ */
+export type EngineReads = Pick<
+  MatchingEngine,
+  'marketSummary' | 'marketIds' | 'depth' | 'getAccount' | 'positions' | 'openOrders' | 'getOrder'
+>;
 
 /** The Idempotency-Key a command runs under (per owner), so its effect is recorded with it. */
 export interface IdempotencyScope {
@@ -102,9 +114,9 @@ export interface FeedSettings {
  * price feed and the house market maker through the same path.
  */
 export class EngineRuntime {
-  engine: MatchingEngine;
+  private engine: MatchingEngine;
   /** Open orders by API key (client_order_id uniqueness, per-key cap). */
-  index = new OpenOrderIndex();
+  private index = new OpenOrderIndex();
   private pendingEvents: EngineEvent[] = [];
   private pendingEffects = new Map<string, EffectRecord>();
   private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -249,7 +261,7 @@ export class EngineRuntime {
         before?.();
         this.repo.apply(events, now);
         after?.(this.repo.db);
-        for (const e of effects.values()) this.repo.recordEffect(e, now);
+        for (const e of effects.values()) this.repo.effects.record(e, now);
         const spooled = this.spooler === null ? null : this.spooler(this.world, events);
         if (spooled !== null) this.repo.webhookSpool.spool(spooled, now);
       });
@@ -317,8 +329,9 @@ export class EngineRuntime {
 
   /**
    * The engine holding only committed state: a waiting batch is committed (and published) first,
-   * or, if that commit fails, refused and the engine rebuilt. For reads that must never show what
-   * a failed commit could take back, such as the order book a snapshot or the REST route serves.
+   * or, if that commit fails, refused and the engine rebuilt. For commands whose events the caller
+   * commits itself ({@link commit}: benches building state in bulk); reads go through
+   * {@link committedReads}, which never shows what a failed commit could take back.
    */
   committedEngine(): MatchingEngine {
     this.settle();
@@ -326,6 +339,22 @@ export class EngineRuntime {
     // published before the caller reads or commands).
     this.closeDue();
     return this.engine;
+  }
+
+  /**
+   * The engine's state as it is now, read-only. Within a committed batch's subscribers (the
+   * realtime fan-out) that is the committed state; elsewhere use {@link committedReads}.
+   */
+  get reads(): EngineReads {
+    return this.engine;
+  }
+
+  /**
+   * The engine's state with the waiting batch committed first and due markets closed (see
+   * {@link committedEngine}), read-only: what a REST read or a snapshot shows.
+   */
+  committedReads(): EngineReads {
+    return this.committedEngine();
   }
 
   /** False once a rebuild failed: the engine no longer matches the database. */
@@ -424,25 +453,32 @@ export class EngineRuntime {
 
   /** A stored order (open or closed, from before a restart too). */
   storedOrder(orderId: string): OrderRow | undefined {
-    return this.repo.orderById(orderId);
+    return this.repo.orders.orderById(orderId);
   }
 
   /** The stored fills of an order, oldest first. */
   storedTrades(orderId: string): TradeRow[] {
-    return this.repo.tradesOfOrder(orderId);
+    return this.repo.orders.tradesOfOrder(orderId);
   }
 
   /** The stored fills of each of these orders, in one query. */
   storedTradesOfOrders(orderIds: readonly string[]): Map<string, TradeRow[]> {
-    return this.repo.tradesOfOrders(orderIds);
+    return this.repo.orders.tradesOfOrders(orderIds);
   }
 
   /** A page of a user's stored orders, newest first. */
-  storedOrders(
-    userId: string,
-    filter: { status?: string; marketId?: string; beforeId?: string; limit: number },
-  ): OrderRow[] {
-    return this.repo.listOrders(userId, filter);
+  storedOrders(userId: string, filter: OrderPageFilter): OrderRow[] {
+    return this.repo.orders.listOrders(userId, filter);
+  }
+
+  /** A market's stored trades, newest first, keyset on the trade id. */
+  marketTrades(marketId: string, beforeId: string | null, limit: number): TradeRow[] {
+    return this.repo.orders.tradesOfMarket(marketId, beforeId, limit);
+  }
+
+  /** The stored-order reads of an order export (see {@link OrderExportReads}). */
+  get orderExports(): OrderExportReads {
+    return this.repo.orders;
   }
 
   /** The market an order the engine holds is on (open and recently closed orders). */
@@ -476,7 +512,7 @@ export class EngineRuntime {
 
   /** A market's stored row (the record of its status and outcome across restarts). */
   storedMarket(marketId: string): MarketRow | undefined {
-    return this.repo.market(marketId);
+    return this.repo.markets.market(marketId);
   }
 
   /** A page of a user's ledger, newest first. */
@@ -484,12 +520,12 @@ export class EngineRuntime {
     userId: string,
     filter: { beforeId?: string; type?: LedgerRow['type']; limit: number },
   ): LedgerRow[] {
-    return this.repo.ledgerPage(userId, filter);
+    return this.repo.ledger.page(userId, filter);
   }
 
   /** The ledger row the last committed money movement wrote, if it was this user's. */
   lastLedgerRowOf(userId: string): LedgerRow | undefined {
-    return this.repo.lastLedgerRowOf(userId);
+    return this.repo.ledger.lastRowOf(userId);
   }
 
   /** A page of a user's stored positions, by market id. */
@@ -497,7 +533,7 @@ export class EngineRuntime {
     userId: string,
     filter: { afterMarketId?: string; includeFlat: boolean; limit: number },
   ): PositionRow[] {
-    return this.repo.positionsPage(userId, filter);
+    return this.repo.positions.page(userId, filter);
   }
 
   /** This world's webhook spool (committed batches' webhook events, see {@link Spooler}). */
@@ -575,7 +611,7 @@ export class EngineRuntime {
     for (const [id, price] of refs) if (this.storedRefs.get(id) !== price) moved.set(id, price);
     if (moved.size === 0) return;
     try {
-      this.repo.saveReferences(moved, this.clock.now());
+      this.repo.markets.saveReferences(moved, this.clock.now());
       for (const [id, price] of moved) this.storedRefs.set(id, price);
     } catch (err) {
       this.log.warn(`storing the ${this.environment} reference prices failed: ${String(err)}`);
@@ -604,7 +640,7 @@ export class EngineRuntime {
    * resolved market CLOSED), so a market stored RESOLVED answers MARKET_ALREADY_RESOLVED.
    */
   resolveMarket(marketId: string, outcome: Outcome): Success<object> | Failure {
-    if (this.repo.market(marketId)?.status === 'RESOLVED') {
+    if (this.repo.markets.market(marketId)?.status === 'RESOLVED') {
       return { ok: false, code: 'MARKET_ALREADY_RESOLVED', message: marketId };
     }
     this.withdrawHouse(marketId);

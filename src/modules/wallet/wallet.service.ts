@@ -9,7 +9,7 @@ import { MfaService } from '../security/mfa.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import type { EngineRuntime } from '../trading/engine-runtime.js';
 import { fromEngine, insufficientFunds } from '../trading/engine-errors.js';
-import type { LedgerRow } from '../trading/trading.repository.js';
+import type { LedgerRow } from '../trading/stores/ledger.store.js';
 import type {
   ListTransactionsQueryDto,
   TransactionDto,

@@ -186,7 +186,7 @@ export class WatchlistsService implements OnModuleInit {
     runtime.closeDue();
     const byList = new Map<string, WatchlistMarketDto[]>(rows.map((r) => [r.id, []]));
     for (const m of this.repos.get(world).listed(rows.map((r) => r.id))) {
-      byList.get(m.watchlist_id)?.push(marketBrief(m, runtime.engine.marketSummary(m.id)));
+      byList.get(m.watchlist_id)?.push(marketBrief(m, runtime.marketSummary(m.id)));
     }
     return rows.map((r) => ({
       id: r.id,

@@ -15,8 +15,8 @@ import {
 } from './webhook-workbench.service.js';
 import type { DeliveryView } from './webhooks.service.js';
 
-const TEST_ONLY =
-  'Test endpoints only: a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT (a live endpoint is reachable only with a live key).';
+// The sandbox-only note (test keys only, 403 otherwise) opens each description: @Endpoint adds it.
+const TEST_ONLY = 'Test endpoints only (a live endpoint is reachable only with a live key).';
 
 @ApiTags('Webhooks')
 @Controller('webhooks')

@@ -12,6 +12,7 @@ import { MailService } from '../mail/mail.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
 import { WorldCatalog } from '../worlds/world-catalog.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { truncatedUrl } from './url-safety.js';
 import { WebhookAttemptsRepository } from './webhook-attempts.repository.js';
 import { WebhooksRepository, type EndpointRow } from './webhooks.repository.js';
@@ -63,6 +64,7 @@ export class WebhooksCore {
     private readonly users: UsersService,
     private readonly notifications: NotificationsService,
     private readonly worlds: WorldCatalog,
+    private readonly clocks: WorldClocks,
   ) {
     this.repo = new WebhooksRepository(connectionOf(db));
     this.attempts = new WebhookAttemptsRepository(connectionOf(db));
@@ -78,13 +80,12 @@ export class WebhooksCore {
   }
 
   /**
-   * The time of a world: an ephemeral world's clock runs ahead of the service clock by the offset
-   * its registry row keeps (saved on every advance), so a world's deliveries are due, retried and
-   * dead-lettered on the world's clock (POST /sandbox/clock with its key) without loading it.
+   * The time of a world (its clock's offset from WorldClocks, which does not load a world and
+   * answers 0 for one already gone), so a world's deliveries are due, retried and dead-lettered
+   * on the world's clock (POST /sandbox/clock with its key).
    */
   nowOf(world: WorldName): number {
-    const now = this.clock.now();
-    return isWorldId(world) ? now + (this.worlds.one(world)?.clock_offset_ms ?? 0) : now;
+    return this.clock.now() + this.clocks.offsetOrZero(world);
   }
 
   /** The worlds with at least one endpoint to deliver to: live, paper and ephemeral ones. */

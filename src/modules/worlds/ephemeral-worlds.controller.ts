@@ -7,8 +7,6 @@ import { PageQueryDto } from '../../common/pagination/page-query.dto.js';
 import { CreateWorldDto, CreatedWorldDto, WorldDto, WorldPageDto } from './dto/world.dto.js';
 import { EphemeralWorldsService } from './ephemeral-worlds.service.js';
 
-const SANDBOX_ONLY =
-  'Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED).';
 const NOT_FOUND = 'NOT_FOUND (details.world_id): no such world of yours';
 
 @ApiTags('Sandbox')
@@ -20,7 +18,7 @@ export class EphemeralWorldsController {
   @ApiBody({ type: CreateWorldDto })
   @Endpoint({
     summary: 'Create an ephemeral world: a private paper world with its own key',
-    description: `${SANDBOX_ONLY} A private paper world: its own books, house liquidity and price feed (seeded by \`seed\`: the same seed and the same requests give the same fills and prices), accounts, markets, clock, scenarios and webhook endpoints, in its own file copied from a migrated template. The answer holds the world key (full, this once): it reaches this world only, with the scopes of the calling key, and does not count against MAX_API_KEYS_PER_USER. The world is deleted at expires_at (ttl_seconds 60..86400, default 3600 on the service clock). At most 20 live worlds per user (422 WORLD_LIMIT_REACHED). Inside a world the price feed moves only when its clock is advanced (POST /sandbox/clock with the world key), and comments, watchlists, notifications, rank (leaderboard and history), indices, sports events, crypto indices (seeded from \`seed\`, stepped only when the world's clock is advanced; POST /sandbox/crypto/{symbol}/price sets the world's own), market creation (POST /markets, PATCH /markets/{id}, POST /markets/{id}/resolve), RFQ (requests, quotes, the house responder, accepts trading in the world's engine, expiry on the world's clock) and data exports (jobs, files and /data reads of the world's own file; expiry on the world's clock) serve the world's own records (deleted with it): every group works inside a world. Scope orders:write.`,
+    description: `A private paper world: its own books, house liquidity and price feed (seeded by \`seed\`: the same seed and the same requests give the same fills and prices), accounts, markets, clock, scenarios and webhook endpoints, in its own file copied from a migrated template. The answer holds the world key (full, this once): it reaches this world only, with the scopes of the calling key, and does not count against MAX_API_KEYS_PER_USER. The world is deleted at expires_at (ttl_seconds 60..86400, default 3600 on the service clock). At most 20 live worlds per user (422 WORLD_LIMIT_REACHED). Inside a world the price feed moves only when its clock is advanced (POST /sandbox/clock with the world key), and comments, watchlists, notifications, rank (leaderboard and history), indices, sports events, crypto indices (seeded from \`seed\`, stepped only when the world's clock is advanced; POST /sandbox/crypto/{symbol}/price sets the world's own), market creation (POST /markets, PATCH /markets/{id}, POST /markets/{id}/resolve), RFQ (requests, quotes, the house responder, accepts trading in the world's engine, expiry on the world's clock) and data exports (jobs, files and /data reads of the world's own file; expiry on the world's clock) serve the world's own records (deleted with it): every group works inside a world. Scope orders:write.`,
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',
@@ -39,7 +37,7 @@ export class EphemeralWorldsController {
   @Get()
   @Endpoint({
     summary: 'Your live worlds, oldest first (keyset cursor)',
-    description: `${SANDBOX_ONLY} Scope orders:read.`,
+    description: `Scope orders:read.`,
     auth: 'key',
     scopes: ['orders:read'],
     environment: 'sandbox-only',
@@ -53,7 +51,7 @@ export class EphemeralWorldsController {
   @Get(':id')
   @Endpoint({
     summary: 'One of your worlds',
-    description: `${SANDBOX_ONLY} ${NOT_FOUND}. Scope orders:read.`,
+    description: `${NOT_FOUND}. Scope orders:read.`,
     auth: 'key',
     scopes: ['orders:read'],
     environment: 'sandbox-only',
@@ -69,7 +67,7 @@ export class EphemeralWorldsController {
   @HttpCode(204)
   @Endpoint({
     summary: 'Delete a world',
-    description: `${SANDBOX_ONLY} Its key is revoked at once (then 401 API_KEY_REVOKED), its realtime connections close, its engine stops and its file is removed. ${NOT_FOUND}. Scope orders:write.`,
+    description: `Its key is revoked at once (then 401 API_KEY_REVOKED), its realtime connections close, its engine stops and its file is removed. ${NOT_FOUND}. Scope orders:write.`,
     auth: 'key',
     scopes: ['orders:write'],
     environment: 'sandbox-only',

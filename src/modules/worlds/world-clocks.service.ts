@@ -31,9 +31,15 @@ export class WorldClocks {
     return isWorldId(world) ? this.ofWorld(world) : this.clock;
   }
 
-  /** How far the world's clock runs ahead of the service clock, in milliseconds. */
-  offsetOf(world: WorldName): number {
-    return isWorldId(world) ? this.ofWorld(world).offset : 0;
+  /**
+   * How far the world's clock runs ahead of the service clock, in milliseconds: its clock's if it
+   * is loaded, else the offset its registry row keeps (saved on every advance), 0 for the live and
+   * paper worlds. Never throws and never loads a clock, so it serves a world that is being
+   * deleted (its webhook deliveries) or whose row is gone (0).
+   */
+  offsetOrZero(world: WorldName): number {
+    if (!isWorldId(world)) return 0;
+    return this.worlds.get(world)?.offset ?? this.catalog.one(world)?.clock_offset_ms ?? 0;
   }
 
   /**

@@ -75,11 +75,3 @@ export class WorldPageDto {
   @ApiProperty({ type: [WorldDto] }) data: WorldDto[];
   @ApiProperty({ type: 'string', nullable: true }) next_cursor: string | null;
 }
-
-export class AdvanceWorldClockDto {
-  @ApiProperty({ type: 'integer', minimum: 0, maximum: 31_536_000, example: 300 })
-  @IsInt()
-  @Min(0)
-  @Max(31_536_000)
-  advance_seconds: number;
-}

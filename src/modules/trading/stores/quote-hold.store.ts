@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { HoldPlacedEvent, HoldReleasedEvent } from '../../engine/index.js';
-import { iso } from '../../common/clock/iso.js';
+import type { HoldPlacedEvent, HoldReleasedEvent } from '../../../engine/index.js';
+import { iso } from '../../../common/clock/iso.js';
 
 /** A quote hold as stored (`quote_holds`). */
 export interface QuoteHoldRow {
@@ -12,14 +12,14 @@ export interface QuoteHoldRow {
 }
 
 /**
- * The engine's quote holds (RFQ collateral) in its database: written by the trading repository
- * from `hold.*` events inside the command's transaction, read back by a restore, so an OPEN
- * quote's collateral is still reserved after a crash.
+ * The engine's quote holds (RFQ collateral) in its database: written from `hold.*` events inside
+ * the command's transaction, read back by a restore, so an OPEN quote's collateral is still
+ * reserved after a crash.
  */
 export class QuoteHoldStore {
-  private readonly insert: Statement;
-  private readonly remove: Statement;
-  private readonly all: Statement;
+  private readonly insert: Statement<[string, string, string, number, string]>;
+  private readonly remove: Statement<[string]>;
+  private readonly all: Statement<[], QuoteHoldRow>;
 
   constructor(db: Database) {
     this.insert = db.prepare(
@@ -39,6 +39,6 @@ export class QuoteHoldStore {
 
   /** Every hold, oldest first (the order a restore places them in). */
   load(): QuoteHoldRow[] {
-    return this.all.all() as QuoteHoldRow[];
+    return this.all.all();
   }
 }
