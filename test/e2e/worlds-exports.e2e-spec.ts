@@ -223,7 +223,7 @@ describe('data exports inside ephemeral worlds', () => {
   });
 
   // Last: it restarts the app.
-  it("a world's job a restart cut short is re-queued when the world is next opened, then READY in full", async () => {
+  it("a world's job a restart cut short is re-queued when any request next opens the world, then READY in full", async () => {
     const w = await openWorld(svc, a);
     seedTrades(svc.dataDir, 20_000, m1.id, { world: w.id as `wld_${string}`, prefix: 'fil_rst' });
     const job = await ex.created(w, { dataset: 'TRADES', format: 'CSV', ...WINDOW });
@@ -233,11 +233,23 @@ describe('data exports inside ephemeral worlds', () => {
     ex = exportsClient(svc);
     // Nothing of the world is opened at boot: its job is still marked RUNNING in the world's file
     // (the shutdown removed the partial file), until a request opens the world.
-    const file = new Database(join(svc.dataDir, 'worlds', `${w.id}.sqlite`), { readonly: true });
-    const row = file.prepare('SELECT status FROM data_exports WHERE id = ?').get(job.id);
-    file.close();
-    expect(row).toEqual({ status: 'RUNNING' });
+    const statusInFile = (): unknown => {
+      const file = new Database(join(svc.dataDir, 'worlds', `${w.id}.sqlite`), { readonly: true });
+      try {
+        return file.prepare('SELECT status FROM data_exports WHERE id = ?').get(job.id);
+      } finally {
+        file.close();
+      }
+    };
+    expect(statusInFile()).toEqual({ status: 'RUNNING' });
     expect(worldFiles(w)).toEqual([]);
+    // Any request opens the world (here a wallet read, no exports call): the job resumes then.
+    expect((await as(w, `${svc.api}/wallet`)).status).toBe(200);
+    await waitFor(
+      () => (statusInFile() as { status: string }).status === 'READY',
+      'the job READY in the world file before any exports read',
+      60_000,
+    );
     const done = await ex.until(w, job.id, 'READY', 60_000);
     expect(done.record_count).toBe(20_000);
     expect(worldFiles(w)).toEqual([`${job.id}.csv`]);

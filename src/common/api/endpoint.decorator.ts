@@ -66,7 +66,7 @@ export const CORS_REFUSAL =
  * What every sandbox-only operation's description opens with, written from the rule the pipeline
  * applies to `environment: 'sandbox-only'` (so the text cannot drift from it).
  */
-export const SANDBOX_ONLY_NOTE =
+const SANDBOX_ONLY_NOTE =
   'Sandbox control: test keys only (a live key gets 403 LIVE_KEY_SANDBOX_ENDPOINT; with the sandbox off, 403 SANDBOX_DISABLED).';
 
 /** The description as documented: a sandbox-only operation's opens with {@link SANDBOX_ONLY_NOTE}. */

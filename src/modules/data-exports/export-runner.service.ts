@@ -101,6 +101,17 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       dbFiles: worlds.perWorld((db) => db.name),
       files: new ExportFileStore(config.values.dataDir),
     };
+    // Whatever request opens a world (an order, a read), its cut-short jobs resume then, not
+    // only when its exports are next read. Deferred: the open may be this runner's own.
+    worlds.onLoad((world) =>
+      setImmediate(() => {
+        try {
+          this.parts.repos.get(world);
+        } catch {
+          // Deleted meanwhile (404 on open): nothing of it resumes.
+        }
+      }),
+    );
   }
 
   onApplicationBootstrap(): void {

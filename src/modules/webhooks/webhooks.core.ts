@@ -11,7 +11,6 @@ import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 import { MailService } from '../mail/mail.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
-import { WorldCatalog } from '../worlds/world-catalog.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { truncatedUrl } from './url-safety.js';
 import { WebhookAttemptsRepository } from './webhook-attempts.repository.js';
@@ -63,7 +62,6 @@ export class WebhooksCore {
     private readonly mail: MailService,
     private readonly users: UsersService,
     private readonly notifications: NotificationsService,
-    private readonly worlds: WorldCatalog,
     private readonly clocks: WorldClocks,
   ) {
     this.repo = new WebhooksRepository(connectionOf(db));

@@ -42,6 +42,7 @@ export class WorldDatabases implements OnModuleDestroy {
   private readonly sources: Record<Environment, DataSource>;
   private readonly loaded = new Map<WorldId, { db: Database; touchedAt: number }>();
   private readonly unloadHooks: ((world: WorldId) => void)[] = [];
+  private readonly loadHooks: ((world: WorldId) => void)[] = [];
   private readonly log = new Logger('Worlds');
   /** Set by the world registry: whether a world may be opened (READY, not deleting). */
   private openable: (world: WorldId) => boolean = () => true;
@@ -73,6 +74,13 @@ export class WorldDatabases implements OnModuleDestroy {
     }
     const db = openWorldFile(file);
     this.loaded.set(world, { db, touchedAt: Date.now() });
+    for (const hook of this.loadHooks) {
+      try {
+        hook(world);
+      } catch (err) {
+        this.log.warn(`loading ${world}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     return db;
   }
 
@@ -100,6 +108,14 @@ export class WorldDatabases implements OnModuleDestroy {
 
   setOpenable(check: (world: WorldId) => boolean): void {
     this.openable = check;
+  }
+
+  /**
+   * Runs `hook` whenever an ephemeral world's file is opened (its first use since boot or since
+   * an unload), after its connection is in place: what a restart left half done in it resumes.
+   */
+  onLoad(hook: (world: WorldId) => void): void {
+    this.loadHooks.push(hook);
   }
 
   /** Runs `hook` whenever an ephemeral world is unloaded (its engine stops, its caches go). */
