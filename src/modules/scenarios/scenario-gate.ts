@@ -35,16 +35,13 @@ export class ScenarioGate implements OnModuleDestroy {
   async apply(
     req: FastifyRequest,
     reply: FastifyReply,
-    /** The route's operation name, when the pipeline knows it already (its route plan). */
-    known?: string,
+    /** The route's operation name, from its route plan (see {@link operationName}). */
+    operation: string,
   ): Promise<void> {
     const credential = req.svc.credential;
     // The request's world: a world key's scenarios live in its world's file, shaping it only.
     const world = req.svc.world;
     if (world === 'live' || credential === null) return;
-    const template = known === undefined ? req.routeOptions.url : undefined;
-    if (known === undefined && template === undefined) return;
-    const operation = known ?? operationName(req.method, template!);
     if (operation.includes(` ${SCENARIO_PATH}`)) return;
     const fired = this.scenarios.take(world, credential.userId, operation, matchFacts(req));
     if (fired === null) return;

@@ -30,7 +30,13 @@ import {
 import { PaperWorldRecords } from './paper-world-records.service.js';
 import { WorldCatalog, type WorldRow } from './world-catalog.js';
 import { WorldDatabases, worldFile } from './world-databases.service.js';
-import { looksWhole, WORLD_FILE_SUFFIXES, worldFilesIn, worldIdOfFile } from './world-files.js';
+import {
+  isWorldIdShaped,
+  looksWhole,
+  WORLD_FILE_SUFFIXES,
+  worldFilesIn,
+  worldIdOfFile,
+} from './world-files.js';
 import { WorldTemplate } from './world-template.service.js';
 
 /**
@@ -227,7 +233,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
   }
 
   private owned(c: Credential, id: string): WorldRow {
-    const row = /^wld_[0-9a-z]{1,40}$/.test(id) ? this.catalog.ofUser(c.userId, id) : undefined;
+    const row = isWorldIdShaped(id) ? this.catalog.ofUser(c.userId, id) : undefined;
     if (row === undefined || row.status !== 'READY') throw notFound(id);
     return row;
   }

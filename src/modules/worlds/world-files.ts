@@ -6,8 +6,17 @@ import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
  */
 export const WORLD_FILE_SUFFIXES = ['', '-wal', '-shm', '.part'] as const;
 
+/** An ephemeral world's id as the service makes it. */
+const WORLD_ID = 'wld_[0-9a-z]{1,40}';
+const WORLD_ID_SHAPE = new RegExp(`^${WORLD_ID}$`);
+
+/** Whether `id` has the shape of a world id (so a lookup by it may be tried). */
+export function isWorldIdShaped(id: string): boolean {
+  return WORLD_ID_SHAPE.test(id);
+}
+
 /** A world's file name in DATA_DIR/worlds: `wld_<id>.sqlite`, maybe with a suffix above. */
-const WORLD_FILE_NAME = /^(wld_[0-9a-z]{1,40})\.sqlite(?:-wal|-shm|\.part)?$/;
+const WORLD_FILE_NAME = new RegExp(`^(${WORLD_ID})\\.sqlite(?:-wal|-shm|\\.part)?$`);
 
 /** The world id a file in DATA_DIR/worlds belongs to, or null (the template, anything else). */
 export function worldIdOfFile(name: string): string | null {
