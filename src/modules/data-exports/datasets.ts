@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { StatementCache } from '../../common/sqlite/statement-cache.js';
 import { csvCell } from '../../common/csv/csv-cell.js';
 
 export const DATASETS = [
@@ -192,9 +193,11 @@ type Params = Record<string, string | number>;
  * by an export job's worker thread on its own read-only connection (export-worker.ts).
  */
 export class DatasetReader {
-  private readonly cache = new Map<string, Statement>();
+  private readonly cache: StatementCache;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    this.cache = new StatementCache(db);
+  }
 
   /** The table's largest rowid now: the snapshot bound of a new export. */
   lastRowid(def: DatasetDef): number {
@@ -225,12 +228,7 @@ export class DatasetReader {
 
   private stmt(kind: string, s: ExportScope, sql: () => string): Statement {
     const key = `${kind}:${s.def.dataset}:${s.marketIds === null ? 0 : 1}`;
-    let st = this.cache.get(key);
-    if (st === undefined) {
-      st = this.db.prepare(sql());
-      this.cache.set(key, st);
-    }
-    return st;
+    return this.cache.get(key, sql);
   }
 }
 

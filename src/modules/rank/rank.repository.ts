@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { StatementCache } from '../../common/sqlite/statement-cache.js';
 import type { AccountPnl, Standing } from './rank-math.js';
 import type { RankStore } from './rank-sampler.js';
 
@@ -32,13 +33,14 @@ export class RankRepository implements RankStore {
   private readonly insertPoint: Statement;
   private readonly prunePoints: Statement;
   private readonly pruneSamples: Statement;
-  private readonly pages = new Map<string, Statement>();
+  private readonly pages: StatementCache;
   private readonly sums: Statement;
   private readonly sampleAtOrBefore: Statement;
   private readonly pointsAt: Statement;
   private readonly resetsSince: Statement;
 
   constructor(private readonly db: Database) {
+    this.pages = new StatementCache(db);
     this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
     this.insertSample = db.prepare(
       'INSERT INTO rank_samples (time, participants, sampled_at) VALUES (?, ?, ?) ON CONFLICT (time) DO NOTHING',
@@ -123,17 +125,13 @@ export class RankRepository implements RankStore {
   /** One account's points, oldest first. */
   page(accountId: string, f: RankPageFilter): RankPointRow[] {
     const key = `${f.after !== undefined}${f.from !== undefined}${f.to !== undefined}`;
-    let stmt = this.pages.get(key);
-    if (stmt === undefined) {
+    const stmt = this.pages.get(key, () => {
       const where = ['account_id = @accountId'];
       if (f.after !== undefined) where.push('time > @after');
       if (f.from !== undefined) where.push('time >= @from');
       if (f.to !== undefined) where.push('time < @to');
-      stmt = this.db.prepare(
-        `SELECT time, rank, participants, realized_pnl_cents FROM rank_points WHERE ${where.join(' AND ')} ORDER BY time LIMIT @limit`,
-      );
-      this.pages.set(key, stmt);
-    }
+      return `SELECT time, rank, participants, realized_pnl_cents FROM rank_points WHERE ${where.join(' AND ')} ORDER BY time LIMIT @limit`;
+    });
     return stmt.all({
       accountId,
       after: f.after,

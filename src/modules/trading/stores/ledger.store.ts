@@ -6,7 +6,7 @@ import type {
 } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
 import type { Environment } from '../../../common/environment.js';
-import { StatementCache } from './statement-cache.js';
+import { StatementCache } from '../../../common/sqlite/statement-cache.js';
 
 /** A ledger row as stored (`ledger`). */
 export interface LedgerRow {

@@ -9,7 +9,7 @@ import type {
   TradeEvent,
 } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
-import { StatementCache } from './statement-cache.js';
+import { StatementCache } from '../../../common/sqlite/statement-cache.js';
 
 /** An order as stored (`orders`). */
 export interface OrderRow {

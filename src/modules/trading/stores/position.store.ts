@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { PositionChangedEvent, PositionSettledEvent } from '../../../engine/index.js';
-import { StatementCache } from './statement-cache.js';
+import { StatementCache } from '../../../common/sqlite/statement-cache.js';
 
 /** A position as stored (`positions`). */
 export interface PositionRow {
