@@ -245,6 +245,7 @@ describe('data exports', () => {
     expect(orders.map((o) => o.id)).toEqual([mine.id]);
     expect(orders[0]).toMatchObject({
       status: 'FILLED',
+      cancel_reason: null,
       quantity: 3,
       filled_quantity: 3,
       post_only: false,

@@ -17,6 +17,7 @@ describe('formatRows', () => {
     3,
     120,
     'FILLED',
+    null,
     'GTC',
     1,
     'CANCEL_MAKER',
@@ -26,10 +27,10 @@ describe('formatRows', () => {
 
   it('writes CSV through the injection-safe cell, booleans as true/false, a header of the fields', () => {
     expect(headerOf(orders, 'CSV')).toBe(
-      'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,filled_cost_cents,status,time_in_force,post_only,self_trade_prevention,created_at,updated_at\n',
+      'id,client_order_id,market_id,action,side,type,price,quantity,filled_quantity,filled_cost_cents,status,cancel_reason,time_in_force,post_only,self_trade_prevention,created_at,updated_at\n',
     );
     expect(formatRows(orders, 'CSV', [row])).toBe(
-      `ord_1,"'=HYPERLINK(""x"")",mkt_1,BUY,YES,LIMIT,40,3,3,120,FILLED,GTC,true,CANCEL_MAKER,2026-11-22T12:00:00.000Z,2026-11-22T12:00:00.000Z\n`,
+      `ord_1,"'=HYPERLINK(""x"")",mkt_1,BUY,YES,LIMIT,40,3,3,120,FILLED,,GTC,true,CANCEL_MAKER,2026-11-22T12:00:00.000Z,2026-11-22T12:00:00.000Z\n`,
     );
   });
 

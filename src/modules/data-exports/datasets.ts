@@ -129,6 +129,7 @@ export const DATASET_DEFS: Record<Dataset, DatasetDef> = {
       f('filled_quantity'),
       f('filled_cost_cents', 'fill_cost'),
       f('status'),
+      f('cancel_reason'),
       f('time_in_force'),
       { name: 'post_only', sql: 'post_only', bool: true },
       f('self_trade_prevention'),
