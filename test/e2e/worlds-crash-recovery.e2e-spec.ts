@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import {
   copyFileSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -28,6 +29,7 @@ describe('sandbox worlds: boot recovery of half worlds', () => {
   const worlds: Record<string, WorldHandle> = {};
   const worldsDir = () => join(svc.dataDir, 'worlds');
   const fileOf = (id: string) => join(worldsDir(), `${id}.sqlite`);
+  const exportsOf = (id: string) => join(svc.dataDir, 'exports', 'worlds', id);
 
   beforeAll(async () => {
     svc = await startApp({ now: NOON, env: ENV });
@@ -70,6 +72,13 @@ describe('sandbox worlds: boot recovery of half worlds', () => {
     writeFileSync(`${fileOf('wld_halfcopy')}.part`, bytes.subarray(0, 4096));
     writeFileSync(`${fileOf(worlds.healthy.id)}.part`, bytes.subarray(0, 4096));
 
+    // Export files of worlds with no row (one with a key left, one with only a file), and of the
+    // healthy world, which keeps its own.
+    for (const id of [worlds.rowless.id, 'wld_orphan1', worlds.healthy.id]) {
+      mkdirSync(exportsOf(id), { recursive: true });
+      writeFileSync(join(exportsOf(id), 'exp_planted.csv'), 'id\n');
+    }
+
     svc = await startApp({ now: NOON, env: ENV, dataDir: svc.dataDir });
   });
   afterAll(async () => {
@@ -111,5 +120,10 @@ describe('sandbox worlds: boot recovery of half worlds', () => {
     expect(files.filter((f) => !f.startsWith(worlds.healthy.id))).toEqual([]);
     expect(existsSync(fileOf(worlds.healthy.id))).toBe(true);
     expect(existsSync(`${fileOf(worlds.healthy.id)}.part`)).toBe(false);
+  });
+
+  it("removes the export files of worlds with no row, and keeps the remaining world's", () => {
+    expect(readdirSync(join(svc.dataDir, 'exports', 'worlds'))).toEqual([worlds.healthy.id]);
+    expect(readdirSync(exportsOf(worlds.healthy.id))).toEqual(['exp_planted.csv']);
   });
 });

@@ -86,7 +86,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
    * orders, positions and balances are gone, and an empty world under the same key would hide
    * that from the client, which gets 401 API_KEY_REVOKED and makes a new world instead. A world
    * file with no registry row (or a partial copy) is deleted, and an active world key whose world
-   * has no row is revoked.
+   * has no row is revoked; such a world's records outside its file (export files) go with them.
    */
   private async recover(): Promise<void> {
     for (const row of this.catalog.unfinished()) {
@@ -101,12 +101,15 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
       this.log.warn(`removing the world ${id}: its file is missing or incomplete`);
       await this.remove(row);
     }
+    // Worlds with no row whose traces remain: their records outside the file go too.
+    const rowless = new Set<WorldId>();
     const dir = this.template.dir();
     for (const name of worldFilesIn(dir)) {
       const id = worldIdOfFile(name)!;
       if (this.catalog.one(id) !== undefined && !name.endsWith('.part')) continue;
       this.log.warn(`deleting ${name}: no world of that id`);
       rmSync(join(dir, name), { force: true });
+      if (this.catalog.one(id) === undefined) rowless.add(id as WorldId);
     }
     const at = this.clock.nowDate().toISOString();
     for (const k of await this.keys.repo.findBy({ worldId: Not(IsNull()), revokedAt: IsNull() })) {
@@ -115,7 +118,9 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
       await this.keys.updateWhere({ id: k.id, revokedAt: IsNull() }, { revokedAt: at }, [
         k.secretHash,
       ]);
+      rowless.add(k.worldId! as WorldId);
     }
+    for (const id of rowless) await this.records.clearWorld(id);
   }
 
   async create(c: Credential, body: CreateWorldDto): Promise<CreatedWorldDto> {
