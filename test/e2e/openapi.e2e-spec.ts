@@ -147,6 +147,36 @@ describe('OpenAPI 3.1 contract', () => {
     expect(pinned.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
+  it('states each shared response header once, in components.headers, and refers to it', () => {
+    // Inline, the pipeline's headers on ~1,200 responses made the document 2.7 MB; 1.7 with refs.
+    const shared = (doc.components as Obj).headers as Record<string, Obj>;
+    expect(shared['X-Request-Id']).toMatchObject({ required: true, schema: { type: 'string' } });
+    // Retry-After is required on a 429 and not on a 503: two components, each referred to.
+    const place = (doc.paths as Obj)['/api/v1/orders'].post.responses as Record<string, Obj>;
+    const ref = (status: string, name: string): string => place[status].headers[name].$ref;
+    expect(ref('201', 'X-Request-Id')).toBe('#/components/headers/X-Request-Id');
+    const retry429 = shared[ref('429', 'Retry-After').split('/').pop()!];
+    const retry503 = shared[ref('503', 'Retry-After').split('/').pop()!];
+    expect(retry429.required).toBe(true);
+    expect(retry503.required).not.toBe(true);
+    // No response states inline a header a component already states.
+    const forms = new Set(
+      Object.entries(shared).map(([key, h]) => `${key.replace(/\.\d+$/, '')} ${JSON.stringify(h)}`),
+    );
+    const inlineCopies: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Obj>)) {
+      for (const op of Object.values(item)) {
+        for (const [status, r] of Object.entries((op?.responses ?? {}) as Record<string, Obj>)) {
+          for (const [name, h] of Object.entries((r.headers ?? {}) as Record<string, Obj>)) {
+            if (forms.has(`${name} ${JSON.stringify(h)}`))
+              inlineCopies.push(`${path} ${status} ${name}`);
+          }
+        }
+      }
+    }
+    expect(inlineCopies).toEqual([]);
+  });
+
   it('its example ids have the shape of real ones (prefix, 10 time, 4 counter, 8 random)', () => {
     const examples: string[] = [];
     const walk = (node: unknown): void => {

@@ -157,6 +157,15 @@ export class OpenApiConformance {
     return v;
   }
 
+  /** A response header as stated, or the component a `$ref` names. */
+  private header(h: Obj): Obj {
+    const ref = typeof h.$ref === 'string' ? /^#\/components\/headers\/(.+)$/.exec(h.$ref) : null;
+    if (ref === null) return h;
+    const shared = ((this.doc.components as Obj | undefined)?.headers as Obj | undefined)?.[ref[1]];
+    if (shared === undefined) throw new Error(`unresolved header reference ${h.$ref}`);
+    return shared as Obj;
+  }
+
   /** What does not conform in one answer (empty when it all does). */
   problems(ex: Exchange): string[] {
     const found = this.operation(ex.method, ex.path);
@@ -175,7 +184,8 @@ export class OpenApiConformance {
     const response = responses[statusKey] as Obj;
     const out: string[] = [];
 
-    for (const [name, h] of Object.entries((response.headers ?? {}) as Obj)) {
+    for (const [name, stated] of Object.entries((response.headers ?? {}) as Obj)) {
+      const h = this.header(stated as Obj);
       const value = ex.headers.get(name);
       if (value === null) {
         if ((h as Obj).required === true) out.push(`required header ${name} is missing`);

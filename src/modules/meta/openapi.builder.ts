@@ -7,6 +7,7 @@ import { webhookEventDocs } from '../webhooks/webhook-event-schemas.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/webhook-outbox.service.js';
 import { applyValidationRules } from './openapi-validation-rules.js';
 import { API_TAGS } from './tags.js';
+import { shareResponseHeaders } from './openapi-shared-headers.js';
 
 type Obj = Record<string, unknown>;
 
@@ -159,6 +160,7 @@ function generate(app: INestApplication, stagingBaseUrl: string): Obj {
     url: `${stagingBaseUrl}/api/v1/asyncapi.json`,
   };
   ((doc as Obj).info as Obj)['x-asyncapi'] = '/api/v1/asyncapi.json';
+  shareResponseHeaders(doc);
   return doc;
 }
 
