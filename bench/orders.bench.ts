@@ -302,6 +302,9 @@ async function main(): Promise<void> {
     const summary = (name: Name) => ({
       saturationOrdersPerSec: satOf(name),
       serverCpuUsPerOrder: median(saturation[name].map((f) => f.serverCpuUsPerRequest ?? 0)),
+      // Where the server's time went at saturation (null off Linux): see Figures.sched.
+      serverCores: median(saturation[name].map((f) => f.sched?.cores ?? 0)),
+      eventLoopWaitingForCpu: median(saturation[name].map((f) => f.sched?.mainRunQueue ?? 0)),
       pacedP50Ms: round3(median(pacedOf[name].map((f) => f.p50Ms))),
       pacedP99Ms: round3(median(pacedOf[name].map((f) => f.p99Ms))),
       healthPerSec: healthOf[name].requestsPerSec,
@@ -310,6 +313,11 @@ async function main(): Promise<void> {
     const ref = summary('reference');
     const svc = summary('service');
     const ratio = round3(svc.saturationOrdersPerSec / ref.saturationOrdersPerSec);
+    // Orders per server CPU second, service to reference: what the ratio would be if both got the
+    // same CPU. On a machine others load it moves far less than the orders/s ratio, which also
+    // carries how much CPU each phase happened to get.
+    const cpuRatio =
+      svc.serverCpuUsPerOrder > 0 ? round3(ref.serverCpuUsPerOrder / svc.serverCpuUsPerOrder) : 0;
     const roundRatios = saturation.service.map((f, i) =>
       round3(f.requestsPerSec / saturation.reference[i].requestsPerSec),
     );
@@ -337,6 +345,7 @@ async function main(): Promise<void> {
       reference: ref,
       service: svc,
       ratioServiceToReference: ratio,
+      ratioPerServerCpuSecond: cpuRatio,
       roundRatios,
       pacedRatePerSec: rate,
       rounds: { saturation, paced: pacedOf, health: healthOf },
@@ -352,6 +361,9 @@ async function main(): Promise<void> {
     };
     console.log(
       `\nsaturation (median of ${ROUNDS}): reference ${ref.saturationOrdersPerSec} orders/s (${ref.serverCpuUsPerOrder} us CPU/order), service ${svc.saturationOrdersPerSec} orders/s (${svc.serverCpuUsPerOrder} us CPU/order); ratio ${ratio} (rounds ${roundRatios.join(', ')}; target >= 1.0: ${ratio >= 1 ? 'met' : 'NOT met'}, aim 1.5)`,
+    );
+    console.log(
+      `per server CPU second: ratio ${cpuRatio}; server cores at saturation: reference ${ref.serverCores}, service ${svc.serverCores}; event loop waiting for a CPU: reference ${Math.round(ref.eventLoopWaitingForCpu * 100)}%, service ${Math.round(svc.eventLoopWaitingForCpu * 100)}% of the time`,
     );
     console.log(
       `paced at ${rate}/s (half the reference): p99 reference ${ref.pacedP99Ms} ms, service ${svc.pacedP99Ms} ms (target < 5 ms: ${svc.pacedP99Ms < 5 ? 'met' : 'NOT met'}); p50 ${ref.pacedP50Ms} / ${svc.pacedP50Ms} ms`,
