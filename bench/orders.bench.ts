@@ -13,7 +13,10 @@
  *   1. GET health of each server at saturation (autocannon), short: what a server answers at all;
  *   2. POST /orders at saturation (autocannon, 32 connections), ROUNDS rounds of reference then
  *      service, each after a warm-up: orders/s of each, their ratio, the server CPU per order
- *      (from /proc, Linux; it does not depend on the load generator sharing the machine);
+ *      (from /proc, Linux; it does not depend on the load generator sharing the machine), the
+ *      server's cores and how much of the time its event loop ran on a CPU or waited for one
+ *      (/proc/<pid>/schedstat), and the ratio per server CPU second; before the rounds, each
+ *      server's CPU with no load at all (timers, background workers);
  *   3. POST /orders evenly paced at half of the reference's median saturation rate (an open-loop
  *      generator: one request every 1/rate s, each latency counted from the moment it was due,
  *      so no coordinated omission), ROUNDS rounds of reference then service: p50/p99 of each.
@@ -22,6 +25,9 @@
  * resting orders; 16 traders' test keys, round robin.
  * BENCH_SERVICE_ONLY=1 runs only phase 2 against the service (no reference, no file written):
  * with BENCH_PROF=<dir> (support/server-args.ts) that is a CPU profile of the order path alone.
+ * On a machine others load, the orders/s ratio moves with how much CPU each phase happened to get
+ * (a server at saturation there is not idle in its code: its event loop is busy but waits on the
+ * run queue most of the time); the ratio per server CPU second moves far less.
  * Prints the figures and writes bench/results/orders.json. Targets (issue 23): service orders/s
  * at least 1.0x the reference's (aim 1.5x); service p99 under 5 ms at half the reference's
  * saturation rate, paced.
@@ -33,7 +39,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { measured, paced, print, type Figures } from './support/order-load.js';
+import { cpuSeconds, measured, paced, print, type Figures } from './support/order-load.js';
 import { startReferenceServer } from './support/reference.js';
 import { startBenchServer } from './support/server.js';
 
@@ -50,6 +56,8 @@ const MARKETABLE_SHARE = 0.15;
 const TRADERS = 16;
 const PASSWORD = 'bench-password-123';
 const SERVICE_ONLY = process.env.BENCH_SERVICE_ONLY === '1';
+/** Seconds each server's CPU is read with no load, after the warm-up. */
+const IDLE_SECONDS = 3;
 
 async function json(
   url: string,
@@ -191,6 +199,14 @@ const median = (xs: number[]): number => {
 };
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
+/** A process's CPU per wall second while nothing is asked of it; null off Linux. */
+async function idleCpu(pid: number, seconds: number): Promise<number | null> {
+  const before = cpuSeconds(pid);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = cpuSeconds(pid);
+  return before === null || after === null ? null : round3((after - before) / seconds);
+}
+
 async function main(): Promise<void> {
   // Books grow for the whole run: enough money and open-order room for every resting order.
   const server = await startBenchServer('orders', {
@@ -269,6 +285,13 @@ async function main(): Promise<void> {
       print(`${name} GET health (saturation)`, healthOf[name]);
     }
     for (const name of NAMES) await orders(name, WARMUP_SECONDS)();
+    // What each server burns with no request at all (timers, background workers): under a load
+    // that leaves it a fraction of a core, that is a real share of its CPU per order.
+    const idleCores = {} as Record<Name, number | null>;
+    for (const name of NAMES) {
+      idleCores[name] = await idleCpu(servers[name].pid, IDLE_SECONDS);
+      console.log(`${name} idle CPU over ${IDLE_SECONDS} s: ${idleCores[name] ?? '?'} cores`);
+    }
     const saturation: Record<Name, Figures[]> = { reference: [], service: [] };
     for (let r = 1; r <= ROUNDS; r++) {
       for (const name of NAMES) {
@@ -302,14 +325,23 @@ async function main(): Promise<void> {
     const summary = (name: Name) => ({
       saturationOrdersPerSec: satOf(name),
       serverCpuUsPerOrder: median(saturation[name].map((f) => f.serverCpuUsPerRequest ?? 0)),
+      // Where the server's time went at saturation (null off Linux): see Figures.sched.
+      serverCores: median(saturation[name].map((f) => f.sched?.cores ?? 0)),
+      eventLoopWaitingForCpu: median(saturation[name].map((f) => f.sched?.mainRunQueue ?? 0)),
       pacedP50Ms: round3(median(pacedOf[name].map((f) => f.p50Ms))),
       pacedP99Ms: round3(median(pacedOf[name].map((f) => f.p99Ms))),
+      idleCores: idleCores[name],
       healthPerSec: healthOf[name].requestsPerSec,
       healthServerCpuUsPerRequest: healthOf[name].serverCpuUsPerRequest,
     });
     const ref = summary('reference');
     const svc = summary('service');
     const ratio = round3(svc.saturationOrdersPerSec / ref.saturationOrdersPerSec);
+    // Orders per server CPU second, service to reference: what the ratio would be if both got the
+    // same CPU. On a machine others load it moves far less than the orders/s ratio, which also
+    // carries how much CPU each phase happened to get.
+    const cpuRatio =
+      svc.serverCpuUsPerOrder > 0 ? round3(ref.serverCpuUsPerOrder / svc.serverCpuUsPerOrder) : 0;
     const roundRatios = saturation.service.map((f, i) =>
       round3(f.requestsPerSec / saturation.reference[i].requestsPerSec),
     );
@@ -337,6 +369,7 @@ async function main(): Promise<void> {
       reference: ref,
       service: svc,
       ratioServiceToReference: ratio,
+      ratioPerServerCpuSecond: cpuRatio,
       roundRatios,
       pacedRatePerSec: rate,
       rounds: { saturation, paced: pacedOf, health: healthOf },
@@ -352,6 +385,9 @@ async function main(): Promise<void> {
     };
     console.log(
       `\nsaturation (median of ${ROUNDS}): reference ${ref.saturationOrdersPerSec} orders/s (${ref.serverCpuUsPerOrder} us CPU/order), service ${svc.saturationOrdersPerSec} orders/s (${svc.serverCpuUsPerOrder} us CPU/order); ratio ${ratio} (rounds ${roundRatios.join(', ')}; target >= 1.0: ${ratio >= 1 ? 'met' : 'NOT met'}, aim 1.5)`,
+    );
+    console.log(
+      `per server CPU second: ratio ${cpuRatio}; server cores at saturation: reference ${ref.serverCores}, service ${svc.serverCores}; event loop waiting for a CPU: reference ${Math.round(ref.eventLoopWaitingForCpu * 100)}%, service ${Math.round(svc.eventLoopWaitingForCpu * 100)}% of the time`,
     );
     console.log(
       `paced at ${rate}/s (half the reference): p99 reference ${ref.pacedP99Ms} ms, service ${svc.pacedP99Ms} ms (target < 5 ms: ${svc.pacedP99Ms < 5 ? 'met' : 'NOT met'}); p50 ${ref.pacedP50Ms} / ${svc.pacedP50Ms} ms`,

@@ -23,13 +23,25 @@ export interface Figures {
   /** Server CPU (user + system) per answered request, microseconds; null off Linux. */
   serverCpuUsPerRequest: number | null;
   /**
+   * Saturation phases, Linux: where the server's time went while it was measured. `cores` is its
+   * CPU (all threads) per wall second; `mainOnCpu` and `mainRunQueue` are the shares of the wall
+   * time its main thread (the event loop) ran on a CPU, and was runnable but waiting for one
+   * (/proc/<pid>/schedstat). A server that looks idle at saturation with a high `mainRunQueue` is
+   * not stalled in its code: the machine had no CPU to give it.
+   */
+  sched?: { cores: number; mainOnCpu: number; mainRunQueue: number } | null;
+  /**
    * Paced phase only: the same percentiles measured from the moment the request was written
    * (leaves out the generator's own timer lateness and any wait for a free connection).
    */
   fromSend?: { p50Ms: number; p90Ms: number; p99Ms: number; p999Ms: number };
 }
 
-export function fromAutocannon(r: Result, cpuSec: number | null): Figures {
+export function fromAutocannon(
+  r: Result,
+  cpuSec: number | null,
+  sched: Figures['sched'] = null,
+): Figures {
   return {
     requestsPerSec: Math.round(r['2xx'] / r.duration),
     p50Ms: r.latency.p50,
@@ -43,12 +55,16 @@ export function fromAutocannon(r: Result, cpuSec: number | null): Figures {
     durationSec: r.duration,
     serverCpuUsPerRequest:
       cpuSec === null || r['2xx'] === 0 ? null : Math.round((cpuSec * 1e6) / r['2xx']),
+    sched,
   };
 }
 
 export function print(name: string, f: Figures): void {
   const cpu =
-    f.serverCpuUsPerRequest === null ? '' : `   server CPU ${f.serverCpuUsPerRequest} us/req`;
+    (f.serverCpuUsPerRequest === null ? '' : `   server CPU ${f.serverCpuUsPerRequest} us/req`) +
+    (f.sched == null
+      ? ''
+      : `, ${f.sched.cores} cores; event loop on CPU ${pctOf(f.sched.mainOnCpu)}, waiting for a CPU ${pctOf(f.sched.mainRunQueue)}`);
   console.log(
     `${name.padEnd(36)} ${String(f.requestsPerSec).padStart(7)} req/s   p50 ${f.p50Ms} ms   p90 ${f.p90Ms} ms   p99 ${f.p99Ms} ms   p99.9 ${f.p999Ms} ms   (2xx ${f.total2xx}, non-2xx ${f.non2xx}, errors ${f.errors})${cpu}`,
   );
@@ -65,11 +81,39 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+const pctOf = (share: number): string => `${Math.round(share * 100)}%`;
+
+/** The main thread's time on a CPU and waiting on a run queue so far, seconds; null off Linux. */
+export function schedSeconds(pid: number): { onCpu: number; runQueue: number } | null {
+  try {
+    const [onCpu, runQueue] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ');
+    return { onCpu: Number(onCpu) / 1e9, runQueue: Number(runQueue) / 1e9 };
+  } catch {
+    return null;
+  }
+}
+
 export async function measured(pid: number, run: () => Promise<Result>): Promise<Figures> {
   const before = cpuSeconds(pid);
+  const schedBefore = schedSeconds(pid);
+  const startedAt = performance.now();
   const r = await run();
+  const wall = (performance.now() - startedAt) / 1000;
   const after = cpuSeconds(pid);
-  return fromAutocannon(r, before === null || after === null ? null : after - before);
+  const schedAfter = schedSeconds(pid);
+  const cpu = before === null || after === null ? null : after - before;
+  const share = (x: number): number => Math.round((x / wall) * 100) / 100;
+  return fromAutocannon(
+    r,
+    cpu,
+    cpu === null || schedBefore === null || schedAfter === null
+      ? null
+      : {
+          cores: share(cpu),
+          mainOnCpu: share(schedAfter.onCpu - schedBefore.onCpu),
+          mainRunQueue: share(schedAfter.runQueue - schedBefore.runQueue),
+        },
+  );
 }
 
 export const pct = (sorted: number[], p: number): number =>
