@@ -2,7 +2,7 @@
  * Where the engine finds orders by their public id, keeps final orders readable for a while and
  * recycles order objects. The only id lookup an order meets is here (an {@link OrderIdTable}), and
  * only when it rests (cancel and amend name orders by id): an order that trades or expires on
- * arrival never enters the table, unless callers look up final orders (see finalLookups).
+ * arrival enters the table only when a lookup misses while it is still retained (see unindexed).
  */
 import { OrderIdTable } from './order-id-table.js';
 import { BookOrder } from './order.js';
@@ -18,10 +18,12 @@ export class OrderRegistry {
    */
   private readonly byId = new OrderIdTable();
   /**
-   * Someone asked for an order that is not open: from then on retired orders that never rested
-   * are put in {@link byId} too, so an engine whose callers never ask pays nothing for them.
+   * How many of the newest retention-ring entries may be missing from {@link byId} (retired
+   * orders that never rested). A lookup that misses indexes them first, then looks again: most
+   * final orders leave the ring before any lookup misses, so they never cost a hash insert and
+   * removal, and a miss costs at most the retirements since the previous miss.
    */
-  private finalLookups = false;
+  private unindexed = 0;
   private readonly closedRing: BookOrder[] = [];
   private closedNext = 0;
   private readonly spare: BookOrder[] = [];
@@ -56,9 +58,14 @@ export class OrderRegistry {
   /** An open order, or a final one still within the retention window. */
   find(id: string): BookOrder | undefined {
     const found = this.byId.get(id);
-    if (found !== undefined || this.finalLookups) return found;
-    this.finalLookups = true;
-    for (const o of this.closedRing) this.index(o);
+    if (found !== undefined || this.unindexed === 0) return found;
+    const ring = this.closedRing;
+    let slot = this.closedNext;
+    for (let n = this.unindexed; n > 0; n--) {
+      slot = (slot === 0 ? ring.length : slot) - 1;
+      this.index(ring[slot]);
+    }
+    this.unindexed = 0;
     return this.byId.get(id);
   }
 
@@ -81,7 +88,7 @@ export class OrderRegistry {
       ring[slot] = order;
     }
     this.closedNext = slot + 1 === cap ? 0 : slot + 1;
-    if (this.finalLookups) this.index(order);
+    if (this.unindexed < ring.length) this.unindexed++;
   }
 
   /** Forgets an order at once, not kept for getOrder (an account reset's orders). */

@@ -13,8 +13,11 @@ const TOMBSTONE = -2;
 const INITIAL_CAPACITY = 1024;
 
 export class PositionIndex {
-  private accountOf = new Int32Array(INITIAL_CAPACITY).fill(EMPTY);
-  private marketOf = new Int32Array(INITIAL_CAPACITY);
+  /**
+   * Slot i's key pair at 2i (account, or EMPTY / TOMBSTONE) and 2i + 1 (market): both halves of
+   * a probe's comparison share one cache line.
+   */
+  private keys = new Int32Array(2 * INITIAL_CAPACITY).fill(EMPTY);
   private states: (PositionState | null)[] = new Array<PositionState | null>(INITIAL_CAPACITY).fill(
     null,
   );
@@ -27,34 +30,36 @@ export class PositionIndex {
   }
 
   get(account: number, market: number): PositionState | undefined {
-    const accounts = this.accountOf;
+    const keys = this.keys;
     const mask = this.mask;
     for (let i = this.slot(account, market); ; i = (i + 1) & mask) {
-      const a = accounts[i];
+      const a = keys[2 * i];
       if (a === EMPTY) return undefined;
-      if (a === account && this.marketOf[i] === market) return this.states[i]!;
+      if (a === account && keys[2 * i + 1] === market) return this.states[i]!;
     }
   }
 
   /** Adds a position that is not in the table. */
   add(account: number, market: number, ps: PositionState): void {
     if ((this.occupied + 1) * 2 > this.states.length) this.rebuild();
+    const keys = this.keys;
     const mask = this.mask;
     let i = this.slot(account, market);
-    while (this.accountOf[i] !== EMPTY) i = (i + 1) & mask;
-    this.accountOf[i] = account;
-    this.marketOf[i] = market;
+    while (keys[2 * i] !== EMPTY) i = (i + 1) & mask;
+    keys[2 * i] = account;
+    keys[2 * i + 1] = market;
     this.states[i] = ps;
     this.occupied++;
   }
 
   delete(account: number, market: number): void {
+    const keys = this.keys;
     const mask = this.mask;
     for (let i = this.slot(account, market); ; i = (i + 1) & mask) {
-      const a = this.accountOf[i];
+      const a = keys[2 * i];
       if (a === EMPTY) return;
-      if (a === account && this.marketOf[i] === market) {
-        this.accountOf[i] = TOMBSTONE;
+      if (a === account && keys[2 * i + 1] === market) {
+        keys[2 * i] = TOMBSTONE;
         this.states[i] = null;
         return;
       }
@@ -63,19 +68,17 @@ export class PositionIndex {
 
   /** Doubles the table when live entries fill a quarter of it, else rebuilds it in place. */
   private rebuild(): void {
-    const accounts = this.accountOf;
-    const markets = this.marketOf;
+    const keys = this.keys;
     const states = this.states;
     let live = 0;
-    for (let i = 0; i < accounts.length; i++) if (accounts[i] >= 0) live++;
-    const capacity = (live + 1) * 4 > accounts.length ? accounts.length * 2 : accounts.length;
-    this.accountOf = new Int32Array(capacity).fill(EMPTY);
-    this.marketOf = new Int32Array(capacity);
+    for (let i = 0; i < states.length; i++) if (keys[2 * i] >= 0) live++;
+    const capacity = (live + 1) * 4 > states.length ? states.length * 2 : states.length;
+    this.keys = new Int32Array(2 * capacity).fill(EMPTY);
     this.states = new Array<PositionState | null>(capacity).fill(null);
     this.mask = capacity - 1;
     this.occupied = 0;
-    for (let i = 0; i < accounts.length; i++) {
-      if (accounts[i] >= 0) this.add(accounts[i], markets[i], states[i]!);
+    for (let i = 0; i < states.length; i++) {
+      if (keys[2 * i] >= 0) this.add(keys[2 * i], keys[2 * i + 1], states[i]!);
     }
   }
 }
