@@ -78,6 +78,16 @@ function cpuMs(pid: number): number {
   }
 }
 
+/** Write system calls a process made so far (Linux /proc/<pid>/io syscw; socket writes count). */
+function writeCalls(pid: number): number {
+  try {
+    const m = /syscw:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m === null ? NaN : Number(m[1]);
+  } catch {
+    return NaN;
+  }
+}
+
 function percentile(hist: number[], p: number, scale: number): number {
   const total = hist.reduce((a, b) => a + b, 0);
   if (total === 0) return NaN;
@@ -235,11 +245,12 @@ async function runOnce(
     }
   };
   const cpuNow = () => ({
+    serverWrites: writeCalls(setup.serverPid),
     server: cpuMs(setup.serverPid),
     clients: children.map((c) => cpuMs(c.pid!)),
     driver: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
   });
-  let cpu0 = { server: NaN, clients: [] as number[], driver: 0 };
+  let cpu0 = { serverWrites: NaN, server: NaN, clients: [] as number[], driver: 0 };
   let measuring = false;
   let sentInWindow = 0;
   const pending = new Set<Promise<void>>();
@@ -324,6 +335,8 @@ async function runOnce(
       p99: round2(sortedPct(spanBySeq, 99)),
       max: round2(spanBySeq.reduce((m, v) => (v > m ? v : m), 0)),
     },
+    server_write_syscalls_per_update: round2((cpu1.serverWrites - cpu0.serverWrites) / updates),
+    server_cpu_ms_per_update: round2((cpu1.server - cpu0.server) / updates),
     cpu_percent_of_one_core: {
       server: cpuPct(cpu0.server, cpu1.server),
       subscribers: cpu0.clients.map((c, i) => cpuPct(c, cpu1.clients[i])),
@@ -441,7 +454,8 @@ async function main(): Promise<void> {
       const cpu = r.cpu_percent_of_one_core as { server: number; subscribers: number[] };
       console.log(
         `run ${run}/${RUNS}: p99 ${lat.p99} ms (p50 ${lat.p50}), fan-out span p99 ${span.p99} ms, ` +
-          `server CPU ${cpu.server}%, subscribers ${cpu.subscribers.join('/')}%, ` +
+          `server CPU ${cpu.server}% (${String(r.server_cpu_ms_per_update)} ms and ` +
+          `${String(r.server_write_syscalls_per_update)} write calls per update), subscribers ${cpu.subscribers.join('/')}%, ` +
           `load ${String(r.load_average_1m_at_start)} -> ${String(r.load_average_1m_at_end)}, ` +
           `seq gaps ${String(r.seq_gaps_so_far)}: ${r.met ? 'met' : 'MISSED'}`,
       );
