@@ -59,7 +59,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   /** Which peers may name the client in X-Forwarded-For: TRUSTED_PROXIES, as for HTTP. */
   private trustProxy: ((addr: string, i: number) => boolean) | null = null;
   /** Engine-event frames per connection: at most one write per WS_COALESCE_MS. */
-  private coalescer = new Coalescer(0);
+  private readonly coalescer: Coalescer;
 
   constructor(
     private readonly access: AccessPipeline,
@@ -72,12 +72,13 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly notifications: NotificationsService,
     private readonly crypto: CryptoService,
     private readonly rfq: RfqNotices,
-  ) {}
+  ) {
+    this.coalescer = new Coalescer(config.values.wsCoalesceMs);
+  }
 
   onModuleInit(): void {
     const proxies = this.config.values.trustedProxies;
     this.trustProxy = proxies.length > 0 ? proxyaddr.compile(proxies) : null;
-    this.coalescer = new Coalescer(this.config.values.wsCoalesceMs);
     // A failure while fanning out must not escape into the event bus (RxJS would rethrow it
     // asynchronously and stop the process): the commit already happened; log and go on.
     this.busSub = this.bus.stream.subscribe((batch) => {
