@@ -78,6 +78,11 @@ export interface AppConfig {
   wsMaxConnectionsPerIp: number;
   wsMessageRate: number;
   wsMessageBurst: number;
+  /**
+   * Per-connection coalescing of engine-event messages: at most one socket write per connection
+   * per this many wall ms (0: a write per fan-out batch). It bounds the delay it adds (<= 5 ms).
+   */
+  wsCoalesceMs: number;
   /** Webhooks: delays in seconds before each attempt (its length is the attempt count). */
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
@@ -465,6 +470,7 @@ export function loadConfig(env: Env): AppConfig {
     wsMessageRate: int(env, 'WS_MESSAGE_RATE', 20, 1, 1_000_000),
     // Room for the auth message, every channel subscribed and all of them resubscribed at once.
     wsMessageBurst: int(env, 'WS_MESSAGE_BURST', 2 * wsMaxSubscriptions + 50, 1, 1_000_000),
+    wsCoalesceMs: int(env, 'WS_COALESCE_MS', 4, 0, 5),
     webhookRetrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 30, 120, 600, 3600, 21600]),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookMaxInFlight: int(env, 'WEBHOOK_MAX_IN_FLIGHT', 256, 1, 100_000),

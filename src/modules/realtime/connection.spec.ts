@@ -237,6 +237,74 @@ describe('Connection.sendEvent over a real socket', () => {
     }
   });
 
+  it('held frames leave before a direct message, an unbatched event and a close', async () => {
+    const p = await pair();
+    try {
+      const batch = startBatch();
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 1, { n: 1 }), batch);
+      p.conn.sendJson({ type: 'unsubscribed' }); // the held event was sent before it
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 2, { n: 2 }), batch);
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 3, { n: 3 })); // unbatched
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 4, { n: 4 }), batch);
+      p.conn.close(1000, 'bye'); // before the batch is flushed
+      flushBatch(batch);
+      const got = (await p.next(5)).map((t) => JSON.parse(t) as Record<string, unknown>);
+      expect(got.map((m) => m.seq ?? m.type)).toEqual([1, 'unsubscribed', 2, 3, 4]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('connections holding the same frames share one joined buffer', async () => {
+    const p = await pair();
+    const q = await pair();
+    try {
+      const writes: Buffer[] = [];
+      for (const s of [p.server, q.server]) {
+        const raw = (s as unknown as { _socket: { write: (b: Buffer) => boolean } })._socket;
+        const write = raw.write.bind(raw);
+        raw.write = (b: Buffer) => {
+          writes.push(b);
+          return write(b);
+        };
+      }
+      const batch = startBatch();
+      const messages = [1, 2, 3].map((i) => new EventMessage('orderbook:m', i, { i }));
+      for (const m of messages) {
+        p.conn.sendEvent('orderbook:m', m, batch);
+        q.conn.sendEvent('orderbook:m', m, batch);
+      }
+      flushBatch(batch);
+      expect(writes).toHaveLength(2);
+      expect(writes[0]).toBe(writes[1]);
+      for (const x of [p, q]) {
+        const got = (await x.next(3)).map((t) => JSON.parse(t) as { seq: number; data: unknown });
+        expect(got.map((m) => [m.seq, m.data])).toEqual([1, 2, 3].map((i) => [i, { i }]));
+      }
+    } finally {
+      await p.close();
+      await q.close();
+    }
+  });
+
+  it('a slow consumer closed with held frames gets none of them', async () => {
+    const p = await pair();
+    try {
+      const raw = (p.server as unknown as { _socket: { write: (b: Buffer) => boolean } })._socket;
+      const write = jest.spyOn(raw, 'write');
+      const batch = startBatch();
+      p.conn.sendEvent('trades:m', new EventMessage('trades:m', 1, {}), batch);
+      p.conn.close(4008, 'slow consumer');
+      flushBatch(batch);
+      // Only the close frame (opcode 8) is written, no text frame (opcode 1).
+      const opcodes = write.mock.calls.map(([b]) => b[0] & 0x0f).filter((o) => o !== 0);
+      expect(write).toHaveBeenCalled();
+      expect(opcodes).not.toContain(1);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('frameText gives back the text of every header form', () => {
     for (const size of [5, 126, 70_000]) {
       const text = 'z'.repeat(size);

@@ -65,6 +65,8 @@ export class Connection {
       this.close(WS_CLOSE.SLOW_CONSUMER, 'slow consumer: send buffer full');
       return;
     }
+    // Frames held for a coalesced write were sent before this message: they go first.
+    this.flush();
     this.socket.send(text);
   }
 
@@ -109,6 +111,8 @@ export class Connection {
     }
     const frame = message.frame(seq);
     if (batch === null) {
+      // Frames held for a coalesced write go first, so the order stays.
+      this.flush();
       raw.write(frame);
     } else if (first) {
       this.batchId = batch.id;
@@ -124,9 +128,11 @@ export class Connection {
 
   /**
    * Writes the frames held for the current batch: one buffer as it is, several joined into one
-   * (small frames: copying them is cheaper than a gathered write).
+   * (small frames: copying them is cheaper than a gathered write). Subscribers that joined a
+   * channel together hold the very same frames, so `joins` (the batch's) keeps the last joined
+   * buffer per first frame and they share one copy.
    */
-  flush(): void {
+  flush(joins: Map<Buffer, Joined> | null = null): void {
     const held = this.held;
     if (held === null) return;
     const more = this.heldMore;
@@ -135,7 +141,7 @@ export class Connection {
     if (this.closed || this.socket.readyState !== OPEN) return;
     const raw = rawSocketOf(this.socket);
     if (raw !== null) {
-      raw.write(more === null ? held : Buffer.concat([held, ...more]));
+      raw.write(more === null ? held : joined(held, more, joins));
       return;
     }
     // Only reachable if ws started holding frames back mid-batch: send the texts through it.
@@ -145,6 +151,14 @@ export class Connection {
 
   close(code: number, reason: string): void {
     if (this.closed) return;
+    // What was held for a coalesced write was sent before the close, except to a client too far
+    // behind to take more.
+    if (code === WS_CLOSE.SLOW_CONSUMER) {
+      this.held = null;
+      this.heldMore = null;
+    } else {
+      this.flush();
+    }
     this.closed = true;
     if (this.authTimer !== null) clearTimeout(this.authTimer);
     this.onServerClose?.();
@@ -161,22 +175,47 @@ let batchIds = 0;
 /**
  * One fan-out batch: every message a connection gets from it leaves in one socket write (one
  * system call) when the batch is {@link flushBatch}ed. A batch carries several messages when the
- * server is busy (group commit gathers the orders of one event-loop turn), so the busier the
- * server, the fewer writes per message, with no timer and no added delay. A connection that gets
- * one message gets a plain write of that message's frame.
+ * server is busy (group commit gathers the orders of one event-loop turn) and when the
+ * {@link Coalescer} holds it open for its window. A connection that gets one message gets a plain
+ * write of that message's frame.
  */
 export interface Batch {
   readonly id: number;
   readonly connections: Connection[];
+  /** Frames joined for one write, by their first frame (see Connection.flush). */
+  readonly joins: Map<Buffer, Joined>;
+}
+
+/** Frames `[first, ...more]` joined into `out`. */
+export interface Joined {
+  readonly more: Buffer[];
+  readonly out: Buffer;
 }
 
 export function startBatch(): Batch {
-  return { id: batchIds++, connections: [] };
+  return { id: batchIds++, connections: [], joins: new Map() };
 }
 
 export function flushBatch(batch: Batch): void {
-  for (const c of batch.connections) c.flush();
+  for (const c of batch.connections) c.flush(batch.joins);
   batch.connections.length = 0;
+  batch.joins.clear();
+}
+
+/** `first` and `more` as one buffer, reusing the join in `joins` when it holds the same frames. */
+function joined(first: Buffer, more: Buffer[], joins: Map<Buffer, Joined> | null): Buffer {
+  if (joins === null) return Buffer.concat([first, ...more]);
+  const known = joins.get(first);
+  if (known !== undefined && sameFrames(known.more, more)) return known.out;
+  const out = Buffer.concat([first, ...more]);
+  joins.set(first, { more, out });
+  return out;
+}
+
+function sameFrames(a: Buffer[], b: Buffer[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

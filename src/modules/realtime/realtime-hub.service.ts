@@ -23,7 +23,8 @@ import { RfqNotices, type RfqChannelMessage } from '../rfq/rfq-notices.service.j
 import { isCryptoSymbol } from '../crypto/crypto-symbols.js';
 import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
 import { MessageBudget } from './message-budget.js';
-import { Connection, EventMessage, flushBatch, startBatch } from './connection.js';
+import { Coalescer } from './coalescer.js';
+import { Connection, EventMessage } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
 /**
@@ -57,6 +58,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private heartbeat: NodeJS.Timeout | null = null;
   /** Which peers may name the client in X-Forwarded-For: TRUSTED_PROXIES, as for HTTP. */
   private trustProxy: ((addr: string, i: number) => boolean) | null = null;
+  /** Engine-event frames per connection: at most one write per WS_COALESCE_MS. */
+  private readonly coalescer: Coalescer;
 
   constructor(
     private readonly access: AccessPipeline,
@@ -69,7 +72,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly notifications: NotificationsService,
     private readonly crypto: CryptoService,
     private readonly rfq: RfqNotices,
-  ) {}
+  ) {
+    this.coalescer = new Coalescer(config.values.wsCoalesceMs);
+  }
 
   onModuleInit(): void {
     const proxies = this.config.values.trustedProxies;
@@ -526,8 +531,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       return;
     }
     const outs = route(batch.events, engine, batch.environment);
-    // Every connection's messages of this batch leave in one write.
-    const writes = outs.length > 1 ? startBatch() : null;
+    // Every connection's messages of this batch, and of the others within the coalescing
+    // window, leave in one write.
+    const writes = this.coalescer.batch();
     try {
       for (const out of outs) {
         if (out.scope === 'public') {
@@ -547,7 +553,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         }
       }
     } finally {
-      if (writes !== null) flushBatch(writes);
+      this.coalescer.release();
     }
   }
 
