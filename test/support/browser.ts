@@ -82,7 +82,6 @@ export function sharedBrowser(): Promise<BrowserHandle> {
   return shared;
 }
 
-
 interface CircusBlock {
   parent?: CircusBlock;
 }
