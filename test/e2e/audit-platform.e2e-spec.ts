@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import {
   asKey,
@@ -103,11 +103,20 @@ describe('audit: limits', () => {
 describe('audit: webhooks', () => {
   let svc: Running | undefined;
   let rx: Receiver | undefined;
+  /**
+   * The default-configured service of the tests below that need nothing else: booted by the first,
+   * kept for the rest (each makes its own user, key and endpoints; the clock only moves forward).
+   */
+  let shared: Running | undefined;
+  const sharedApp = async (): Promise<Running> => (shared ??= await startWebhookApp());
   afterEach(async () => {
-    await svc?.close();
+    if (svc !== shared) await svc?.close();
     svc = undefined;
     await rx?.close();
     rx = undefined;
+  });
+  afterAll(async () => {
+    await shared?.close();
   });
 
   it('replays never count toward the 20 consecutive dead letters that suspend an endpoint', async () => {
@@ -157,7 +166,7 @@ describe('audit: webhooks', () => {
 
   it('the endpoint cap reads active keys only: an expired PRO key no longer raises it', async () => {
     rx = await Receiver.start();
-    svc = await startWebhookApp();
+    svc = await sharedApp();
     const base = await hookUser(svc);
     const pro = await keyFor(svc, base.email, base.token, {
       scopes: HOOK_SCOPES,
@@ -184,7 +193,7 @@ describe('audit: webhooks', () => {
 
   it('Idempotency-Key on webhook mutations: a retried create makes one endpoint, a retried rotation rotates once', async () => {
     rx = await Receiver.start();
-    svc = await startWebhookApp();
+    svc = await sharedApp();
     const t = await hookUser(svc);
     const body = { url: rx.url('/audit/idem'), events: ['*'] };
     const init = { method: 'POST', json: body, headers: { 'idempotency-key': 'audit-create-1' } };
@@ -213,7 +222,7 @@ describe('audit: webhooks', () => {
 
   it('platform lists follow the list convention: limit 1..200, default 50, an opaque next_cursor', async () => {
     rx = await Receiver.start();
-    svc = await startWebhookApp();
+    svc = await sharedApp();
     const s = svc;
     const t = await hookUser(s);
     const ep = await createEndpoint(s, t, rx.url('/audit/list'));
@@ -245,13 +254,23 @@ describe('audit: webhooks', () => {
 
 describe('audit: access and versioning', () => {
   let svc: Running | undefined;
+  /**
+   * The service at NOON the signing and deprecation tests share (each signs in and makes its
+   * keys): the signing test, which signs at NOON, comes first; the deprecation test moves the
+   * clock five years on after it.
+   */
+  let atNoon: Running | undefined;
+  const noonApp = async (): Promise<Running> => (atNoon ??= await startAccessApp({ now: NOON }));
   afterEach(async () => {
-    await svc?.close();
+    if (svc !== atNoon) await svc?.close();
     svc = undefined;
+  });
+  afterAll(async () => {
+    await atNoon?.close();
   });
 
   it('the signed string is exactly <unix_ts>.<METHOD>.<path>. + raw body, HMAC-SHA256 hex after v1= (independent HMAC)', async () => {
-    svc = await startAccessApp({ now: NOON });
+    svc = await noonApp();
     const token = await login(svc, TRADER);
     const k = await createKey(svc, token, { signing_required: true });
     const secret = k.signing_secret as string;
@@ -315,7 +334,7 @@ describe('audit: access and versioning', () => {
   });
 
   it('a deprecated operation with no sunset keeps working years on, and every answer carries its headers', async () => {
-    svc = await startAccessApp({ now: NOON });
+    svc = await noonApp();
     const k = await createKey(svc, await login(svc, TRADER), { scopes: ['notifications:read'] });
     (svc.clock as ManualClock).advance(5 * 365 * 86_400_000);
     const headersOf = (res: { headers: Headers }) => [

@@ -22,7 +22,7 @@ function rss(svc: ServiceProcess): number {
 
 /**
  * The built service as a child process (node dist/main.js) on one DATA_DIR holding 200,000
- * trades, seeded through the engine database while the service was stopped: an export's memory
+ * trades, seeded through the engine database beside the running service (WAL): an export's memory
  * stays flat, and a kill -9 in the middle of one leaves no short file under the final name; the
  * job is re-queued at the next boot and then READY with every row.
  */
@@ -36,7 +36,7 @@ describe('data exports: memory and crash safety (child process)', () => {
     svc = await startService({ env: ENV });
     dataDir = svc.dataDir;
     a = await trader(svc, 'a@crash-exports.test', { scopes: EXPORT_SCOPES });
-    await svc.stop();
+    // Beside the running service, which the first test then uses (one boot fewer).
     seedTrades(dataDir, ROWS, TRADABLE[0].id);
   }, 120_000);
   afterAll(async () => {
@@ -45,7 +45,6 @@ describe('data exports: memory and crash safety (child process)', () => {
   });
 
   it('exports 200,000 rows with the service resident memory growing under 50 MB', async () => {
-    svc = await startService({ dataDir, env: ENV });
     const ex = exportsClient(svc);
     const before = rss(svc);
     let peak = before;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
 import type { Page, Request } from 'playwright-core';
 import { createKey, login, TRADER } from '../support/access.js';
-import { launchBrowser, type BrowserHandle, type Watched } from '../support/browser.js';
+import { sharedBrowser, type BrowserHandle, type Watched } from '../support/browser.js';
 import { http, startApp, type Running } from '../support/harness.js';
 
 const SCREENSHOT = new URL('../../docs/explorer.png', import.meta.url);
@@ -90,10 +90,9 @@ describe('the API Explorer in real Chromium', () => {
     const session = await login(svc, TRADER);
     testKey = (await createKey(svc, session, { name: 'explorer', environment: 'test' })).key;
     liveKey = (await createKey(svc, session, { name: 'live', environment: 'live' })).key;
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
     await svc?.close();
   });
 

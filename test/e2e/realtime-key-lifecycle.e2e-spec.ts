@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
@@ -9,15 +9,18 @@ const SCOPES = {
   acknowledge_write_scopes: true,
 };
 
+// One service for the file: each test signs in anew and makes its own keys, and the clock only
+// moves forward (a key's or session's expiry is measured from when the test made it).
 describe('realtime sessions end with their key or session token', () => {
-  let svc: Running | undefined;
-  afterEach(async () => {
+  let svc: Running;
+  beforeAll(async () => {
+    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
+  });
+  afterAll(async () => {
     await svc?.close();
-    svc = undefined;
   });
 
   it('revoking a key closes its open connections at once (4401 API_KEY_REVOKED); other keys stay', async () => {
-    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
     const token = await sessionFor(svc.api);
     const a = await createKey(svc.api, token, SCOPES);
     const b = await createKey(svc.api, token, SCOPES);
@@ -44,7 +47,6 @@ describe('realtime sessions end with their key or session token', () => {
   });
 
   it('rotating a key closes the connections made with its old secret (4401 API_KEY_ROTATED)', async () => {
-    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
     const token = await sessionFor(svc.api);
     const a = await createKey(svc.api, token, SCOPES);
     const wa = await WsClient.authed(svc.baseUrl, { api_key: a.key });
@@ -69,7 +71,6 @@ describe('realtime sessions end with their key or session token', () => {
   });
 
   it('a key that expires while connected is cut within a second (4401 API_KEY_EXPIRED)', async () => {
-    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
     const token = await sessionFor(svc.api);
     const a = await createKey(svc.api, token, { ...SCOPES, expires_in_days: 1 });
     const wa = await WsClient.authed(svc.baseUrl, { api_key: a.key });
@@ -79,7 +80,6 @@ describe('realtime sessions end with their key or session token', () => {
   });
 
   it('a session token that expires while connected is cut within a second (4401 UNAUTHENTICATED)', async () => {
-    svc = await startApp({ env: { SANDBOX_FEED_INTERVAL_MS: '0' } });
     const token = await sessionFor(svc.api);
     const ws = await WsClient.authed(svc.baseUrl, { token });
     const clock = svc.clock as ManualClock;

@@ -15,6 +15,17 @@ import {
 import { RealtimeHub } from '../../src/modules/realtime/realtime-hub.service.js';
 import { ClientBook, sleep, WsClient, type WsMessage } from '../support/ws.js';
 
+/** Polls `read` (every 10 ms, up to 5 s of real time for a loaded machine) until it is `want`. */
+async function becomes<T>(read: () => T, want: T): Promise<T> {
+  const deadline = Date.now() + 5000;
+  let seen = read();
+  while (seen !== want && Date.now() < deadline) {
+    await sleep(10);
+    seen = read();
+  }
+  return seen;
+}
+
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
 const m = TRADABLE[0];
 const ALL = [
@@ -140,8 +151,8 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     await sleep(50);
     expect(hub.followedChannels).toBe(before + 1); // c still follows trades
     await c.close();
-    await sleep(50);
-    expect(hub.followedChannels).toBe(before);
+    // The server drops the connection once its socket is gone: waited for, not a fixed 50 ms.
+    expect(await becomes(() => hub.followedChannels, before)).toBe(before);
   });
 
   it('a sandbox reset tells the private channels: orders account.reset, flat positions, one wallet RESET', async () => {
@@ -586,7 +597,12 @@ describe('realtime: subscriptions, messages and sequence numbers', () => {
     expect(closed.code).toBe(4000);
     // It was pinged (counted from the socket's creation) and did not answer.
     expect(dead.pings).toBeGreaterThanOrEqual(1);
-    await sleep(800); // four more heartbeats
+    // Four more heartbeats (200 ms each) counted as they reach the answering client, rather than
+    // 800 ms of wall time a loaded machine may fill with fewer.
+    const pinged = alive.pings;
+    const deadline = Date.now() + 5000;
+    while (alive.pings < pinged + 4 && Date.now() < deadline) await sleep(20);
+    expect(alive.pings).toBeGreaterThanOrEqual(pinged + 4);
     await alive.sync();
     expect(alive.closed).toBeNull();
     expect((await idle.waitClose(3000)).code).toBe(4000);

@@ -124,6 +124,8 @@ describe('webhooks: an order answered during a graceful shutdown keeps its webho
       await new Promise<void>((r) => sock.once('connect', () => r()));
       let raw = '';
       sock.on('data', (c: Buffer) => (raw += c.toString()));
+      // Connection: close, so the whole answer is in once the server closes the socket.
+      const answered = new Promise<void>((r) => sock.once('close', () => r()));
       sock.write(
         `POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nX-API-Key: ${t.key}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
@@ -133,7 +135,7 @@ describe('webhooks: an order answered during a graceful shutdown keeps its webho
       await new Promise((r) => setTimeout(r, 300));
       sock.write(body.slice(10));
       await closing;
-      await new Promise((r) => setTimeout(r, 100));
+      await answered;
       expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
       const orderId = JSON.parse(raw.slice(raw.indexOf('{'))).id as string;
       const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });

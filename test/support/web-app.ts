@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
 import { AdjustableClock } from '../../src/common/clock/clock.js';
 import { verifiedAccount } from './access.js';
-import { launchBrowser, type BrowserHandle, type Watched } from './browser.js';
+import { sharedBrowser, type BrowserHandle, type Watched } from './browser.js';
 import { http, startApp, type Running } from './harness.js';
 
 export const PASSWORD = 'correct-horse-battery';
@@ -24,9 +24,9 @@ export interface InBrowser {
 }
 
 /**
- * A suite of /app tests in Chromium: the service ({@link startWebApp}) and one browser start
- * before its tests and both close after them. `started` runs on the service before the browser
- * launches (to watch its sockets, say).
+ * A suite of /app tests in Chromium: the service ({@link startWebApp}) starts before its tests
+ * and closes after them; the browser is the test file's shared one ({@link sharedBrowser}).
+ * `started` runs on the service before the browser is asked for (to watch its sockets, say).
  */
 export function describeInBrowser(
   title: string,
@@ -39,10 +39,9 @@ export function describeInBrowser(
     beforeAll(async () => {
       svc = await startWebApp();
       started?.(svc);
-      browser = await launchBrowser();
+      browser = await sharedBrowser();
     });
     afterAll(async () => {
-      await browser?.close();
       await svc?.close();
     });
     tests({
