@@ -147,7 +147,10 @@ describe('graceful shutdown on SIGTERM', () => {
 
       const exit = await svc.exited;
       expect(exit).toEqual({ code: 0, signal: null });
-      expect(Date.now() - t0).toBeLessThan(10_000);
+      // Closed because every request was answered (the log below says which), not at the drain
+      // deadline (SHUTDOWN_DRAIN_MS, 10 s by default): bounded by the deadline, not by a guess at
+      // how fast a busy machine stops.
+      expect(Date.now() - t0).toBeLessThan(30_000);
 
       for (const o of await Promise.all(burst)) {
         if (o.kind === 'response') {
@@ -196,6 +199,7 @@ describe('graceful shutdown on SIGTERM', () => {
       expect(draining).toBeGreaterThan(signalled);
       expect(lines.indexOf(finished[0])).toBeGreaterThan(draining);
       expect(closed).toBeGreaterThan(lines.lastIndexOf(finished[finished.length - 1]));
+      expect(lines.filter((l) => String(l.msg).startsWith('SHUTDOWN_DRAIN_MS passed'))).toEqual([]);
 
       // The databases are intact and the service starts again on them.
       for (const name of ['platform', 'live', 'paper']) {
@@ -233,8 +237,10 @@ describe('graceful shutdown on SIGTERM', () => {
         );
         await new Promise((r) => setTimeout(r, 200));
         const t0 = Date.now();
-        expect(await svc.stop('SIGTERM', 8_000)).toEqual({ code: 0, signal: null });
-        expect(Date.now() - t0).toBeLessThan(5_000);
+        // Without the deadline the stalled client would hold the process until the SIGKILL; with
+        // it, the 500 ms configured, not the default 10 s (room left for a busy machine's exit).
+        expect(await svc.stop('SIGTERM', 30_000)).toEqual({ code: 0, signal: null });
+        expect(Date.now() - t0).toBeLessThan(9_500);
         await new Promise((r) => setTimeout(r, 50));
         expect(closed).toBe(true);
         // The log says the drain was cut short, not that every request was answered.
@@ -304,7 +310,17 @@ describe('graceful shutdown on SIGTERM', () => {
         expect(await exited).toEqual({ code: 0, signal: null });
         // Its answer went out, and the process did not sit out SHUTDOWN_DRAIN_MS (20 s).
         expect(inFlight.received().startsWith('HTTP/1.1 200 OK')).toBe(true);
-        expect(Date.now() - t0).toBeLessThan(10_000);
+        // Closed when its answer went out, not by the deadline: the log says which, whatever the
+        // machine's load; and well before the 20 s deadline.
+        const msgs = svc
+          .stdout()
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as { msg: string });
+        expect(
+          msgs.filter((l) => l.msg.startsWith('HTTP server closed')).map((l) => l.msg),
+        ).toEqual(['HTTP server closed: every request answered; closing the databases']);
+        expect(Date.now() - t0).toBeLessThan(15_000);
       } finally {
         rmSync(svc.dataDir, { recursive: true, force: true });
       }
