@@ -108,6 +108,7 @@ class Connection {
     this.socket = connect({ host, port, noDelay: true });
     this.socket.on('data', (chunk: Buffer) => {
       this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+      this.arm();
       this.read();
     });
     this.socket.on('end', () => {
@@ -127,10 +128,29 @@ class Connection {
 
   send(job: Job): void {
     this.job = job;
-    this.timer = setTimeout(() => {
-      this.fail(new Error(`no answer within ${job.timeoutMs} ms`), false);
-    }, job.timeoutMs);
+    // As node:http's `timeout`: the socket idle that long (counted from its connection, and from
+    // each byte that arrives), not the whole exchange.
+    if (this.socket.connecting) this.socket.once('connect', () => this.arm());
+    else this.arm();
     this.socket.write(job.bytes);
+  }
+
+  private arm(): void {
+    const job = this.job;
+    if (job === null) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      const got =
+        this.buf.length === 0
+          ? 'nothing'
+          : JSON.stringify(this.buf.toString('latin1').slice(0, 300));
+      this.fail(
+        new Error(
+          `no answer within ${job.timeoutMs} ms (request ${this.served + 1} on its socket; read ${got})`,
+        ),
+        false,
+      );
+    }, job.timeoutMs);
   }
 
   private read(): void {
