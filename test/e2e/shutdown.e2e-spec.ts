@@ -103,7 +103,9 @@ describe('graceful shutdown on SIGTERM', () => {
   it.concurrent(
     'stops accepting, finishes in-flight requests, exits 0, and leaves the databases sound',
     async () => {
-      const env = { SANDBOX_CLOCK_CONTROL: 'true' };
+      // A drain deadline far off (the default is 10 s): the held requests stay in flight for as
+      // long as a busy machine takes to close the listener.
+      const env = { SANDBOX_CLOCK_CONTROL: 'true', SHUTDOWN_DRAIN_MS: '60000' };
       const svc = await startService({ dataDir, env });
       // Requests certainly in flight: headers and half the body sent, the rest held back.
       let release = () => {};
@@ -129,7 +131,7 @@ describe('graceful shutdown on SIGTERM', () => {
       // machine the shutdown can take more than half a second to reach the listener (until then a
       // new connection is answered 503 or reset).
       let late = await fire(svc, '/api/v1/health');
-      const deadline = Date.now() + 8_000;
+      const deadline = Date.now() + 25_000;
       while (!(late.kind === 'error' && late.code === 'ECONNREFUSED') && Date.now() < deadline) {
         await sleep(100);
         late = await fire(svc, '/api/v1/health');
@@ -147,7 +149,10 @@ describe('graceful shutdown on SIGTERM', () => {
 
       const exit = await svc.exited;
       expect(exit).toEqual({ code: 0, signal: null });
-      expect(Date.now() - t0).toBeLessThan(10_000);
+      // Closed because every request was answered (the log below says which), not at the drain
+      // deadline (60 s here): bounded by the deadline, not by a guess at how fast a busy machine
+      // stops.
+      expect(Date.now() - t0).toBeLessThan(45_000);
 
       for (const o of await Promise.all(burst)) {
         if (o.kind === 'response') {
@@ -191,11 +196,12 @@ describe('graceful shutdown on SIGTERM', () => {
       );
       const closed = at('HTTP server closed: every request answered; closing the databases');
       expect(lines[signalled]).toMatchObject({ level: 30, signal: 'SIGTERM' });
-      expect(lines[draining]).toMatchObject({ level: 30, drain_ms: expect.any(Number) });
+      expect(lines[draining]).toMatchObject({ level: 30, drain_ms: 60_000 });
       expect(signalled).toBeGreaterThanOrEqual(0);
       expect(draining).toBeGreaterThan(signalled);
       expect(lines.indexOf(finished[0])).toBeGreaterThan(draining);
       expect(closed).toBeGreaterThan(lines.lastIndexOf(finished[finished.length - 1]));
+      expect(lines.filter((l) => String(l.msg).startsWith('SHUTDOWN_DRAIN_MS passed'))).toEqual([]);
 
       // The databases are intact and the service starts again on them.
       for (const name of ['platform', 'live', 'paper']) {
@@ -233,8 +239,10 @@ describe('graceful shutdown on SIGTERM', () => {
         );
         await new Promise((r) => setTimeout(r, 200));
         const t0 = Date.now();
-        expect(await svc.stop('SIGTERM', 8_000)).toEqual({ code: 0, signal: null });
-        expect(Date.now() - t0).toBeLessThan(5_000);
+        // Without the deadline the stalled client would hold the process until the SIGKILL; with
+        // it, the 500 ms configured, not the default 10 s (room left for a busy machine's exit).
+        expect(await svc.stop('SIGTERM', 30_000)).toEqual({ code: 0, signal: null });
+        expect(Date.now() - t0).toBeLessThan(9_500);
         await new Promise((r) => setTimeout(r, 50));
         expect(closed).toBe(true);
         // The log says the drain was cut short, not that every request was answered.
@@ -304,7 +312,17 @@ describe('graceful shutdown on SIGTERM', () => {
         expect(await exited).toEqual({ code: 0, signal: null });
         // Its answer went out, and the process did not sit out SHUTDOWN_DRAIN_MS (20 s).
         expect(inFlight.received().startsWith('HTTP/1.1 200 OK')).toBe(true);
-        expect(Date.now() - t0).toBeLessThan(10_000);
+        // Closed when its answer went out, not by the deadline: the log says which, whatever the
+        // machine's load; and well before the 20 s deadline.
+        const msgs = svc
+          .stdout()
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as { msg: string });
+        expect(
+          msgs.filter((l) => l.msg.startsWith('HTTP server closed')).map((l) => l.msg),
+        ).toEqual(['HTTP server closed: every request answered; closing the databases']);
+        expect(Date.now() - t0).toBeLessThan(15_000);
       } finally {
         rmSync(svc.dataDir, { recursive: true, force: true });
       }

@@ -197,14 +197,19 @@ export interface RawResponse {
 
 /**
  * Sends bytes as they are over a fresh TCP connection (for requests fetch refuses to make, such as
- * malformed HTTP) and returns the first response, parsed loosely.
+ * malformed HTTP) and returns the first response, parsed loosely; the socket is given up after
+ * `timeoutMs` without a byte.
  */
-export function rawRequest(baseUrl: string, payload: string | Buffer): Promise<RawResponse> {
+export function rawRequest(
+  baseUrl: string,
+  payload: string | Buffer,
+  timeoutMs = 5000,
+): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(payload));
-    socket.setTimeout(5000, () => socket.destroy(new Error('raw request timed out')));
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('raw request timed out')));
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', (e) => (chunks.length > 0 ? finish() : reject(e)));
     socket.on('end', () => finish());
