@@ -5,8 +5,9 @@
 // clone, CI) it orders by file size, which says nothing about a suite file that is a list of imports.
 // So a file's weight here is, in order: Jest's cached duration of it; for an e2e suite, the sum of
 // its case files' seconds in test/e2e/suites/case-seconds.json (measured, committed), a case file
-// missing there counting its size at the table's own bytes per second; for anything else (unit
-// specs, about a second each) its size at that rate too, which puts it after the suites. Files
+// missing there counting its size at the table's own bytes per second (a case file run alone
+// likewise); for anything else (unit specs, about a second each) its size at 1,100 bytes a
+// second, which puts it after the suites. Files
 // that failed last time still run first, as with Jest's sequencer.
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -57,9 +58,10 @@ export default class LongestFirstSequencer extends TestSequencer {
     const isSuite = path.endsWith(SUITE_SUFFIX) && basename(dirname(path)) === SUITE_DIR;
     const e2eDir = isSuite ? dirname(dirname(path)) : undefined;
     if (e2eDir === undefined) {
-      const e2eLike = path.endsWith(CASE_SUFFIX) ? dirname(path) : undefined;
-      const rate = e2eLike ? this.#table(e2eLike).bytesPerSecond : 1100;
-      return size(path) / rate;
+      // A case file run as a file of its own (SVC_JEST_CASE_FILES=1), or a unit spec.
+      if (!path.endsWith(CASE_SUFFIX)) return size(path) / 1100;
+      const table = this.#table(dirname(path));
+      return table.seconds[basename(path)] ?? size(path) / table.bytesPerSecond;
     }
     const table = this.#table(e2eDir);
     const cases = importedCases(readFileSync(path, 'utf8'), basename(path), e2eDir);

@@ -29,7 +29,7 @@ function circusState(): CircusState {
     (s) => s.description === 'JEST_STATE_SYMBOL',
   );
   const state = sym === undefined ? undefined : (globalThis as Record<symbol, unknown>)[sym];
-  if (state === undefined || typeof state !== 'object' || !('currentDescribeBlock' in state)) {
+  if (typeof state !== 'object' || state === null || !('currentDescribeBlock' in state)) {
     // A Jest upgrade that moved its state: fail the suite loudly rather than mis-nest its tests.
     throw new Error('jest-suite: jest-circus state not found on the test global (Jest changed?)');
   }
