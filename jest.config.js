@@ -1,4 +1,7 @@
 // Jest runs the TypeScript sources as native ESM (NestJS 12 is ESM-only), transformed by SWC.
+import { fileURLToPath } from 'node:url';
+import { suiteMembership } from './test/support/jest-suites.js';
+
 const swc = [
   '@swc/jest',
   {
@@ -29,16 +32,41 @@ const common = {
   resolver: '<rootDir>/test/support/jest-resolver.cjs',
   testEnvironment: 'node',
 };
+
+// The e2e project runs suite files (test/e2e/suites/*.e2e-suite.ts), each importing a set of case
+// files (test/e2e/*.e2e-spec.ts): Jest gives every test file its own module registry, and a suite
+// links and evaluates the app's module graph once for all its case files (test/support/
+// jest-suite.ts). A case file named on the command line (`jest test/e2e/health.e2e-spec.ts`, or any
+// path pattern containing `e2e-spec`), or SVC_JEST_CASE_FILES=1, runs case files as files of their
+// own instead: the way to run one alone (`npm run test:file -- <path>`).
+const caseFilesAlone =
+  process.env.SVC_JEST_CASE_FILES === '1' ||
+  process.argv.slice(2).some((arg) => !arg.startsWith('-') && arg.includes('e2e-spec'));
+// Every case file in exactly one suite: one in none would silently never run, one in two twice.
+const { problems } = suiteMembership(fileURLToPath(new URL('./test/e2e', import.meta.url)));
+if (problems.length > 0) {
+  throw new Error(
+    `test/e2e/suites/ does not import every case file exactly once:\n  ${problems.join('\n  ')}`,
+  );
+}
+
 export default {
   projects: [
-    { ...common, displayName: 'unit', roots: ['<rootDir>/src'], testMatch: ['**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      roots: ['<rootDir>/src', '<rootDir>/test/support'],
+      testMatch: ['**/*.spec.ts'],
+    },
     {
       ...common,
       displayName: 'e2e',
       roots: ['<rootDir>/test'],
-      testMatch: ['**/*.e2e-spec.ts'],
+      testMatch: caseFilesAlone ? ['**/e2e/**/*.e2e-spec.ts'] : ['**/e2e/suites/*.e2e-suite.ts'],
     },
   ],
+  // Longest first by measured seconds, also without Jest's timing cache (fresh clone, CI).
+  testSequencer: '<rootDir>/test/support/jest-sequencer.js',
   // Top level: Jest ignores testTimeout inside a project entry.
   testTimeout: 60000,
   // it.concurrent tests at once in a file (the suites that start `node dist/main.js` processes):
