@@ -470,7 +470,7 @@ export function loadConfig(env: Env): AppConfig {
     wsMessageRate: int(env, 'WS_MESSAGE_RATE', 20, 1, 1_000_000),
     // Room for the auth message, every channel subscribed and all of them resubscribed at once.
     wsMessageBurst: int(env, 'WS_MESSAGE_BURST', 2 * wsMaxSubscriptions + 50, 1, 1_000_000),
-    wsCoalesceMs: int(env, 'WS_COALESCE_MS', 4, 0, 5),
+    wsCoalesceMs: int(env, 'WS_COALESCE_MS', 0, 0, 5),
     webhookRetrySchedule: schedule(env, 'WEBHOOK_RETRY_SCHEDULE', [0, 30, 120, 600, 3600, 21600]),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookMaxInFlight: int(env, 'WEBHOOK_MAX_IN_FLIGHT', 256, 1, 100_000),
