@@ -9,6 +9,71 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-29-e2e-suites',
+    date: '2026-11-29',
+    title: 'Tests: end-to-end case files run as 27 suites',
+    kind: 'CHANGED',
+    description:
+      "Tests: the end-to-end case files (`test/e2e/*.e2e-spec.ts`, unchanged) now run as 27 suite files (`test/e2e/suites/*.e2e-suite.ts`) that import them, each case file under its own describe block, so Jest links and evaluates the app's module graph (Nest, TypeORM, Fastify, class-validator, rxjs and the service's ~400 modules, about 2.4 s of CPU) once per suite instead of once per case file. Jest refuses to start when a case file is imported by no suite or by two; a longest-first test sequencer orders the suites by the measured seconds of their case files (`test/e2e/suites/case-seconds.json`) when Jest has no timing cache, as on a fresh CI machine. `npm run test:file -- <case file>` runs one case file alone.",
+  },
+  {
+    id: '2026-11-29-test-prefix',
+    date: '2026-11-29',
+    title: 'Test command: five checks side by side, better-sqlite3 built beside the lint',
+    kind: 'CHANGED',
+    description:
+      "Test command, before Jest: `npm test` now runs ESLint, Prettier, `tsc -b`, the web app's build and a better-sqlite3 binding check side by side (`scripts/ensure-sqlite-binding.js` builds the binding only when it does not load); `.ci/run` installs with `npm ci --ignore-scripts`, so SQLite's single-core compile (about 160 CPU-seconds) runs beside the lint and the compile instead of alone before them, and installs chromium, postgresql and redis-server with one `apt-get update`, `--no-install-recommends` for all of them (about 160 fewer packages for Chromium's recommends, never used headless), beside npm's download. The unused dev dependency `@nestjs/testing` is removed. No check was dropped or weakened: every lint rule, the type-aware ESLint rules, Prettier, both typechecks, the build and every test still run.",
+  },
+  {
+    id: '2026-11-29-e2e-shared-browser',
+    date: '2026-11-29',
+    title: 'Tests: one Chromium per browser test file, fewer boots, waits on events',
+    kind: 'CHANGED',
+    description:
+      "Faster, steadier e2e case files (issue 21's time budget), every rule asserted as before: the browser tests share one Chromium per Jest test file (`sharedBrowser` in test/support/browser.ts, closed after the file's last test; each test still opens its own context and checks for console errors and requests to other hosts); realtime-key-lifecycle boots one service instead of four, audit-platform shares its identically configured services (five in-process boots fewer), data-exports-crash seeds its 200,000 trades beside the running service (three child-process boots instead of four); cancel-on-disconnect waits for the cancellations and for the sweep's own \"failed, retrying\" log line instead of fixed sleeps, and the realtime heartbeat, forgotten-channel and shutdown-answer checks wait for the event itself rather than for a fixed slice of wall time that a loaded machine can miss.",
+  },
+  {
+    id: '2026-11-29-e2e-client-raw-http',
+    date: '2026-11-29',
+    title: 'Tests: a lean HTTP client for request-heavy e2e files; steadier shutdown tests',
+    kind: 'CHANGED',
+    description:
+      "Tests only, no change to the service: the e2e client that sends thousands of requests (schema fuzz, rate limits) writes and reads HTTP/1.1 on its kept-alive sockets itself instead of going through node:http's client, which cut the schema-fuzz file's CPU by 4 to 16 per cent in two measurements on a loaded machine, with the same 200 valid and 200 invalid bodies per write operation; and the shutdown and request-timeout tests check from the log which way the server closed, with time limits set against the configured deadlines, so a loaded CI machine no longer fails them on a slow exit.",
+  },
+  {
+    id: '2026-11-29-mends-exports-openapi',
+    date: '2026-11-29',
+    title:
+      'ORDERS export cancel_reason, world export files in boot recovery, shared OpenAPI headers',
+    kind: 'CHANGED',
+    description:
+      "The ORDERS data export carries `cancel_reason` (after `status`), as the orders CSV export does; POST /sandbox/reset's description says what a world key clears. Boot recovery also removes the export files of a world that has no registry row (found by its orphan file or key). The OpenAPI document states each shared response header once under `components.headers` and refers to it with `$ref` (2.7 MB to 1.7 MB; the header names on each response are unchanged).",
+  },
+  {
+    id: '2026-11-29-ws-coalesce',
+    date: '2026-11-29',
+    title: 'WebSocket fan-out: opt-in coalesced writes (WS_COALESCE_MS); bench:ws --runs',
+    kind: 'ADDED',
+    description:
+      "WebSocket fan-out writes can be coalesced (`WS_COALESCE_MS`, 0 to 5 ms, default 0: off): engine-event messages (ticker, orderbook, trades, orders, fills, positions, wallet) are then written at most once per `WS_COALESCE_MS`, so under a steady stream a connection's messages leave together in one socket write, each still its own WebSocket message with its own `seq`, and `ts`/`time` still the commit time. A message waits at most `WS_COALESCE_MS`; one after a quiet spell leaves at once; order on a connection is kept (waiting messages go before any later answer, snapshot, error or close). `npm run bench:ws -- --runs 10` measures ten 8-second windows on one server and reports each run's p99 and how many met p99 \u2264 10 ms.",
+  },
+  {
+    id: '2026-11-29-bench-orders-cpu',
+    date: '2026-11-29',
+    title: "bench:orders shows where each server's time goes at saturation",
+    kind: 'CHANGED',
+    description:
+      '`npm run bench:orders` now shows where each server\'s time goes at saturation: its CPU in cores, the shares of the wall time its event loop ran on a CPU and waited for one (from `/proc/<pid>/schedstat`), its CPU with no load at all, and the service-to-reference ratio per server CPU second beside the orders/s ratio (all in `bench/results/orders.json`). They settle the finding that the service "idled at saturation" on the shared machine: its event loop was busy (utilisation 0.94-1.00) but waited on the run queue 71-79% of the time, as the reference\'s did; no timer, limiter, lock or fsync in the service holds requests. API behaviour is unchanged.',
+  },
+  {
+    id: '2026-11-29-engine-lazy-id-index',
+    date: '2026-11-29',
+    title: 'Engine: final orders indexed by id only after a lookup misses',
+    kind: 'CHANGED',
+    description:
+      "Engine hot path (issue 23, partial): orders that end without ever resting (IOC takers, filled takers and makers) are no longer hashed into the engine's order-id table at retirement once any lookup has missed; a lookup that misses first indexes only the retention ring's entries retired since the previous miss, so most final orders leave the ring without ever being indexed (on the bench:engine workload, 111k instead of 276k id-table inserts per 400k operations). The position index stores each slot's account and market keys side by side in one typed array (a hit touches two cache lines instead of three). Behaviour is unchanged: `getOrder`, `ORDER_NOT_OPEN` within the 10,000-order retention window and the duplicate-id checks answer as before. The effect on bench:engine is within the noise of a loaded machine, and the 5x target over nodejs-order-book is not met (about 1.0x wall, 1.2\u20131.4x per CPU second); the issue's closing note lists what the profile shows is left.",
+  },
+  {
     id: '2026-11-29-trading-stores',
     date: '2026-11-29',
     title: 'Trading stores and the sandbox-only note written in one place',
