@@ -117,7 +117,9 @@ describe('first contact: errors that name the way forward', () => {
   it('the OpenAPI document states the 415 Accept header and the expiry reasons', async () => {
     const doc = (await http(`${svc.api}/openapi.json`)).body;
     const r415 = doc.paths['/api/v1/orders'].post.responses['415'];
-    expect(r415.headers.Accept.description).toContain('application/json');
+    // Shared headers are components the response refers to.
+    const accept = doc.components.headers[r415.headers.Accept.$ref.split('/').pop()];
+    expect(accept.description).toContain('application/json');
     expect(r415.description).toContain('accepted_media_types');
     const order = doc.components.schemas.OrderDto ?? doc.components.schemas.OrderResponseDto;
     expect(order.properties.cancel_reason.enum).toEqual(
