@@ -3,16 +3,17 @@ import type { Socket } from 'node:net';
 import { http } from '../support/harness.js';
 import {
   account,
+  closeClean,
   connected,
+  describeInBrowser,
   expectNoHorizontalOverflow,
   movePrice,
   openMarket,
   pageKey,
   PASSWORD,
   shows,
+  signedIn,
   signIn,
-  describeInBrowser,
-  closeClean,
 } from '../support/web-app.js';
 
 /** The service's WebSocket sockets, so a test can drop them as a network failure would. */
@@ -24,11 +25,7 @@ describeInBrowser(
   '/app in Chromium: drops, errors, hostile text and a phone screen',
   (app) => {
     it('reconnects the WebSocket after a drop and re-fetches what it missed', async () => {
-      const email = await account(app.svc, 'drop');
-      const w = await app.browser.open(app.svc.baseUrl);
-      const { page } = w;
-      await signIn(page, app.svc.baseUrl, email);
-      const key = await pageKey(page);
+      const { w, page, key } = await signedIn(app, 'drop');
       const market = await openMarket(app.svc, key);
       const row = page.locator(`.market-row[data-market-id="${market.id}"]`);
       await row.waitFor();
@@ -56,11 +53,7 @@ describeInBrowser(
     });
 
     it('signs the tab out, saying why, when its key is revoked while connected', async () => {
-      const email = await account(app.svc, 'revoked');
-      const w = await app.browser.open(app.svc.baseUrl);
-      const { page } = w;
-      await signIn(page, app.svc.baseUrl, email);
-      const key = await pageKey(page);
+      const { w, page, key, email } = await signedIn(app, 'revoked');
       const me = await http(`${app.svc.api}/auth/me`, { headers: { 'x-api-key': key } });
       const login = await http(`${app.svc.api}/auth/login`, {
         method: 'POST',
@@ -81,11 +74,7 @@ describeInBrowser(
     });
 
     it("shows the API's refusals in words: an order over the balance, an unknown market", async () => {
-      const email = await account(app.svc, 'broke');
-      const w = await app.browser.open(app.svc.baseUrl);
-      const { page } = w;
-      await signIn(page, app.svc.baseUrl, email);
-      const key = await pageKey(page);
+      const { w, page, key } = await signedIn(app, 'broke');
       const market = await openMarket(app.svc, key);
       await page.goto(`${app.svc.baseUrl}/app/markets/${market.id}`);
       await connected(page);
@@ -129,11 +118,7 @@ describeInBrowser(
     });
 
     it('renders comments as text: markup in a comment is shown as typed, never run', async () => {
-      const email = await account(app.svc, 'xss');
-      const w = await app.browser.open(app.svc.baseUrl);
-      const { page } = w;
-      await signIn(page, app.svc.baseUrl, email);
-      const key = await pageKey(page);
+      const { w, page, key } = await signedIn(app, 'xss');
       const market = await openMarket(app.svc, key);
       const hostile = '<img src=x onerror="document.title=\'pwned\'"><b>bold</b>';
       const posted = await http(`${app.svc.api}/markets/${market.id}/comments`, {

@@ -5,12 +5,12 @@ import {
   account,
   closeClean,
   connected,
+  describeInBrowser,
   hasCount,
   openMarket,
-  pageKey,
   shows,
+  signedIn,
   signIn,
-  describeInBrowser,
 } from '../support/web-app.js';
 
 /** The key the page holds for one of its worlds. */
@@ -27,11 +27,7 @@ async function worldKeyOf(page: Page, id: string): Promise<string> {
 // shared paper world, delete it; no console error on the way.
 describeInBrowser('/app in Chromium: the world switcher', (app) => {
   it('creates a world, switches to it, places an order seen only there, switches back and deletes it', async () => {
-    const email = await account(app.svc, 'worlds');
-    const w = await app.browser.open(app.svc.baseUrl);
-    const { page } = w;
-    await signIn(page, app.svc.baseUrl, email);
-    const key = await pageKey(page);
+    const { w, page, key } = await signedIn(app, 'worlds');
     const asTab = { headers: { 'x-api-key': key } };
     const market = await openMarket(app.svc, key);
     const badge = page.getByLabel('Active world');

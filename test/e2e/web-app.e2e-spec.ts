@@ -4,15 +4,16 @@ import { gzipSync } from 'node:zlib';
 import { http } from '../support/harness.js';
 import {
   account,
+  closeClean,
   connected,
+  describeInBrowser,
   hasCount,
-  shows,
   movePrice,
   openMarket,
   pageKey,
+  shows,
+  signedIn,
   signIn,
-  describeInBrowser,
-  closeClean,
 } from '../support/web-app.js';
 import type { AdjustableClock } from '../../src/common/clock/clock.js';
 import { WEB_APP_DIR } from '../../src/modules/web-app/web-app.static.js';
@@ -88,11 +89,7 @@ describeInBrowser('/app in Chromium: signing in and trading on the paper engine'
   });
 
   it('shows a price moving live, places, amends and cancels an order, and shows the position', async () => {
-    const email = await account(app.svc, 'trade');
-    const w = await app.browser.open(app.svc.baseUrl);
-    const { page } = w;
-    await signIn(page, app.svc.baseUrl, email);
-    const key = await pageKey(page);
+    const { w, page, key } = await signedIn(app, 'trade');
     const market = await openMarket(app.svc, key);
 
     // The markets list: the row's prices follow POST /sandbox/markets/{id}/price over the feed.
@@ -158,11 +155,7 @@ describeInBrowser('/app in Chromium: signing in and trading on the paper engine'
   });
 
   it('the sandbox controls fund, move the price, resolve and reset; watchlists collect markets', async () => {
-    const email = await account(app.svc, 'sandbox');
-    const w = await app.browser.open(app.svc.baseUrl);
-    const { page } = w;
-    await signIn(page, app.svc.baseUrl, email);
-    const key = await pageKey(page);
+    const { w, page, key } = await signedIn(app, 'sandbox');
     const market = await openMarket(app.svc, key, 1);
 
     await page.getByRole('link', { name: 'Portfolio' }).click();

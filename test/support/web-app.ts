@@ -71,6 +71,21 @@ export async function signIn(page: Page, origin: string, email: string): Promise
   await connected(page);
 }
 
+/**
+ * A fresh account signed in on a new watched page (`viewport`: a phone's, say): the page, and the
+ * test key it minted for its tab.
+ */
+export async function signedIn(
+  app: InBrowser,
+  name: string,
+  viewport?: { width: number; height: number },
+): Promise<{ w: Watched; page: Page; key: string; email: string }> {
+  const email = await account(app.svc, name);
+  const w = await app.browser.open(app.svc.baseUrl, viewport);
+  await signIn(w.page, app.svc.baseUrl, email);
+  return { w, page: w.page, key: await pageKey(w.page), email };
+}
+
 export async function connected(page: Page): Promise<void> {
   await page.locator('.conn[data-state="live"]').waitFor();
 }
