@@ -1,6 +1,6 @@
 // Real Chromium for the browser pages' tests: Debian's package driven by playwright-core (Playwright's own
 // browser download cannot be reached here), with the flags this machine's closed network needs.
-import { afterAll } from '@jest/globals';
+import { afterFile } from './jest-suite.js';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -82,37 +82,7 @@ export function sharedBrowser(): Promise<BrowserHandle> {
   return shared;
 }
 
-interface CircusBlock {
-  parent?: CircusBlock;
-}
-
-/**
- * This module is evaluated while Jest collects the importing test file's tests, possibly inside a
- * case file's describe block (a suite file imports its case files there); the close belongs to the
- * file's root block, so it runs once, after every case file. jest-circus keeps its current block on
- * the test global under a private symbol.
- */
-function afterFile(fn: () => Promise<void>): void {
-  const sym = Object.getOwnPropertySymbols(globalThis).find(
-    (x) => x.description === 'JEST_STATE_SYMBOL',
-  );
-  const state = (sym === undefined ? undefined : (globalThis as Record<symbol, unknown>)[sym]) as
-    { currentDescribeBlock: CircusBlock; hasStarted: boolean } | undefined;
-  if (state?.currentDescribeBlock === undefined || state.hasStarted) {
-    // A Jest upgrade that moved its state: fail loudly rather than leave a browser running.
-    throw new Error('browser.ts: jest-circus state not found while collecting (Jest changed?)');
-  }
-  const current = state.currentDescribeBlock;
-  let root = current;
-  while (root.parent !== undefined) root = root.parent;
-  state.currentDescribeBlock = root;
-  try {
-    afterAll(fn);
-  } finally {
-    state.currentDescribeBlock = current;
-  }
-}
-
+// One close for the test file: a suite file imports several case files that share the browser.
 afterFile(async () => {
   const browser = shared;
   shared = undefined;

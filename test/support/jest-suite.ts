@@ -11,7 +11,7 @@
 // the block is opened with an empty describe and then made jest-circus's current block again for
 // the time of the import (a suite file awaits each import at its top level, before Jest runs any
 // test). jest-circus keeps that state on the test environment's global under a private symbol.
-import { describe } from '@jest/globals';
+import { afterAll, describe } from '@jest/globals';
 
 interface DescribeBlock {
   type: 'describeBlock';
@@ -34,6 +34,25 @@ function circusState(): CircusState {
     throw new Error('jest-suite: jest-circus state not found on the test global (Jest changed?)');
   }
   return state as CircusState;
+}
+
+/**
+ * Registers `fn` as an afterAll of the whole test file, whichever describe block (a case file's,
+ * in a suite file) is collecting when it is called: it runs once, after every case file. Call it
+ * while tests are collected (from a module's top level), not from a test.
+ */
+export function afterFile(fn: () => Promise<void>): void {
+  const state = circusState();
+  if (state.hasStarted) throw new Error('jest-suite: afterFile called after the tests started');
+  const current = state.currentDescribeBlock;
+  let root = current;
+  while (root.parent !== undefined) root = root.parent;
+  state.currentDescribeBlock = root;
+  try {
+    afterAll(fn);
+  } finally {
+    state.currentDescribeBlock = current;
+  }
 }
 
 /**
