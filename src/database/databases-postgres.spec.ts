@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { ROOT } from '../../test/support/process.js';
+import { startServices, type Services } from '../../test/support/services.js';
 import {
   ENGINE_ENTITIES,
   ENGINE_MIGRATIONS,
@@ -26,40 +25,19 @@ const SOURCES = [
   { name: 'paper', entities: ENGINE_ENTITIES, migrations: ENGINE_MIGRATIONS },
 ];
 
-let services: ChildProcess;
+let services: Services;
 let databaseUrl: string;
 let sqliteDir: string;
 
 beforeAll(async () => {
   sqliteDir = mkdtempSync(join(tmpdir(), 'svc-pg-migrations-'));
-  services = spawn(process.execPath, [join(ROOT, 'scripts', 'services.js')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  services.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  services.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const m = /^DATABASE_URL=(\S+)$/m.exec(out);
-    if (m !== null) {
-      databaseUrl = m[1];
-      break;
-    }
-    if (services.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`npm run services did not come up: ${err}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  services = await startServices();
+  databaseUrl = services.databaseUrl;
 }, 120_000);
 
 afterAll(async () => {
   rmSync(sqliteDir, { recursive: true, force: true });
-  if (services.exitCode === null) {
-    const gone = new Promise((r) => services.once('exit', r));
-    services.kill('SIGTERM');
-    await gone;
-  }
+  await services.stop();
 }, 60_000);
 
 /** Table name -> its index names, migrations' bookkeeping left out. */

@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './process.js';
+
+/**
+ * `npm run services` as a test fixture: a throwaway PostgreSQL cluster and redis-server
+ * (scripts/services.js), their URLs, and `stop()` (SIGTERM: both servers stop, their files go).
+ */
+export interface Services {
+  databaseUrl: string;
+  redisUrl: string;
+  /** The script itself, for tests of how it stops. */
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startServices(timeoutMs = 90_000): Promise<Services> {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'services.js')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const db = /^DATABASE_URL=(\S+)$/m.exec(out);
+    const redis = /^REDIS_URL=(\S+)$/m.exec(out);
+    if (db !== null && redis !== null) {
+      return {
+        databaseUrl: db[1],
+        redisUrl: redis[1],
+        child,
+        stop: async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const gone = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await gone;
+        },
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`npm run services did not come up: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
