@@ -93,6 +93,19 @@ export class CryptoWalk {
     return e === undefined ? undefined : { priceCents: e.price, steps: e.steps };
   }
 
+  /**
+   * Puts a symbol back to a state {@link state} returned (a failed store undoing its steps): the
+   * price, the step count and the generator after that many steps, so the path goes on as if the
+   * undone steps were never taken.
+   */
+  restore(symbol: string, state: CryptoWalkState): void {
+    const e = this.entries.get(symbol);
+    if (e === undefined) return;
+    e.price = state.priceCents;
+    e.steps = state.steps;
+    e.rng = mulberry32(advanced(e.stream, state.steps));
+  }
+
   /** Sandbox control: jumps a symbol's price; the walk continues from there. False if refused. */
   set(symbol: string, cents: number): boolean {
     const e = this.entries.get(symbol);

@@ -156,6 +156,54 @@ describe('CryptoFeed', () => {
     expect(steps.steps).toBe(3 + MAX_STEPS_PER_CATCH_UP);
   });
 
+  /** Every write of a price fails while it is on (a full disk, as far as the feed can tell). */
+  function failingStores(db: Database.Database, on: boolean): void {
+    if (on) {
+      db.exec(`CREATE TRIGGER full_disk BEFORE INSERT ON crypto_candles
+        BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+    } else db.exec('DROP TRIGGER full_disk');
+  }
+
+  it('a world advance whose store fails takes no step, and the next advance takes them all', () => {
+    const db = database();
+    const clock = { now: T0 };
+    const { f, published } = feed(db, clock, 60_000, false);
+    const stored = () => db.prepare('SELECT price_cents, steps FROM crypto_prices').get();
+    clock.now = T0 + 180_000;
+    failingStores(db, true);
+    expect(() => f.advance(3)).toThrow('database or disk is full');
+    // Nothing moved: neither the walk, nor what is stored, nor what was published.
+    expect(f.prices()).toEqual([{ symbol: 'BTC-USD', cents: 10_000_000, at: T0 }]);
+    expect(stored()).toEqual({ price_cents: 10_000_000, steps: 0 });
+    expect(published).toEqual([]);
+    // A read in between retries the owed steps; it fails again, still all or nothing.
+    expect(() => f.catchUp()).toThrow('database or disk is full');
+    expect(f.prices()[0].cents).toBe(10_000_000);
+    failingStores(db, false);
+    clock.now = T0 + 240_000;
+    f.advance(1);
+    // The 3 owed steps and the new one: the very path a walk of 4 steps takes.
+    const p = path(4);
+    expect(f.prices()).toEqual([{ symbol: 'BTC-USD', cents: p[3], at: clock.now }]);
+    expect(stored()).toEqual({ price_cents: p[3], steps: 4 });
+    f.advance(1);
+    expect(f.prices()[0].cents).toBe(path(5)[4]);
+  });
+
+  it('a catch-up on the clock whose store fails takes its boundaries at the next catch-up', () => {
+    const db = database();
+    const clock = { now: T0 + 5_000 };
+    const { f } = feed(db, clock);
+    clock.now = T0 + 2 * 60_000 + 1;
+    failingStores(db, true);
+    expect(() => f.catchUp()).toThrow('database or disk is full');
+    expect(f.prices()[0].cents).toBe(10_000_000);
+    failingStores(db, false);
+    f.catchUp();
+    const p = path(2);
+    expect(f.prices()).toEqual([{ symbol: 'BTC-USD', cents: p[1], at: T0 + 2 * 60_000 }]);
+  });
+
   it('keeps 1m candles 7 days, 1h 90 days, 1d 5 years: older ones go as a new bucket starts', () => {
     const db = database();
     const repo = new CryptoRepository(db);

@@ -46,6 +46,12 @@ export class CryptoFeed {
   private lastBoundary: number;
   /** When the prices in the walk were set (service clock ms). */
   private readonly asOf = new Map<string, number>();
+  /**
+   * Steps of {@link advance} not taken yet: their store failed (a full disk, a locked database),
+   * so they were undone. The next advance or read takes them, so no world clock advance loses
+   * the steps it crossed.
+   */
+  private owedSteps = 0;
 
   constructor(private readonly opts: CryptoFeedOptions) {
     const stored = opts.repo.latestPrices();
@@ -100,10 +106,14 @@ export class CryptoFeed {
           latest - (MAX_STEPS_PER_CATCH_UP - 1) * step,
         );
         for (let t = first; t <= latest; t += step) at.push(t);
-        this.lastBoundary = latest;
       }
+      this.stepAt(at);
+      // Only once stored: a failed store leaves the boundaries for the next catch-up.
+      if (latest > this.lastBoundary) this.lastBoundary = latest;
+      return;
     }
-    this.stepAt(at);
+    if (this.owedSteps > 0) this.advance(0);
+    else this.stepAt(at);
   }
 
   /**
@@ -113,16 +123,41 @@ export class CryptoFeed {
    * An ephemeral world's walk moves only so, when its clock is advanced.
    */
   advance(steps: number): void {
-    const n = Math.min(Math.max(0, Math.floor(steps)), MAX_STEPS_PER_CATCH_UP);
+    const n = Math.min(this.owedSteps + Math.max(0, Math.floor(steps)), MAX_STEPS_PER_CATCH_UP);
     const now = this.opts.now();
     const spacing = Math.max(this.opts.intervalMs, 1);
     const at: number[] = [];
     for (let k = n - 1; k >= 0; k--) at.push(now - k * spacing);
+    this.owedSteps = n;
     this.stepAt(at);
+    this.owedSteps = 0;
   }
 
-  /** One step at each instant of `at` (ascending), each due market settled before the step after its close. */
+  /**
+   * One step at each instant of `at` (ascending), each due market settled before the step after
+   * its close. All or nothing: if storing the new prices fails, the walk is put back as it was
+   * (markets settled before the failure stay settled, on prices that were stored) and it throws.
+   */
   private stepAt(at: readonly number[]): void {
+    if (at.length === 0) {
+      this.settleDue(at);
+      return;
+    }
+    const before = this.walk
+      .symbols()
+      .map((s) => [s, this.walk.state(s)!, this.asOf.get(s)] as const);
+    try {
+      this.settleDue(at);
+    } catch (err) {
+      for (const [symbol, state, asOf] of before) {
+        this.walk.restore(symbol, state);
+        if (asOf !== undefined) this.asOf.set(symbol, asOf);
+      }
+      throw err;
+    }
+  }
+
+  private settleDue(at: readonly number[]): void {
     const due = this.opts.repo.dueMarkets(this.opts.now());
     let next = 0;
     const settleBefore = (limit: number): void => {
