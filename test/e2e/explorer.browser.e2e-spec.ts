@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdirSync } from 'node:fs';
 import type { Page, Request } from 'playwright-core';
 import { createKey, login, TRADER } from '../support/access.js';
-import { sharedBrowser, type BrowserHandle, type Watched } from '../support/browser.js';
+import {
+  docsScreenshot,
+  sharedBrowser,
+  type BrowserHandle,
+  type Watched,
+} from '../support/browser.js';
 import { http, startApp, type Running } from '../support/harness.js';
 
-const SCREENSHOT = new URL('../../docs/explorer.png', import.meta.url);
 const STAGING = 'https://staging.explorer.example';
 
 /** What the Explorer sent to the API: the key and the client mark of each request. */
@@ -125,8 +128,7 @@ describe('the API Explorer in real Chromium', () => {
     expect(servers[0]).toContain(svc.baseUrl);
     expect(servers.some((s) => s.includes(STAGING))).toBe(true);
     await expect(page.locator('.explorer-header').innerText()).resolves.toContain('test keys only');
-    mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT.pathname });
+    await docsScreenshot(page, 'explorer.png');
     expect(consoleErrors).toEqual([]);
     expect(foreignRequests).toEqual([]);
     await context.close();

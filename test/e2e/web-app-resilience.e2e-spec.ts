@@ -1,6 +1,7 @@
 import { expect, it } from '@jest/globals';
 import type { Socket } from 'node:net';
 import { http } from '../support/harness.js';
+import { docsScreenshot } from '../support/browser.js';
 import {
   account,
   closeClean,
@@ -172,7 +173,7 @@ describeInBrowser(
       await rfq.locator('.quote[data-status="OPEN"]').getByRole('button').nth(3).waitFor();
       await expectNoHorizontalOverflow(page);
       await page.evaluate('window.scrollTo(0, 0)');
-      await page.screenshot({ path: 'docs/app-phone.png' });
+      await docsScreenshot(page, 'app-phone.png');
 
       await page.getByRole('link', { name: 'Portfolio' }).click();
       await shows(page.getByRole('table', { name: 'Transactions' }), 'TRADE');

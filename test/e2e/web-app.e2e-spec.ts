@@ -2,6 +2,7 @@ import { expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { http } from '../support/harness.js';
+import { docsScreenshot } from '../support/browser.js';
 import {
   account,
   closeClean,
@@ -121,7 +122,7 @@ describeInBrowser('/app in Chromium: signing in and trading on the paper engine'
     await shows(ticket.getByRole('status'), 'SELL 2 YES at market: FILLED');
     await shows(position, '5 YES');
     await page.getByLabel('Action').selectOption('BUY');
-    await page.screenshot({ path: 'docs/app.png' });
+    await docsScreenshot(page, 'app.png');
 
     // A resting LIMIT order: listed, amended, cancelled.
     await page.getByLabel('Type').selectOption('LIMIT');

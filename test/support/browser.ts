@@ -1,7 +1,9 @@
 // Real Chromium for the browser pages' tests: Debian's package driven by playwright-core (Playwright's own
 // browser download cannot be reached here), with the flags this machine's closed network needs.
 import { afterFile } from './jest-suite.js';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './process.js';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -88,3 +90,18 @@ afterFile(async () => {
   shared = undefined;
   if (browser !== undefined) await (await browser).close();
 });
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/**
+ * A screenshot the README shows (`docs/<name>`): taken on every run, so the page must render,
+ * but written only with UPDATE_SCREENSHOTS=1 (`npm run docs:screenshots`), so that running the
+ * tests leaves the working tree as it was.
+ */
+export async function docsScreenshot(page: Page, name: string): Promise<void> {
+  const png = await page.screenshot();
+  if (png.length < 1000 || !png.subarray(0, 8).equals(PNG_SIGNATURE)) {
+    throw new Error(`the screenshot for docs/${name} is not a PNG image (${png.length} bytes)`);
+  }
+  if (process.env.UPDATE_SCREENSHOTS === '1') writeFileSync(join(ROOT, 'docs', name), png);
+}
