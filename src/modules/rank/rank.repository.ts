@@ -50,8 +50,9 @@ export class RankRepository implements RankStore {
     );
     this.prunePoints = db.prepare('DELETE FROM rank_points WHERE time < ?');
     this.pruneSamples = db.prepare('DELETE FROM rank_samples WHERE time < ?');
+    // SUM of a bigint is numeric on PostgreSQL (a string to pg): cast back to bigint.
     this.sums = db.prepare(
-      'SELECT user_id AS "accountId", SUM(realized_pnl) AS "realizedPnl", COUNT(*) AS positions FROM positions GROUP BY user_id',
+      'SELECT user_id AS "accountId", CAST(SUM(realized_pnl) AS BIGINT) AS "realizedPnl", COUNT(*) AS positions FROM positions GROUP BY user_id',
     );
     this.sampleAtOrBefore = db.prepare(
       'SELECT time, sampled_at AS "sampledAt" FROM rank_samples WHERE time <= ? ORDER BY time DESC LIMIT 1',
