@@ -33,8 +33,8 @@ function readLogs(files) {
 }
 
 /**
- * Statements written as one string literal at a `.prepare(` or `.exec(` call in src/ (or `p(`,
- * the repositories' short name for their connection's prepare).
+ * Statements written as one string literal at a `.prepare(`, `.exec(` or `.query(` call in src/
+ * (or `p(`, the repositories' short name for their connection's prepare).
  */
 function literals(dir = join(ROOT, 'src')) {
   const out = [];
@@ -47,7 +47,7 @@ function literals(dir = join(ROOT, 'src')) {
     if (!e.name.endsWith('.ts') || e.name.endsWith('.spec.ts')) continue;
     const text = readFileSync(path, 'utf8');
     const call =
-      /(?:\.(?:prepare|exec)|\bp)\(\s*(?:'((?:[^'\\]|\\.)*)'|`([^`$\\]*)`|"((?:[^"\\]|\\.)*)")\s*[,)]/g;
+      /(?:\.(?:prepare|exec|query)|\bp)\(\s*(?:'((?:[^'\\]|\\.)*)'|`([^`$\\]*)`|"((?:[^"\\]|\\.)*)")\s*[,)]/g;
     for (const m of text.matchAll(call)) {
       const sql = m[1] ?? m[2] ?? m[3];
       if (
