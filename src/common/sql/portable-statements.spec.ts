@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Database } from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
 import { startServices, type Services } from '../../../test/support/services.js';
 import {
   ENGINE_ENTITIES,
   ENGINE_MIGRATIONS,
   PLATFORM_ENTITIES,
   PLATFORM_MIGRATIONS,
-  connectionOf,
   openDatabase,
   postgresOptions,
   sqliteOptions,
@@ -52,7 +50,8 @@ const QUERY = /^\s*(SELECT|WITH)\b/i;
 let services: Services;
 let client: pg.Client;
 let sqliteDir: string;
-const sqlite: DataSource[] = [];
+/** The migrated SQLite databases (platform, engine), opened directly: their column names. */
+const sqlite: Database.Database[] = [];
 
 beforeAll(async () => {
   sqliteDir = mkdtempSync(join(tmpdir(), 'svc-sql-statements-'));
@@ -66,7 +65,9 @@ beforeAll(async () => {
       postgresOptions(s.name, services.databaseUrl, s.entities, s.migrations),
     );
     await ds.destroy();
-    sqlite.push(await openDatabase(sqliteOptions(s.name, sqliteDir, s.entities, s.migrations)));
+    const lite = await openDatabase(sqliteOptions(s.name, sqliteDir, s.entities, s.migrations));
+    await lite.destroy();
+    sqlite.push(new Database(join(sqliteDir, `${s.name}.sqlite`), { readonly: true }));
   }
   client = new pg.Client({ connectionString: services.databaseUrl });
   await client.connect();
@@ -76,7 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.end();
-  for (const ds of sqlite) await ds.destroy();
+  for (const db of sqlite) db.close();
   await services?.stop();
   rmSync(sqliteDir, { recursive: true, force: true });
 }, 60_000);
@@ -84,9 +85,9 @@ afterAll(async () => {
 /** The result column names of a query on SQLite (the platform's database or the engine's). */
 function sqliteColumns(sql: string): string[] {
   let last: unknown;
-  for (const ds of sqlite) {
+  for (const db of sqlite) {
     try {
-      return (connectionOf(ds) as Database)
+      return db
         .prepare(sql)
         .columns()
         .map((c) => c.name);
