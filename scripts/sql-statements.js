@@ -41,7 +41,9 @@ function literals(dir = join(ROOT, 'src')) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, e.name);
     if (e.isDirectory()) {
-      if (e.name !== 'migrations') out.push(...literals(path));
+      // Migrations are TypeORM's; the SQL port's own files hold per-engine SQL of their own.
+      const skip = ['src/database/migrations', 'src/common/sql', 'src/common/sqlite'];
+      if (!skip.includes(relative(ROOT, path))) out.push(...literals(path));
       continue;
     }
     if (!e.name.endsWith('.ts') || e.name.endsWith('.spec.ts')) continue;
@@ -50,10 +52,10 @@ function literals(dir = join(ROOT, 'src')) {
       /(?:\.(?:prepare|exec|query)|\bp)\(\s*(?:'((?:[^'\\]|\\.)*)'|`([^`$\\]*)`|"((?:[^"\\]|\\.)*)")\s*[,)]/g;
     for (const m of text.matchAll(call)) {
       const sql = m[1] ?? m[2] ?? m[3];
+      // Statements only: not transaction control (the port's), not PostgreSQL-only catalog SQL.
       if (
-        /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i.test(
-          sql,
-        )
+        /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(sql) &&
+        !/\bpg_|information_schema/i.test(sql)
       ) {
         out.push({
           site: relative(ROOT, path),
