@@ -12,6 +12,7 @@ import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
+import { assertStatementsListed, watchStatements } from './statement-log.js';
 
 export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
@@ -51,6 +52,7 @@ export interface StartOptions {
  * see data-dir-template.ts).
  */
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
+  watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const config = loadConfig({
     LOG_LEVEL: 'info',
@@ -96,6 +98,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     async close(closeOpts) {
       await created.close();
       if (closeOpts?.keepData !== true) rmSync(dataDir, { recursive: true, force: true });
+      assertStatementsListed();
     },
   };
 }

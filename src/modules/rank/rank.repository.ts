@@ -50,18 +50,19 @@ export class RankRepository implements RankStore {
     );
     this.prunePoints = db.prepare('DELETE FROM rank_points WHERE time < ?');
     this.pruneSamples = db.prepare('DELETE FROM rank_samples WHERE time < ?');
+    // SUM of a bigint is numeric on PostgreSQL (a string to pg): cast back to bigint.
     this.sums = db.prepare(
-      'SELECT user_id AS accountId, SUM(realized_pnl) AS realizedPnl, COUNT(*) AS positions FROM positions GROUP BY user_id',
+      'SELECT user_id AS "accountId", CAST(SUM(realized_pnl) AS BIGINT) AS "realizedPnl", COUNT(*) AS positions FROM positions GROUP BY user_id',
     );
     this.sampleAtOrBefore = db.prepare(
-      'SELECT time, sampled_at AS sampledAt FROM rank_samples WHERE time <= ? ORDER BY time DESC LIMIT 1',
+      'SELECT time, sampled_at AS "sampledAt" FROM rank_samples WHERE time <= ? ORDER BY time DESC LIMIT 1',
     );
     this.pointsAt = db.prepare(
-      'SELECT account_id AS accountId, realized_pnl_cents AS realizedPnl FROM rank_points WHERE time = ?',
+      'SELECT account_id AS "accountId", realized_pnl_cents AS "realizedPnl" FROM rank_points WHERE time = ?',
     );
     // idx_ledger_resets (partial, type = 'RESET') answers this without scanning the ledger.
     this.resetsSince = db.prepare(
-      "SELECT DISTINCT user_id AS accountId FROM ledger WHERE type = 'RESET' AND created_at >= ?",
+      `SELECT DISTINCT user_id AS "accountId" FROM ledger WHERE type = 'RESET' AND created_at >= ?`,
     );
   }
 
