@@ -87,7 +87,7 @@ export class CancelOnDisconnectController {
     scopes: ['orders:read'],
     type: CodStatusDto,
   })
-  status(@Cred() c: Credential): CodStatus {
+  status(@Cred() c: Credential): Promise<CodStatus> {
     return this.cod.status(c);
   }
 

@@ -10,7 +10,7 @@ import { isWorldId, type WorldName } from '../../common/environment.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { AccessPipeline } from '../access/access.pipeline.js';
-import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { ClusterSignals } from '../redis/cluster-signals.js';
 import {
   NotificationsService,
   type CreatedNotification,
@@ -51,7 +51,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private readonly byUser = new Map<string, Set<Connection>>();
   private busSub: Subscription | null = null;
   private cryptoSub: Subscription | null = null;
-  private keySub: Subscription | null = null;
+  private keySubs: (() => void)[] = [];
   private notificationSub: Subscription | null = null;
   private rfqSub: Subscription | null = null;
   private expiry: NodeJS.Timeout | null = null;
@@ -67,7 +67,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly bus: EventBus,
     private readonly config: ConfigService,
     private readonly cod: CancelOnDisconnectService,
-    private readonly keys: ApiKeyRepository,
+    private readonly signals: ClusterSignals,
     private readonly clock: Clock,
     private readonly notifications: NotificationsService,
     private readonly crypto: CryptoService,
@@ -116,17 +116,21 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     });
     this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
     this.heartbeat.unref();
-    // A revoked or rotated key ends its sessions at once, like its HTTP requests; a rotated one
-    // says so, so a client can tell "reconnect with the new secret" from "stop".
-    this.keySub = this.keys.withdrawn.subscribe(({ keyId, reason }) =>
-      this.endKeySessions(
-        (c) => c.keyId === keyId,
-        reason === 'ROTATED' ? 'API_KEY_ROTATED' : 'API_KEY_REVOKED',
-        reason === 'ROTATED'
-          ? 'The API key was rotated: reconnect with its new secret'
-          : 'The API key was revoked',
+    // A revoked or rotated key ends its sessions at once, like its HTTP requests, on every
+    // instance (ClusterSignals); a rotated one says so, so a client can tell "reconnect with the
+    // new secret" from "stop".
+    this.keySubs = [
+      this.signals.on('key.revoked', ({ keyId }) =>
+        this.endKeySessions((c) => c.keyId === keyId, 'API_KEY_REVOKED', 'The API key was revoked'),
       ),
-    );
+      this.signals.on('key.rotated', ({ keyId }) =>
+        this.endKeySessions(
+          (c) => c.keyId === keyId,
+          'API_KEY_ROTATED',
+          'The API key was rotated: reconnect with its new secret',
+        ),
+      ),
+    ];
     // Keys and session tokens that expire while connected are cut within a second (service
     // clock), as their next HTTP request would be refused.
     this.expiry = setInterval(() => {
@@ -177,7 +181,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   onModuleDestroy(): void {
     this.busSub?.unsubscribe();
     this.cryptoSub?.unsubscribe();
-    this.keySub?.unsubscribe();
+    for (const off of this.keySubs) off();
     this.notificationSub?.unsubscribe();
     this.rfqSub?.unsubscribe();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
