@@ -38,7 +38,9 @@ export class RedisClusterSignals extends ClusterSignals implements OnApplication
 
   constructor(private readonly client: Redis) {
     super();
-    this.subscriber = client.duplicate();
+    // ioredis's own resubscription after a reconnect would fail unhandled here (no offline
+    // queue); the `ready` handler below subscribes instead.
+    this.subscriber = client.duplicate({ autoResubscribe: false });
     // Subscribed at every (re)connection: the client queues nothing while offline, so the first
     // SUBSCRIBE waits for `ready`, and a new server after an outage knows no subscription.
     this.subscriber.on('ready', () => {
