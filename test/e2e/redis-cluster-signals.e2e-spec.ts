@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ManualClock } from '../../src/common/clock/clock.js';
 import { ClusterSignals } from '../../src/modules/redis/cluster-signals.js';
 import type { RedisClusterSignals } from '../../src/modules/redis/redis-cluster-signals.js';
+import { RealtimeHub } from '../../src/modules/realtime/realtime-hub.service.js';
 import { WebhooksCore } from '../../src/modules/webhooks/webhooks.core.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
 import {
@@ -50,6 +51,8 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
   let revoked: Trader;
   let rotated: Trader;
   let cod: Trader;
+  let missed: Trader;
+  let missedRotation: Trader;
   let hook: Trader;
   let endpoint: Json;
   const NOW = '2027-02-01T09:00:00.000Z';
@@ -62,6 +65,8 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     revoked = await trader(first, undefined, WS_SCOPES);
     rotated = await keyFor(first, revoked.email, revoked.token, WS_SCOPES);
     cod = await keyFor(first, revoked.email, revoked.token, WS_SCOPES);
+    missed = await keyFor(first, revoked.email, revoked.token, WS_SCOPES);
+    missedRotation = await keyFor(first, revoked.email, revoked.token, WS_SCOPES);
     const enabled = await as(cod, `${first.api}/orders/cancel-on-disconnect`, {
       method: 'POST',
       json: { grace_seconds: GRACE_S },
@@ -171,6 +176,35 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     while (cached(b).includes(endpoint.id) && Date.now() - t0 < 3000) await sleep(10);
     expect(cached(b)).not.toContain(endpoint.id);
     expect(cached(a)).toContain(endpoint.id); // A's own database still has it active
+  });
+
+  it("a signal missed (Redis away) is caught by B's periodic re-read of its sessions' keys", async () => {
+    const gone = await WsClient.authed(b.baseUrl, { api_key: missed.key });
+    const before = await WsClient.authed(b.baseUrl, { api_key: missedRotation.key });
+    const rotatedAt = clock.now() + 1;
+    clock.advance(10);
+    const after = await WsClient.authed(b.baseUrl, { api_key: missedRotation.key });
+    // Changed in the database with no signal at all.
+    inB(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ?',
+      clock.nowDate().toISOString(),
+      missed.keyId,
+    );
+    inB(
+      'UPDATE api_keys SET rotated_at = ? WHERE id = ?',
+      new Date(rotatedAt).toISOString(),
+      missedRotation.keyId,
+    );
+    await sleep(100);
+    expect(gone.closed).toBeNull();
+    // What B's timer does every CLUSTER_CACHE_TTL_MS (5 s), run now.
+    await b.app.get(RealtimeHub).recheckKeys();
+    expect(await gone.waitClose()).toMatchObject({ code: 4401, reason: 'API_KEY_REVOKED' });
+    expect(await before.waitClose()).toMatchObject({ code: 4401, reason: 'API_KEY_ROTATED' });
+    // A session that authenticated after the rotation used the new secret: it stays.
+    await after.sync();
+    expect(after.closed).toBeNull();
+    await after.close();
   });
 
   const status = (svc: Running) => as(cod, `${svc.api}/orders/cancel-on-disconnect`);
