@@ -235,6 +235,32 @@ describe('an instance that dies', () => {
   });
 });
 
+describe('an instance that stops cleanly', () => {
+  it('leaves the key to another instance, which arms it at its next refresh', async () => {
+    const key = `key_cluster${++seq}`;
+    const [a, b] = await instances(2, [key]);
+    a.cod.connected(cred(key));
+    await waitFor(async () => (await b.cod.status(cred(key))).connections === 1);
+    // As RealtimeHub.onModuleDestroy: shuttingDown, then its connections close.
+    a.cod.shuttingDown();
+    a.cod.disconnected(cred(key));
+    await settle();
+    expect((await a.cod.status(cred(key))).cancels_at).toBeNull(); // A will not be there
+    await b.counter.refresh();
+    const s = await b.cod.status(cred(key));
+    expect(s).toMatchObject({ connections: 0 });
+    expect(s.cancels_at).toBe(new Date(clock.now() + GRACE_MS).toISOString());
+    await pastGrace(a, b);
+    expect(b.cancels).toEqual([key]);
+    expect(a.cancels).toEqual([]);
+    for (const i of [a, b]) {
+      i.cod.onModuleDestroy();
+      i.counter.onModuleDestroy();
+      i.signals.onApplicationShutdown();
+    }
+  });
+});
+
 describe('Redis down (fail-open)', () => {
   it("this instance's own count decides; nothing throws; counts are shared again after", async () => {
     const key = `key_cluster${++seq}`;

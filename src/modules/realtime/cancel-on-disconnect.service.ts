@@ -126,6 +126,15 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     if (this.timer !== null) clearInterval(this.timer);
   }
 
+  /**
+   * The instance is stopping and is about to close its connections: with other instances on one
+   * Redis, one of them arms the keys those were the last connections of (CodCounter.halt), since
+   * this one will not be there when their grace runs out.
+   */
+  shuttingDown(): void {
+    void this.counter.halt();
+  }
+
   async enable(c: Credential, graceSeconds: number): Promise<CodStatus> {
     const keyId = this.keyOf(c);
     const row: CancelOnDisconnectEntity = {

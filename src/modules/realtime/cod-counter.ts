@@ -22,6 +22,12 @@ export interface CodCounter {
   onOrphaned(listener: (keyId: string) => void): void;
   /** This instance's own count of the key. */
   local(keyId: string): number;
+  /**
+   * This instance is stopping: the closes of its connections from now on are not counted down,
+   * and other instances are told it is gone, so one of them sweeps its counts and arms the keys
+   * left with none (this instance will not be there to run their cancels).
+   */
+  halt(): Promise<void>;
 }
 
 /** This process's connections: the behaviour of a single instance. */
@@ -52,6 +58,11 @@ export class LocalCodCounter implements CodCounter {
 
   local(keyId: string): number {
     return this.live.get(keyId) ?? 0;
+  }
+
+  halt(): Promise<void> {
+    // Alone, a restart arms every enabled key at boot instead.
+    return Promise.resolve();
   }
 
   protected up(keyId: string): number {

@@ -212,6 +212,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.cod.shuttingDown(); // before the closes below: another instance arms their keys
     this.busSub?.unsubscribe();
     this.cryptoSub?.unsubscribe();
     for (const off of this.keySubs) off();

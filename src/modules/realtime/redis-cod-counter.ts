@@ -103,6 +103,8 @@ export class RedisCodCounter extends LocalCodCounter implements OnModuleInit, On
   private timer: NodeJS.Timeout | null = null;
   private warnedAt = -Infinity;
   private refreshing = false;
+  /** Stopping: closes are no longer counted down (see halt). */
+  private halted = false;
   /** Keys whose count changed here while Redis did not answer: written again when it does. */
   private readonly stale = new Set<string>();
 
@@ -135,14 +137,22 @@ export class RedisCodCounter extends LocalCodCounter implements OnModuleInit, On
     this.timer = null;
   }
 
-  /** Stops counting as alive at once (a clean shutdown: the others sweep this one's counts). */
-  async leave(): Promise<void> {
+  override async halt(): Promise<void> {
+    this.halted = true;
     this.onModuleDestroy();
-    await this.redis.zrem(INSTANCES, this.instanceId).catch(() => undefined);
+    // Dead from now on: the next refresh of any other instance sweeps this one's counts.
+    await this.shared(
+      null,
+      async () => {
+        await this.redis.zadd(INSTANCES, 0, this.instanceId);
+      },
+      undefined,
+    );
   }
 
   override async connected(keyId: string): Promise<void> {
     this.up(keyId);
+    if (this.halted) return;
     await this.shared(
       keyId,
       async () => {
@@ -158,6 +168,8 @@ export class RedisCodCounter extends LocalCodCounter implements OnModuleInit, On
 
   override async disconnected(keyId: string): Promise<{ total: number; arm: boolean }> {
     const own = this.down(keyId);
+    // Left for the sweep of another instance, which arms the key if nothing else holds it.
+    if (this.halted) return { total: own, arm: false };
     const fallback = { total: own, arm: own === 0 };
     return this.shared(
       keyId,
