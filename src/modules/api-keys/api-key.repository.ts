@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Subject } from 'rxjs';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, FindOptionsWhere, Repository, SelectQueryBuilder } from 'typeorm';
 import type { Scope } from '../../common/api/scopes.js';
@@ -7,6 +6,7 @@ import { SecretBox } from '../../common/crypto/secret-box.js';
 import { sha256Hex } from '../../common/crypto/tokens.js';
 import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
+import { ClusterSignals } from '../redis/cluster-signals.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 
 /** What the request pipeline needs of a key, resolved once and cached. */
@@ -19,40 +19,70 @@ export interface ResolvedKey {
 
 const CACHE_LIMIT = 10_000;
 
-/**
- * Key lookup: one indexed lookup by the SHA-256 of the presented secret, cached in process.
- * Revoke, rotate and tier changes go through {@link update}, which refreshes or drops the cache
- * entry, so a revoked key is refused on the very next request.
- */
-/** A key whose secret stopped working, and why (a rotated key lives on with a new secret). */
-export interface WithdrawnKey {
-  keyId: string;
-  reason: 'REVOKED' | 'ROTATED';
+/** A cached resolution, and until when (real ms) it may be served without a read. */
+interface Cached {
+  key: ResolvedKey;
+  until: number;
 }
 
+/**
+ * Key lookup: one indexed lookup by the SHA-256 of the presented secret, cached in process.
+ * Revoke, rotate and tier changes go through {@link updateWhere} or {@link forget}, which drop
+ * the cache entry here, and publish a key signal (ClusterSignals), which drops it on every
+ * instance: a revoked key is refused on the very next request. With Redis an entry is also read
+ * again after the signals' cache TTL, so a signal missed during an outage is bounded.
+ */
 @Injectable()
 export class ApiKeyRepository {
   readonly repo: Repository<ApiKeyEntity>;
   readonly box: SecretBox;
-  private readonly cache = new Map<string, ResolvedKey>();
-  /** Keys just revoked or rotated: long-lived sessions made with them (WebSockets) end. */
-  readonly withdrawn = new Subject<WithdrawnKey>();
+  private readonly cache = new Map<string, Cached>();
+  private readonly ttlMs: number;
 
-  constructor(@InjectDataSource(PLATFORM_DB) db: DataSource, config: ConfigService) {
+  constructor(
+    @InjectDataSource(PLATFORM_DB) db: DataSource,
+    config: ConfigService,
+    private readonly signals: ClusterSignals,
+  ) {
     this.repo = db.getRepository(ApiKeyEntity);
     this.box = new SecretBox(config.secrets.encryptionKey);
+    this.ttlMs = signals.cacheTtlMs ?? Infinity;
+    const drop = ({ keyId }: { keyId: string }) => this.dropCached(keyId);
+    signals.on('key.revoked', drop);
+    signals.on('key.rotated', drop);
+    signals.on('key.changed', drop);
   }
 
   async bySecret(secret: string): Promise<ResolvedKey | null> {
     const hash = sha256Hex(secret);
     const hit = this.cache.get(hash);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined && (this.ttlMs === Infinity || hit.until > Date.now())) return hit.key;
     const entity = await this.repo.findOneBy({ secretHash: hash });
-    if (entity === null) return null;
+    if (entity === null) {
+      this.cache.delete(hash);
+      return null;
+    }
     const resolved = this.resolve(entity);
+    this.cache.delete(hash);
     if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(hash, resolved);
+    this.cache.set(hash, { key: resolved, until: Date.now() + this.ttlMs });
     return resolved;
+  }
+
+  /**
+   * Tells every instance, this one first, that the key changed: their cached resolutions go, and
+   * a revoked or rotated key's realtime sessions end (RealtimeHub).
+   */
+  announce(kind: 'key.revoked' | 'key.rotated' | 'key.changed', keyId: string): void {
+    this.signals.publish({ kind, keyId });
+  }
+
+  /**
+   * Drops every cached resolution of a key, whatever secret it was cached under (another
+   * instance's signal names the key, not its secrets). Scans the cache: keys change rarely.
+   */
+  private dropCached(keyId: string): void {
+    for (const [hash, c] of this.cache) if (c.key.entity.id === keyId) this.cache.delete(hash);
   }
 
   async insert(entity: ApiKeyEntity): Promise<void> {

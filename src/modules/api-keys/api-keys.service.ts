@@ -230,7 +230,7 @@ export class ApiKeysService {
       );
     }
     Object.assign(entity, changes);
-    this.keys.withdrawn.next({ keyId: entity.id, reason: 'ROTATED' });
+    this.keys.announce('key.rotated', entity.id);
     const user = await this.users.byId(userId);
     await this.securityMail(user!.email, 'API_KEY_ROTATED', 'rotated', entity);
     return {
@@ -252,7 +252,7 @@ export class ApiKeysService {
       // Revoked by a concurrent request: that one told the owner.
       if (!revoked) return toKeyDto(await this.owned(userId, id));
       entity.revokedAt = revokedAt;
-      this.keys.withdrawn.next({ keyId: entity.id, reason: 'REVOKED' });
+      this.keys.announce('key.revoked', entity.id);
       const user = await this.users.byId(userId);
       await this.securityMail(user!.email, 'API_KEY_REVOKED', 'revoked', entity);
     }
@@ -378,7 +378,10 @@ export class ApiKeysService {
         }),
     );
     this.notifications.announce(notice);
-    if (approve && key !== null) await this.keys.forget(key.id, [key.secretHash]);
+    if (approve && key !== null) {
+      await this.keys.forget(key.id, [key.secretHash]);
+      this.keys.announce('key.changed', key.id);
+    }
     Object.assign(req, decision);
     this.tierMail(req, key, approve).catch((err: unknown) =>
       this.log.error(`tier decision email for ${req.id} failed: ${String(err)}`),

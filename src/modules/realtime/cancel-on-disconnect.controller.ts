@@ -49,7 +49,7 @@ class CodStatusDto {
 }
 
 const DESCRIPTION =
-  'While enabled for a key: when the last realtime connection authenticated with that key closes and none returns within grace_seconds, every open order placed with that key is cancelled (cancel_reason CANCEL_ON_DISCONNECT). After a server restart every enabled key is armed as if its connections had just closed (the safe direction): reconnect within the grace to keep the orders. A key without the websocket scope never holds a realtime connection, so its setting never fires, not at a restart either.';
+  "While enabled for a key: when the last realtime connection authenticated with that key closes and none returns within grace_seconds, every open order placed with that key is cancelled (cancel_reason CANCEL_ON_DISCONNECT). After a server restart every enabled key is armed as if its connections had just closed (the safe direction): reconnect within the grace to keep the orders. A key without the websocket scope never holds a realtime connection, so its setting never fires, not at a restart either. With several instances on one Redis, connections counts the key's connections on every instance, the key is armed when the last of them closes (or when an instance holding the last ones stops for 5 s), and a connection returning to any instance keeps the orders; while Redis is away each instance counts its own.";
 
 /** SPEC.md Limits: "POST and DELETE /orders/cancel-on-disconnect | 60", one budget for both. */
 const COD_LIMIT_GROUP = 'POST,DELETE /api/v1/orders/cancel-on-disconnect';
@@ -87,7 +87,7 @@ export class CancelOnDisconnectController {
     scopes: ['orders:read'],
     type: CodStatusDto,
   })
-  status(@Cred() c: Credential): CodStatus {
+  status(@Cred() c: Credential): Promise<CodStatus> {
     return this.cod.status(c);
   }
 

@@ -11,6 +11,8 @@ import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { AccessPipeline } from '../access/access.pipeline.js';
 import { ApiKeyRepository } from '../api-keys/api-key.repository.js';
+import { ClusterSignals } from '../redis/cluster-signals.js';
+import { keysNow } from './key-recheck.js';
 import {
   NotificationsService,
   type CreatedNotification,
@@ -51,10 +53,13 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private readonly byUser = new Map<string, Set<Connection>>();
   private busSub: Subscription | null = null;
   private cryptoSub: Subscription | null = null;
-  private keySub: Subscription | null = null;
+  private keySubs: (() => void)[] = [];
   private notificationSub: Subscription | null = null;
   private rfqSub: Subscription | null = null;
   private expiry: NodeJS.Timeout | null = null;
+  private recheck: NodeJS.Timeout | null = null;
+  /** When (service clock) each key session authenticated: a rotation after it ends it. */
+  private readonly authedAt = new WeakMap<Connection, number>();
   private heartbeat: NodeJS.Timeout | null = null;
   /** Which peers may name the client in X-Forwarded-For: TRUSTED_PROXIES, as for HTTP. */
   private trustProxy: ((addr: string, i: number) => boolean) | null = null;
@@ -67,6 +72,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     private readonly bus: EventBus,
     private readonly config: ConfigService,
     private readonly cod: CancelOnDisconnectService,
+    private readonly signals: ClusterSignals,
     private readonly keys: ApiKeyRepository,
     private readonly clock: Clock,
     private readonly notifications: NotificationsService,
@@ -116,17 +122,24 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     });
     this.heartbeat = setInterval(() => this.beat(), this.config.values.wsHeartbeatMs);
     this.heartbeat.unref();
-    // A revoked or rotated key ends its sessions at once, like its HTTP requests; a rotated one
-    // says so, so a client can tell "reconnect with the new secret" from "stop".
-    this.keySub = this.keys.withdrawn.subscribe(({ keyId, reason }) =>
-      this.endKeySessions(
-        (c) => c.keyId === keyId,
-        reason === 'ROTATED' ? 'API_KEY_ROTATED' : 'API_KEY_REVOKED',
-        reason === 'ROTATED'
-          ? 'The API key was rotated: reconnect with its new secret'
-          : 'The API key was revoked',
+    // A revoked or rotated key ends its sessions at once, like its HTTP requests, on every
+    // instance (ClusterSignals); a rotated one says so, so a client can tell "reconnect with the
+    // new secret" from "stop".
+    this.keySubs = [
+      this.signals.on('key.revoked', ({ keyId }) =>
+        this.endKeySessions((c) => c.keyId === keyId, 'API_KEY_REVOKED', REVOKED_MESSAGE),
       ),
-    );
+      this.signals.on('key.rotated', ({ keyId }) =>
+        this.endKeySessions((c) => c.keyId === keyId, 'API_KEY_ROTATED', ROTATED_MESSAGE),
+      ),
+    ];
+    // With other instances, a withdrawal signal missed while Redis was away is caught by reading
+    // the keys of open sessions again every CLUSTER_CACHE_TTL_MS.
+    const ttl = this.signals.cacheTtlMs;
+    if (ttl !== null) {
+      this.recheck = setInterval(() => void this.recheckKeys(), ttl);
+      this.recheck.unref();
+    }
     // Keys and session tokens that expire while connected are cut within a second (service
     // clock), as their next HTTP request would be refused.
     this.expiry = setInterval(() => {
@@ -147,16 +160,40 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   private endKeySessions(
-    match: (c: Credential) => boolean,
+    match: (c: Credential, conn: Connection) => boolean,
     code: 'API_KEY_REVOKED' | 'API_KEY_ROTATED' | 'API_KEY_EXPIRED' | 'UNAUTHENTICATED',
     message: string,
   ): void {
     for (const conn of this.connections) {
-      if (conn.credential === null || !match(conn.credential)) continue;
+      if (conn.credential === null || !match(conn.credential, conn)) continue;
       conn.sendJson({ type: 'error', code, message });
       conn.close(WS_CLOSE.UNAUTHENTICATED, code);
       this.drop(conn);
     }
+  }
+
+  /** Ends the sessions of keys revoked, or rotated since they authenticated, per the database. */
+  async recheckKeys(): Promise<void> {
+    const ids = new Set<string>();
+    for (const c of this.connections) if (c.credential?.keyId != null) ids.add(c.credential.keyId);
+    if (ids.size === 0) return;
+    let now: Map<string, { revoked: boolean; rotatedAt: number | null }>;
+    try {
+      now = await keysNow(this.keys.repo, [...ids]);
+    } catch (err) {
+      this.log.warn(`re-reading the keys of realtime sessions failed: ${String(err)}`);
+      return;
+    }
+    const state = (c: Credential) => (c.keyId === null ? undefined : now.get(c.keyId));
+    this.endKeySessions((c) => state(c)?.revoked === true, 'API_KEY_REVOKED', REVOKED_MESSAGE);
+    this.endKeySessions(
+      (c, conn) => {
+        const at = state(c)?.rotatedAt;
+        return at != null && at > (this.authedAt.get(conn) ?? Infinity);
+      },
+      'API_KEY_ROTATED',
+      ROTATED_MESSAGE,
+    );
   }
 
   /**
@@ -175,13 +212,15 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.cod.shuttingDown(); // before the closes below: another instance arms their keys
     this.busSub?.unsubscribe();
     this.cryptoSub?.unsubscribe();
-    this.keySub?.unsubscribe();
+    for (const off of this.keySubs) off();
     this.notificationSub?.unsubscribe();
     this.rfqSub?.unsubscribe();
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     if (this.expiry !== null) clearInterval(this.expiry);
+    if (this.recheck !== null) clearInterval(this.recheck);
     for (const c of this.connections) c.close(1001, 'server shutting down');
   }
 
@@ -359,6 +398,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       const credential = await this.access.authenticateRealtime(msg);
       if (conn.closed) return;
       conn.credential = credential;
+      this.authedAt.set(conn, this.clock.now());
       if (conn.authTimer !== null) clearTimeout(conn.authTimer);
       const key = userKey(credential.world, credential.userId);
       let set = this.byUser.get(key);
@@ -680,6 +720,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
   }
 }
+
+const REVOKED_MESSAGE = 'The API key was revoked';
+const ROTATED_MESSAGE = 'The API key was rotated: reconnect with its new secret';
 
 function userKey(env: WorldName, userId: string): string {
   return `${env}|${userId}`;

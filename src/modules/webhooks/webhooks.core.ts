@@ -9,6 +9,7 @@ import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 import { MailService } from '../mail/mail.service.js';
+import { ClusterSignals } from '../redis/cluster-signals.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
@@ -50,8 +51,15 @@ export class WebhooksCore {
   /** The workbench's attempt log and simulated failures. */
   readonly attempts: WebhookAttemptsRepository;
   readonly box: SecretBox;
-  /** Non-disabled endpoints by environment (the outbox reads this on every committed batch). */
+  /**
+   * Non-disabled endpoints by environment (the outbox reads this on every committed batch). Read
+   * again after a change here or anywhere (the webhook-endpoint.changed signal), and with Redis
+   * at least every CLUSTER_CACHE_TTL_MS (real time) in case a signal was missed.
+   */
   private cache: Map<WorldName, EndpointRow[]> | null = null;
+  /** When (real ms) the cache must be read again; Infinity when running alone. */
+  private cacheUntil = Infinity;
+  private readonly cacheTtlMs: number;
   private kick: (() => void) | null = null;
 
   constructor(
@@ -63,7 +71,10 @@ export class WebhooksCore {
     private readonly users: UsersService,
     private readonly notifications: NotificationsService,
     private readonly clocks: WorldClocks,
+    private readonly signals: ClusterSignals,
   ) {
+    this.cacheTtlMs = signals.cacheTtlMs ?? Infinity;
+    signals.on('webhook-endpoint.changed', () => this.invalidate());
     this.repo = new WebhooksRepository(connectionOf(db));
     this.attempts = new WebhookAttemptsRepository(connectionOf(db));
     this.box = new SecretBox(config.secrets.encryptionKey);
@@ -111,7 +122,11 @@ export class WebhooksCore {
 
   /** The endpoints receiving a world's events (not disabled). */
   endpointsFor(world: WorldName): EndpointRow[] {
+    if (this.cache !== null && this.cacheTtlMs !== Infinity && this.cacheUntil <= Date.now()) {
+      this.cache = null;
+    }
     if (this.cache === null) {
+      this.cacheUntil = Date.now() + this.cacheTtlMs;
       this.cache = new Map<WorldName, EndpointRow[]>([
         ['live', []],
         ['test', []],
@@ -126,8 +141,20 @@ export class WebhooksCore {
     return this.cache.get(world) ?? [];
   }
 
+  /**
+   * Drops this instance's endpoint cache: for changes only this instance needs to see (delivery
+   * outcomes recorded by its worker). What other instances must see goes through {@link changed}.
+   */
   invalidate(): void {
     this.cache = null;
+  }
+
+  /**
+   * An endpoint was created, changed, suspended, reactivated or disabled (null: several): every
+   * instance, this one first, reads the endpoints again.
+   */
+  changed(endpointId: string | null): void {
+    this.signals.publish({ kind: 'webhook-endpoint.changed', endpointId });
   }
 
   onWork(kick: () => void): void {
@@ -263,7 +290,7 @@ export class WebhooksCore {
       });
     });
     this.notifications.announce(notice);
-    this.invalidate();
+    this.changed(e.id);
     // Fire and forget, but never an unhandled rejection (that would stop the process).
     this.notifyByMail(e, streak).catch((err: unknown) =>
       this.log.error(`suspension email for ${e.id} failed: ${String(err)}`),

@@ -96,7 +96,7 @@ export class WebhooksService {
       updated_at: now,
     };
     this.core.repo.insertEndpoint(row);
-    this.core.invalidate();
+    this.core.changed(row.id);
     return { ...this.view(row), secret };
   }
 
@@ -139,7 +139,7 @@ export class WebhooksService {
     if (body.description !== undefined) e.description = body.description;
     e.updated_at = this.core.nowIso();
     this.core.repo.saveEndpoint(e);
-    this.core.invalidate();
+    this.core.changed(e.id);
     return this.view(e);
   }
 
@@ -154,7 +154,7 @@ export class WebhooksService {
         this.core.repo.moveStatus(e.id, 'PENDING', 'CANCELLED');
         this.core.repo.moveStatus(e.id, 'HELD', 'CANCELLED');
       });
-      this.core.invalidate();
+      this.core.changed(e.id);
     }
     return this.view(e);
   }
@@ -180,7 +180,7 @@ export class WebhooksService {
     e.secret_version += 1;
     e.updated_at = new Date(now).toISOString();
     this.core.repo.saveEndpoint(e);
-    this.core.invalidate();
+    this.core.changed(e.id);
     return { ...this.view(e), secret, previous_secret_valid_until: e.prev_secret_until };
   }
 
@@ -206,7 +206,7 @@ export class WebhooksService {
       this.core.repo.saveEndpoint(e);
       this.core.repo.moveStatus(e.id, 'HELD', 'PENDING', now);
     });
-    this.core.invalidate();
+    this.core.changed(e.id);
     this.core.wake();
     return this.view(e);
   }

@@ -118,6 +118,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
       await this.keys.updateWhere({ id: k.id, revokedAt: IsNull() }, { revokedAt: at }, [
         k.secretHash,
       ]);
+      this.keys.announce('key.revoked', k.id);
       rowless.add(k.worldId! as WorldId);
     }
     for (const id of rowless) await this.records.clearWorld(id);
@@ -227,9 +228,9 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
       await this.keys.updateWhere({ id: k.id, revokedAt: IsNull() }, { revokedAt: at }, [
         k.secretHash,
       ]);
-      this.keys.withdrawn.next({ keyId: k.id, reason: 'REVOKED' });
+      this.keys.announce('key.revoked', k.id);
     }
-    if (this.webhooks.repo.disableWorld(row.id, at) > 0) this.webhooks.invalidate();
+    if (this.webhooks.repo.disableWorld(row.id, at) > 0) this.webhooks.changed(null);
     this.databases.unload(row.id);
     await this.records.clearWorld(row.id);
     const file = worldFile(this.config.values.dataDir, row.id);
