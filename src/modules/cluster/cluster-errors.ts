@@ -10,12 +10,19 @@ export const WRITER_RETRY_AFTER_SECONDS = 1;
  * retries, with the same Idempotency-Key, after Retry-After.
  */
 export class WriterUnavailableError extends DomainError {
-  constructor(world: string, reason: string) {
+  constructor(
+    world: string,
+    reason: string,
+    /** The message as another instance worded it (a forwarded answer), else one from `reason`. */
+    message = `The engine writer of this world is unavailable (${reason}); retry after Retry-After seconds with the same Idempotency-Key`,
+  ) {
     super(
       'WRITER_UNAVAILABLE',
-      `The engine writer of this world is unavailable (${reason}); retry after Retry-After seconds with the same Idempotency-Key`,
+      message,
       { world },
-      { 'Retry-After': String(WRITER_RETRY_AFTER_SECONDS) },
+      {
+        'Retry-After': String(WRITER_RETRY_AFTER_SECONDS),
+      },
     );
     this.name = 'WriterUnavailableError';
   }
