@@ -28,6 +28,8 @@ const STREAM_MAXLEN = '10000';
 /** How long the reply reader blocks per read, and waits before retrying a failed one. */
 const READ_BLOCK_MS = 1000;
 const READ_RETRY_MS = 200;
+/** How long a command waits for a reply reader that is (re)connecting before it is refused. */
+const READER_WAIT_MS = 500;
 
 export interface ForwarderOptions {
   /** The instance's Redis client (no offline queue: commands fail at once while Redis is away). */
@@ -89,7 +91,7 @@ export class CommandForwarder {
   async forward<T = unknown>(world: string, command: ForwardedCommand): Promise<T> {
     const { redis } = this.opts;
     if (this.reader === null) this.start();
-    if (redis.status !== 'ready' || this.reader?.status !== 'ready') {
+    if (redis.status !== 'ready' || !(await this.readerReady())) {
       throw new WriterUnavailableError(world, 'Redis is unavailable');
     }
     const id = randomUUID();
@@ -135,6 +137,19 @@ export class CommandForwarder {
       clearTimeout(timer);
       this.waiting.delete(id);
     }
+  }
+
+  /** The reply reader is connected, or connects within a moment (it is just starting). */
+  private async readerReady(): Promise<boolean> {
+    const reader = this.reader;
+    if (reader === null || reader.status === 'ready') return reader !== null;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, READER_WAIT_MS);
+      reader.once('ready', resolve);
+    });
+    clearTimeout(timer);
+    return (reader.status as string) === 'ready';
   }
 
   /** Callers still waiting for an answer. */

@@ -58,6 +58,8 @@ export class WriterInbox {
   /** Entry ids being run now: never claimed back from ourselves as leftovers. */
   private readonly running = new Set<string>();
   private reader: Redis | null = null;
+  /** The reader connection's CLIENT ID, to interrupt its blocking read. */
+  private readerId: string | null = null;
   private loop: Promise<void> | null = null;
   private stopped = false;
   private wake: (() => void) | null = null;
@@ -82,16 +84,34 @@ export class WriterInbox {
       this.reader = this.opts.redis.duplicate({
         connectionName: `svc-inbox:${this.opts.instanceId}`,
       });
-      this.reader.on('error', () => undefined);
-      this.loop = this.run(this.reader);
+      const reader = this.reader;
+      reader.on('error', () => undefined);
+      reader.on('ready', () => {
+        reader.client('ID').then(
+          (id) => (this.readerId = String(id)),
+          () => undefined,
+        );
+      });
+      this.loop = this.run(reader);
     }
     this.wake?.();
+    void this.interruptRead();
+  }
+
+  /**
+   * Ends the blocking read in progress (CLIENT UNBLOCK), so the next one reads the worlds served
+   * now: a new world at once, and a world given up no more (its commands go to its new writer).
+   */
+  private async interruptRead(): Promise<void> {
+    if (this.readerId === null) return;
+    await this.opts.redis.client('UNBLOCK', this.readerId).catch(() => undefined);
   }
 
   /** Stops serving a world (this instance stepped down): forwarders stop sending at once. */
   async unserve(world: string): Promise<void> {
     this.served.delete(world);
     this.ready.delete(world);
+    await this.interruptRead();
     await this.opts.redis
       .eval(RELEASE_SCRIPT, 1, writerPresenceKey(world), this.opts.instanceId)
       .catch(() => undefined);

@@ -52,6 +52,8 @@ export class WriterElection {
   private round: Promise<void> | null = null;
   private failing = false;
   private stopped = false;
+  /** No campaigning before this time (ms): after losing its session, see stepDownAll. */
+  private holdOffUntil = 0;
   private readonly retryMs: number;
   private readonly table: string;
   private readonly now: () => number;
@@ -164,8 +166,10 @@ export class WriterElection {
       if (this.held.size > 0 && generation === this.session.generation) {
         await this.session.query('SELECT 1');
       }
-      for (const world of [...this.wanted]) {
-        if (!this.held.has(world) && !this.stopped) await this.tryAcquire(world);
+      if (Date.now() >= this.holdOffUntil) {
+        for (const world of [...this.wanted]) {
+          if (!this.held.has(world) && !this.stopped) await this.tryAcquire(world);
+        }
       }
       if (this.failing) this.opts.log.log('the cluster lock session is back');
       this.failing = false;
@@ -217,8 +221,13 @@ export class WriterElection {
     return Number(rows[0].epoch);
   }
 
-  /** The session is gone, and every lock with it: every term ends now. */
+  /**
+   * The session is gone, and every lock with it: every term ends now. This instance then sits
+   * out two rounds before campaigning again, so a healthy instance takes over rather than the one
+   * whose connection just failed (it may be failing again); alone, it takes its worlds back.
+   */
   private stepDownAll(): void {
+    this.holdOffUntil = Date.now() + 2 * this.retryMs;
     const ended = [...this.held];
     this.held.clear();
     for (const [world, epoch] of ended) this.changes.next({ world, writer: false, epoch });
