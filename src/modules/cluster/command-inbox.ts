@@ -143,7 +143,9 @@ export class WriterInbox {
       try {
         await this.refreshPresence();
         for (const world of this.served) if (!this.ready.has(world)) await this.takeOver(world);
-        const worlds = [...this.served];
+        // Only worlds whose leftovers are settled (one served meanwhile waits for the next round).
+        const worlds = [...this.served].filter((w) => this.ready.has(w));
+        if (worlds.length === 0) continue;
         const res = (await reader.xreadgroup(
           'GROUP',
           WRITERS_GROUP,
