@@ -1,5 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { transformFileSync } from '@swc/core';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { startServices, type Services } from '../../../test/support/services.js';
@@ -12,7 +17,6 @@ import {
 } from '../../database/databases.js';
 import { FencedError } from './cluster-errors.js';
 import { fence } from './fence.js';
-import { WRITER_NAMESPACE, lockKey } from './lock-key.js';
 import { WriterElection, type Role } from './writer-election.js';
 
 /**
@@ -22,6 +26,7 @@ import { WriterElection, type Role } from './writer-election.js';
 let services: Services;
 let platform: DataSource;
 let admin: pg.Client;
+let childDir: string;
 const elections: WriterElection[] = [];
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -33,6 +38,7 @@ beforeAll(async () => {
   admin = new pg.Client({ connectionString: services.databaseUrl });
   await admin.connect();
   await admin.query('CREATE TABLE public.fenced_writes (world text, note text)');
+  childDir = electionChild();
 }, 120_000);
 
 afterEach(async () => {
@@ -40,10 +46,43 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
+  if (childDir !== undefined) rmSync(childDir, { recursive: true, force: true });
   await admin?.end();
   await platform?.destroy();
   await services?.stop();
 }, 60_000);
+
+/**
+ * A directory from which a plain `node` process runs this module's election: its sources
+ * compiled by SWC (as Jest compiles them), the repository's node_modules, and holder.js, which
+ * campaigns for a world and prints HOLDING <epoch> once elected.
+ */
+function electionChild(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-election-child-'));
+  for (const f of ['writer-election', 'lease', 'lock-key', 'lock-session']) {
+    const src = fileURLToPath(new URL(`./${f}.ts`, import.meta.url));
+    const out = transformFileSync(src, {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'es6' },
+    });
+    writeFileSync(join(dir, `${f}.js`), out.code);
+  }
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  writeFileSync(
+    join(dir, 'holder.js'),
+    `import { WriterElection } from './writer-election.js';
+const [url, world] = process.argv.slice(2);
+const quiet = { log() {}, warn() {}, error() {} };
+const e = new WriterElection({ databaseUrl: url, instanceId: 'child-' + process.pid, retryMs: 200, log: quiet });
+e.onRole(world, (r) => { if (r.writer) console.log('HOLDING ' + r.epoch); });
+e.campaign(world);
+e.start();
+setInterval(() => {}, 1000);
+`,
+  );
+  return dir;
+}
 
 function election(instanceId: string): WriterElection {
   const e = new WriterElection({
@@ -145,36 +184,27 @@ describe('writer election', () => {
     expect(a.isWriter('wld_term')).toBe(false);
   });
 
-  it('fails over within 5 s when the holding process is killed with SIGKILL, each time with a higher epoch', async () => {
+  it('fails over within 5 s when the writer process is killed with SIGKILL, each time with a higher epoch', async () => {
     const world = 'wld_sigkill';
     const b = election('b');
-    b.campaign(world);
     b.start();
-    const [ns, key] = lockKey(WRITER_NAMESPACE, world);
     for (let round = 0; round < 3; round++) {
       await b.resign(world);
-      // Another process takes the world as a writer does: the advisory lock, then the epoch.
+      // A writer in a process of its own: this module's WriterElection, elected for the world.
       const holder = spawn(
         process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `import pg from 'pg';
-           const c = new pg.Client({ connectionString: process.argv[1] });
-           await c.connect();
-           const r = await c.query('SELECT pg_try_advisory_lock($1, $2) AS ok', [${ns}, ${key}]);
-           await c.query("UPDATE platform.cluster_writers SET epoch = epoch + 1, holder = 'child' WHERE world = $1", [${JSON.stringify(world)}]);
-           console.log(r.rows[0].ok ? 'HOLDING' : 'REFUSED');
-           setInterval(() => undefined, 1000);`,
-          services.databaseUrl,
-        ],
-        { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+        [join(childDir, 'holder.js'), services.databaseUrl, world],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
       );
-      const said = await new Promise<string>((resolve) =>
-        holder.stdout!.once('data', (c: Buffer) => resolve(c.toString().trim())),
+      const held = await new Promise<number>((resolve) =>
+        holder.stdout!.on('data', (c: Buffer) => {
+          const m = /HOLDING (\d+)/.exec(c.toString());
+          if (m !== null) resolve(Number(m[1]));
+        }),
       );
-      expect(said).toBe('HOLDING');
-      const before = await storedEpoch(world).catch(() => 0);
+      expect(await storedEpoch(world)).toBe(held);
       b.campaign(world);
       await b.tick();
       expect(b.isWriter(world)).toBe(false);
@@ -185,8 +215,8 @@ describe('writer election', () => {
       await gone;
       await until('b to take over', () => b.isWriter(world));
       expect(Date.now() - killedAt).toBeLessThan(5000);
-      expect(b.epoch(world)).toBeGreaterThan(before);
-      expect(await storedEpoch(world)).toBe(b.epoch(world));
+      expect(b.epoch(world)).toBe(held + 1);
+      expect(await storedEpoch(world)).toBe(held + 1);
     }
   }, 60_000);
 
