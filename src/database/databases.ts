@@ -40,6 +40,7 @@ import { CryptoPrices1763769600021 } from './migrations/1763769600021-crypto-pri
 import { MarketCreators1763769600022 } from './migrations/1763769600022-market-creators.js';
 import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
 import { Worlds1763769600029 } from './migrations/1763769600029-worlds.js';
+import { ClusterWriters1763769600030 } from './migrations/1763769600030-cluster-writers.js';
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 import { SelfTradePrevention1763769600028 } from './migrations/1763769600028-self-trade-prevention.js';
@@ -93,6 +94,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   NotificationWorlds1763769600015,
   WebhookWorkbench1763769600026,
   Worlds1763769600029,
+  ClusterWriters1763769600030,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   SUNSET: 410,
   INTERNAL: 500,
   SERVICE_UNAVAILABLE: 503,
+  /** No engine writer of the request's world answered in time (a failover): retry after Retry-After. */
+  WRITER_UNAVAILABLE: 503,
   // Authentication and access
   UNAUTHENTICATED: 401,
   API_KEY_REVOKED: 401,
