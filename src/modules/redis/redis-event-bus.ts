@@ -304,10 +304,13 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
 
   private async readOnce(): Promise<void> {
     if (this.readerBroken) {
-      // Whatever went by meanwhile is covered by a resync; reading resumes from the newest entry.
+      // Whatever went by meanwhile is covered by a resync, handed on once reading resumes from
+      // the newest entry (so nothing appended after the resync is skipped).
       this.cursors.clear();
+      this.followed = false;
+      await this.position();
       this.readerBroken = false;
-      for (const world of this.follows.keys()) this.emitResync(world);
+      for (const world of this.cursors.keys()) this.emitResync(world);
     }
     this.followed = false;
     await this.position();
