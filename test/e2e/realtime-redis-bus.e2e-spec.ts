@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config/app-config.js';
 import { ConfigService } from '../../src/config/config.service.js';
 import { RedisStreamsEventBus } from '../../src/modules/redis/redis-event-bus.js';
 import { RedisConnection } from '../../src/modules/redis/redis-connection.js';
-import type { CommittedEvents } from '../../src/modules/trading/event-bus.js';
+import { EventBus, type CommittedEvents } from '../../src/modules/trading/event-bus.js';
 import type { Running } from '../support/harness.js';
 import {
   as,
@@ -80,17 +80,40 @@ describe('realtime on the Redis event stream', () => {
     const deltas = ws.events(`orderbook:${m.id}`, from).filter((x) => x.data.kind === 'delta');
     expect(deltas.length).toBeGreaterThanOrEqual(1);
     await until(() => tradesAtPeer(take.id) === 1);
+    // The app reads the paper world's stream: its WebSocket client is connected there.
+    const appBus = svc.app.get(EventBus);
+    expect(appBus).toBeInstanceOf(RedisStreamsEventBus);
+    expect((appBus as RedisStreamsEventBus).following('test')).toBe(true);
+    expect((appBus as RedisStreamsEventBus).following('live')).toBe(false);
     const remote = atPeer.find((b) => b.events.some((e) => e.type === 'trade'))!;
     expect(remote).toMatchObject({ environment: 'test', world: 'test', remote: true });
   });
 
   it('Redis stopped: orders are served and delivered here; back: the others and the clients resync', async () => {
+    const logsBefore = svc.logs.length;
     await redis.stop();
     const from = ws.mark();
     const during = await place(svc, t, limit(m, 'BUY', 'YES', m.reference + 1, 1));
     expect(during.status).toBe('FILLED');
+    for (let i = 0; i < 5; i++) {
+      expect((await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 20, 1))).status).toBe(
+        'OPEN',
+      );
+    }
     await ws.waitFor((x) => x.channel === 'fills' && x.data.order_id === during.id, 3000, from);
     const lastFillSeq = fillsOf(during.id, from)[0].seq as number;
+    // Six batches not appended and a broken reader: one event-bus warning for the interval (and
+    // one from the peer's reader, which logs through the same Nest logger in this process).
+    const busWarnings = () =>
+      svc.logs
+        .slice(logsBefore)
+        .filter((l) =>
+          /could not append to the test event|reading the event streams failed|reader lost Redis/.test(
+            l,
+          ),
+        );
+    await until(() => busWarnings().length >= 2);
+    expect(busWarnings()).toHaveLength(2);
     const peerBefore = atPeer.length;
 
     await redis.start();
@@ -114,6 +137,16 @@ describe('realtime on the Redis event stream', () => {
     expect(fillsOf(after.id, from)[0].seq).toBe(lastFillSeq + 2);
     // Batches flow to the other instance again.
     await until(() => tradesAtPeer(after.id) === 1);
+  });
+
+  it('lets go of the world when its last WebSocket client leaves', async () => {
+    const appBus = svc.app.get(EventBus) as RedisStreamsEventBus;
+    const second = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    await ws.close();
+    await second.sync();
+    expect(appBus.following('test')).toBe(true);
+    await second.close();
+    await until(() => !appBus.following('test'));
   });
 });
 

@@ -200,7 +200,9 @@ describe('RedisStreamsEventBus', () => {
       // Failures settle asynchronously: the publisher records the world it owes a marker for.
       await waitFor(() => a.owedMarkers.includes(w));
       const busWarnings = (): string[] => warn.mock.calls.map((c) => String(c[0]));
-      await waitFor(() => busWarnings().some((m) => m.startsWith('reading the event streams')));
+      const readerWarning = (m: string) =>
+        m.startsWith('reading the event streams') || m.startsWith('the event stream reader lost');
+      await waitFor(() => busWarnings().some(readerWarning));
       for (let n = 22; n <= 25; n++) a.publish(batch(w, 'A', n));
       await new Promise((r) => setImmediate(r));
       // One for the publisher's 20 failures, one for the reader: at most one per interval each.

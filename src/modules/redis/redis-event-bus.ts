@@ -284,7 +284,13 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      if (this.reader.status !== 'ready' && this.cursors.size > 0) this.readerBroken = true;
+      if (this.reader.status !== 'ready' && this.cursors.size > 0 && !this.readerBroken) {
+        // Lost between two reads: the same as a read that failed.
+        this.readerBroken = true;
+        this.warn(
+          `the event stream reader lost Redis (${this.reader.status}): realtime resyncs once Redis answers again`,
+        );
+      }
       if (this.follows.size === 0 || this.reader.status !== 'ready') {
         await this.pause(this.follows.size === 0 ? BLOCK_MS : RETRY_MS);
         continue;
