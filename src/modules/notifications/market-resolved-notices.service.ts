@@ -42,6 +42,8 @@ export class MarketResolvedNoticesService implements OnModuleInit, OnModuleDestr
   }
 
   private onBatch(batch: CommittedEvents): void {
+    // Notified by the instance that committed it.
+    if (batch.remote === true) return;
     const notices = marketResolvedNotices(batch.events, batch.world);
     if (notices.length > 0) this.notifications.notifyAll(notices);
   }

@@ -1,7 +1,12 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { EngineEvent } from '../../engine/index.js';
 import { HOUSE_ACCOUNT } from '../trading/engine-runtime.js';
-import { marketResolvedNotices } from './market-resolved-notices.service.js';
+import { InProcessEventBus, type CommittedEvents } from '../trading/event-bus.js';
+import {
+  marketResolvedNotices,
+  MarketResolvedNoticesService,
+} from './market-resolved-notices.service.js';
+import type { NotificationsService } from './notifications.service.js';
 
 const settled = (accountId: string, yes: number, no: number, payout: number): EngineEvent => ({
   type: 'position.settled',
@@ -54,5 +59,41 @@ describe('marketResolvedNotices', () => {
         'live',
       ),
     ).toEqual([]);
+  });
+});
+
+describe('MarketResolvedNoticesService', () => {
+  it('notifies for batches committed here, never for another instance’s (it notified already)', () => {
+    const bus = new InProcessEventBus();
+    const notifyAll = jest.fn();
+    const service = new MarketResolvedNoticesService(bus, {
+      notifyAll,
+    } as unknown as NotificationsService);
+    service.onModuleInit();
+    const settled: CommittedEvents = {
+      environment: 'test',
+      world: 'test',
+      committedAt: 1,
+      events: [
+        {
+          type: 'position.settled',
+          accountId: 'usr_1',
+          marketId: 'mkt_1',
+          outcome: 'YES',
+          yes: 2,
+          no: 0,
+          payout: 200,
+          realizedPnl: 100,
+        },
+      ],
+    };
+    bus.publish({ ...settled, remote: true });
+    expect(notifyAll).not.toHaveBeenCalled();
+    bus.publish(settled);
+    expect(notifyAll).toHaveBeenCalledTimes(1);
+    expect(notifyAll.mock.calls[0][0]).toMatchObject([
+      { userId: 'usr_1', environment: 'test', type: 'MARKET_RESOLVED' },
+    ]);
+    service.onModuleDestroy();
   });
 });

@@ -52,7 +52,7 @@ function event(channel: string, data: Record<string, unknown>) {
           type: 'integer',
           minimum: 1,
           description:
-            'Rises by 1 per channel per connection; a gap means lost messages: resubscribe. A (re)subscribe starts the channel over at 1 (on orderbook channels, with the snapshot)',
+            "Rises by 1 per channel per connection; a gap means lost messages: resubscribe. A (re)subscribe starts the channel over at 1 (on orderbook channels, with the snapshot). The server leaves a gap on purpose when engine events of the world may not have reached this connection (with several instances on one Redis, a break in the event stream they share: Redis away, or this instance too far behind): the next message on trades, orders, fills, positions and wallet then skips one seq, while orderbook subscribers get a fresh snapshot (a snapshot replaces the book held) and ticker subscribers every market's ticker",
         },
         ts: {
           type: 'integer',

@@ -20,6 +20,8 @@ export class Connection {
    * behind what it did not read), but it is disconnected from that moment.
    */
   onServerClose: (() => void) | null = null;
+  /** Lets go of its world's batches committed on other instances (see EventBus.follow). */
+  unfollow: (() => void) | null = null;
   /** Counted out of its key's realtime connections (see RealtimeHub.release). */
   released = false;
   /** Incoming messages are handled in order, one at a time (auth is asynchronous). */

@@ -404,6 +404,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       let set = this.byUser.get(key);
       if (set === undefined) this.byUser.set(key, (set = new Set()));
       set.add(conn);
+      // Its world's batches committed on other instances reach this one too (REDIS_URL).
+      conn.unfollow = this.bus.follow(credential.world);
       this.cod.connected(credential);
       conn.sendJson({
         type: 'auth_ok',
@@ -539,6 +541,23 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /**
+   * Batches of the world were lost on the way here (a break in the stream shared between
+   * instances): each engine channel with no fresh state to send (trades, and the private ones
+   * but notifications and rfq, which do not come from engine batches) skips one seq, so its next
+   * message shows the gap and the client resubscribes, as documented; orderbook and ticker
+   * subscribers get fresh snapshots instead.
+   */
+  private skipLost(env: WorldName): void {
+    for (const c of this.connections) {
+      if (c.credential?.world !== env) continue;
+      for (const [channel, seq] of c.subscriptions) {
+        if (channel.startsWith('trades:') || LOSSY_PRIVATE.has(channel))
+          c.subscriptions.set(channel, seq + 1);
+      }
+    }
+  }
+
   private unsubscribe(conn: Connection, channels: unknown): void {
     const list = this.channelList(channels);
     const env = conn.credential!.world;
@@ -567,6 +586,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const engine = this.engines.get(env).reads;
     const worldId = isWorldId(env) ? env : null;
     if (batch.rebuilt === true) {
+      if (batch.lost === true) this.skipLost(env);
       this.resnapshot(env);
       return;
     }
@@ -677,6 +697,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private drop(conn: Connection): void {
     if (!this.connections.delete(conn)) return;
     conn.closed = true;
+    conn.unfollow?.();
+    conn.unfollow = null;
     if (conn.authTimer !== null) clearTimeout(conn.authTimer);
     const n = (this.perIp.get(conn.ip) ?? 1) - 1;
     if (n <= 0) this.perIp.delete(conn.ip);
@@ -723,6 +745,9 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
 
 const REVOKED_MESSAGE = 'The API key was revoked';
 const ROTATED_MESSAGE = 'The API key was rotated: reconnect with its new secret';
+
+/** Private channels fed by committed engine batches. */
+const LOSSY_PRIVATE = new Set<string>(['orders', 'fills', 'positions', 'wallet']);
 
 function userKey(env: WorldName, userId: string): string {
   return `${env}|${userId}`;

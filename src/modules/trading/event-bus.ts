@@ -14,6 +14,17 @@ export interface CommittedEvents {
    * built from deltas) must be refreshed from the engine, as no event describes the difference.
    */
   rebuilt?: boolean;
+  /**
+   * Committed by another instance and delivered here through the shared bus (REDIS_URL). Work
+   * done once per commit (notifications, the webhook spool) belongs to the committing instance.
+   */
+  remote?: boolean;
+  /**
+   * With `rebuilt` (and no events): batches of this world were lost on the way here (a break in
+   * the shared stream), so besides refreshing from the engine, consumers tell their clients that
+   * messages were lost.
+   */
+  lost?: boolean;
 }
 
 /**
@@ -23,6 +34,15 @@ export interface CommittedEvents {
 export abstract class EventBus {
   abstract publish(batch: CommittedEvents): void;
   abstract get stream(): Observable<CommittedEvents>;
+
+  /**
+   * Someone here wants the world's batches committed elsewhere too (a realtime connection of
+   * that world): a shared bus reads the world's stream until every follower let go. Answers the
+   * function that lets go (once). The in-process bus has nothing elsewhere to read.
+   */
+  follow(_world: WorldName): () => void {
+    return () => undefined;
+  }
 }
 
 export class InProcessEventBus extends EventBus {

@@ -114,7 +114,10 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.engines.setSpooler((env, events) => this.spool(env, events));
-    this.sub = this.bus.stream.subscribe((batch) => this.onCommitted(batch.world));
+    // Another instance's batch was spooled and is moved by that instance.
+    this.sub = this.bus.stream.subscribe((batch) => {
+      if (batch.remote !== true) this.onCommitted(batch.world);
+    });
     // A world about to unload (idle, or deleted) first moves what it spooled; its file closes next.
     this.engines.onWorldUnloading((world) => {
       for (let i = 0; i < 1000 && this.moveChunk(world) === MOVE_CHUNK; i++);

@@ -9,3 +9,4 @@ await caseFile(
   'redis-cluster-signals.e2e-spec.ts',
   () => import('../redis-cluster-signals.e2e-spec.js'),
 );
+await caseFile('realtime-redis-bus.e2e-spec.ts', () => import('../realtime-redis-bus.e2e-spec.js'));
