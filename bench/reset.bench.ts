@@ -14,6 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Database } from 'better-sqlite3';
+import type { SqlConnection } from '../src/common/sql/sql-connection.js';
 import { benchEnvironment } from './support/bench-environment.js';
 import { startInProcessApp } from './support/in-process-app.js';
 import { jsonClient, openMarkets, traderTestKey } from './support/api-client.js';
@@ -33,7 +34,7 @@ const TARGET_MS = 50;
 /** Rests `n` BUY YES orders (prices 1..10, 1 contract) for the account, committed in one batch. */
 function restOrders(
   rt: EngineRuntime,
-  db: Database,
+  db: SqlConnection,
   userId: string,
   tag: string,
   markets: string[],
@@ -64,12 +65,12 @@ function restOrders(
 // cost: collect the one and checkpoint the other before each timed run.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-function settle(db: Database): void {
-  db.pragma('wal_checkpoint(TRUNCATE)');
+function settle(db: SqlConnection): void {
+  if (db.dialect !== 'postgres') (db as unknown as Database).pragma('wal_checkpoint(TRUNCATE)');
   gc();
 }
 
-function storedOrders(db: Database, userId: string): number {
+function storedOrders(db: SqlConnection, userId: string): number {
   const row = db.prepare('SELECT COUNT(*) AS n FROM orders WHERE user_id = ?').get(userId);
   return (row as { n: number }).n;
 }

@@ -1,6 +1,8 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Database } from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SqlConnection } from '../common/sql/sql-connection.js';
+import { sqliteConnection } from '../common/sql/sqlite-dialect.js';
 import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { ConfigError } from '../config/app-config.js';
 import type { Environment } from '../common/environment.js';
@@ -54,8 +56,14 @@ type Ctor = new () => MigrationInterface;
  * The better-sqlite3 connection under a data source, for the prepared statements of hot paths
  * (TypeORM owns the schema; these run plain SQL on its connection).
  */
-export function connectionOf(ds: DataSource): Database {
-  return (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+export function connectionOf(ds: DataSource): SqlConnection {
+  return sqliteConnection(sqliteDatabaseOf(ds));
+}
+
+/** The better-sqlite3 connection itself, for SQLite-only machinery (checkpoints, pragmas). */
+export function sqliteDatabaseOf(ds: DataSource): BetterSqlite3.Database {
+  return (ds.driver as unknown as { databaseConnection: BetterSqlite3.Database })
+    .databaseConnection;
 }
 
 /** A unique index refused the write (SQLite here; PostgreSQL's 23505 once it runs there). */

@@ -7,7 +7,7 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ConfigService } from '../config/config.service.js';
-import { connectionOf, ENGINE_DB, PLATFORM_DB } from './databases.js';
+import { sqliteDatabaseOf, ENGINE_DB, PLATFORM_DB } from './databases.js';
 import { WalCheckpointer, type CheckpointResult } from './wal-checkpointer.js';
 
 /** Runs the {@link WalCheckpointer} over the three databases while the app is up. */
@@ -27,7 +27,7 @@ export class WalCheckpointService implements OnApplicationBootstrap, OnModuleDes
     const interval = this.config.values.sqliteCheckpointIntervalMs;
     if (interval === 0) return;
     const writers = [this.platform, this.live, this.paper].map((ds) => {
-      const db = connectionOf(ds);
+      const db = sqliteDatabaseOf(ds);
       return { file: String(ds.options.database), pragma: (sql: string) => db.pragma(sql) };
     });
     try {

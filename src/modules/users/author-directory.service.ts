@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { DataSource } from 'typeorm';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 
@@ -23,8 +23,8 @@ const CHUNK = 500;
  */
 @Injectable()
 export class AuthorDirectory {
-  private readonly db: Database;
-  private readonly publicAmong: Statement;
+  private readonly db: SqlConnection;
+  private readonly publicAmong: SqlStatement;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     this.db = connectionOf(platform);

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import BetterSqlite3, { type Database } from 'better-sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ describe('WorldDatabases', () => {
     const live = { name: 'live.db' };
     const paper = { name: 'paper.db' };
     const worlds = new WorldDatabases(source(live), source(paper), config);
-    const made = worlds.perWorld((db: Database, world) => ({ db, world }));
+    const made = worlds.perWorld((db: SqlConnection, world) => ({ db, world }));
     expect(made.get('live')).toEqual({ db: live, world: 'live' });
     expect(made.get('test')).toEqual({ db: paper, world: 'test' });
     expect([...made.entries()].map(([w]) => w).sort()).toEqual(['live', 'test']);
@@ -33,7 +34,7 @@ describe('WorldDatabases', () => {
     // Unloading drops every holder's value and closes the connection; the next use reopens.
     worlds.unload('wld_a');
     expect(worlds.isLoaded('wld_a')).toBe(false);
-    expect((a.db as Database).open).toBe(false);
+    expect((a.db as unknown as BetterSqlite3.Database).open).toBe(false);
     expect(made.get('wld_a').db).not.toBe(a.db);
     worlds.onModuleDestroy();
   });

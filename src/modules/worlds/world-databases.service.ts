@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import BetterSqlite3, { type Database } from 'better-sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -13,6 +13,8 @@ import {
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB } from '../../database/databases.js';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
+import { sqliteConnection } from '../../common/sql/sqlite-dialect.js';
 import { WorldScoped } from './world-scoped.js';
 
 /** Where an ephemeral world's file lives: DATA_DIR/worlds/<id>.sqlite. */
@@ -21,13 +23,13 @@ export function worldFile(dataDir: string, id: WorldId): string {
 }
 
 /** Opens a world file with the pragmas of every engine database (see sqliteOptions). */
-export function openWorldFile(file: string): Database {
+export function openWorldFile(file: string): SqlConnection {
   const db = new BetterSqlite3(file, { fileMustExist: true });
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  return db;
+  return sqliteConnection(db);
 }
 
 /**
@@ -40,7 +42,7 @@ export function openWorldFile(file: string): Database {
 @Injectable()
 export class WorldDatabases implements OnModuleDestroy {
   private readonly sources: Record<Environment, DataSource>;
-  private readonly loaded = new Map<WorldId, { db: Database; touchedAt: number }>();
+  private readonly loaded = new Map<WorldId, { db: SqlConnection; touchedAt: number }>();
   private readonly unloadHooks: ((world: WorldId) => void)[] = [];
   private readonly loadHooks: ((world: WorldId) => void)[] = [];
   private readonly log = new Logger('Worlds');
@@ -61,7 +63,7 @@ export class WorldDatabases implements OnModuleDestroy {
   }
 
   /** The better-sqlite3 connection, for prepared statements; an ephemeral world loads on demand. */
-  connection(world: WorldName): Database {
+  connection(world: WorldName): SqlConnection {
     if (!isWorldId(world)) return connectionOf(this.sources[world]);
     const hit = this.loaded.get(world);
     if (hit !== undefined) {
@@ -146,7 +148,7 @@ export class WorldDatabases implements OnModuleDestroy {
    * repositories (`worlds.perWorld((db) => new CommentsRepository(db))`). An ephemeral world's
    * value is made on its first use and dropped when it unloads.
    */
-  perWorld<T>(make: (db: Database, world: WorldName) => T): WorldScoped<T> {
+  perWorld<T>(make: (db: SqlConnection, world: WorldName) => T): WorldScoped<T> {
     const scoped = new WorldScoped<T>((world) => make(this.connection(world), world));
     scoped.get('live');
     scoped.get('test');
