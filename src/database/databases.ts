@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqlConnection } from '../common/sql/sql-connection.js';
 import { sqliteConnection } from '../common/sql/sqlite-dialect.js';
+import { PgSyncConnection } from '../common/sql/pg-sync-connection.js';
 import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { ConfigError } from '../config/app-config.js';
 import type { Environment } from '../common/environment.js';
@@ -52,12 +53,29 @@ export const ENGINE_DB: Record<Environment, string> = { live: 'live', test: 'pap
 
 type Ctor = new () => MigrationInterface;
 
+/** The synchronous connections opened on PostgreSQL data sources, closed with them. */
+const pgConnections = new WeakMap<DataSource, PgSyncConnection>();
+
 /**
- * The better-sqlite3 connection under a data source, for the prepared statements of hot paths
- * (TypeORM owns the schema; these run plain SQL on its connection).
+ * The synchronous SQL connection of a data source, for the prepared statements of hot paths
+ * (TypeORM owns the schema; these run plain SQL beside it): on SQLite the better-sqlite3
+ * connection under TypeORM itself, on PostgreSQL a PgSyncConnection to the same database with the
+ * data source's schema as its search_path (opened on first use, closed by closeConnectionOf).
  */
 export function connectionOf(ds: DataSource): SqlConnection {
-  return sqliteConnection(sqliteDatabaseOf(ds));
+  if (ds.options?.type !== 'postgres') return sqliteConnection(sqliteDatabaseOf(ds));
+  let conn = pgConnections.get(ds);
+  if (conn === undefined) {
+    conn = new PgSyncConnection(String(ds.options.url), ds.options.schema);
+    pgConnections.set(ds, conn);
+  }
+  return conn;
+}
+
+/** Closes the PostgreSQL connection connectionOf opened for `ds` (none on SQLite). */
+export function closeConnectionOf(ds: DataSource): void {
+  pgConnections.get(ds)?.close();
+  pgConnections.delete(ds);
 }
 
 /** The better-sqlite3 connection itself, for SQLite-only machinery (checkpoints, pragmas). */

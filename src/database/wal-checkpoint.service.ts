@@ -25,7 +25,8 @@ export class WalCheckpointService implements OnApplicationBootstrap, OnModuleDes
 
   async onApplicationBootstrap(): Promise<void> {
     const interval = this.config.values.sqliteCheckpointIntervalMs;
-    if (interval === 0) return;
+    // PostgreSQL checkpoints itself: nothing of SQLite's log to fold back on that path.
+    if (interval === 0 || this.config.values.databaseUrl !== null) return;
     const writers = [this.platform, this.live, this.paper].map((ds) => {
       const db = sqliteDatabaseOf(ds);
       return { file: String(ds.options.database), pragma: (sql: string) => db.pragma(sql) };

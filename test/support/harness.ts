@@ -12,6 +12,7 @@ import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
+import { databaseUrlFor, dropDatabaseOf, testDatabaseIsPostgres } from './test-database.js';
 
 export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
@@ -52,10 +53,12 @@ export interface StartOptions {
  */
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+  const postgres = testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined;
   const config = loadConfig({
     LOG_LEVEL: 'info',
     ...testScryptCost(opts.env),
     ...opts.env,
+    ...(postgres ? { DATABASE_URL: await databaseUrlFor(dataDir) } : {}),
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -73,7 +76,8 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     },
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
-  if (opts.dataDir === undefined) await fillFromTemplate(dataDir, config, clock);
+  // The file template holds SQLite databases; on PostgreSQL the app migrates and seeds its own.
+  if (opts.dataDir === undefined && !postgres) await fillFromTemplate(dataDir, config, clock);
   const created = await createApp({
     config,
     clock,
@@ -95,7 +99,10 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     app,
     async close(closeOpts) {
       await created.close();
-      if (closeOpts?.keepData !== true) rmSync(dataDir, { recursive: true, force: true });
+      if (closeOpts?.keepData !== true) {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (postgres) await dropDatabaseOf(dataDir);
+      }
     },
   };
 }

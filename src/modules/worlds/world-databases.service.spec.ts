@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { ConfigService } from '../../config/config.service.js';
-import { WorldDatabases, worldFile } from './world-databases.service.js';
+import { WorldDatabases } from './world-databases.service.js';
+import { worldFile } from './world-files.js';
+import { WorldStorage } from './world-storage.js';
 
 /** A data source whose driver holds `db` as its better-sqlite3 connection (as TypeORM's does). */
 const source = (db: object): DataSource =>
@@ -14,13 +16,14 @@ const source = (db: object): DataSource =>
 
 describe('WorldDatabases', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'world-dbs-'));
-  const config = { values: { dataDir } } as unknown as ConfigService;
+  const config = { values: { dataDir, databaseUrl: null } } as unknown as ConfigService;
+  const storage = new WorldStorage(config, source({}));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it("makes one value per world on that world's connection, lazily for an ephemeral world", () => {
     const live = { name: 'live.db' };
     const paper = { name: 'paper.db' };
-    const worlds = new WorldDatabases(source(live), source(paper), config);
+    const worlds = new WorldDatabases(source(live), source(paper), storage);
     const made = worlds.perWorld((db: SqlConnection, world) => ({ db, world }));
     expect(made.get('live')).toEqual({ db: live, world: 'live' });
     expect(made.get('test')).toEqual({ db: paper, world: 'test' });
@@ -40,7 +43,7 @@ describe('WorldDatabases', () => {
   });
 
   it('refuses a world without a file, or one the registry says may not open', () => {
-    const worlds = new WorldDatabases(source({}), source({}), config);
+    const worlds = new WorldDatabases(source({}), source({}), storage);
     expect(() => worlds.connection('wld_missing')).toThrow('no longer exists');
     new BetterSqlite3(worldFile(dataDir, 'wld_b')).close();
     worlds.setOpenable(() => false);

@@ -1,8 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import BetterSqlite3 from 'better-sqlite3';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
   isWorldId,
@@ -11,26 +8,10 @@ import {
   type WorldName,
 } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB } from '../../database/databases.js';
 import type { SqlConnection } from '../../common/sql/sql-connection.js';
-import { sqliteConnection } from '../../common/sql/sqlite-dialect.js';
 import { WorldScoped } from './world-scoped.js';
-
-/** Where an ephemeral world's file lives: DATA_DIR/worlds/<id>.sqlite. */
-export function worldFile(dataDir: string, id: WorldId): string {
-  return join(dataDir, 'worlds', `${id}.sqlite`);
-}
-
-/** Opens a world file with the pragmas of every engine database (see sqliteOptions). */
-export function openWorldFile(file: string): SqlConnection {
-  const db = new BetterSqlite3(file, { fileMustExist: true });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  return sqliteConnection(db);
-}
+import { WorldStorage } from './world-storage.js';
 
 /**
  * The database of each world (its engine database): where the records of the world-scoped groups
@@ -52,7 +33,7 @@ export class WorldDatabases implements OnModuleDestroy {
   constructor(
     @InjectDataSource(ENGINE_DB.live) live: DataSource,
     @InjectDataSource(ENGINE_DB.test) paper: DataSource,
-    private readonly config: ConfigService,
+    private readonly storage: WorldStorage,
   ) {
     this.sources = { live, test: paper };
   }
@@ -70,11 +51,10 @@ export class WorldDatabases implements OnModuleDestroy {
       hit.touchedAt = Date.now();
       return hit.db;
     }
-    const file = worldFile(this.config.values.dataDir, world);
-    if (!this.openable(world) || !existsSync(file)) {
+    const db = this.openable(world) ? this.storage.open(world) : null;
+    if (db === null) {
       throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
     }
-    const db = openWorldFile(file);
     this.loaded.set(world, { db, touchedAt: Date.now() });
     for (const hook of this.loadHooks) {
       try {
