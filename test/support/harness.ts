@@ -12,6 +12,7 @@ import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
+import { assertStatementsListed, watchStatements } from './statement-log.js';
 import { databaseUrlFor, dropDatabaseOf, testDatabaseIsPostgres } from './test-database.js';
 
 export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
@@ -52,6 +53,7 @@ export interface StartOptions {
  * see data-dir-template.ts).
  */
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
+  watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const postgres = testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined;
   const config = loadConfig({
@@ -103,6 +105,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
         rmSync(dataDir, { recursive: true, force: true });
         if (postgres) await dropDatabaseOf(dataDir);
       }
+      assertStatementsListed();
     },
   };
 }

@@ -69,6 +69,21 @@ describe('toPostgres: parameters', () => {
   });
 });
 
+describe('toPostgres: json_each', () => {
+  it('a JSON array parameter read as rows becomes json_array_elements_text', () => {
+    expect(toPostgres('SELECT id FROM t WHERE id IN (SELECT value FROM json_each (?))')).toEqual({
+      text: 'SELECT id FROM t WHERE id IN (SELECT value FROM json_array_elements_text ($1))',
+      names: null,
+    });
+  });
+
+  it('not a column or a string of that name', () => {
+    expect(toPostgres("SELECT json_each, 'json_each(x)' FROM t").text).toBe(
+      "SELECT json_each, 'json_each(x)' FROM t",
+    );
+  });
+});
+
 describe('toPostgres: INSERT OR IGNORE', () => {
   it('becomes INSERT ... ON CONFLICT DO NOTHING', () => {
     expect(toPostgres('INSERT OR IGNORE INTO t (a, b) VALUES (?, ?)')).toEqual({

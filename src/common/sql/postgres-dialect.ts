@@ -20,6 +20,7 @@ export interface PostgresSql {
 
 const WORD = /[A-Za-z0-9_]/;
 const NAME_START = /[A-Za-z_]/;
+const JSON_EACH = 'json_array_elements_text';
 
 /** One statement of the text as scanned: its PostgreSQL text and where its pieces are. */
 interface Scanned {
@@ -114,7 +115,10 @@ export function toPostgres(sql: string): PostgresSql {
       while (j < n && WORD.test(sql[j])) j++;
       const word = sql.slice(i, j);
       if (depth === 0 && word.toUpperCase() === 'RETURNING') returningAt = out.length;
-      out += word;
+      // A set of ids travels as one JSON array parameter: `IN (SELECT value FROM json_each(?))`.
+      // PostgreSQL's json_array_elements_text yields the same `value` column (as text, so the
+      // PREPARE check refuses it against a numeric column).
+      out += word.toLowerCase() === 'json_each' && /^\s*\(/.test(sql.slice(j)) ? JSON_EACH : word;
       i = j;
     } else if (c === ';') {
       endStatement();

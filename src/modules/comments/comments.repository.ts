@@ -95,7 +95,7 @@ export class CommentsRepository {
        WHERE id = ?`,
     );
     this.ofUser = db.prepare('SELECT id, parent_id, status FROM comments WHERE user_id = ?');
-    this.hasReplies = db.prepare('SELECT 1 FROM comments WHERE parent_id = ? LIMIT 1');
+    this.hasReplies = db.prepare('SELECT 1 AS found FROM comments WHERE parent_id = ? LIMIT 1');
     this.deleteReports = db.prepare('DELETE FROM comment_reports WHERE comment_id = ?');
     this.deleteOne = db.prepare('DELETE FROM comments WHERE id = ?');
     this.tombstone = db.prepare(

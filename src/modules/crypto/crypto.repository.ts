@@ -76,12 +76,16 @@ export class CryptoRepository {
         ON CONFLICT (symbol) DO UPDATE SET price_cents = excluded.price_cents,
           steps = excluded.steps, as_of = excluded.as_of`,
     );
+    // CASE, not SQLite's two-argument MAX/MIN (PostgreSQL's are GREATEST/LEAST); the table name
+    // qualifies the existing row's columns, which PostgreSQL requires in DO UPDATE.
     this.upsertCandle = db.prepare(
       `INSERT INTO crypto_candles (symbol, interval, bucket, open_cents, high_cents, low_cents, close_cents)
         VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (symbol, interval, bucket) DO UPDATE SET
-          high_cents = MAX(high_cents, excluded.high_cents),
-          low_cents = MIN(low_cents, excluded.low_cents),
+          high_cents = CASE WHEN excluded.high_cents > crypto_candles.high_cents
+            THEN excluded.high_cents ELSE crypto_candles.high_cents END,
+          low_cents = CASE WHEN excluded.low_cents < crypto_candles.low_cents
+            THEN excluded.low_cents ELSE crypto_candles.low_cents END,
           close_cents = excluded.close_cents`,
     );
     this.prune = db.prepare(

@@ -48,7 +48,7 @@ export class MarketCreationRepository {
          creator_id, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, 'OPEN', NULL, ?, ?, ?, ?, NULL, 0, ?, NULL, ?, ?, ?)`,
     );
-    this.slugStmt = db.prepare('SELECT 1 FROM markets WHERE slug = ?');
+    this.slugStmt = db.prepare('SELECT 1 AS found FROM markets WHERE slug = ?');
     // OPEN and HALTED: a halted market is not closed, so halting one does not free a place.
     this.openCountStmt = db.prepare(
       `SELECT COUNT(*) AS n FROM markets WHERE creator_id = ? AND status IN ('OPEN', 'HALTED')`,
@@ -60,7 +60,7 @@ export class MarketCreationRepository {
     this.updateStmt = db.prepare(
       `UPDATE markets SET title = ?, description = ?, close_time = ?, updated_at = ? WHERE id = ?`,
     );
-    this.eventStmt = db.prepare('SELECT 1 FROM sports_events WHERE id = ?');
+    this.eventStmt = db.prepare('SELECT 1 AS found FROM sports_events WHERE id = ?');
   }
 
   insert(m: NewMarketRow): void {

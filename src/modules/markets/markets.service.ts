@@ -36,9 +36,9 @@ type MarketRow = Pick<
   | 'eventId'
 >;
 
-const COLUMNS = `id, slug, title, description, category, status, outcome, close_time AS closeTime,
-  last_price AS lastPrice, volume, index_symbol AS indexSymbol, strike_cents AS strikeCents,
-  event_id AS eventId`;
+const COLUMNS = `id, slug, title, description, category, status, outcome, close_time AS "closeTime",
+  last_price AS "lastPrice", volume, index_symbol AS "indexSymbol", strike_cents AS "strikeCents",
+  event_id AS "eventId"`;
 
 /** The markets of one world's database, read with prepared statements on its connection. */
 class MarketReader {
@@ -48,8 +48,9 @@ class MarketReader {
   constructor(db: SqlConnection) {
     this.pageStmt = db.prepare(
       `SELECT ${COLUMNS} FROM markets
-       WHERE (@status IS NULL OR status = @status) AND (@category IS NULL OR category = @category)
-         AND (@ct IS NULL OR close_time > @ct OR (close_time = @ct AND id > @id))
+       WHERE (CAST(@status AS TEXT) IS NULL OR status = @status)
+         AND (CAST(@category AS TEXT) IS NULL OR category = @category)
+         AND (CAST(@ct AS TEXT) IS NULL OR close_time > @ct OR (close_time = @ct AND id > @id))
        ORDER BY close_time, id LIMIT @take`,
     );
     this.oneStmt = db.prepare(`SELECT ${COLUMNS} FROM markets WHERE id = ?`);

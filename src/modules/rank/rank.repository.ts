@@ -51,17 +51,17 @@ export class RankRepository implements RankStore {
     this.prunePoints = db.prepare('DELETE FROM rank_points WHERE time < ?');
     this.pruneSamples = db.prepare('DELETE FROM rank_samples WHERE time < ?');
     this.sums = db.prepare(
-      'SELECT user_id AS accountId, SUM(realized_pnl) AS realizedPnl, COUNT(*) AS positions FROM positions GROUP BY user_id',
+      'SELECT user_id AS "accountId", SUM(realized_pnl) AS "realizedPnl", COUNT(*) AS positions FROM positions GROUP BY user_id',
     );
     this.sampleAtOrBefore = db.prepare(
-      'SELECT time, sampled_at AS sampledAt FROM rank_samples WHERE time <= ? ORDER BY time DESC LIMIT 1',
+      'SELECT time, sampled_at AS "sampledAt" FROM rank_samples WHERE time <= ? ORDER BY time DESC LIMIT 1',
     );
     this.pointsAt = db.prepare(
-      'SELECT account_id AS accountId, realized_pnl_cents AS realizedPnl FROM rank_points WHERE time = ?',
+      'SELECT account_id AS "accountId", realized_pnl_cents AS "realizedPnl" FROM rank_points WHERE time = ?',
     );
     // idx_ledger_resets (partial, type = 'RESET') answers this without scanning the ledger.
     this.resetsSince = db.prepare(
-      "SELECT DISTINCT user_id AS accountId FROM ledger WHERE type = 'RESET' AND created_at >= ?",
+      `SELECT DISTINCT user_id AS "accountId" FROM ledger WHERE type = 'RESET' AND created_at >= ?`,
     );
   }
 

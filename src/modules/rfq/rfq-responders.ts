@@ -17,7 +17,7 @@ export class RfqResponders {
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     const db = connectionOf(platform);
     this.approvedStmt = db.prepare('SELECT rfq_responder_approved AS a FROM users WHERE id = ?');
-    this.allStmt = db.prepare('SELECT id FROM users WHERE rfq_responder_approved = 1');
+    this.allStmt = db.prepare('SELECT id FROM users WHERE rfq_responder_approved = TRUE');
   }
 
   isApproved(userId: string): boolean {

@@ -56,12 +56,13 @@ export class SportsRepository {
   constructor(db: SqlConnection) {
     this.pageStmt = db.prepare(
       `SELECT ${COLUMNS} FROM sports_events
-       WHERE (@sport IS NULL OR sport = @sport) AND (@league IS NULL OR league = @league)
-         AND (@status IS NULL
+       WHERE (CAST(@sport AS TEXT) IS NULL OR sport = @sport)
+         AND (CAST(@league AS TEXT) IS NULL OR league = @league)
+         AND (CAST(@status AS TEXT) IS NULL
            OR (@status = 'FINAL' AND final_at IS NOT NULL)
            OR (@status = 'LIVE' AND final_at IS NULL AND start_time <= @now)
            OR (@status = 'SCHEDULED' AND final_at IS NULL AND start_time > @now))
-         AND (@after_time IS NULL OR start_time > @after_time
+         AND (CAST(@after_time AS TEXT) IS NULL OR start_time > @after_time
            OR (start_time = @after_time AND id > @after_id))
        ORDER BY start_time, id LIMIT @take`,
     );

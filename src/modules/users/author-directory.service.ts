@@ -14,9 +14,6 @@ export interface AuthorView {
   display_name: string | null;
 }
 
-/** SQLite's default bound-parameter limit is 999 (32766 on newer builds): stay well under. */
-const CHUNK = 500;
-
 /**
  * Looks up the authors of many records at once (their users live in the platform database,
  * the records in their world's). `publicOnly` leaves out PRIVATE profiles (public lists).
@@ -25,6 +22,8 @@ const CHUNK = 500;
 export class AuthorDirectory {
   private readonly db: SqlConnection;
   private readonly publicAmong: SqlStatement;
+  private readonly among: SqlStatement;
+  private readonly publicAuthorsAmong: SqlStatement;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     this.db = connectionOf(platform);
@@ -32,6 +31,10 @@ export class AuthorDirectory {
     this.publicAmong = this.db.prepare(
       `SELECT id FROM users WHERE profile_visibility = 'PUBLIC' AND id IN (SELECT value FROM json_each(?))`,
     );
+    const authors =
+      'SELECT id, username, display_name FROM users WHERE id IN (SELECT value FROM json_each(?))';
+    this.among = this.db.prepare(authors);
+    this.publicAuthorsAmong = this.db.prepare(`${authors} AND profile_visibility = 'PUBLIC'`);
   }
 
   /** Which of `ids` have a PUBLIC profile (a public list's members), in one query. */
@@ -41,18 +44,8 @@ export class AuthorDirectory {
   }
 
   authors(ids: Iterable<string>, opts: { publicOnly?: boolean } = {}): Map<string, AuthorView> {
-    const unique = [...new Set(ids)];
-    const out = new Map<string, AuthorView>();
-    for (let i = 0; i < unique.length; i += CHUNK) {
-      const part = unique.slice(i, i + CHUNK);
-      const visible = opts.publicOnly === true ? ` AND profile_visibility = 'PUBLIC'` : '';
-      const rows = this.db
-        .prepare(
-          `SELECT id, username, display_name FROM users WHERE id IN (${part.map(() => '?').join(',')})${visible}`,
-        )
-        .all(...part) as AuthorView[];
-      for (const r of rows) out.set(r.id, r);
-    }
-    return out;
+    const stmt = opts.publicOnly === true ? this.publicAuthorsAmong : this.among;
+    const rows = stmt.all(JSON.stringify([...new Set(ids)])) as AuthorView[];
+    return new Map(rows.map((r) => [r.id, r]));
   }
 }

@@ -56,7 +56,7 @@ export class WatchlistsRepository {
     this.deleteStmt = db.prepare('DELETE FROM watchlists WHERE id = ? AND user_id = ?');
     this.deleteAllStmt = db.prepare('DELETE FROM watchlists WHERE user_id = ?');
     this.listedStmt = db.prepare(
-      `SELECT wm.watchlist_id, m.id, m.slug, m.title, m.status, m.last_price AS lastPrice, m.volume
+      `SELECT wm.watchlist_id, m.id, m.slug, m.title, m.status, m.last_price AS "lastPrice", m.volume
        FROM watchlist_markets wm JOIN markets m ON m.id = wm.market_id
        WHERE wm.watchlist_id IN (SELECT value FROM json_each(?))
        ORDER BY wm.watchlist_id, wm.position`,

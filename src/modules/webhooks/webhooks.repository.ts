@@ -88,7 +88,7 @@ export class WebhooksRepository {
         suspended_at = @suspended_at, suspension_reason = @suspension_reason, updated_at = @updated_at WHERE id = @id`),
       endpoint: p(`SELECT * FROM webhook_endpoints WHERE id = ?`),
       endpointsOfUser: p(
-        `SELECT * FROM webhook_endpoints WHERE user_id = ? AND environment = ? AND world_id IS ? AND id > ? ORDER BY id LIMIT ?`,
+        `SELECT * FROM webhook_endpoints WHERE user_id = ? AND environment = ? AND world_id IS NOT DISTINCT FROM ? AND id > ? ORDER BY id LIMIT ?`,
       ),
       liveEndpoints: p(`SELECT * FROM webhook_endpoints WHERE status != 'DISABLED'`),
       disableWorld: p(
@@ -150,16 +150,16 @@ export class WebhooksRepository {
         p(`SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND id < ?
         ORDER BY id DESC LIMIT ?`),
       windowCounts:
-        p(`SELECT status, COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = 0
+        p(`SELECT status, COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = FALSE
         AND status IN ('SUCCEEDED','DEAD_LETTERED') AND completed_at >= ? GROUP BY status`),
       streak:
-        p(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = 0
+        p(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = FALSE
         AND status = 'DEAD_LETTERED' AND completed_at > ?`),
       dlq: p(
         `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'DEAD_LETTERED'`,
       ),
       replays: p(
-        `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = 1 AND created_at >= ?`,
+        `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND is_replay = TRUE AND created_at >= ?`,
       ),
     };
   }

@@ -182,7 +182,7 @@ export class OrderStore {
        ORDER BY id`,
     );
     this.tradesOfMarketPage = db.prepare(
-      'SELECT * FROM trades WHERE market_id = ? AND (? IS NULL OR id < ?) ORDER BY id DESC LIMIT ?',
+      'SELECT * FROM trades WHERE market_id = ? AND (CAST(? AS TEXT) IS NULL OR id < ?) ORDER BY id DESC LIMIT ?',
     );
     this.open = db.prepare(
       `SELECT * FROM orders WHERE status IN ${OPEN_STATUSES} ORDER BY sequence`,
