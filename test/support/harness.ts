@@ -19,7 +19,9 @@ export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
 // jest.config.js gives the e2e project testTimeout 60000, but Jest reads testTimeout only from the
 // top-level config, so e2e tests ran with the 5 s default. Every e2e file imports this module.
-jest.setTimeout(60_000);
+// On PostgreSQL (TEST_DATABASE=postgres) a file's first boot also starts a cluster and builds its
+// seeded template database: its hooks get longer.
+jest.setTimeout(testDatabaseIsPostgres() ? 180_000 : 60_000);
 
 export interface Running {
   baseUrl: string;
@@ -56,15 +58,15 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
   watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   const postgres = testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined;
-  const config = loadConfig({
+  const env = {
     LOG_LEVEL: 'info',
     ...testScryptCost(opts.env),
     ...opts.env,
-    ...(postgres ? { DATABASE_URL: await databaseUrlFor(dataDir) } : {}),
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
-  });
+  };
+  let config = loadConfig(env);
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -78,6 +80,14 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     },
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
+  if (postgres) {
+    // A ManualClock boot starts from a seeded template database, as from a file template.
+    const seeded =
+      opts.dataDir === undefined && clock instanceof ManualClock
+        ? { config, now: clock.now() }
+        : undefined;
+    config = loadConfig({ ...env, DATABASE_URL: await databaseUrlFor(dataDir, seeded) });
+  }
   // The file template holds SQLite databases; on PostgreSQL the app migrates and seeds its own.
   if (opts.dataDir === undefined && !postgres) await fillFromTemplate(dataDir, config, clock);
   const created = await createApp({

@@ -41,13 +41,6 @@ const ENGINES = [
   },
 ] as const;
 
-interface Item {
-  id: string;
-  n: number;
-  big: number | null;
-  note: string | null;
-}
-
 describe.each(ENGINES)('SqlConnection on $dialect', ({ dialect, open }) => {
   let db: SqlConnection;
 
