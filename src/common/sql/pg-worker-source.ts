@@ -94,6 +94,7 @@ async function handle(m) {
       for (const sql of m.before || []) await client.query(sql);
       return query(client, m);
     case 'exec':
+      for (const sql of m.before || []) await client.query(sql);
       await client.query(m.text);
       return {};
     case 'batch': {

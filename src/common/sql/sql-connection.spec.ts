@@ -210,6 +210,17 @@ describe.each(ENGINES)('SqlConnection on $dialect', ({ dialect, open }) => {
     expect(db.prepare('SELECT id FROM items').all()).toEqual([{ id: 'c' }]);
   });
 
+  it('runs exec inside a transaction: rolled back with it', () => {
+    reset();
+    expect(() =>
+      db.transaction(() => {
+        db.exec("INSERT INTO items (id, n) VALUES ('e', 1)");
+        throw new Error('undo');
+      })(),
+    ).toThrow('undo');
+    expect(count()).toBe(0);
+  });
+
   it('refuses a transaction function that returns a promise, leaving nothing written', () => {
     reset();
     const tx = db.transaction(async () => {
