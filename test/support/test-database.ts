@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { Socket } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -136,5 +136,36 @@ async function admin(base: URL, sql: string): Promise<void> {
     await client.query(sql);
   } finally {
     await client.end();
+  }
+}
+
+/** Whether an ephemeral world's database is stored: its file (SQLite) or its schema (PostgreSQL). */
+export function worldDatabaseExists(dataDir: string, id: string): boolean {
+  if (!urls.has(dataDir)) return existsSync(join(dataDir, 'worlds', `${id}.sqlite`));
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    return (
+      db.prepare('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?').get(id) !== undefined
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Plants what a create cut short leaves for world `id`: an empty file (SQLite), or an empty schema
+ * of its name (PostgreSQL).
+ */
+export function plantHalfWorld(dataDir: string, id: string): void {
+  if (!urls.has(dataDir)) {
+    mkdirSync(join(dataDir, 'worlds'), { recursive: true });
+    writeFileSync(join(dataDir, 'worlds', `${id}.sqlite`), '');
+    return;
+  }
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    db.exec(`CREATE SCHEMA "${id}"`);
+  } finally {
+    db.close();
   }
 }
