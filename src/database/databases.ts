@@ -68,6 +68,12 @@ export function connectionOf(ds: DataSource): SqlConnection {
   if (conn === undefined) {
     conn = new PgSyncConnection(String(ds.options.url), ds.options.schema);
     pgConnections.set(ds, conn);
+    // It lives as long as the data source, as better-sqlite3's connection under TypeORM does.
+    const destroy = ds.destroy.bind(ds);
+    ds.destroy = () => {
+      closeConnectionOf(ds);
+      return destroy();
+    };
   }
   return conn;
 }
