@@ -169,7 +169,10 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     // admin:write included.
     const db = openDatabaseOf(svc.dataDir, 'platform');
     try {
-      db.prepare('UPDATE users SET email_verified = 0 WHERE email = ?').run('admin@sandbox.test');
+      db.prepare('UPDATE users SET email_verified = ? WHERE email = ?').run(
+        0,
+        'admin@sandbox.test',
+      );
     } finally {
       db.close();
     }
@@ -182,7 +185,9 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     expect(unverified.body.credential.scopes).not.toContain('orders:write');
     const db2 = openDatabaseOf(svc.dataDir, 'platform');
     try {
-      db2.prepare('UPDATE users SET email_verified = 1 WHERE email = ?').run('admin@sandbox.test');
+      db2
+        .prepare('UPDATE users SET email_verified = ? WHERE email = ?')
+        .run(1, 'admin@sandbox.test');
     } finally {
       db2.close();
     }
