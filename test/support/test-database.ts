@@ -1,3 +1,4 @@
+import { afterAll } from '@jest/globals';
 import Database from 'better-sqlite3';
 import type { Socket } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -49,6 +50,14 @@ export function openDatabaseOf(
   if (options.readonly !== true) db.pragma('busy_timeout = 5000');
   return sqliteConnection(db);
 }
+
+// The file's cluster stops with the file (registered once per module registry, so once per suite
+// or case file); the exit hook below is the fallback for a worker that is killed.
+afterAll(async () => {
+  const running = services;
+  services = null;
+  if (running !== null) await (await running).stop();
+}, 60_000);
 
 function cluster(): Promise<Services> {
   services ??= startServices().then((s) => {
