@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       firstPartyOrigins: [],
       smtpUrl: null,
       redisUrl: null,
+      databaseUrl: null,
       logLevel: 'info',
       stagingBaseUrl: 'https://sandbox.staging.svc.example',
       jwtSecret: null,
@@ -357,6 +358,28 @@ describe('loadConfig', () => {
       'redis://:secret-pw@host/123',
     ])('refuses %j without echoing it (it may hold a password)', (url) => {
       const err = expectRefused({ REDIS_URL: url }, 'REDIS_URL');
+      expect(err.message).not.toContain('secret-pw');
+    });
+  });
+
+  describe('DATABASE_URL', () => {
+    it.each([
+      'postgres://svc@127.0.0.1:5432/exchange',
+      'postgresql://user:pw@db.example/exchange?sslmode=require',
+      'postgres://h/db',
+    ])('accepts %j', (url) => {
+      expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    });
+
+    it.each([
+      'mysql://user:secret-pw@host/db',
+      'postgres://',
+      '127.0.0.1:5432/db',
+      'postgres://user:secret-pw@host:5432',
+      'postgres://user:secret-pw@host:5432/',
+      'postgres://user:secret-pw@host/a/b',
+    ])('refuses %j without echoing it (it may hold a password)', (url) => {
+      const err = expectRefused({ DATABASE_URL: url }, 'DATABASE_URL');
       expect(err.message).not.toContain('secret-pw');
     });
   });

@@ -30,6 +30,11 @@ export interface AppConfig {
   smtpUrl: string | null;
   /** Shared state (limit windows, the signature replay cache) in Redis; null: in-process. */
   redisUrl: string | null;
+  /**
+   * The three databases on PostgreSQL (schemas platform, live, paper of this database, and one
+   * schema per ephemeral world); null: SQLite files in DATA_DIR.
+   */
+  databaseUrl: string | null;
   logLevel: LogLevel;
   /** Base URL of the staging deployment; the only server listed in the OpenAPI document. */
   stagingBaseUrl: string;
@@ -376,6 +381,8 @@ export function loadConfig(env: Env): AppConfig {
   if (smtpUrl !== null) smtpUrlChecked(smtpUrl);
   const redisUrl = present(env, 'REDIS_URL') ?? null;
   if (redisUrl !== null) redisUrlChecked(redisUrl);
+  const databaseUrl = present(env, 'DATABASE_URL') ?? null;
+  if (databaseUrl !== null) databaseUrlChecked(databaseUrl);
   const jwtSecret = present(env, 'JWT_SECRET') ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) {
     throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
@@ -434,6 +441,7 @@ export function loadConfig(env: Env): AppConfig {
     creatorEmails: emails(env, 'CREATOR_EMAILS'),
     smtpUrl,
     redisUrl,
+    databaseUrl,
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),
     jwtSecret,
@@ -546,6 +554,31 @@ function redisUrlChecked(v: string): void {
   }
   if (!/^\/?\d{0,2}$/.test(url.pathname)) {
     throw new ConfigError('REDIS_URL', 'may name a database number only, like redis://host:6379/0');
+  }
+}
+
+/**
+ * postgres://[user[:password]@]host[:port]/database[?options] (or postgresql://). The value is
+ * never echoed: it may hold a password. The database must be named: the service's schemas go in it.
+ */
+function databaseUrlChecked(v: string): void {
+  let url: URL | null = null;
+  try {
+    url = new URL(v);
+  } catch {
+    // reported below
+  }
+  if (url === null || !['postgres:', 'postgresql:'].includes(url.protocol) || url.hostname === '') {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'must be a URL like postgres://user:password@127.0.0.1:5432/exchange',
+    );
+  }
+  if (!/^\/[^/]+$/.test(url.pathname)) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'must name the database, like postgres://user@host:5432/exchange',
+    );
   }
 }
 

@@ -1,6 +1,9 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Database } from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SqlConnection } from '../common/sql/sql-connection.js';
+import { sqliteConnection } from '../common/sql/sqlite-dialect.js';
+import { PgSyncConnection } from '../common/sql/pg-sync-connection.js';
 import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { ConfigError } from '../config/app-config.js';
 import type { Environment } from '../common/environment.js';
@@ -51,12 +54,41 @@ export const ENGINE_DB: Record<Environment, string> = { live: 'live', test: 'pap
 
 type Ctor = new () => MigrationInterface;
 
+/** The synchronous connections opened on PostgreSQL data sources, closed with them. */
+const pgConnections = new WeakMap<DataSource, PgSyncConnection>();
+
 /**
- * The better-sqlite3 connection under a data source, for the prepared statements of hot paths
- * (TypeORM owns the schema; these run plain SQL on its connection).
+ * The synchronous SQL connection of a data source, for the prepared statements of hot paths
+ * (TypeORM owns the schema; these run plain SQL beside it): on SQLite the better-sqlite3
+ * connection under TypeORM itself, on PostgreSQL a PgSyncConnection to the same database with the
+ * data source's schema as its search_path (opened on first use, closed by closeConnectionOf).
  */
-export function connectionOf(ds: DataSource): Database {
-  return (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+export function connectionOf(ds: DataSource): SqlConnection {
+  if (ds.options?.type !== 'postgres') return sqliteConnection(sqliteDatabaseOf(ds));
+  let conn = pgConnections.get(ds);
+  if (conn === undefined) {
+    conn = new PgSyncConnection(String(ds.options.url), ds.options.schema);
+    pgConnections.set(ds, conn);
+    // It lives as long as the data source, as better-sqlite3's connection under TypeORM does.
+    const destroy = ds.destroy.bind(ds);
+    ds.destroy = () => {
+      closeConnectionOf(ds);
+      return destroy();
+    };
+  }
+  return conn;
+}
+
+/** Closes the PostgreSQL connection connectionOf opened for `ds` (none on SQLite). */
+export function closeConnectionOf(ds: DataSource): void {
+  pgConnections.get(ds)?.close();
+  pgConnections.delete(ds);
+}
+
+/** The better-sqlite3 connection itself, for SQLite-only machinery (checkpoints, pragmas). */
+export function sqliteDatabaseOf(ds: DataSource): BetterSqlite3.Database {
+  return (ds.driver as unknown as { databaseConnection: BetterSqlite3.Database })
+    .databaseConnection;
 }
 
 /** A unique index refused the write (SQLite here; PostgreSQL's 23505 once it runs there). */

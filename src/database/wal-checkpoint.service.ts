@@ -7,7 +7,7 @@ import {
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ConfigService } from '../config/config.service.js';
-import { connectionOf, ENGINE_DB, PLATFORM_DB } from './databases.js';
+import { sqliteDatabaseOf, ENGINE_DB, PLATFORM_DB } from './databases.js';
 import { WalCheckpointer, type CheckpointResult } from './wal-checkpointer.js';
 
 /** Runs the {@link WalCheckpointer} over the three databases while the app is up. */
@@ -25,9 +25,10 @@ export class WalCheckpointService implements OnApplicationBootstrap, OnModuleDes
 
   async onApplicationBootstrap(): Promise<void> {
     const interval = this.config.values.sqliteCheckpointIntervalMs;
-    if (interval === 0) return;
+    // PostgreSQL checkpoints itself: nothing of SQLite's log to fold back on that path.
+    if (interval === 0 || this.config.values.databaseUrl !== null) return;
     const writers = [this.platform, this.live, this.paper].map((ds) => {
-      const db = connectionOf(ds);
+      const db = sqliteDatabaseOf(ds);
       return { file: String(ds.options.database), pragma: (sql: string) => db.pragma(sql) };
     });
     try {

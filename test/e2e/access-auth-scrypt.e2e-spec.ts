@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { ADMIN, login, register, startAccessApp, TRADER } from '../support/access.js';
 import { expectError, http, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const NOW = '2026-11-22T12:00:00.000Z';
 
 function storedHash(svc: Running, email: string): string {
-  const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+  const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
   try {
     const row = db.prepare('SELECT password_hash FROM users WHERE email = ?').get(email) as {
       password_hash: string;

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { createHmac } from 'node:crypto';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import {
   asKey,
@@ -16,6 +14,7 @@ import {
   verificationToken,
 } from '../support/access.js';
 import { expectError, http, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const NOW = '2026-11-22T12:00:00.000Z';
 
@@ -168,9 +167,12 @@ describe('accounts: register, verify email, login, /auth/me', () => {
 
     // An admin whose email is not verified keeps admin:read, and loses every write scope,
     // admin:write included.
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'));
+    const db = openDatabaseOf(svc.dataDir, 'platform');
     try {
-      db.prepare('UPDATE users SET email_verified = 0 WHERE email = ?').run('admin@sandbox.test');
+      db.prepare('UPDATE users SET email_verified = ? WHERE email = ?').run(
+        0,
+        'admin@sandbox.test',
+      );
     } finally {
       db.close();
     }
@@ -181,9 +183,11 @@ describe('accounts: register, verify email, login, /auth/me', () => {
     expect(unverified.body.credential.scopes).toContain('admin:read');
     expect(unverified.body.credential.scopes).not.toContain('admin:write');
     expect(unverified.body.credential.scopes).not.toContain('orders:write');
-    const db2 = new Database(join(svc.dataDir, 'platform.sqlite'));
+    const db2 = openDatabaseOf(svc.dataDir, 'platform');
     try {
-      db2.prepare('UPDATE users SET email_verified = 1 WHERE email = ?').run('admin@sandbox.test');
+      db2
+        .prepare('UPDATE users SET email_verified = ? WHERE email = ?')
+        .run(1, 'admin@sandbox.test');
     } finally {
       db2.close();
     }

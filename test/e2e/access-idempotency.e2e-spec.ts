@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import {
   asSession,
@@ -12,6 +10,7 @@ import {
   verifiedAccount,
 } from '../support/access.js';
 import { expectError, rawRequest, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 describe('Idempotency-Key on mutations', () => {
   let svc: Running;
@@ -50,7 +49,7 @@ describe('Idempotency-Key on mutations', () => {
     const viaKey = await fetch(`${svc.api}/auth/me`, { headers: { 'x-api-key': second.body.key } });
     expect(viaKey.status).toBe(200);
     // The stored answer holds the full key, so it is kept sealed, never in clear.
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     const row = db
       .prepare(
         "SELECT state, response_status, response_body FROM idempotency_records WHERE idem_key = 'create-1'",
@@ -179,8 +178,7 @@ describe('Idempotency-Key on mutations', () => {
       .update(Buffer.from(body))
       .digest('hex');
     const now = svc.clock.now();
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'));
-    db.pragma('busy_timeout = 5000');
+    const db = openDatabaseOf(svc.dataDir, 'platform');
     db.prepare(
       `INSERT INTO idempotency_records (owner_id, idem_key, fingerprint, state, created_at, expires_at)
        VALUES (?, ?, ?, 'RUNNING', ?, ?)`,

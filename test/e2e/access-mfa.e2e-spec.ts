@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { totpAt } from '../../src/common/crypto/totp.js';
 import {
@@ -18,6 +16,7 @@ import {
   UNVERIFIED,
 } from '../support/access.js';
 import { expectError, type JsonResponse, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 describe('MFA: TOTP enrol and step-up', () => {
   let svc: Running;
@@ -29,7 +28,7 @@ describe('MFA: TOTP enrol and step-up', () => {
   const stepUp = (code: string, token = session): Promise<JsonResponse> =>
     asSession(token, `${svc.api}/security/mfa/step-up`, { method: 'POST', json: { code } });
   const stepUpUntilInDb = (email: string): string | null => {
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     try {
       return (
         db.prepare('SELECT step_up_until FROM users WHERE email = ?').get(email) as {
@@ -66,7 +65,7 @@ describe('MFA: TOTP enrol and step-up', () => {
     expect(url.searchParams.get('digits')).toBe('6');
     expect(url.searchParams.get('period')).toBe('30');
     expect(decodeURIComponent(url.pathname)).toContain(TRADER);
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     const row = db.prepare('SELECT mfa_secret_enc FROM users WHERE email = ?').get(TRADER) as {
       mfa_secret_enc: string;
     };

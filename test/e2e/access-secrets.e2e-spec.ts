@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -15,6 +14,7 @@ import {
   TRADER,
 } from '../support/access.js';
 import { expectError, http, type JsonResponse, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * One realistic session of a developer: keys of both classes, a signing key, a rotation and a
@@ -220,7 +220,7 @@ describe('secrets never leak: logs, outbox, list responses, error bodies, the da
       }
     }
     // Keys are stored as their SHA-256; the signing secret sealed.
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     try {
       const rows = db.prepare('SELECT secret_hash, signing_secret_enc FROM api_keys').all() as {
         secret_hash: string;
@@ -322,7 +322,7 @@ describe('with SMTP_URL set, security mails go out over SMTP with the prefix onl
     expect(sink.messages[1]).toContain(rot.body.prefix);
     expect(sink.messages[0]).toMatch(/^To: trader@sandbox\.test/m);
     // The outbox records the delivery.
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     try {
       const deadline2 = Date.now() + 5000;
       let rows: { sent_at: string | null; error: string | null }[] = [];

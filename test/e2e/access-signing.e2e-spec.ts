@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -22,6 +21,7 @@ import {
 } from '../support/access.js';
 import { expectError, type Running } from '../support/harness.js';
 import { ROOT } from '../support/process.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const SCRIPT = join(ROOT, 'examples', 'sign-request.sh');
 
@@ -58,7 +58,7 @@ describe('request signing (signing_required keys)', () => {
     expect(list.body.data.find((x: { id: string }) => x.id === k.id)).not.toHaveProperty(
       'signing_secret',
     );
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     const row = db.prepare('SELECT signing_secret_enc FROM api_keys WHERE id = ?').get(k.id) as {
       signing_secret_enc: string;
     };

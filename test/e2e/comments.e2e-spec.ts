@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { commenter, ids, otherKey, post, postRaw, read } from '../support/comments.js';
@@ -12,6 +10,7 @@ import {
   startOrdersApp,
   type Trader,
 } from '../support/orders.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const MINUTE = 60_000;
 
@@ -388,7 +387,7 @@ describe('comments', () => {
 
 /** comment_id -> environment of the user's stored COMMENT_REPLY notifications. */
 function platformNotifications(svc: Running, userId: string): Map<string, string> {
-  const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+  const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
   try {
     const rows = db
       .prepare(

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
@@ -17,6 +16,7 @@ import {
   type Exit,
   type ServiceProcess,
 } from '../support/process.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const BUILD_TIMEOUT = 180_000;
 // A start is ~1 s, but the machine may be busy, and the tests below run several processes at once.
@@ -257,7 +257,7 @@ describe('boot of the built service', () => {
       try {
         const first = await startService({ dataDir });
         await first.stop();
-        const db = new Database(join(dataDir, 'paper.sqlite'));
+        const db = openDatabaseOf(dataDir, 'paper');
         db.prepare('INSERT INTO migrations (timestamp, name) VALUES (?, ?)').run(
           1893456000000,
           'FromTheFuture1893456000000',

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { join } from 'node:path';
 import {
   expectContractError,
   http,
@@ -15,6 +13,7 @@ import {
 } from '../support/harness.js';
 import { trader } from '../support/orders.js';
 import { WsClient } from '../support/ws.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /** What no response body may ever contain: stack frames, driver and ORM internals, file paths. */
 const LEAKS = [
@@ -816,7 +815,7 @@ describe('error model: 500 INTERNAL', () => {
 
   it('an unexpected failure answers 500 INTERNAL with nothing internal, logged with its request id', async () => {
     // Break the live engine's database under the running app.
-    const db = new Database(join(svc.dataDir, 'live.sqlite'));
+    const db = openDatabaseOf(svc.dataDir, 'live');
     db.exec('ALTER TABLE markets RENAME TO markets_broken_by_test');
     db.close();
 

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { expectContractError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 describe('health', () => {
   let svc: Running;
@@ -47,7 +46,7 @@ describe('health', () => {
 
   // Last: it takes the paper database down for good.
   it('readiness reads each database file: a live database whose tables are gone is unavailable', async () => {
-    const db = new Database(join(svc.dataDir, 'live.sqlite'));
+    const db = openDatabaseOf(svc.dataDir, 'live');
     try {
       db.exec('ALTER TABLE migrations RENAME TO migrations_hidden_by_test');
       const err = expectContractError(

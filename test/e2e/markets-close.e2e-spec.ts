@@ -10,6 +10,7 @@ import {
   trader,
   type Trader,
 } from '../support/orders.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * A market closes at its close_time, in both engines: the first command or read at or after it
@@ -110,9 +111,7 @@ describe('markets close at their close_time', () => {
     let status = '';
     while (Date.now() < deadline) {
       // Read straight from the database, so only the timer can have closed it.
-      const { default: Database } = await import('better-sqlite3');
-      const { join } = await import('node:path');
-      const db = new Database(join(svc.dataDir, 'paper.sqlite'), { readonly: true });
+      const db = openDatabaseOf(svc.dataDir, 'paper', { readonly: true });
       status = (
         db.prepare('SELECT status FROM markets WHERE id = ?').get(later.id) as { status: string }
       ).status;

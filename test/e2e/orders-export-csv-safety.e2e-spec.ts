@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import type { Running } from '../support/harness.js';
 import {
   as,
@@ -11,6 +9,7 @@ import {
   trader,
   type Trader,
 } from '../support/orders.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * GET /orders/export writes a text cell that a spreadsheet would run as a formula (=, +, -, @, a
@@ -33,7 +32,7 @@ describe('orders export: CSV injection', () => {
       ...limit(m, 'BUY', 'YES', m.reference - 10, 1),
       client_order_id: 'plain-1',
     });
-    const db = new Database(join(svc.dataDir, 'paper.sqlite'));
+    const db = openDatabaseOf(svc.dataDir, 'paper');
     const insert = db.prepare(
       `INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
        book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force,

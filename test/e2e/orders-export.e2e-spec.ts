@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { as, limit, place, placeRaw, TRADABLE, trader } from '../support/orders.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const ROWS = 100_000;
 const HEAP_MB = 96;
@@ -85,7 +85,7 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
 
     // 100,000 closed orders, inserted in one transaction. Ids sort before the real order's, so
     // the real (open) order is the export's last row.
-    const db = new Database(join(dataDir, 'paper.sqlite'));
+    const db = openDatabaseOf(dataDir, 'paper');
     const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
     const insert = db.prepare(
       `INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,

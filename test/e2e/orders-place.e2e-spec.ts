@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { expectContractError, http, type Running } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import {
@@ -24,6 +22,7 @@ import {
   type OrderBody,
   type Trader,
 } from '../support/orders.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /** Own-side price of a YES-terms price. */
 const own = (side: 'YES' | 'NO', yesPrice: number): number =>
@@ -903,7 +902,7 @@ describe('orders: a market that is not OPEN', () => {
     const dataDir = svc.dataDir;
     await svc.close({ keepData: true });
     // No API halts or closes a market yet: the engine database says so, and a restart reads it.
-    const db = new Database(join(dataDir, 'paper.sqlite'));
+    const db = openDatabaseOf(dataDir, 'paper');
     db.prepare(`UPDATE markets SET status = 'HALTED' WHERE id = ?`).run(halted.id);
     db.prepare(`UPDATE markets SET status = 'CLOSED' WHERE id = ?`).run(closed.id);
     db.close();

@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type Running } from '../support/harness.js';
@@ -17,6 +15,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { sleep, WsClient } from '../support/ws.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
 const m = TRADABLE[3];
@@ -263,8 +262,7 @@ describe('realtime: cancel-on-disconnect', () => {
     const ids = await rest(svc, k1, 1, 13);
     await c.close();
     await connectionsAre(svc, k1, 0);
-    const db = new Database(join(svc.dataDir, 'paper.sqlite'));
-    db.pragma('busy_timeout = 5000');
+    const db = openDatabaseOf(svc.dataDir, 'paper');
     try {
       db.exec(
         "CREATE TRIGGER rt_fail_cancel BEFORE UPDATE ON orders BEGIN SELECT RAISE(ABORT, 'injected failure'); END",

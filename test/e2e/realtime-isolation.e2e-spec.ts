@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { http, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
@@ -15,6 +13,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { ClientBook, WsClient, type WsMessage } from '../support/ws.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
 const m = TRADABLE[2];
@@ -248,8 +247,7 @@ describe('realtime: isolation between users and environments; events after commi
   it('a trade whose commit fails is never published (nothing a crash could take back)', async () => {
     const resting = await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference, 3));
     const before = (await as(aTest.t, `${svc.api}/markets/${m.id}`)).body;
-    const db = new Database(join(svc.dataDir, 'paper.sqlite'));
-    db.pragma('busy_timeout = 5000');
+    const db = openDatabaseOf(svc.dataDir, 'paper');
     try {
       db.exec(
         "CREATE TRIGGER rt_fail_trades BEFORE INSERT ON trades BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
@@ -307,8 +305,7 @@ describe('realtime: isolation between users and environments; events after commi
     const resting = await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference, 1));
     await watcher.sync();
     const afterFail = watcher.mark();
-    const db = new Database(join(svc.dataDir, 'paper.sqlite'));
-    db.pragma('busy_timeout = 5000');
+    const db = openDatabaseOf(svc.dataDir, 'paper');
     try {
       db.exec(
         "CREATE TRIGGER rt_fail_trades2 BEFORE INSERT ON trades BEGIN SELECT RAISE(ABORT, 'injected failure'); END",

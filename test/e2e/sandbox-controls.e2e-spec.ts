@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { EngineRegistry } from '../../src/modules/trading/engine-registry.js';
 import { expectContractError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
@@ -23,6 +21,7 @@ import {
 } from '../support/orders.js';
 import { expectLedgerConsistent, ledger, positions, walletOf } from '../support/wallet.js';
 import { platformQuery } from '../support/webhooks.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const SCOPES = [...ORDER_SCOPES, 'wallet:write'];
 
@@ -611,7 +610,7 @@ describe('sandbox: the paper world across a restart', () => {
       // The stored reference moves while the service is down: the opening quote sells into the
       // resting bid at 70.
       await svc.close({ keepData: true });
-      const db = new Database(join(svc.dataDir, 'paper.sqlite'));
+      const db = openDatabaseOf(svc.dataDir, 'paper');
       db.prepare('UPDATE markets SET reference_price = 40 WHERE id = ?').run(m.id);
       db.close();
       svc = await startOrdersApp({ dataDir: svc.dataDir });

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type Running } from '../support/harness.js';
 import {
@@ -16,6 +14,7 @@ import {
 } from '../support/orders.js';
 import { marketIdOf, seedEvent, SPORTS_SCOPES as SCOPES, sportsClient } from '../support/sports.js';
 import { ledger, walletOf } from '../support/wallet.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const HOUR = 3_600_000;
 
@@ -255,7 +254,7 @@ describe('sports final after a failure', () => {
     const url = `${svc.api}/sandbox/sports/events/${e.id}/final`;
     await place(svc, a, limit({ id: e.marketId }, 'BUY', 'YES', e.reference_price + 1, 4));
     // The event's write fails (as a full disk would), after the market resolved.
-    const db = new Database(join(svc.dataDir, 'paper.sqlite'));
+    const db = openDatabaseOf(svc.dataDir, 'paper');
     try {
       db.exec(
         "CREATE TRIGGER fail_final BEFORE UPDATE ON sports_events BEGIN SELECT RAISE(ABORT, 'disk full'); END",

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http } from '../support/harness.js';
 import { as, NOON, startOrdersApp, trader } from '../support/orders.js';
 import { SEED_EVENTS, seedEvent, SPORTS_SCOPES as SCOPES } from '../support/sports.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const HOUR = 3_600_000;
 
@@ -27,7 +27,7 @@ describe('sports seeds across restarts', () => {
       await svc.close({ keepData: true });
     }
     // A live database from before this event and its market were seeded.
-    const db = new Database(join(dataDir, 'live.sqlite'));
+    const db = openDatabaseOf(dataDir, 'live');
     db.prepare('DELETE FROM markets WHERE id = ?').run(missing.marketId);
     db.prepare('DELETE FROM sports_events WHERE id = ?').run(missing.id);
     db.close();

@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AdjustableClock } from '../../src/common/clock/clock.js';
 import { totpAt } from '../../src/common/crypto/totp.js';
@@ -17,6 +15,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { ledger, walletOf } from '../support/wallet.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * Real-money wallet operations (CONTRACT.md, Positions, wallet, sandbox controls; SPEC.md,
@@ -258,7 +257,7 @@ describe('POST /wallet/deposits and POST /wallet/withdrawals', () => {
     );
     expect(err.details).toEqual({ requested_cents: 1, available_cents: 0 });
     const me = await as(k, `${svc.api}/auth/me`);
-    const db = new Database(join(svc.dataDir, 'live.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'live', { readonly: true });
     try {
       const rows = db.prepare('SELECT * FROM accounts WHERE user_id = ?').all(me.body.user.id);
       expect(rows).toEqual([]);

@@ -1,10 +1,9 @@
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectContractError, type Running } from '../support/harness.js';
 import { as, startOrdersApp, TRADABLE, trader, type Trader } from '../support/orders.js';
 import { watchlistClient } from '../support/watchlists.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const SCOPES = ['watchlist:read', 'watchlist:write', 'markets:read'];
 /** Markets added to the paper world beside the 26 seeded ones, so a list can pass 200. */
@@ -16,7 +15,7 @@ const extraId = (i: number) =>
 
 /** Adds EXTRA open markets to DATA_DIR/paper.sqlite while the service is stopped. */
 function addPaperMarkets(dataDir: string): void {
-  const db = new Database(join(dataDir, 'paper.sqlite'));
+  const db = openDatabaseOf(dataDir, 'paper');
   try {
     const insert = db.prepare(
       `INSERT INTO markets (id, slug, title, description, category, status, outcome, close_time,

@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import type { Running } from '../support/harness.js';
 import { limit, NOON, place, TRADABLE } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
@@ -13,6 +11,7 @@ import {
   until,
   type Json,
 } from '../support/webhooks.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * At-least-once across a restart (issue 7): deliveries are stored before they are attempted and
@@ -138,7 +137,7 @@ describe('webhooks: an order answered during a graceful shutdown keeps its webho
       await answered;
       expect(raw.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
       const orderId = JSON.parse(raw.slice(raw.indexOf('{'))).id as string;
-      const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+      const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
       try {
         const events = db
           .prepare("SELECT payload FROM webhook_events WHERE type = 'order.created'")

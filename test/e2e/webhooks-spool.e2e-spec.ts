@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Running } from '../support/harness.js';
 import { limit, paperQuery, place, TRADABLE, trader, type Trader } from '../support/orders.js';
 import { startService, type ServiceProcess } from '../support/process.js';
@@ -17,6 +15,7 @@ import {
   WEBHOOK_ENV,
   type Json,
 } from '../support/webhooks.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * No webhook event is lost between the engine's commit and the outbox (issue 7, durability of
@@ -29,9 +28,8 @@ import {
 
 /** Makes the platform database refuse (or take again) new webhook events. */
 function refuseEvents(dataDir: string, refuse: boolean): void {
-  const db = new Database(join(dataDir, 'platform.sqlite'));
+  const db = openDatabaseOf(dataDir, 'platform');
   try {
-    db.pragma('busy_timeout = 5000');
     db.exec(
       refuse
         ? `CREATE TRIGGER refuse_events BEFORE INSERT ON webhook_events
@@ -115,7 +113,7 @@ describe('webhooks: the spool keeps events the platform database refused', () =>
       const events = platformQuery<{ n: number }>(svc, 'SELECT COUNT(*) AS n FROM webhook_events');
       const dlv = platformQuery<{ n: number }>(svc, 'SELECT COUNT(*) AS n FROM webhook_deliveries');
       await svc.close({ keepData: true });
-      const paper = new Database(join(svc.dataDir, 'paper.sqlite'));
+      const paper = openDatabaseOf(svc.dataDir, 'paper');
       try {
         paper.prepare('INSERT INTO webhook_spool (payload, created_at) VALUES (?, ?)').run(
           JSON.stringify([

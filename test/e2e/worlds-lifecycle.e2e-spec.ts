@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import BetterSqlite3 from 'better-sqlite3';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expectContractError, startApp, type Running } from '../support/harness.js';
 import { as, limit, ORDER_SCOPES, NOON, TRADABLE, trader, type Trader } from '../support/orders.js';
+import { openDatabaseOf, plantHalfWorld, worldDatabaseExists } from '../support/test-database.js';
 import { EphemeralWorldsService } from '../../src/modules/worlds/ephemeral-worlds.service.js';
 
 const SCOPES = [...ORDER_SCOPES, 'wallet:write'];
@@ -91,11 +89,11 @@ describe('sandbox worlds: unload, expiry and crash recovery', () => {
       method: 'POST',
       json: { ttl_seconds: 60 },
     });
-    const file = join(svc.dataDir, 'worlds', `${w.body.id as string}.sqlite`);
-    expect(existsSync(file)).toBe(true);
+    const id = w.body.id as string;
+    expect(worldDatabaseExists(svc.dataDir, id)).toBe(true);
     (svc.clock as unknown as { advance(ms: number): void }).advance(61_000);
     await worlds().sweep();
-    expect(existsSync(file)).toBe(false);
+    expect(worldDatabaseExists(svc.dataDir, id)).toBe(false);
     expectContractError(await as({ key: w.body.key }, `${svc.api}/wallet`), 401, 'API_KEY_REVOKED');
   });
 
@@ -104,21 +102,20 @@ describe('sandbox worlds: unload, expiry and crash recovery', () => {
     const id = w.body.id as string;
     await svc.close({ keepData: true });
     // Plant the half states: the created world marked DELETING, and a CREATING row with a file.
-    const db = new BetterSqlite3(join(svc.dataDir, 'platform.sqlite'));
+    const db = openDatabaseOf(svc.dataDir, 'platform');
     db.prepare(`UPDATE worlds SET status = 'DELETING' WHERE id = ?`).run(id);
     db.prepare(
       `INSERT INTO worlds (id, user_id, name, seed, starting_balance_cents, status, key_id, clock_offset_ms, expires_at, created_at)
        VALUES ('wld_halfmade', ?, NULL, 1, 0, 'CREATING', NULL, 0, '2030-01-01T00:00:00.000Z', '2026-11-22T12:00:00.000Z')`,
     ).run(a.userId);
     db.close();
-    mkdirSync(join(svc.dataDir, 'worlds'), { recursive: true });
-    writeFileSync(join(svc.dataDir, 'worlds', 'wld_halfmade.sqlite'), '');
+    plantHalfWorld(svc.dataDir, 'wld_halfmade');
     svc = await startApp({ now: NOON, env: ENV, dataDir: svc.dataDir });
-    const check = new BetterSqlite3(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const check = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     expect(check.prepare(`SELECT id FROM worlds WHERE status <> 'READY'`).all()).toEqual([]);
     check.close();
-    expect(existsSync(join(svc.dataDir, 'worlds', 'wld_halfmade.sqlite'))).toBe(false);
-    expect(existsSync(join(svc.dataDir, 'worlds', `${id}.sqlite`))).toBe(false);
+    expect(worldDatabaseExists(svc.dataDir, 'wld_halfmade')).toBe(false);
+    expect(worldDatabaseExists(svc.dataDir, id)).toBe(false);
     expectContractError(await as({ key: w.body.key }, `${svc.api}/wallet`), 401, 'API_KEY_REVOKED');
   });
 });

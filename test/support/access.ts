@@ -1,8 +1,7 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { expect } from '@jest/globals';
 import { signatureHeaders } from '../../examples/sign-request.js';
 import { http, startApp, type JsonResponse, type Running, type StartOptions } from './harness.js';
+import { openDatabaseOf } from './test-database.js';
 
 /**
  * startApp with the per-IP/per-key limits off (RATE_LIMITS_ENABLED=false) unless the caller sets
@@ -147,7 +146,7 @@ export interface OutboxRow {
 
 /** Every row of mail_outbox (read-only connection to DATA_DIR/platform.sqlite). */
 export function outbox(svc: Pick<Running, 'dataDir'>, to?: string): OutboxRow[] {
-  const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+  const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
   try {
     const rows = db
       .prepare(

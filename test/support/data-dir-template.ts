@@ -22,6 +22,7 @@ import {
   sqliteOptions,
 } from '../../src/database/databases.js';
 import { SeedService } from '../../src/database/seed.service.js';
+import type { DataSourceOptions } from 'typeorm';
 import { UsersService } from '../../src/modules/users/users.service.js';
 
 /** Set by test/support/global-setup.js for the run (removed at its end); unset: no templates. */
@@ -76,18 +77,41 @@ async function buildTemplate(
 ): Promise<void> {
   mkdirSync(root, { recursive: true });
   const scratch = mkdtempSync(join(root, 'building-'));
-  type Options = Parameters<typeof sqliteOptions>;
+  await migrateAndSeed(
+    (name, entities, migrations) => sqliteOptions(name, scratch, entities, migrations),
+    config,
+    scratch,
+    now,
+  );
+  try {
+    renameSync(scratch, dir);
+  } catch {
+    // Another worker put its copy there first: use that one.
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+type Options = Parameters<typeof sqliteOptions>;
+type OptionsOf = (name: string, entities: Options[2], migrations: Options[3]) => DataSourceOptions;
+
+/**
+ * The three databases migrated and seeded as the app's first boot does them (`optionsOf` says
+ * where: SQLite files, or PostgreSQL schemas, see test-database.ts).
+ */
+export async function migrateAndSeed(
+  optionsOf: OptionsOf,
+  config: AppConfig,
+  dataDir: string,
+  now: number,
+): Promise<void> {
   const open = (name: string, entities: Options[2], migrations: Options[3]) =>
-    openDatabase(sqliteOptions(name, scratch, entities, migrations));
+    openDatabase(optionsOf(name, entities, migrations));
   const platform = await open(PLATFORM_DB, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS);
   const live = await open(ENGINE_DB.live, ENGINE_ENTITIES, ENGINE_MIGRATIONS);
   const paper = await open(ENGINE_DB.test, ENGINE_ENTITIES, ENGINE_MIGRATIONS);
   try {
     // Seeding reads no secret.
-    const service = new ConfigService(
-      { ...config, dataDir: scratch },
-      { jwtSecret: '', encryptionKey: '' },
-    );
+    const service = new ConfigService({ ...config, dataDir }, { jwtSecret: '', encryptionKey: '' });
     // The seeded accounts' ids one millisecond early: on a fresh boot they come first from the
     // app's own id generator, so every id the app mints after them sorts after them; a copy's
     // app starts its generator anew, and ids of the same millisecond would sort at random.
@@ -104,11 +128,5 @@ async function buildTemplate(
     await seed.onModuleInit();
   } finally {
     await Promise.all([platform.destroy(), live.destroy(), paper.destroy()]);
-  }
-  try {
-    renameSync(scratch, dir);
-  } catch {
-    // Another worker put its copy there first: use that one.
-    rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -1,10 +1,9 @@
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { as, type Svc, type Trader } from './orders.js';
 import type { JsonResponse } from './harness.js';
+import { openDatabaseOf } from './test-database.js';
 
 // Export bodies are read field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -42,9 +41,7 @@ export function seedTrades(
   } = {},
 ): void {
   const world = opts.world ?? 'paper';
-  const file = world.startsWith('wld_') ? join('worlds', world) : world;
-  const db = new Database(join(dataDir, `${file}.sqlite`));
-  db.pragma('busy_timeout = 5000');
+  const db = openDatabaseOf(dataDir, world);
   try {
     const ins = db.prepare(
       `INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id, taker_user_id, taker_book_side, created_at)

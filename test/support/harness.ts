@@ -13,12 +13,15 @@ import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
 import { assertStatementsListed, watchStatements } from './statement-log.js';
+import { databaseUrlFor, dropDatabaseOf, testDatabaseIsPostgres } from './test-database.js';
 
 export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
 // jest.config.js gives the e2e project testTimeout 60000, but Jest reads testTimeout only from the
 // top-level config, so e2e tests ran with the 5 s default. Every e2e file imports this module.
-jest.setTimeout(60_000);
+// On PostgreSQL (TEST_DATABASE=postgres) a file's first boot also starts a cluster and builds its
+// seeded template database: its hooks get longer.
+jest.setTimeout(testDatabaseIsPostgres() ? 180_000 : 60_000);
 
 export interface Running {
   baseUrl: string;
@@ -54,14 +57,16 @@ export interface StartOptions {
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
   watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-  const config = loadConfig({
+  const postgres = testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined;
+  const env = {
     LOG_LEVEL: 'info',
     ...testScryptCost(opts.env),
     ...opts.env,
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
-  });
+  };
+  let config = loadConfig(env);
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -75,7 +80,16 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     },
   });
   const clock = opts.clock ?? new ManualClock(opts.now ?? '2026-11-22T12:00:00.000Z');
-  if (opts.dataDir === undefined) await fillFromTemplate(dataDir, config, clock);
+  if (postgres) {
+    // A ManualClock boot starts from a seeded template database, as from a file template.
+    const seeded =
+      opts.dataDir === undefined && clock instanceof ManualClock
+        ? { config, now: clock.now() }
+        : undefined;
+    config = loadConfig({ ...env, DATABASE_URL: await databaseUrlFor(dataDir, seeded) });
+  }
+  // The file template holds SQLite databases; on PostgreSQL the app migrates and seeds its own.
+  if (opts.dataDir === undefined && !postgres) await fillFromTemplate(dataDir, config, clock);
   const created = await createApp({
     config,
     clock,
@@ -97,7 +111,10 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
     app,
     async close(closeOpts) {
       await created.close();
-      if (closeOpts?.keepData !== true) rmSync(dataDir, { recursive: true, force: true });
+      if (closeOpts?.keepData !== true) {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (postgres) await dropDatabaseOf(dataDir);
+      }
       assertStatementsListed();
     },
   };

@@ -1,7 +1,5 @@
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect } from '@jest/globals';
 import { verifiedAccount } from './access.js';
 import {
@@ -14,6 +12,7 @@ import {
   type StartOptions,
 } from './harness.js';
 import { createKey, sessionFor } from './keys.js';
+import { openDatabaseOf } from './test-database.js';
 
 /** 12:00:00.000 UTC: a minute window starts here, so per-minute counts are not split. */
 export const NOON = '2026-11-22T12:00:00.000Z';
@@ -235,10 +234,7 @@ export function levelAt(levels: Level[], price: number): number {
 
 /** Reads DATA_DIR/paper.sqlite read-only (the engine's record), outside the app. */
 export function paperQuery<T>(svc: Pick<Svc, 'dataDir'>, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(join(svc.dataDir, 'paper.sqlite'), {
-    readonly: true,
-    fileMustExist: true,
-  });
+  const db = openDatabaseOf(svc.dataDir, 'paper', { readonly: true, fileMustExist: true });
   try {
     return db.prepare(sql).all(...params) as T[];
   } finally {

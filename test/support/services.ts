@@ -14,8 +14,9 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-export async function startServices(timeoutMs = 90_000): Promise<Services> {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'services.js')], {
+/** `root`: the checkout (a compiled bench runs from dist-bench/ and passes the working directory). */
+export async function startServices(timeoutMs = 90_000, root = ROOT): Promise<Services> {
+  const child = spawn(process.execPath, [join(root, 'scripts', 'services.js')], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,11 +1,10 @@
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import Stripe from 'stripe';
 import { verifiedAccount } from './access.js';
 import { http, startApp, type JsonResponse, type Running, type StartOptions } from './harness.js';
 import { ManualClock } from '../../src/common/clock/clock.js';
 import { ORDER_SCOPES, NOON, as, keyFor, trader, type Trader } from './orders.js';
 import type { Received } from './receiver.js';
+import { openDatabaseOf } from './test-database.js';
 
 // Webhook bodies are read field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -202,7 +201,7 @@ export function platformQuery<T>(
   sql: string,
   ...params: unknown[]
 ): T[] {
-  const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+  const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
   try {
     return db.prepare(sql).all(...params) as T[];
   } finally {

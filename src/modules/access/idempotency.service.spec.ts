@@ -17,6 +17,7 @@ import {
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 import { IDEMPOTENCY_TTL_MS, IdempotencyService } from './idempotency.service.js';
 import type { WorldClocks } from '../worlds/world-clocks.service.js';
+import type { WorldStorage } from '../worlds/world-storage.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -90,7 +91,7 @@ describe('IdempotencyService: an expired key reused by two identical requests at
         fakeDs,
         clock,
         config,
-        new WorldDatabases(noEngine, noEngine, config),
+        new WorldDatabases(noEngine, noEngine, {} as WorldStorage),
         // No ephemeral world in these requests: every world reads the service clock.
         { for: () => clock } as unknown as WorldClocks,
       ),

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import type { Tier } from './entities/api-key.entity.js';
 import type { TierRequestStatus } from './entities/tier-request.entity.js';
@@ -20,7 +20,7 @@ export interface TierDecision {
  * back with it.
  */
 export function commitTierDecision<T>(
-  db: Database,
+  db: SqlConnection,
   requestId: string,
   decision: TierDecision,
   raise: { keyId: string; tier: Tier } | null,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { WorldName } from '../../common/environment.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
@@ -49,25 +49,25 @@ const AFTER_ALL = '\uffff';
  * `report_count` are kept by the writes that change them, in the same transaction.
  */
 export class CommentsRepository {
-  private readonly byId: Statement;
-  private readonly insert: Statement;
-  private readonly bumpReplies: Statement;
-  private readonly topLevelPage: Statement;
-  private readonly repliesPage: Statement;
-  private readonly updateBody: Statement;
-  private readonly markDeleted: Statement;
-  private readonly insertReport: Statement;
-  private readonly countReport: Statement;
-  private readonly ofUser: Statement;
-  private readonly hasReplies: Statement;
-  private readonly deleteReports: Statement;
-  private readonly deleteOne: Statement;
-  private readonly tombstone: Statement;
-  private readonly reportedBy: Statement;
-  private readonly deleteReportsBy: Statement;
-  private readonly uncountReport: Statement;
+  private readonly byId: SqlStatement;
+  private readonly insert: SqlStatement;
+  private readonly bumpReplies: SqlStatement;
+  private readonly topLevelPage: SqlStatement;
+  private readonly repliesPage: SqlStatement;
+  private readonly updateBody: SqlStatement;
+  private readonly markDeleted: SqlStatement;
+  private readonly insertReport: SqlStatement;
+  private readonly countReport: SqlStatement;
+  private readonly ofUser: SqlStatement;
+  private readonly hasReplies: SqlStatement;
+  private readonly deleteReports: SqlStatement;
+  private readonly deleteOne: SqlStatement;
+  private readonly tombstone: SqlStatement;
+  private readonly reportedBy: SqlStatement;
+  private readonly deleteReportsBy: SqlStatement;
+  private readonly uncountReport: SqlStatement;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.byId = db.prepare('SELECT * FROM comments WHERE id = ?');
     this.insert = db.prepare(
       `INSERT INTO comments (id, market_id, parent_id, user_id, body, status, reply_count, report_count, created_at, edited_at)

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import { LAST_INSTANT } from '../../common/validation/instant.js';
 import { latestBoundary, retentionCutoff } from '../../common/sampling/boundaries.js';
 import {
@@ -58,19 +58,19 @@ export interface DueMarket {
  * request is served).
  */
 export class CryptoRepository {
-  private readonly upsertPrice: Statement;
-  private readonly upsertCandle: Statement;
-  private readonly prune: Statement;
-  private readonly prices: Statement;
-  private readonly page: Statement;
-  private readonly covering: Statement;
-  private readonly due: Statement;
-  private readonly clearCandles: Statement;
-  private readonly clearPrices: Statement;
+  private readonly upsertPrice: SqlStatement;
+  private readonly upsertCandle: SqlStatement;
+  private readonly prune: SqlStatement;
+  private readonly prices: SqlStatement;
+  private readonly page: SqlStatement;
+  private readonly covering: SqlStatement;
+  private readonly due: SqlStatement;
+  private readonly clearCandles: SqlStatement;
+  private readonly clearPrices: SqlStatement;
   /** The bucket each (symbol, interval) last wrote: a new one starting prunes that series. */
   private readonly lastBucket = new Map<string, number>();
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.upsertPrice = db.prepare(
       `INSERT INTO crypto_prices (symbol, price_cents, steps, as_of) VALUES (?, ?, ?, ?)
         ON CONFLICT (symbol) DO UPDATE SET price_cents = excluded.price_cents,

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { Dataset, ExportFormat } from './datasets.js';
 
 export const EXPORT_STATUSES = ['QUEUED', 'RUNNING', 'READY', 'FAILED', 'EXPIRED'] as const;
@@ -29,9 +29,9 @@ const COLS =
 
 /** The export jobs of one world's engine database. */
 export class DataExportsRepository {
-  private readonly s: Record<string, Statement>;
+  private readonly s: Record<string, SqlStatement>;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       insert: p(

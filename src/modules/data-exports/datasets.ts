@@ -1,5 +1,5 @@
-import type { Database, Statement } from 'better-sqlite3';
-import { StatementCache } from '../../common/sqlite/statement-cache.js';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import { StatementCache } from '../../common/sql/statement-cache.js';
 import { csvCell } from '../../common/csv/csv-cell.js';
 
 export const DATASETS = [
@@ -196,7 +196,7 @@ type Params = Record<string, string | number>;
 export class DatasetReader {
   private readonly cache: StatementCache;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.cache = new StatementCache(db);
   }
 
@@ -227,7 +227,7 @@ export class DatasetReader {
     return stmt.raw(true).all({ ...params(s, lo, hi), limit }) as Cell[][];
   }
 
-  private stmt(kind: string, s: ExportScope, sql: () => string): Statement {
+  private stmt(kind: string, s: ExportScope, sql: () => string): SqlStatement {
     const key = `${kind}:${s.def.dataset}:${s.marketIds === null ? 0 : 1}`;
     return this.cache.get(key, sql);
   }

@@ -1,3 +1,4 @@
+import { sqliteFileOf } from '../../common/sql/sqlite-dialect.js';
 import {
   Injectable,
   Logger,
@@ -98,7 +99,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         return repo;
       }),
       readers: worlds.perWorld((db) => new DatasetReader(db)),
-      dbFiles: worlds.perWorld((db) => db.name),
+      dbFiles: worlds.perWorld((db) => sqliteFileOf(db)),
       files: new ExportFileStore(config.values.dataDir),
     };
     // Whatever request opens a world (an order, a read), its cut-short jobs resume then, not

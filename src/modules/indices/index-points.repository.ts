@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { IndexValue } from './index-math.js';
 import { LAST_INSTANT } from '../../common/validation/instant.js';
 
@@ -39,13 +39,13 @@ export interface IndexPointStore {
  * (synchronous: a catch-up runs to its end before any other request is served).
  */
 export class IndexPointsRepository implements IndexPointStore {
-  private readonly insert: Statement;
-  private readonly prune: Statement;
-  private readonly latest: Statement;
-  private readonly page: Statement;
-  private readonly markets: Statement;
+  private readonly insert: SqlStatement;
+  private readonly prune: SqlStatement;
+  private readonly latest: SqlStatement;
+  private readonly page: SqlStatement;
+  private readonly markets: SqlStatement;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.insert = db.prepare(
       `INSERT INTO index_points (slug, time, value_hundredths, market_count) VALUES (?, ?, ?, ?)
         ON CONFLICT (slug, time) DO NOTHING`,

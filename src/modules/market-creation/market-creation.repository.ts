@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { MarketCategory, MarketStatus } from '../markets/entities/market.entity.js';
 
 /** A created market as POST /markets writes it (the engine adds the book in the same commit). */
@@ -34,14 +34,14 @@ export interface OwnedMarketRow {
  * insert run with nothing in between (no other request interleaves on better-sqlite3).
  */
 export class MarketCreationRepository {
-  private readonly insertStmt: Statement;
-  private readonly slugStmt: Statement;
-  private readonly openCountStmt: Statement;
-  private readonly rowStmt: Statement;
-  private readonly updateStmt: Statement;
-  private readonly eventStmt: Statement;
+  private readonly insertStmt: SqlStatement;
+  private readonly slugStmt: SqlStatement;
+  private readonly openCountStmt: SqlStatement;
+  private readonly rowStmt: SqlStatement;
+  private readonly updateStmt: SqlStatement;
+  private readonly eventStmt: SqlStatement;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.insertStmt = db.prepare(
       `INSERT INTO markets (id, slug, title, description, category, status, outcome, close_time,
          reference_price, index_symbol, strike_cents, last_price, volume, event_id, event_rule,

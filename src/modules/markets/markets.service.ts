@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import { environmentOf, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { paginate, paginateAsync, type Page } from '../../common/pagination/paginate.js';
@@ -42,10 +42,10 @@ const COLUMNS = `id, slug, title, description, category, status, outcome, close_
 
 /** The markets of one world's database, read with prepared statements on its connection. */
 class MarketReader {
-  private readonly pageStmt: Statement;
-  private readonly oneStmt: Statement;
+  private readonly pageStmt: SqlStatement;
+  private readonly oneStmt: SqlStatement;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.pageStmt = db.prepare(
       `SELECT ${COLUMNS} FROM markets
        WHERE (CAST(@status AS TEXT) IS NULL OR status = @status)

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { DataSource } from 'typeorm';
 import type { WorldId, WorldName } from '../../common/environment.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
@@ -28,16 +28,16 @@ export interface NotificationRow {
  */
 @Injectable()
 export class NotificationsRepository {
-  private readonly insertRow: Statement;
-  private readonly pageAll: Statement;
-  private readonly pageUnread: Statement;
-  private readonly markOne: Statement;
-  private readonly one: Statement;
-  private readonly markUpTo: Statement;
-  private readonly countUnread: Statement;
-  private readonly deleteWorld: Statement;
-  private readonly deleteEphemeral: Statement;
-  private readonly db: Database;
+  private readonly insertRow: SqlStatement;
+  private readonly pageAll: SqlStatement;
+  private readonly pageUnread: SqlStatement;
+  private readonly markOne: SqlStatement;
+  private readonly one: SqlStatement;
+  private readonly markUpTo: SqlStatement;
+  private readonly countUnread: SqlStatement;
+  private readonly deleteWorld: SqlStatement;
+  private readonly deleteEphemeral: SqlStatement;
+  private readonly db: SqlConnection;
 
   constructor(@InjectDataSource(PLATFORM_DB) ds: DataSource) {
     const db = connectionOf(ds);

@@ -1,5 +1,5 @@
-import type { Database, Statement } from 'better-sqlite3';
-import { StatementCache } from '../../common/sqlite/statement-cache.js';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import { StatementCache } from '../../common/sql/statement-cache.js';
 import type { AccountPnl, Standing } from './rank-math.js';
 import type { RankStore } from './rank-sampler.js';
 
@@ -28,18 +28,18 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * RankHistory1763769600013's). Times are ISO 8601 UTC text, which sorts as time does.
  */
 export class RankRepository implements RankStore {
-  private readonly latest: Statement;
-  private readonly insertSample: Statement;
-  private readonly insertPoint: Statement;
-  private readonly prunePoints: Statement;
-  private readonly pruneSamples: Statement;
+  private readonly latest: SqlStatement;
+  private readonly insertSample: SqlStatement;
+  private readonly insertPoint: SqlStatement;
+  private readonly prunePoints: SqlStatement;
+  private readonly pruneSamples: SqlStatement;
   private readonly pages: StatementCache;
-  private readonly sums: Statement;
-  private readonly sampleAtOrBefore: Statement;
-  private readonly pointsAt: Statement;
-  private readonly resetsSince: Statement;
+  private readonly sums: SqlStatement;
+  private readonly sampleAtOrBefore: SqlStatement;
+  private readonly pointsAt: SqlStatement;
+  private readonly resetsSince: SqlStatement;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.pages = new StatementCache(db);
     this.latest = db.prepare('SELECT MAX(time) AS time FROM rank_samples');
     this.insertSample = db.prepare(

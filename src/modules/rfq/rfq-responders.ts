@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Statement } from 'better-sqlite3';
+import type { SqlStatement } from '../../common/sql/sql-connection.js';
 import type { DataSource } from 'typeorm';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
@@ -11,8 +11,8 @@ import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
  */
 @Injectable()
 export class RfqResponders {
-  private readonly approvedStmt: Statement;
-  private readonly allStmt: Statement;
+  private readonly approvedStmt: SqlStatement;
+  private readonly allStmt: SqlStatement;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     const db = connectionOf(platform);

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 
 export type RfqStatus = 'OPEN' | 'FILLED' | 'CANCELLED' | 'EXPIRED';
 export type QuoteStatus = 'OPEN' | 'ACCEPTED' | 'REPLACED' | 'CANCELLED' | 'EXPIRED';
@@ -45,30 +45,30 @@ const QUOTE_COLS =
  * whether they changed it, so two racing writers cannot both end one row.
  */
 export class RfqRepository {
-  private readonly insertRfqStmt: Statement;
-  private readonly rfqStmt: Statement;
-  private readonly pageStmt: Statement;
-  private readonly pageByStatusStmt: Statement;
-  private readonly openPageStmt: Statement;
-  private readonly openCountStmt: Statement;
-  private readonly endRfqStmt: Statement;
-  private readonly fillRfqStmt: Statement;
-  private readonly acceptQuoteStmt: Statement;
-  private readonly dueRfqsStmt: Statement;
-  private readonly openRfqsStmt: Statement;
-  private readonly userRfqsStmt: Statement;
-  private readonly insertQuoteStmt: Statement;
-  private readonly quoteStmt: Statement;
-  private readonly quotesOfRfqStmt: Statement;
-  private readonly openQuotesOfRfqStmt: Statement;
-  private readonly responderQuotesStmt: Statement;
-  private readonly openQuoteOfStmt: Statement;
-  private readonly endQuoteStmt: Statement;
-  private readonly dueQuotesStmt: Statement;
-  private readonly openQuotesOfResponderStmt: Statement;
-  private readonly strandedStmt: Statement;
+  private readonly insertRfqStmt: SqlStatement;
+  private readonly rfqStmt: SqlStatement;
+  private readonly pageStmt: SqlStatement;
+  private readonly pageByStatusStmt: SqlStatement;
+  private readonly openPageStmt: SqlStatement;
+  private readonly openCountStmt: SqlStatement;
+  private readonly endRfqStmt: SqlStatement;
+  private readonly fillRfqStmt: SqlStatement;
+  private readonly acceptQuoteStmt: SqlStatement;
+  private readonly dueRfqsStmt: SqlStatement;
+  private readonly openRfqsStmt: SqlStatement;
+  private readonly userRfqsStmt: SqlStatement;
+  private readonly insertQuoteStmt: SqlStatement;
+  private readonly quoteStmt: SqlStatement;
+  private readonly quotesOfRfqStmt: SqlStatement;
+  private readonly openQuotesOfRfqStmt: SqlStatement;
+  private readonly responderQuotesStmt: SqlStatement;
+  private readonly openQuoteOfStmt: SqlStatement;
+  private readonly endQuoteStmt: SqlStatement;
+  private readonly dueQuotesStmt: SqlStatement;
+  private readonly openQuotesOfResponderStmt: SqlStatement;
+  private readonly strandedStmt: SqlStatement;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.insertRfqStmt = db.prepare(
       `INSERT INTO rfqs (${RFQ_COLS}) VALUES (@id, @user_id, @market_id, @quantity, @status, @expires_at, @accepted_quote_id, @trade_id, @created_at, @updated_at)`,
     );

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import {
-  connectionOf,
+  sqliteDatabaseOf,
   ENGINE_DB,
   ENGINE_ENTITIES,
   ENGINE_MIGRATIONS,
@@ -34,7 +34,7 @@ describe('scenarios in an engine database', () => {
 
   beforeAll(async () => {
     await ds.initialize();
-    db = connectionOf(ds);
+    db = sqliteDatabaseOf(ds);
   });
   afterAll(async () => {
     await ds.destroy();

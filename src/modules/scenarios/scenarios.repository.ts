@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { ScenarioEffect, ScenarioMatch } from './scenario-rules.js';
 
 /** A stored scenario. */
@@ -31,13 +31,13 @@ export interface FiredScenario {
  * scenario reads as absent.
  */
 export class ScenariosRepository {
-  private readonly pageStmt: Statement<[string, string, number], ScenarioRow>;
-  private readonly oneStmt: Statement<[string, string], ScenarioRow>;
-  private readonly insertStmt: Statement;
-  private readonly deleteStmt: Statement<[string, string]>;
-  private readonly deleteAllStmt: Statement<[string]>;
-  private readonly liveStmt: Statement<[string, string], ScenarioRow>;
-  private readonly spendStmt: Statement<[string]>;
+  private readonly pageStmt: SqlStatement<[string, string, number], ScenarioRow>;
+  private readonly oneStmt: SqlStatement<[string, string], ScenarioRow>;
+  private readonly insertStmt: SqlStatement;
+  private readonly deleteStmt: SqlStatement<[string, string]>;
+  private readonly deleteAllStmt: SqlStatement<[string]>;
+  private readonly liveStmt: SqlStatement<[string, string], ScenarioRow>;
+  private readonly spendStmt: SqlStatement<[string]>;
   /**
    * Users who may hold a live scenario (loaded at boot, added to on create, dropped by a reset):
    * every other paper request is let through without reading the table. A spent scenario leaves
@@ -45,7 +45,7 @@ export class ScenariosRepository {
    */
   private readonly holders: Set<string>;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     const columns =
       'id, operation, market_id, client_order_id_prefix, effect, times, remaining, created_at';
     this.pageStmt = db.prepare(

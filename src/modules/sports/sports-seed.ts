@@ -1,3 +1,4 @@
+import { sqlFor } from '../../common/sql/typeorm-sql.js';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { MarketEntity } from '../markets/entities/market.entity.js';
@@ -62,8 +63,11 @@ export async function seedSportsEvents(
     if (event === undefined) {
       event = { id: eventIdForSlug(s.slug), slug: s.slug, start_time: startOf(s, now) };
       await tx.query(
-        `INSERT INTO sports_events (id, slug, sport, league, title, home, away, start_time,
+        sqlFor(
+          tx.connection,
+          `INSERT INTO sports_events (id, slug, sport, league, title, home, away, start_time,
            home_score, away_score, final_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ),
         [
           event.id,
           s.slug,
@@ -86,7 +90,10 @@ export async function seedSportsEvents(
     for (const link of s.links ?? []) {
       // Only a market not yet linked: a link made by an operator (or another seed) stands.
       await tx.query(
-        'UPDATE markets SET event_id = ?, event_rule = ? WHERE slug = ? AND event_id IS NULL',
+        sqlFor(
+          tx.connection,
+          'UPDATE markets SET event_id = ?, event_rule = ? WHERE slug = ? AND event_id IS NULL',
+        ),
         [event.id, ruleOf(link.rule, s.slug), link.slug],
       );
     }

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 
 /** A stored sports event (SCHEDULED and LIVE are not stored: they follow the clock). */
 export interface SportsEventRow {
@@ -46,14 +46,14 @@ const COLUMNS =
  * clock's time passed in, so a status moves with the clock and is never stored stale.
  */
 export class SportsRepository {
-  private readonly pageStmt: Statement;
-  private readonly oneStmt: Statement;
-  private readonly marketIdsStmt: Statement;
-  private readonly linkedStmt: Statement;
-  private readonly finishStmt: Statement;
-  private readonly leaguesStmt: Statement;
+  private readonly pageStmt: SqlStatement;
+  private readonly oneStmt: SqlStatement;
+  private readonly marketIdsStmt: SqlStatement;
+  private readonly linkedStmt: SqlStatement;
+  private readonly finishStmt: SqlStatement;
+  private readonly leaguesStmt: SqlStatement;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.pageStmt = db.prepare(
       `SELECT ${COLUMNS} FROM sports_events
        WHERE (CAST(@sport AS TEXT) IS NULL OR sport = @sport)

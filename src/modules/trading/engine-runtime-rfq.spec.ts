@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { ManualClock } from '../../common/clock/clock.js';
 import {
-  connectionOf,
+  sqliteDatabaseOf,
   ENGINE_DB,
   ENGINE_ENTITIES,
   ENGINE_MIGRATIONS,
@@ -62,7 +62,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-rfq-runtime-'));
   ds = new DataSource(sqliteOptions(ENGINE_DB.test, dir, ENGINE_ENTITIES, ENGINE_MIGRATIONS));
   await ds.initialize();
-  db = connectionOf(ds);
+  db = sqliteDatabaseOf(ds);
   db.exec('CREATE TABLE rfq_rows (id TEXT PRIMARY KEY, status TEXT)');
 });
 afterAll(async () => {

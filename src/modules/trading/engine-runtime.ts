@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { Database } from 'better-sqlite3';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import {
   type CrossQuoteRequest,
   type CrossQuoteResult,
@@ -86,7 +86,7 @@ function soonest(closeTimes: ReadonlyMap<string, number>): number {
  * If it throws, the whole transaction rolls back, the engine is rebuilt from the database and
  * the error is rethrown: nothing of the command happened.
  */
-export type InCommit = (db: Database) => void;
+export type InCommit = (db: SqlConnection) => void;
 
 export const HOUSE_ACCOUNT = 'house';
 /** The house's bankroll: large enough that its quotes never run out of cash. */

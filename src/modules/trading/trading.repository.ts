@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import type { EngineEvent } from '../../engine/index.js';
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
@@ -38,7 +38,7 @@ export class TradingRepository {
   readonly webhookSpool: WebhookSpoolStore;
 
   constructor(
-    readonly db: Database,
+    readonly db: SqlConnection,
     environment: Environment,
     /** The house account: its orders are not stored and it keeps no ledger. */
     houseAccountId: string,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { DataSource } from 'typeorm';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
 
@@ -20,10 +20,10 @@ export interface AuthorView {
  */
 @Injectable()
 export class AuthorDirectory {
-  private readonly db: Database;
-  private readonly publicAmong: Statement;
-  private readonly among: Statement;
-  private readonly publicAuthorsAmong: Statement;
+  private readonly db: SqlConnection;
+  private readonly publicAmong: SqlStatement;
+  private readonly among: SqlStatement;
+  private readonly publicAuthorsAmong: SqlStatement;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     this.db = connectionOf(platform);

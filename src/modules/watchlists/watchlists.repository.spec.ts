@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { DataSource } from 'typeorm';
 import {
-  connectionOf,
+  sqliteDatabaseOf,
   ENGINE_DB,
   ENGINE_ENTITIES,
   ENGINE_MIGRATIONS,
@@ -32,7 +32,7 @@ describe('watchlists in an engine database', () => {
 
   beforeAll(async () => {
     await ds.initialize();
-    db = connectionOf(ds);
+    db = sqliteDatabaseOf(ds);
     const insert = db.prepare(
       `INSERT INTO markets (id, slug, title, description, category, status, close_time,
          reference_price, volume, created_at, updated_at)

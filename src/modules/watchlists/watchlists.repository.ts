@@ -1,5 +1,5 @@
 import type { StoredBrief } from '../markets/market-summary.js';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 
 /** A stored watchlist (its markets apart). */
 export interface WatchlistRow {
@@ -21,23 +21,23 @@ export interface ListedMarketRow extends StoredBrief {
  * is prepared once whatever the number of ids.
  */
 export class WatchlistsRepository {
-  private readonly pageStmt: Statement;
-  private readonly oneStmt: Statement;
-  private readonly countStmt: Statement;
-  private readonly nameOwnerStmt: Statement;
-  private readonly insertStmt: Statement;
-  private readonly renameStmt: Statement;
-  private readonly touchStmt: Statement;
-  private readonly deleteStmt: Statement;
-  private readonly deleteAllStmt: Statement;
-  private readonly listedStmt: Statement;
-  private readonly memberIdsStmt: Statement;
-  private readonly clearMarketsStmt: Statement;
-  private readonly insertMarketStmt: Statement;
-  private readonly appendMarketStmt: Statement;
-  private readonly removeMarketStmt: Statement;
+  private readonly pageStmt: SqlStatement;
+  private readonly oneStmt: SqlStatement;
+  private readonly countStmt: SqlStatement;
+  private readonly nameOwnerStmt: SqlStatement;
+  private readonly insertStmt: SqlStatement;
+  private readonly renameStmt: SqlStatement;
+  private readonly touchStmt: SqlStatement;
+  private readonly deleteStmt: SqlStatement;
+  private readonly deleteAllStmt: SqlStatement;
+  private readonly listedStmt: SqlStatement;
+  private readonly memberIdsStmt: SqlStatement;
+  private readonly clearMarketsStmt: SqlStatement;
+  private readonly insertMarketStmt: SqlStatement;
+  private readonly appendMarketStmt: SqlStatement;
+  private readonly removeMarketStmt: SqlStatement;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.pageStmt = db.prepare(
       'SELECT id, name, created_at, updated_at FROM watchlists WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?',
     );

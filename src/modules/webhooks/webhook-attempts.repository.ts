@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 
 /** How a simulated failure looks to the delivery worker (CONTRACT: simulate-failures). */
 export const SIMULATED_FAILURE_MODES = ['HTTP_500', 'TIMEOUT', 'CONNECTION_REFUSED'] as const;
@@ -45,13 +45,13 @@ export interface SimulatedFailures {
  * writes, so a cached endpoint row can never overwrite the counter).
  */
 export class WebhookAttemptsRepository {
-  private readonly insertStmt: Statement;
-  private readonly ofDeliveryStmt: Statement;
-  private readonly setSimulatedStmt: Statement;
-  private readonly simulatedStmt: Statement;
-  private readonly takeSimulatedStmt: Statement;
+  private readonly insertStmt: SqlStatement;
+  private readonly ofDeliveryStmt: SqlStatement;
+  private readonly setSimulatedStmt: SqlStatement;
+  private readonly simulatedStmt: SqlStatement;
+  private readonly takeSimulatedStmt: SqlStatement;
 
-  constructor(readonly db: Database) {
+  constructor(readonly db: SqlConnection) {
     this.insertStmt = db.prepare(
       `INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, outcome, simulated, url,
       request_headers, response_status, response_body, response_body_truncated, error)

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 
 export type EndpointStatus = 'ACTIVE' | 'SUSPENDED' | 'DISABLED';
 export type DeliveryStatus = 'PENDING' | 'HELD' | 'SUCCEEDED' | 'DEAD_LETTERED' | 'CANCELLED';
@@ -68,9 +68,9 @@ export interface WindowCounts {
 
 /** All webhook SQL, as prepared statements on the platform database (synchronous, cheap). */
 export class WebhooksRepository {
-  private readonly s: Record<string, Statement>;
+  private readonly s: Record<string, SqlStatement>;
 
-  constructor(readonly db: Database) {
+  constructor(readonly db: SqlConnection) {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       insertEndpoint:

@@ -5,8 +5,6 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { randomInt } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { IsNull, Not } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { sha256Hex } from '../../common/crypto/tokens.js';
@@ -29,14 +27,9 @@ import {
 } from './dto/world.dto.js';
 import { PaperWorldRecords } from './paper-world-records.service.js';
 import { WorldCatalog, type WorldRow } from './world-catalog.js';
-import { WorldDatabases, worldFile } from './world-databases.service.js';
-import {
-  isWorldIdShaped,
-  looksWhole,
-  WORLD_FILE_SUFFIXES,
-  worldFilesIn,
-  worldIdOfFile,
-} from './world-files.js';
+import { WorldDatabases } from './world-databases.service.js';
+import { isWorldIdShaped } from './world-files.js';
+import { WorldStorage } from './world-storage.js';
 import { WorldTemplate } from './world-template.service.js';
 
 /**
@@ -62,6 +55,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly records: PaperWorldRecords,
+    private readonly storage: WorldStorage,
   ) {
     // Only a READY world is ever opened: a deleting one refuses new requests at once.
     databases.setOpenable((id) => catalog.one(id)?.status === 'READY');
@@ -93,23 +87,21 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
       this.log.warn(`finishing the ${row.status} world ${row.id} a stop interrupted`);
       await this.remove(row);
     }
-    const dataDir = this.config.values.dataDir;
     for (const id of this.catalog.readyIds()) {
-      if (looksWhole(worldFile(dataDir, id as WorldId))) continue;
+      if (this.storage.isWhole(id as WorldId)) continue;
       const row = this.catalog.one(id);
       if (row === undefined || !this.catalog.markDeleting(id)) continue;
-      this.log.warn(`removing the world ${id}: its file is missing or incomplete`);
+      this.log.warn(`removing the world ${id}: its database is missing or incomplete`);
       await this.remove(row);
     }
     // Worlds with no row whose traces remain: their records outside the file go too.
     const rowless = new Set<WorldId>();
-    const dir = this.template.dir();
-    for (const name of worldFilesIn(dir)) {
-      const id = worldIdOfFile(name)!;
-      if (this.catalog.one(id) !== undefined && !name.endsWith('.part')) continue;
-      this.log.warn(`deleting ${name}: no world of that id`);
-      rmSync(join(dir, name), { force: true });
-      if (this.catalog.one(id) === undefined) rowless.add(id as WorldId);
+    for (const leftover of await this.storage.leftovers()) {
+      const id = leftover.id;
+      if (this.catalog.one(id) !== undefined && !leftover.partial) continue;
+      this.log.warn(`deleting ${leftover.name}: no world of that id`);
+      await this.storage.removeLeftover(leftover);
+      if (this.catalog.one(id) === undefined) rowless.add(id);
     }
     const at = this.clock.nowDate().toISOString();
     for (const k of await this.keys.repo.findBy({ worldId: Not(IsNull()), revokedAt: IsNull() })) {
@@ -152,7 +144,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     }
     this.catalog.insert(row);
     try {
-      await this.template.copyTo(worldFile(this.config.values.dataDir, id));
+      await this.template.createWorld(id);
       const secret = newKeySecret('test');
       const keyId = this.ids.next('key');
       await this.keys.insert(
@@ -233,8 +225,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     if (this.webhooks.repo.disableWorld(row.id, at) > 0) this.webhooks.changed(null);
     this.databases.unload(row.id);
     await this.records.clearWorld(row.id);
-    const file = worldFile(this.config.values.dataDir, row.id);
-    for (const suffix of WORLD_FILE_SUFFIXES) rmSync(`${file}${suffix}`, { force: true });
+    await this.storage.remove(row.id);
     this.catalog.remove(row.id);
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Statement } from 'better-sqlite3';
+import type { SqlStatement } from '../../common/sql/sql-connection.js';
 import type { DataSource } from 'typeorm';
 import type { WorldId } from '../../common/environment.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
@@ -28,7 +28,7 @@ export interface WorldRow {
  */
 @Injectable()
 export class WorldCatalog {
-  private readonly s: Record<string, Statement>;
+  private readonly s: Record<string, SqlStatement>;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     const db = connectionOf(platform);

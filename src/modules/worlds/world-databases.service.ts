@@ -1,8 +1,5 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
   isWorldId,
@@ -11,24 +8,10 @@ import {
   type WorldName,
 } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
-import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, ENGINE_DB } from '../../database/databases.js';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import { WorldScoped } from './world-scoped.js';
-
-/** Where an ephemeral world's file lives: DATA_DIR/worlds/<id>.sqlite. */
-export function worldFile(dataDir: string, id: WorldId): string {
-  return join(dataDir, 'worlds', `${id}.sqlite`);
-}
-
-/** Opens a world file with the pragmas of every engine database (see sqliteOptions). */
-export function openWorldFile(file: string): Database {
-  const db = new BetterSqlite3(file, { fileMustExist: true });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  return db;
-}
+import { WorldStorage } from './world-storage.js';
 
 /**
  * The database of each world (its engine database): where the records of the world-scoped groups
@@ -40,7 +23,7 @@ export function openWorldFile(file: string): Database {
 @Injectable()
 export class WorldDatabases implements OnModuleDestroy {
   private readonly sources: Record<Environment, DataSource>;
-  private readonly loaded = new Map<WorldId, { db: Database; touchedAt: number }>();
+  private readonly loaded = new Map<WorldId, { db: SqlConnection; touchedAt: number }>();
   private readonly unloadHooks: ((world: WorldId) => void)[] = [];
   private readonly loadHooks: ((world: WorldId) => void)[] = [];
   private readonly log = new Logger('Worlds');
@@ -50,7 +33,7 @@ export class WorldDatabases implements OnModuleDestroy {
   constructor(
     @InjectDataSource(ENGINE_DB.live) live: DataSource,
     @InjectDataSource(ENGINE_DB.test) paper: DataSource,
-    private readonly config: ConfigService,
+    private readonly storage: WorldStorage,
   ) {
     this.sources = { live, test: paper };
   }
@@ -61,18 +44,17 @@ export class WorldDatabases implements OnModuleDestroy {
   }
 
   /** The better-sqlite3 connection, for prepared statements; an ephemeral world loads on demand. */
-  connection(world: WorldName): Database {
+  connection(world: WorldName): SqlConnection {
     if (!isWorldId(world)) return connectionOf(this.sources[world]);
     const hit = this.loaded.get(world);
     if (hit !== undefined) {
       hit.touchedAt = Date.now();
       return hit.db;
     }
-    const file = worldFile(this.config.values.dataDir, world);
-    if (!this.openable(world) || !existsSync(file)) {
+    const db = this.openable(world) ? this.storage.open(world) : null;
+    if (db === null) {
       throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
     }
-    const db = openWorldFile(file);
     this.loaded.set(world, { db, touchedAt: Date.now() });
     for (const hook of this.loadHooks) {
       try {
@@ -146,7 +128,7 @@ export class WorldDatabases implements OnModuleDestroy {
    * repositories (`worlds.perWorld((db) => new CommentsRepository(db))`). An ephemeral world's
    * value is made on its first use and dropped when it unloads.
    */
-  perWorld<T>(make: (db: Database, world: WorldName) => T): WorldScoped<T> {
+  perWorld<T>(make: (db: SqlConnection, world: WorldName) => T): WorldScoped<T> {
     const scoped = new WorldScoped<T>((world) => make(this.connection(world), world));
     scoped.get('live');
     scoped.get('test');

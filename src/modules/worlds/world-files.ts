@@ -1,4 +1,9 @@
+import BetterSqlite3 from 'better-sqlite3';
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { WorldId } from '../../common/environment.js';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
+import { sqliteConnection } from '../../common/sql/sqlite-dialect.js';
 
 /**
  * The files of one world beside its database: SQLite's log and shared memory, and the partial
@@ -69,4 +74,19 @@ export function looksWhole(file: string): boolean {
   const pages = header.readUInt32BE(28);
   const countValid = pages > 0 && header.readUInt32BE(24) === header.readUInt32BE(92);
   return !countValid || size >= pages * pageSize;
+}
+
+/** Where an ephemeral world's file lives: DATA_DIR/worlds/<id>.sqlite. */
+export function worldFile(dataDir: string, id: WorldId): string {
+  return join(dataDir, 'worlds', `${id}.sqlite`);
+}
+
+/** Opens a world file with the pragmas of every engine database (see sqliteOptions). */
+export function openWorldFile(file: string): SqlConnection {
+  const db = new BetterSqlite3(file, { fileMustExist: true });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  return sqliteConnection(db);
 }

@@ -10,9 +10,9 @@ import {
   ENGINE_MIGRATIONS,
   sqliteOptions,
 } from '../../database/databases.js';
+import type { WorldStorage } from './world-storage.js';
 import { WorldDatabases } from './world-databases.service.js';
 import { WorldMarkets } from './world-markets.service.js';
-import type { ConfigService } from '../../config/config.service.js';
 
 const AT = '2026-11-22T12:00:00.000Z';
 
@@ -40,7 +40,7 @@ describe('WorldMarkets', () => {
       );
       for (const id of ids) insert.run(id, `slug-${id}`, `Title ${id}`, AT, AT);
     }
-    markets = new WorldMarkets(new WorldDatabases(live, paper, {} as ConfigService));
+    markets = new WorldMarkets(new WorldDatabases(live, paper, {} as WorldStorage));
   });
   afterAll(async () => {
     await live.destroy();

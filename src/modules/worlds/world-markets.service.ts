@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { MARKET_ID } from '../../common/ids/id-patterns.js';
@@ -14,10 +14,10 @@ export interface MarketState {
 
 /** The markets of one world's database, read on its connection (synchronous, so a caller's transaction holds). */
 export class MarketLookup {
-  private readonly stateStmt: Statement;
-  private readonly knownStmt: Statement;
+  private readonly stateStmt: SqlStatement;
+  private readonly knownStmt: SqlStatement;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.stateStmt = db.prepare('SELECT status, resolved_at FROM markets WHERE id = ?');
     this.knownStmt = db.prepare(
       'SELECT id FROM markets WHERE id IN (SELECT value FROM json_each(?))',

@@ -1,21 +1,64 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { WorldId } from '../../common/environment.js';
 import { ConfigService } from '../../config/config.service.js';
 import {
+  ENGINE_DB,
   ENGINE_ENTITIES,
   ENGINE_MIGRATIONS,
   openDatabase,
+  postgresOptions,
   sqliteOptions,
 } from '../../database/databases.js';
 import { SeedService } from '../../database/seed.service.js';
+import { worldFile } from './world-files.js';
 
 const TEMPLATE = '.template';
+/** The template's schema on PostgreSQL (never a world id: those start with wld_). */
+const TEMPLATE_SCHEMA = 'world_template';
+
+/**
+ * Copies every table of schema `src` into a new schema `dst` in one statement (so one
+ * transaction: a schema exists whole or not at all): structure with indexes, defaults and checks,
+ * rows, and a sequence of its own for each serial column, set past the copied rows.
+ */
+const CLONE_SCHEMA = `
+DO $clone$
+DECLARE
+  src text := %SRC%;
+  dst text := %DST%;
+  t record;
+  c record;
+  seq text;
+BEGIN
+  EXECUTE format('CREATE SCHEMA %I', dst);
+  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = src LOOP
+    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)', dst, t.tablename, src, t.tablename);
+    EXECUTE format('INSERT INTO %I.%I SELECT * FROM %I.%I', dst, t.tablename, src, t.tablename);
+    FOR c IN SELECT column_name FROM information_schema.columns
+      WHERE table_schema = src AND table_name = t.tablename AND column_default LIKE 'nextval(%' LOOP
+      seq := t.tablename || '_' || c.column_name || '_seq';
+      EXECUTE format('CREATE SEQUENCE %I.%I OWNED BY %I.%I.%I', dst, seq, dst, t.tablename, c.column_name);
+      EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT nextval(%L)',
+        dst, t.tablename, c.column_name, dst || '.' || seq);
+      EXECUTE format('SELECT setval(%L, COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
+        dst || '.' || seq, c.column_name, dst, t.tablename);
+    END LOOP;
+  END LOOP;
+END
+$clone$`;
+
+const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * The migrated and seeded engine database every new world starts from, built once per process
- * (on the first create) and then copied: a copy is what makes a create take milliseconds.
+ * (on the first create) and then copied: a copy is what makes a create take milliseconds. On
+ * SQLite a file copied to DATA_DIR/worlds/<id>.sqlite; on PostgreSQL a schema cloned to a schema
+ * named after the world.
  */
 @Injectable()
 export class WorldTemplate {
@@ -25,7 +68,20 @@ export class WorldTemplate {
   constructor(
     private readonly config: ConfigService,
     private readonly modules: ModuleRef,
+    @InjectDataSource(ENGINE_DB.test) private readonly paper: DataSource,
   ) {}
+
+  /** Makes the engine database of a new world (its file or its schema) from the template. */
+  async createWorld(id: WorldId): Promise<void> {
+    if (this.config.values.databaseUrl === null) {
+      await this.copyTo(worldFile(this.config.values.dataDir, id));
+      return;
+    }
+    const template = await this.template();
+    await this.paper.query(
+      CLONE_SCHEMA.replace('%SRC%', literal(template)).replace('%DST%', literal(id)),
+    );
+  }
 
   dir(): string {
     return join(this.config.values.dataDir, 'worlds');
@@ -37,14 +93,46 @@ export class WorldTemplate {
    * boot deletes it) and never a cut-short world file under the world's name.
    */
   async copyTo(file: string): Promise<void> {
-    this.building ??= this.build().catch((err: unknown) => {
-      this.building = null;
-      throw err;
-    });
-    const template = await this.building;
+    const template = await this.template();
     const part = `${file}.part`;
     copyFileSync(template, part);
     renameSync(part, file);
+  }
+
+  /** The template (its file, or its schema on PostgreSQL), built on first use. */
+  private template(): Promise<string> {
+    this.building ??= (
+      this.config.values.databaseUrl === null ? this.build() : this.buildSchema()
+    ).catch((err: unknown) => {
+      this.building = null;
+      throw err;
+    });
+    return this.building;
+  }
+
+  /**
+   * The template schema, rebuilt by each process as the file is (its migrations and seeds are
+   * this version's). Worlds cloned from an earlier one keep nothing of it: their sequences are
+   * their own.
+   */
+  private async buildSchema(): Promise<string> {
+    const started = Date.now();
+    await this.paper.query(`DROP SCHEMA IF EXISTS "${TEMPLATE_SCHEMA}" CASCADE`);
+    const ds = await openDatabase(
+      postgresOptions(
+        TEMPLATE_SCHEMA,
+        this.config.values.databaseUrl!,
+        ENGINE_ENTITIES,
+        ENGINE_MIGRATIONS,
+      ),
+    );
+    try {
+      await this.modules.get(SeedService, { strict: false }).seedEngine(ds);
+    } finally {
+      await ds.destroy();
+    }
+    this.log.log(`world template schema built in ${Date.now() - started} ms`);
+    return TEMPLATE_SCHEMA;
   }
 
   private async build(): Promise<string> {

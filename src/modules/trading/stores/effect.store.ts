@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
 import { iso } from '../../../common/clock/iso.js';
 
 /** An Idempotency-Key's effect on an engine: the orders it placed, the ledger references it wrote. */
@@ -16,16 +16,16 @@ export interface EffectRecord {
  * engine.
  */
 export class EffectStore {
-  private readonly insert: Statement<[string, string, string, string, string]>;
-  private readonly byKey: Statement<
+  private readonly insert: SqlStatement<[string, string, string, string, string]>;
+  private readonly byKey: SqlStatement<
     [string, string, string],
     { order_ids: string; reference_ids: string }
   >;
-  private readonly ofOwner: Statement<[string, string], { idem_key: string }>;
-  private readonly olderThan: Statement<[string]>;
-  private readonly ofKey: Statement<[string, string]>;
+  private readonly ofOwner: SqlStatement<[string, string], { idem_key: string }>;
+  private readonly olderThan: SqlStatement<[string]>;
+  private readonly ofKey: SqlStatement<[string, string]>;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.insert = db.prepare(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids,
       reference_ids, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, idem_key) DO UPDATE
       SET order_ids = excluded.order_ids, reference_ids = excluded.reference_ids,

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
 import type {
   AccountResetEvent,
   BalanceChangedEvent,
@@ -6,7 +6,7 @@ import type {
 } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
 import type { Environment } from '../../../common/environment.js';
-import { StatementCache } from '../../../common/sqlite/statement-cache.js';
+import { StatementCache } from '../../../common/sql/statement-cache.js';
 
 /** A ledger row as stored (`ledger`). */
 export interface LedgerRow {
@@ -40,19 +40,19 @@ export function ledgerTypeOf(reason: BalanceReason, environment: Environment): L
  * API and a restore. The house account has a balance but no ledger.
  */
 export class LedgerStore {
-  private readonly upsertAccount: Statement<[string, number, string, string]>;
-  private readonly insertLedger: Statement<
+  private readonly upsertAccount: SqlStatement<[string, number, string, string]>;
+  private readonly insertLedger: SqlStatement<
     [string, string, LedgerRow['type'], number, number, string | null, string]
   >;
-  private readonly deleteOfUser: Statement<[string]>;
-  private readonly byId: Statement<[string], LedgerRow>;
-  private readonly allAccounts: Statement<[], AccountRow>;
+  private readonly deleteOfUser: SqlStatement<[string]>;
+  private readonly byId: SqlStatement<[string], LedgerRow>;
+  private readonly allAccounts: SqlStatement<[], AccountRow>;
   private readonly pages: StatementCache;
   /** The last ledger row {@link balanceChanged} wrote (see {@link lastRowOf}). */
   private last: { userId: string; id: string } | null = null;
 
   constructor(
-    db: Database,
+    db: SqlConnection,
     private readonly environment: Environment,
     /** The house account, which keeps no ledger. */
     private readonly houseAccountId: string,

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
 import type { MarketResolvedEvent, TradeEvent } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
 
@@ -22,14 +22,14 @@ const COLUMNS = 'id, status, outcome, reference_price, last_price, volume, close
  * command's transaction; read by a restore and the market rules.
  */
 export class MarketStore {
-  private readonly lastTrade: Statement<[number, number, string, string]>;
-  private readonly status: Statement<[string, string, string]>;
-  private readonly resolved: Statement<[string, string, string, string]>;
-  private readonly reference: Statement<[number, string, string]>;
-  private readonly every: Statement<[], MarketRow>;
-  private readonly one: Statement<[string], MarketRow>;
+  private readonly lastTrade: SqlStatement<[number, number, string, string]>;
+  private readonly status: SqlStatement<[string, string, string]>;
+  private readonly resolved: SqlStatement<[string, string, string, string]>;
+  private readonly reference: SqlStatement<[number, string, string]>;
+  private readonly every: SqlStatement<[], MarketRow>;
+  private readonly one: SqlStatement<[string], MarketRow>;
 
-  constructor(private readonly db: Database) {
+  constructor(private readonly db: SqlConnection) {
     this.lastTrade = db.prepare(
       'UPDATE markets SET last_price = ?, volume = volume + ?, updated_at = ? WHERE id = ?',
     );

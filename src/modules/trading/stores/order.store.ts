@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
 import type {
   OrderAmendedEvent,
   OrderCancelledEvent,
@@ -9,7 +9,7 @@ import type {
   TradeEvent,
 } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
-import { StatementCache } from '../../../common/sqlite/statement-cache.js';
+import { StatementCache } from '../../../common/sql/statement-cache.js';
 
 /** An order as stored (`orders`). */
 export interface OrderRow {
@@ -127,28 +127,28 @@ const OPEN_STATUSES = "('OPEN','PARTIALLY_FILLED')";
  */
 export class OrderStore {
   // Positional parameters: on the hot path, binding 23 named ones from an object cost more.
-  private readonly insertOrder: Statement<OrderInsert>;
-  private readonly updateFill: Statement<[number, number, string, string, string]>;
-  private readonly updateFinal: Statement<[string, string, string, string]>;
-  private readonly updateAmend: Statement<[number, number, number, number, string, string]>;
-  private readonly insertTrade: Statement<TradeInsert>;
-  private readonly deleteOfUser: Statement<[string]>;
-  private readonly byId: Statement<[string], OrderRow>;
-  private readonly tradesOfOne: Statement<[string, string], TradeRow>;
-  private readonly tradesOfMany: Statement<[{ ids: string }], TradeRow>;
-  private readonly tradesOfMarketPage: Statement<
+  private readonly insertOrder: SqlStatement<OrderInsert>;
+  private readonly updateFill: SqlStatement<[number, number, string, string, string]>;
+  private readonly updateFinal: SqlStatement<[string, string, string, string]>;
+  private readonly updateAmend: SqlStatement<[number, number, number, number, string, string]>;
+  private readonly insertTrade: SqlStatement<TradeInsert>;
+  private readonly deleteOfUser: SqlStatement<[string]>;
+  private readonly byId: SqlStatement<[string], OrderRow>;
+  private readonly tradesOfOne: SqlStatement<[string, string], TradeRow>;
+  private readonly tradesOfMany: SqlStatement<[{ ids: string }], TradeRow>;
+  private readonly tradesOfMarketPage: SqlStatement<
     [string, string | null, string | null, number],
     TradeRow
   >;
-  private readonly open: Statement<[], OrderRow>;
-  private readonly newest: Statement<[string], { id: string }>;
-  private readonly count: Statement<[string], { n: number }>;
+  private readonly open: SqlStatement<[], OrderRow>;
+  private readonly newest: SqlStatement<[string], { id: string }>;
+  private readonly count: SqlStatement<[string], { n: number }>;
   /** Open house orders, so their updates skip the database (they have no rows). */
   private readonly houseOrders = new Set<string>();
   private readonly lists: StatementCache;
 
   constructor(
-    db: Database,
+    db: SqlConnection,
     /** The house account, whose orders are not stored. */
     private readonly houseAccountId: string,
   ) {
@@ -314,7 +314,7 @@ export class OrderStore {
   }
 
   /** One prepared statement per filter combination of the export (see {@link ExportFilter}). */
-  private exportStatement(what: 'rows' | 'count', f: ExportFilter): Statement {
+  private exportStatement(what: 'rows' | 'count', f: ExportFilter): SqlStatement {
     const key = `${what}${f.status !== undefined}${f.marketId !== undefined}${f.from !== undefined}${f.to !== undefined}`;
     return this.lists.get(key, () => {
       const where = ['user_id = @userId', 'id <= @throughId'];

@@ -1,6 +1,6 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
 import type { PositionChangedEvent, PositionSettledEvent } from '../../../engine/index.js';
-import { StatementCache } from '../../../common/sqlite/statement-cache.js';
+import { StatementCache } from '../../../common/sql/statement-cache.js';
 
 /** A position as stored (`positions`). */
 export interface PositionRow {
@@ -19,14 +19,14 @@ export interface PositionRow {
  * transaction; read by the positions API and a restore.
  */
 export class PositionStore {
-  private readonly upsert: Statement<
+  private readonly upsert: SqlStatement<
     [string, string, number, number, number, number, number, string]
   >;
-  private readonly deleteOfUser: Statement<[string]>;
-  private readonly everyPosition: Statement<[], PositionRow>;
+  private readonly deleteOfUser: SqlStatement<[string]>;
+  private readonly everyPosition: SqlStatement<[], PositionRow>;
   private readonly pages: StatementCache;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.pages = new StatementCache(db);
     this.upsert = db.prepare(`INSERT INTO positions (user_id, market_id, yes_qty, no_qty,
       yes_cost, no_cost, realized_pnl, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
 import type { HoldPlacedEvent, HoldReleasedEvent } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
 
@@ -17,11 +17,11 @@ export interface QuoteHoldRow {
  * reserved after a crash.
  */
 export class QuoteHoldStore {
-  private readonly insert: Statement<[string, string, string, number, string]>;
-  private readonly remove: Statement<[string]>;
-  private readonly all: Statement<[], QuoteHoldRow>;
+  private readonly insert: SqlStatement<[string, string, string, number, string]>;
+  private readonly remove: SqlStatement<[string]>;
+  private readonly all: SqlStatement<[], QuoteHoldRow>;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.insert = db.prepare(
       'INSERT INTO quote_holds (id, user_id, market_id, amount_cents, created_at) VALUES (?, ?, ?, ?, ?)',
     );

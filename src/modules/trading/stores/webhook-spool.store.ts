@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqlConnection } from '../../../common/sql/sql-connection.js';
 import { iso } from '../../../common/clock/iso.js';
 
 /**
@@ -11,7 +11,7 @@ export class WebhookSpoolStore {
   private readonly oldest;
   private readonly removeThrough;
 
-  constructor(db: Database) {
+  constructor(db: SqlConnection) {
     this.insert = db.prepare<[string, string]>(
       'INSERT INTO webhook_spool (payload, created_at) VALUES (?, ?)',
     );

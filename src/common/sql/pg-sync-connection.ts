@@ -1,0 +1,207 @@
+import { PgSyncBridge, type PgReply } from './pg-sync-bridge.js';
+import { toPostgres } from './postgres-dialect.js';
+import type {
+  SqlConnection,
+  SqlRunResult,
+  SqlStatement,
+  SqlTransaction,
+  SqlTransactionBody,
+} from './sql-connection.js';
+
+/** Waits at most this long for a row lock (SQLite's busy_timeout is 5000 ms too). */
+const LOCK_TIMEOUT_MS = 5000;
+
+let statementNames = 0;
+
+/**
+ * The synchronous port on PostgreSQL: one `pg.Client` in the worker thread (PgSyncBridge), each
+ * call a blocking round trip to it. SQL is written for SQLite and carried over by `toPostgres`
+ * once per prepare; each statement is a named prepared statement of its client (parsed and
+ * planned once). `schema` becomes the session's search_path, so unqualified tables are that
+ * schema's.
+ */
+export class PgSyncConnection implements SqlConnection {
+  readonly dialect = 'postgres' as const;
+  private readonly bridge = PgSyncBridge.instance();
+  private readonly cid: number;
+  private depth = 0;
+  /** BEGIN (or a SAVEPOINT) not yet sent: it goes with the transaction's first statement. */
+  private pending: string[] = [];
+  private closed = false;
+
+  constructor(url: string, schema?: string) {
+    this.cid = this.bridge.connectionId();
+    const options = [`-c lock_timeout=${LOCK_TIMEOUT_MS}`];
+    if (schema !== undefined) options.push(`-c search_path=${quoteIdent(schema)}`);
+    this.bridge.call({ cid: this.cid, op: 'open', url, options: options.join(' ') });
+  }
+
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(
+    sql: string,
+  ): P extends unknown[] ? SqlStatement<P, R> : SqlStatement<[P], R> {
+    const { text, names } = toPostgres(sql);
+    return new PgSyncStatement(this, sql, text, names) as never;
+  }
+
+  exec(sql: string): this {
+    this.send({ op: 'exec', text: toPostgres(sql).text }, sql);
+    return this;
+  }
+
+  /** @internal One statement through the worker (with a transaction's deferred BEGIN). */
+  query(name: string, text: string, values: unknown[], raw: boolean, sql: string): PgReply {
+    return this.send({ op: 'query', name, text, values, rowMode: raw ? 'array' : undefined }, sql);
+  }
+
+  /**
+   * A batch of statements in one transaction, answered without blocking the thread (the
+   * pipelined group commit builds on it): the next batch can form while this one commits.
+   */
+  async submit(
+    statements: { sql: string; params?: unknown[] | Record<string, unknown> }[],
+  ): Promise<SqlRunResult[]> {
+    const prepared = statements.map((s) => {
+      const { text, names } = toPostgres(s.sql);
+      const args = s.params === undefined ? [] : [s.params];
+      return { text, values: bindValues(names, args, s.sql) };
+    });
+    const reply = await this.bridge.submit({ cid: this.cid, op: 'batch', statements: prepared });
+    return reply.results!.map((r) => ({ changes: r.changes }));
+  }
+
+  transaction<F extends SqlTransactionBody>(fn: F): SqlTransaction<F> {
+    const run = (...args: unknown[]): unknown => {
+      const level = this.depth;
+      this.pending.push(level === 0 ? 'BEGIN' : `SAVEPOINT sp${level}`);
+      this.depth = level + 1;
+      let result: unknown;
+      try {
+        result = fn(...args);
+        if (isThenable(result)) throw new TypeError('Transaction function cannot return a promise');
+      } catch (err) {
+        this.depth = level;
+        this.finish(level === 0 ? ['ROLLBACK'] : [`ROLLBACK TO sp${level}`, `RELEASE sp${level}`]);
+        throw err;
+      }
+      this.depth = level;
+      this.finish(level === 0 ? ['COMMIT'] : [`RELEASE sp${level}`]);
+      return result;
+    };
+    const tx = run as unknown as SqlTransaction<F>;
+    tx.immediate = run as SqlTransaction<F>['immediate'];
+    return tx;
+  }
+
+  close(): this {
+    if (this.closed) return this;
+    this.closed = true;
+    this.bridge.call({ cid: this.cid, op: 'close' });
+    return this;
+  }
+
+  /**
+   * Ends a transaction or savepoint. When its BEGIN (SAVEPOINT) is still pending, nothing ran in
+   * it and nothing is sent: pending entries are pushed level by level and sent all at once, so a
+   * non-empty list ends with this level's.
+   */
+  private finish(statements: string[]): void {
+    if (this.pending.length > 0) {
+      this.pending.pop();
+      return;
+    }
+    for (const sql of statements) this.bridge.call({ cid: this.cid, op: 'exec', text: sql }, sql);
+  }
+
+  private send(request: Record<string, unknown> & { op: string }, sql: string): PgReply {
+    if (this.closed) throw new TypeError('The database connection is not open');
+    const before = this.pending;
+    if (before.length > 0) this.pending = [];
+    return this.bridge.call({ ...request, cid: this.cid, before }, sql);
+  }
+}
+
+/** A prepared statement: SQLite text translated once, values bound per call as better-sqlite3 does. */
+class PgSyncStatement implements SqlStatement {
+  private readonly name = `s${++statementNames}`;
+  private rawRows = false;
+
+  constructor(
+    private readonly conn: PgSyncConnection,
+    private readonly sql: string,
+    private readonly text: string,
+    private readonly names: readonly string[] | null,
+  ) {}
+
+  run(...params: unknown[]): SqlRunResult {
+    const r = this.exec(params);
+    return { changes: r.changes ?? 0 };
+  }
+
+  get(...params: unknown[]): unknown {
+    return this.exec(params).rows![0];
+  }
+
+  all(...params: unknown[]): unknown[] {
+    return this.exec(params).rows!;
+  }
+
+  raw(toggle = true): this {
+    this.rawRows = toggle;
+    return this;
+  }
+
+  private exec(params: unknown[]): PgReply {
+    const values = bindValues(this.names, params, this.sql);
+    return this.conn.query(this.name, this.text, values, this.rawRows, this.sql);
+  }
+}
+
+/**
+ * better-sqlite3's binding: positional values in order (arrays spread), or the keys of one
+ * object for named parameters (a missing key is an error, as there).
+ */
+function bindValues(names: readonly string[] | null, params: unknown[], sql: string): unknown[] {
+  if (names === null) {
+    const out: unknown[] = [];
+    for (const p of params) {
+      if (Array.isArray(p)) for (const v of p) out.push(toPg(v));
+      else out.push(toPg(p));
+    }
+    return out;
+  }
+  const bag = params.find(isBag) as Record<string, unknown> | undefined;
+  return names.map((n) => {
+    if (bag === undefined || !(n in bag)) {
+      throw new RangeError(`Missing named parameter "${n}" in: ${sql.slice(0, 200)}`);
+    }
+    return toPg(bag[n]);
+  });
+}
+
+function isBag(p: unknown): boolean {
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    !Array.isArray(p) &&
+    !Buffer.isBuffer(p) &&
+    !(p instanceof Date)
+  );
+}
+
+function toPg(v: unknown): unknown {
+  if (v === undefined) return null;
+  if (typeof v === 'bigint') return v.toString();
+  return v;
+}
+
+function isThenable(v: unknown): boolean {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,133 @@
+/**
+ * The program of the PostgreSQL worker thread (see pg-sync-bridge.ts), run with `eval` so it
+ * needs no compiled file beside it (Jest runs the TypeScript sources): `pg` is required from the
+ * path the caller resolved.
+ *
+ * Protocol, on the MessagePort handed over in workerData: requests `{ id, cid, op, ... }`, each
+ * answered once by `{ id, ok, ... }`, after which the worker bumps the shared counter and wakes
+ * the caller (Atomics.notify). Requests of one connection run in arrival order; replies carry
+ * the request's id, so a caller waiting synchronously for its own reply can stash others (the
+ * async `submit` of a batch).
+ *
+ * Ops: open { url, options } (one pg.Client per connection id), query { text, values, name,
+ * rowMode, before }, exec { text } (simple protocol, several statements), batch { statements }
+ * (one transaction), close.
+ *
+ * Results are made to read as SQLite's: int8 and numeric as numbers (an int8 beyond 2^53 fails
+ * the statement rather than lose digits), booleans as 1/0, dates and timestamps as their text.
+ */
+export const PG_WORKER_SOURCE = String.raw`
+const { workerData } = require('node:worker_threads');
+const pg = require(workerData.driver);
+const { port, flag } = workerData;
+const counter = new Int32Array(flag);
+const clients = new Map();
+const queues = new Map();
+
+function int8(text) {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError('int8 value ' + text + ' is beyond 2^53: refused rather than rounded');
+  return n;
+}
+function numeric(text) {
+  const n = Number(text);
+  if (/^-?\d+$/.test(text) && !Number.isSafeInteger(n)) throw new RangeError('numeric value ' + text + ' is beyond 2^53: refused rather than rounded');
+  return n;
+}
+const asText = (text) => text;
+const PARSERS = {
+  20: int8,
+  1700: numeric,
+  16: (t) => (t === 't' ? 1 : 0),
+  1082: asText,
+  1114: asText,
+  1184: asText,
+};
+const types = {
+  getTypeParser(oid, format) {
+    if (format !== 'binary' && PARSERS[oid] !== undefined) return PARSERS[oid];
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+function reply(message) {
+  port.postMessage(message);
+  Atomics.add(counter, 0, 1);
+  Atomics.notify(counter, 0);
+}
+function failure(id, err) {
+  const e = err || {};
+  return {
+    id,
+    ok: false,
+    error: {
+      message: String(e.message || e),
+      code: e.code,
+      detail: e.detail,
+      constraint: e.constraint,
+      table: e.table,
+      column: e.column,
+      schema: e.schema,
+      severity: e.severity,
+    },
+  };
+}
+async function query(client, q) {
+  const config = { text: q.text, values: q.values, types };
+  if (q.name) config.name = q.name;
+  if (q.rowMode) config.rowMode = q.rowMode;
+  const r = await client.query(config);
+  return { rows: r.rows, changes: r.rowCount == null ? 0 : r.rowCount };
+}
+async function handle(m) {
+  if (m.op === 'open') {
+    const client = new pg.Client({ connectionString: m.url, options: m.options });
+    client.on('error', () => {});
+    await client.connect();
+    clients.set(m.cid, client);
+    return {};
+  }
+  const client = clients.get(m.cid);
+  if (client === undefined) throw new Error('connection ' + m.cid + ' is not open');
+  switch (m.op) {
+    case 'query':
+      for (const sql of m.before || []) await client.query(sql);
+      return query(client, m);
+    case 'exec':
+      for (const sql of m.before || []) await client.query(sql);
+      await client.query(m.text);
+      return {};
+    case 'batch': {
+      const results = [];
+      await client.query('BEGIN');
+      try {
+        for (const s of m.statements) results.push(await query(client, s));
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+      return { results };
+    }
+    case 'close':
+      clients.delete(m.cid);
+      await client.end();
+      return {};
+    default:
+      throw new Error('unknown op ' + m.op);
+  }
+}
+port.on('message', (m) => {
+  const prev = queues.get(m.cid) || Promise.resolve();
+  const next = prev.then(() =>
+    handle(m).then(
+      (r) => reply(Object.assign({ id: m.id, ok: true }, r)),
+      (err) => reply(failure(m.id, err)),
+    ),
+  );
+  queues.set(m.cid, next);
+  next.then(() => {
+    if (queues.get(m.cid) === next) queues.delete(m.cid);
+  });
+});
+`;

@@ -1,0 +1,65 @@
+/**
+ * The synchronous SQL port: exactly the part of better-sqlite3's `Database` the service uses, so
+ * a better-sqlite3 connection IS a `SqlConnection` (no wrapper on the SQLite path, the hot path
+ * keeps its speed) and `PgSyncConnection` runs the same calls on PostgreSQL.
+ *
+ * Parameters are better-sqlite3's: positional `?` values, or one object whose keys bind the named
+ * `@name` / `:name` / `$name` parameters. Rows come back with the column names of the SELECT and
+ * integers as numbers on both.
+ */
+
+/** What `run` reports: the rows the statement inserted, updated or deleted. */
+export interface SqlRunResult {
+  changes: number;
+}
+
+export interface SqlStatement<P extends unknown[] = unknown[], R = unknown> {
+  run(...params: P): SqlRunResult;
+  get(...params: P): R | undefined;
+  all(...params: P): R[];
+  /** Rows as arrays of values in column order instead of objects (`raw(true)`). */
+  raw(toggle?: boolean): this;
+}
+
+// `any` as in better-sqlite3's own typing: a transaction wraps a function of any parameters.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type SqlTransactionBody = (...params: any[]) => unknown;
+
+/**
+ * A function that runs `fn` in a transaction: committed when it returns, rolled back when it
+ * throws; called inside another transaction it is a savepoint of it. `immediate` takes the write
+ * lock at BEGIN (SQLite; on PostgreSQL it is the same transaction, row locks order writers).
+ */
+type ArgumentsOf<F extends SqlTransactionBody> = F extends (...args: infer A) => unknown
+  ? A
+  : never;
+
+export interface SqlTransaction<F extends SqlTransactionBody> {
+  (...params: ArgumentsOf<F>): ReturnType<F>;
+  immediate(...params: ArgumentsOf<F>): ReturnType<F>;
+}
+
+export type SqlDialect = 'sqlite' | 'postgres';
+
+export interface SqlConnection {
+  /**
+   * Which engine answers. better-sqlite3's connections carry 'sqlite' on their prototype
+   * (sqlite-dialect.ts); the type leaves it optional so a plain `new Database()` is a
+   * SqlConnection as it is. Read it through `dialectOf`.
+   */
+  readonly dialect?: SqlDialect;
+  /** Whether a transaction is open on this connection now. */
+  readonly inTransaction: boolean;
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(
+    sql: string,
+  ): P extends unknown[] ? SqlStatement<P, R> : SqlStatement<[P], R>;
+  transaction<F extends SqlTransactionBody>(fn: F): SqlTransaction<F>;
+  /** Runs SQL text of one or more statements, no parameters, no rows. */
+  exec(sql: string): unknown;
+  close(): unknown;
+}
+
+/** The engine behind a connection (better-sqlite3's own connections say 'sqlite'). */
+export function dialectOf(db: SqlConnection): SqlDialect {
+  return db.dialect ?? 'sqlite';
+}

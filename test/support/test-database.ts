@@ -1,0 +1,180 @@
+import { afterAll } from '@jest/globals';
+import Database from 'better-sqlite3';
+import type { Socket } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { PgSyncConnection } from '../../src/common/sql/pg-sync-connection.js';
+import type { SqlConnection } from '../../src/common/sql/sql-connection.js';
+import { sqliteConnection } from '../../src/common/sql/sqlite-dialect.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { postgresOptions } from '../../src/database/databases.js';
+import { migrateAndSeed } from './data-dir-template.js';
+import { startServices, type Services } from './services.js';
+
+/**
+ * The harness's database switch: `TEST_DATABASE=postgres` boots every test app on PostgreSQL
+ * instead of SQLite files. One throwaway cluster per suite file (Jest's module registry: this
+ * module's state lives as long as the file), stopped when the Jest worker exits; a fresh database
+ * (`CREATE DATABASE`) per app boot, so cases stay as isolated as with a fresh DATA_DIR. A boot
+ * that reuses a DATA_DIR (a restart test) gets the database of that DATA_DIR back.
+ */
+export function testDatabaseIsPostgres(): boolean {
+  return process.env.TEST_DATABASE === 'postgres';
+}
+
+let services: Promise<Services> | null = null;
+let made = 0;
+const byDataDir = new Map<string, string>();
+/** DATA_DIR -> the URL of its database, for the synchronous readers below. */
+const urls = new Map<string, string>();
+
+/**
+ * A connection to one database of the app booted on `dataDir`, from outside the app (what tests
+ * read or plant): `platform`, `live`, `paper` or an ephemeral world's id. SQLite: the file in
+ * DATA_DIR (DATA_DIR/worlds/ for a world); PostgreSQL: that schema of the boot's database, the
+ * SQL carried over as the app's is. Close it after use.
+ */
+export function openDatabaseOf(
+  dataDir: string,
+  name: string,
+  options: { readonly?: boolean; fileMustExist?: boolean } = {},
+): SqlConnection {
+  const url = urls.get(dataDir);
+  if (url !== undefined) return new PgSyncConnection(url, name);
+  const file = name.startsWith('wld_')
+    ? join(dataDir, 'worlds', `${name}.sqlite`)
+    : join(dataDir, `${name}.sqlite`);
+  const db = new Database(file, options);
+  if (options.readonly !== true) db.pragma('busy_timeout = 5000');
+  return sqliteConnection(db);
+}
+
+// The file's cluster stops with the file (registered once per module registry, so once per suite
+// or case file); the exit hook below is the fallback for a worker that is killed.
+afterAll(async () => {
+  const running = services;
+  services = null;
+  if (running !== null) await (await running).stop();
+}, 60_000);
+
+function cluster(): Promise<Services> {
+  services ??= startServices().then((s) => {
+    // The cluster outlives no worker: SIGTERM lets services.js stop PostgreSQL and remove its files.
+    process.once('exit', () => s.child.kill('SIGTERM'));
+    // Nor does it keep the worker alive once the tests are done.
+    s.child.unref();
+    (s.child.stdout as Socket | null)?.unref();
+    (s.child.stderr as Socket | null)?.unref();
+    return s;
+  });
+  return services;
+}
+
+/** Seeded template databases of this cluster, by seeding clock, APP_ENV and scrypt cost. */
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * DATABASE_URL for an app booting on `dataDir`: that DATA_DIR's database, made on first use. With
+ * `seeded` (a ManualClock boot, as data-dir-template.ts), a copy (`CREATE DATABASE ... TEMPLATE`)
+ * of a database migrated and seeded once per cluster for that clock and config, instead of every
+ * boot running the migrations and hashing the demo passwords again.
+ */
+export async function databaseUrlFor(
+  dataDir: string,
+  seeded?: { config: AppConfig; now: number },
+): Promise<string> {
+  const base = new URL((await cluster()).databaseUrl);
+  let name = byDataDir.get(dataDir);
+  if (name === undefined) {
+    name = `e2e_${process.pid}_${++made}`;
+    const template = seeded === undefined ? null : await templateFor(base, seeded);
+    await admin(
+      base,
+      `CREATE DATABASE "${name}"${template === null ? '' : ` TEMPLATE "${template}"`}`,
+    );
+    byDataDir.set(dataDir, name);
+  }
+  base.pathname = `/${name}`;
+  urls.set(dataDir, base.toString());
+  return base.toString();
+}
+
+function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Promise<string> {
+  const { config, now } = seeded;
+  const key = `${now}-${config.appEnv}-${config.passwordScryptCost}`;
+  let built = templates.get(key);
+  if (built === undefined) {
+    const name = `tpl_${process.pid}_${templates.size + 1}`;
+    built = (async () => {
+      await admin(base, `CREATE DATABASE "${name}"`);
+      const url = new URL(base);
+      url.pathname = `/${name}`;
+      await migrateAndSeed(
+        (schema, entities, migrations) =>
+          postgresOptions(schema, url.toString(), entities, migrations),
+        config,
+        mkdtempSync(join(tmpdir(), 'svc-pg-template-')),
+        now,
+      );
+      return name;
+    })();
+    built.catch(() => templates.delete(key));
+    templates.set(key, built);
+  }
+  return built;
+}
+
+/** Drops the database of `dataDir` (its app closed, its data not kept). */
+export async function dropDatabaseOf(dataDir: string): Promise<void> {
+  const name = byDataDir.get(dataDir);
+  if (name === undefined) return;
+  byDataDir.delete(dataDir);
+  urls.delete(dataDir);
+  await admin(
+    new URL((await cluster()).databaseUrl),
+    `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`,
+  );
+}
+
+async function admin(base: URL, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: base.toString() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Whether an ephemeral world's database is stored: its file (SQLite) or its schema (PostgreSQL). */
+export function worldDatabaseExists(dataDir: string, id: string): boolean {
+  if (!urls.has(dataDir)) return existsSync(join(dataDir, 'worlds', `${id}.sqlite`));
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    return (
+      db.prepare('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?').get(id) !== undefined
+    );
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Plants what a create cut short leaves for world `id`: an empty file (SQLite), or an empty schema
+ * of its name (PostgreSQL).
+ */
+export function plantHalfWorld(dataDir: string, id: string): void {
+  if (!urls.has(dataDir)) {
+    mkdirSync(join(dataDir, 'worlds'), { recursive: true });
+    writeFileSync(join(dataDir, 'worlds', `${id}.sqlite`), '');
+    return;
+  }
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    db.exec(`CREATE SCHEMA "${id}"`);
+  } finally {
+    db.close();
+  }
+}
