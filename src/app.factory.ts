@@ -44,7 +44,8 @@ import { createValidationPipe } from './common/http/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
-import { lockDataDir, type DataDirLock } from './config/data-dir-lock.js';
+import { lockDataDir } from './config/data-dir-lock.js';
+import { lockDatabase, type DatabaseLock } from './modules/cluster/database-lock.js';
 import { clockOffsetFile, fileClockOffset } from './config/clock-offset.js';
 import {
   buildOpenApi,
@@ -88,16 +89,27 @@ const REDACT = [
  */
 export async function createApp(opts: CreateAppOptions): Promise<App> {
   const { config } = opts;
-  const lock = lockDataDir(config.dataDir);
+  const dirLock = lockDataDir(config.dataDir);
+  let dbLock: DatabaseLock | null = null;
+  const lock = {
+    release: async (): Promise<void> => {
+      try {
+        await dbLock?.release();
+      } finally {
+        dirLock.release();
+      }
+    },
+  };
   try {
+    if (config.databaseUrl !== null) dbLock = await lockDatabase(config.databaseUrl);
     return await build(opts, lock);
   } catch (err) {
-    lock.release();
+    await lock.release();
     throw err;
   }
 }
 
-async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
+async function build(opts: CreateAppOptions, lock: { release(): Promise<void> }): Promise<App> {
   const { config } = opts;
   const secrets = ensureSecrets(config.dataDir, {
     jwtSecret: config.jwtSecret,
@@ -248,7 +260,7 @@ async function build(opts: CreateAppOptions, lock: DataDirLock): Promise<App> {
       try {
         await app.close();
       } finally {
-        lock.release();
+        await lock.release();
       }
     },
   };
