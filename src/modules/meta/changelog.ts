@@ -9,6 +9,55 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-postgresql',
+    date: '2026-11-30',
+    title: 'PostgreSQL behind DATABASE_URL',
+    kind: 'ADDED',
+    description:
+      "PostgreSQL behind `DATABASE_URL` (issue 24, first part). The service's raw SQL now goes through one synchronous port (`src/common/sql`: `SqlConnection`, `SqlStatement`, `SqlTransaction`), the part of better-sqlite3's `Database` it uses, which a better-sqlite3 connection satisfies as it is, so the SQLite path is unchanged. `PgSyncConnection` implements the port on PostgreSQL: `pg` clients in a worker thread, the caller blocking in `Atomics.wait` for each answer, SQLite SQL carried over by `toPostgres`, results read as SQLite's (64-bit counts as numbers, refused past 2^53; booleans as 1/0), unique violations recognised, nested transactions as savepoints, and an async batch call beside the synchronous ones for the coming pipelined group commit. With `DATABASE_URL=postgres://\u2026/db` (validated at start, never echoed) the platform, live and paper databases are schemas of that database, each ephemeral world a schema cloned in one transaction from a template schema and dropped with the world; the SQLite WAL checkpointer is not started there. One instance runs per database: a second started on the same database is refused (exit 78, naming `DATABASE_URL`), and data exports do not run on PostgreSQL yet. `TEST_DATABASE=postgres` boots the e2e harness on a throwaway cluster (a fresh database per app boot), `npm run test:pg` runs the e2e suites that way, a conformance spec runs the same cases on both engines, and `npm run bench:sql-port` / `npm run bench:reset -- --postgres` measure a statement's round trip and a sandbox reset on PostgreSQL.",
+  },
+  {
+    id: '2026-11-30-event-stream',
+    date: '2026-11-30',
+    title: 'Realtime across instances: the committed-event stream on Redis',
+    kind: 'ADDED',
+    description:
+      'Realtime across instances: with `REDIS_URL`, committed engine events travel between API instances on one Redis stream per world (`events:{<world>}`, about the last 10,000 batches), so a WebSocket client sees the orders, fills and book changes of its world whichever instance committed them \u2014 each batch once and in order, with no added latency on the instance that committed it. A reader that may have missed batches (the stream trimmed past it, Redis restarted, a publisher that could not reach Redis, its own reconnect) resyncs instead of pretending continuity: orderbook subscribers get a fresh snapshot, ticker subscribers every ticker, and the trades and private engine channels skip one `seq` (documented: messages lost, resubscribe). With Redis away orders are still served and delivered on the committing instance, with at most one warning every 30 s; when it returns the other instances resync. Webhooks and MARKET_RESOLVED notifications stay produced once, by the committing instance.',
+  },
+  {
+    id: '2026-11-30-cross-instance-invalidation',
+    date: '2026-11-30',
+    title:
+      'Several instances: revoked keys, webhook endpoints and cancel-on-disconnect shared through Redis',
+    kind: 'ADDED',
+    description:
+      "Several instances on one Redis (`REDIS_URL`) now keep each other's in-process state current: revoking or rotating an API key on any instance drops it from every instance's key cache (so, once instances share one database, its old secret is refused everywhere at once; today each instance checks keys against its own database) and closes its WebSocket connections everywhere with the same 4401 `API_KEY_REVOKED` / `API_KEY_ROTATED` close as on one machine; tier approvals and webhook endpoint changes (create, update, secret rotation, disable, reactivate, suspension, world deletion) drop the cached key and endpoint list on every instance; and, should a signal be missed while Redis is away, cached keys and endpoints are read again at least every 5 s and open realtime sessions' keys are rechecked every 5 s. Cancel-on-disconnect counts a key's realtime connections over every instance: `GET /api/v1/orders/cancel-on-disconnect` reports the total, the key is armed once (by the instance whose close left no connection anywhere, or that swept an instance stopped for 5 s) and disarmed by a connection returning to any instance; while Redis is away each instance falls back to its own count. Without `REDIS_URL` nothing changes.",
+  },
+  {
+    id: '2026-11-30-cluster-building-blocks',
+    date: '2026-11-30',
+    title: 'Cluster building blocks (writer election, fencing, forwarding), not yet wired',
+    kind: 'ADDED',
+    description:
+      'Cluster building blocks, not yet wired (issue 24): `src/modules/cluster` holds the parts several API instances on one PostgreSQL database will need, built and tested against real PostgreSQL and Redis but not used by the service yet, which still runs one instance per database (a second is refused at start) and neither forwards commands nor fails over. The parts: writer election per world with a PostgreSQL session advisory lock on a dedicated connection (a standby retries every 500 ms); a fencing epoch per world (new platform table `cluster_writers`, created by the migrations and empty for now) that every commit of a writer checks first in its transaction, so a deposed writer cannot commit after its successor took over; and command forwarding to the writer over Redis Streams, answering `503 WRITER_UNAVAILABLE` with `Retry-After: 1` when no writer is present, none answers in time or Redis is down, and never running a command after its caller was answered 503. Measured takeover after kill -9 of the writer process: 45\u2013503 ms, median 340 ms over 10 runs. The design is in docs/cluster.md.',
+  },
+  {
+    id: '2026-11-30-portable-sql',
+    date: '2026-11-30',
+    title: 'Portable SQL for SQLite and PostgreSQL, and a statement check',
+    kind: 'CHANGED',
+    description:
+      "Portable SQL: every plain SQL statement the service runs is now written in the subset SQLite and PostgreSQL 15 both accept, and `toPostgres` carries it over mechanically (`?` and `@name` to `$n`, `INSERT OR IGNORE` to `ON CONFLICT DO NOTHING`, `json_each` to `json_array_elements_text`). Optional filters cast their parameter (`CAST(@x AS TEXT) IS NULL`), boolean columns are compared with `TRUE`/`FALSE`, `IS ?` became `IS NOT DISTINCT FROM ?`, camelCase result aliases are quoted (PostgreSQL would have folded them to lower case), the crypto candle upsert uses `CASE` instead of SQLite's two-argument `MAX`/`MIN`, and comment and leaderboard authors are read with one JSON-array statement instead of an `IN` list of varying length. Behaviour on SQLite is unchanged. A new check PREPAREs every listed statement on a throwaway PostgreSQL and compares each query's column names with SQLite's; the e2e harness fails on any statement missing from that list, and `npm run sql:statements` regenerates it.",
+  },
+  {
+    id: '2026-11-30-crypto-walk-failed-store',
+    date: '2026-11-30',
+    title: 'Crypto walks: steps of a failed price store are kept, not lost',
+    kind: 'CHANGED',
+    description:
+      "Crypto indices in ephemeral worlds: a `POST /sandbox/clock` advance whose price store failed (a full disk, a locked database) used to lose the walk steps it crossed, so the world's prices went out of step with its clock. Now a failed store puts the walk back as it was (price, step count and the seeded generator) and the steps are owed: the next advance or crypto read takes them, on the very path the same seed gives. The on-clock walks of the live and paper engines likewise keep the boundaries of a failed catch-up for the next one.",
+  },
+  {
     id: '2026-11-29-e2e-suites',
     date: '2026-11-29',
     title: 'Tests: end-to-end case files run as 27 suites',
