@@ -15,7 +15,7 @@ import { RouteSchema } from '@nestjs/platform-fastify';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
-import { Cred, credentialOf } from '../../common/http/credential.decorator.js';
+import { Cred } from '../../common/http/credential.decorator.js';
 import type { Credential } from '../../common/http/request-context.js';
 import {
   BatchResultDto,
@@ -105,11 +105,8 @@ export class OrdersController {
       422: PLACE_REFUSALS,
     },
   })
-  place(@Req() req: FastifyRequest): Promise<OrderDto> {
-    // The hot route reads its credential and body from the request itself: a @Body() or @Cred()
-    // parameter would run the global ValidationPipe (a chain of promises per parameter) on a body
-    // Fastify's schema has already validated and on a credential it never checks.
-    return this.orders.place(credentialOf(req), req.body as PlaceOrderBody);
+  place(@Cred() c: Credential, @Body() body: PlaceOrderBody): Promise<OrderDto> {
+    return this.orders.place(c, body);
   }
 
   @Post('batch')
