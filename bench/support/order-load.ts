@@ -29,7 +29,18 @@ export interface Figures {
    * (/proc/<pid>/schedstat). A server that looks idle at saturation with a high `mainRunQueue` is
    * not stalled in its code: the machine had no CPU to give it.
    */
-  sched?: { cores: number; mainOnCpu: number; mainRunQueue: number } | null;
+  sched?: {
+    cores: number;
+    mainOnCpu: number;
+    mainRunQueue: number;
+    /**
+     * The main thread's share of the server's CPU: the rest went to its other threads (V8's
+     * garbage-collector and compiler helpers, worker threads such as the service's WAL
+     * checkpointer, libuv's pool). A share that grows over the rounds means the first ones still
+     * paid for compiling the hot code.
+     */
+    mainThreadShare: number | null;
+  } | null;
   /**
    * Paced phase only: the same percentiles measured from the moment the request was written
    * (leaves out the generator's own timer lateness and any wait for a free connection).
@@ -64,7 +75,7 @@ export function print(name: string, f: Figures): void {
     (f.serverCpuUsPerRequest === null ? '' : `   server CPU ${f.serverCpuUsPerRequest} us/req`) +
     (f.sched == null
       ? ''
-      : `, ${f.sched.cores} cores; event loop on CPU ${pctOf(f.sched.mainOnCpu)}, waiting for a CPU ${pctOf(f.sched.mainRunQueue)}`);
+      : `, ${f.sched.cores} cores (main thread ${f.sched.mainThreadShare === null ? '?' : pctOf(f.sched.mainThreadShare)} of it); event loop on CPU ${pctOf(f.sched.mainOnCpu)}, waiting for a CPU ${pctOf(f.sched.mainRunQueue)}`);
   console.log(
     `${name.padEnd(36)} ${String(f.requestsPerSec).padStart(7)} req/s   p50 ${f.p50Ms} ms   p90 ${f.p90Ms} ms   p99 ${f.p99Ms} ms   p99.9 ${f.p999Ms} ms   (2xx ${f.total2xx}, non-2xx ${f.non2xx}, errors ${f.errors})${cpu}`,
   );
@@ -83,6 +94,17 @@ export function cpuSeconds(pid: number): number | null {
 
 const pctOf = (share: number): string => `${Math.round(share * 100)}%`;
 
+/** CPU seconds (user + system) a process's main thread has used so far; null off Linux. */
+export function mainThreadCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC;
+  } catch {
+    return null;
+  }
+}
+
 /** The main thread's time on a CPU and waiting on a run queue so far, seconds; null off Linux. */
 export function schedSeconds(pid: number): { onCpu: number; runQueue: number } | null {
   try {
@@ -95,13 +117,16 @@ export function schedSeconds(pid: number): { onCpu: number; runQueue: number } |
 
 export async function measured(pid: number, run: () => Promise<Result>): Promise<Figures> {
   const before = cpuSeconds(pid);
+  const mainBefore = mainThreadCpuSeconds(pid);
   const schedBefore = schedSeconds(pid);
   const startedAt = performance.now();
   const r = await run();
   const wall = (performance.now() - startedAt) / 1000;
   const after = cpuSeconds(pid);
+  const mainAfter = mainThreadCpuSeconds(pid);
   const schedAfter = schedSeconds(pid);
   const cpu = before === null || after === null ? null : after - before;
+  const mainCpu = mainBefore === null || mainAfter === null ? null : mainAfter - mainBefore;
   const share = (x: number): number => Math.round((x / wall) * 100) / 100;
   return fromAutocannon(
     r,
@@ -112,6 +137,8 @@ export async function measured(pid: number, run: () => Promise<Result>): Promise
           cores: share(cpu),
           mainOnCpu: share(schedAfter.onCpu - schedBefore.onCpu),
           mainRunQueue: share(schedAfter.runQueue - schedBefore.runQueue),
+          mainThreadShare:
+            mainCpu === null || cpu <= 0 ? null : Math.round((mainCpu / cpu) * 100) / 100,
         },
   );
 }

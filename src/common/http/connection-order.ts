@@ -12,18 +12,24 @@ import type { Socket } from 'node:net';
  */
 const seen = new WeakMap<Socket, number>();
 const closingAt = new WeakMap<Socket, number>();
-const arrivalOf = new WeakMap<IncomingMessage, number>();
+/**
+ * A request's place in its connection's order, kept on the request itself: a WeakMap entry per
+ * request (as the connections' counts are) cost a new ephemeron for every request on the hot path.
+ */
+const ARRIVAL = Symbol('arrival');
+type Arrived = IncomingMessage & { [ARRIVAL]?: number };
+const arrivalOf = (req: IncomingMessage): number | undefined => (req as Arrived)[ARRIVAL];
 
 /** Counts a request in its connection's order (call once, as it arrives). */
 export function arrived(req: IncomingMessage): void {
   const n = (seen.get(req.socket) ?? 0) + 1;
   seen.set(req.socket, n);
-  arrivalOf.set(req, n);
+  (req as Arrived)[ARRIVAL] = n;
 }
 
 /** This request's answer closes the connection: the requests after it are not run. */
 export function closesConnection(req: IncomingMessage): void {
-  closeAt(req.socket, arrivalOf.get(req) ?? seen.get(req.socket) ?? 0);
+  closeAt(req.socket, arrivalOf(req) ?? seen.get(req.socket) ?? 0);
 }
 
 /**
@@ -36,14 +42,14 @@ export function closesAfterArrived(socket: Socket): void {
 
 /** Whether no request has arrived on this request's connection after it (none is queued). */
 export function isLatest(req: IncomingMessage): boolean {
-  const n = arrivalOf.get(req);
+  const n = arrivalOf(req);
   return n !== undefined && seen.get(req.socket) === n;
 }
 
 /** Whether an answer before this request's closes the connection (it would never be answered). */
 export function behindClose(req: IncomingMessage): boolean {
   const at = closingAt.get(req.socket);
-  const n = arrivalOf.get(req);
+  const n = arrivalOf(req);
   return at !== undefined && n !== undefined && n > at;
 }
 

@@ -32,21 +32,22 @@ export class ScenarioGate implements OnModuleDestroy {
   ) {}
 
   /** Applies the scenario the request matches, if any: throws its refusal, or lets it run. */
-  async apply(
+  apply(
     req: FastifyRequest,
     reply: FastifyReply,
     /** The route's operation name, from its route plan (see {@link operationName}). */
     operation: string,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     const credential = req.svc.credential;
     // The request's world: a world key's scenarios live in its world's file, shaping it only.
     const world = req.svc.world;
-    if (world === 'live' || credential === null) return;
-    if (operation.includes(` ${SCENARIO_PATH}`)) return;
+    if (world === 'live' || credential === null) return undefined;
+    if (operation.includes(` ${SCENARIO_PATH}`)) return undefined;
     const fired = this.scenarios.take(world, credential.userId, operation, matchFacts(req));
-    if (fired === null) return;
+    // None fired (almost every request): no promise, the pipeline goes on at once.
+    if (fired === null) return undefined;
     reply.header('Svc-Scenario', fired.id);
-    await this.shape(fired, credential);
+    return this.shape(fired, credential);
   }
 
   onModuleDestroy(): void {
