@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-orders-pipeline',
+    date: '2026-11-30',
+    title: 'Leaner POST /orders pipeline',
+    kind: 'CHANGED',
+    description:
+      "**Leaner POST /orders pipeline.** The request pipeline's onRequest and preHandler stages now finish at once when none of them has to wait (no Idempotency-Key, no sandbox scenario fired, per-IP ceiling off), chaining through a promise only when one does, and a request's place in its connection's order is kept on the request rather than in a per-request WeakMap entry; every stage still runs, in the same order, with the same headers and errors, and the OpenAPI document is unchanged byte for byte. `npm run bench:orders` now warms each server up for 8 s (`BENCH_WARMUP_SECONDS`) before the measured rounds, since 3 s left the service still compiling its hot code in round 1, and it prints the share of each server's CPU that ran on its main thread (the rest is garbage-collector and compiler helpers and worker threads such as the WAL checkpointer).",
+  },
+  {
     id: '2026-11-30-postgresql',
     date: '2026-11-30',
     title: 'PostgreSQL behind DATABASE_URL',
