@@ -2,8 +2,9 @@
  * Runs asynchronous sections one at a time per key, in call order, within this process. For a
  * check-then-write that must not interleave with another of the same key (a cap counted, then a
  * row inserted), where TypeORM's awaits would otherwise let a parallel request count before this
- * one writes. One process holds the database (DATA_DIR lock), so this is enough here; several
- * processes would need the same rule in the database (a lock row or a constraint).
+ * one writes. One process holds the database (the DATA_DIR lock on SQLite, the instance lock on
+ * PostgreSQL), so this is enough here; several processes would need the same rule in the
+ * database (a lock row, a conditional update or a constraint).
  */
 export class KeyedSerializer {
   private readonly tails = new Map<string, Promise<void>>();

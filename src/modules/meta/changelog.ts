@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-mfa-postgresql',
+    date: '2026-11-30',
+    title: 'MFA step-up safe under concurrency on PostgreSQL',
+    kind: 'CHANGED',
+    description:
+      "MFA on PostgreSQL: a user's enrolment and step-ups now run one at a time in the instance. On PostgreSQL (`DATABASE_URL`) the same TOTP code sent several times at once could step up more than once, and a burst of wrong codes could slip past the five-attempt lock, because parallel requests read the last used time step and the wrong-code count before any of them wrote it (on SQLite, synchronous I/O kept each request's reads and writes together). `test/e2e/access-mfa.e2e-spec.ts` now passes on both engines.",
+  },
+  {
     id: '2026-11-30-orders-pipeline',
     date: '2026-11-30',
     title: 'Leaner POST /orders pipeline',

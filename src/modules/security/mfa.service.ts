@@ -5,6 +5,7 @@ import { Clock } from '../../common/clock/clock.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { matchTotp, newTotpSecret } from '../../common/crypto/totp.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { KeyedSerializer } from '../../common/keyed-serializer.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { PLATFORM_DB } from '../../database/databases.js';
@@ -28,6 +29,15 @@ export const MFA_LOCK_SECONDS = 900;
 export class MfaService {
   private readonly box: SecretBox;
   private readonly lockouts: Repository<MfaLockoutEntity>;
+
+  /**
+   * A user's enrolment and step-ups run one at a time: each reads the last used time step and the
+   * wrong-code count, then writes them, and parallel requests must not all read the same values
+   * (a code accepted twice, a burst of wrong codes never locking). On SQLite the awaits of one
+   * request happened to run without interleaving (synchronous I/O); on PostgreSQL they do not.
+   * One process serves a database (the DATA_DIR lock, the DATABASE_URL instance lock).
+   */
+  private readonly sections = new KeyedSerializer();
 
   constructor(
     private readonly users: UsersService,
@@ -55,7 +65,11 @@ export class MfaService {
    * with the current one within the step-up window, and never lifts a lock: a session token alone
    * (a stolen one, say) must not swap the authenticator and so defeat the withdrawal step-up.
    */
-  async enroll(userId: string): Promise<{ secret: string; otpauth_url: string }> {
+  enroll(userId: string): Promise<{ secret: string; otpauth_url: string }> {
+    return this.sections.run(userId, () => this.enrollNow(userId));
+  }
+
+  private async enrollNow(userId: string): Promise<{ secret: string; otpauth_url: string }> {
     const user = await this.users.byId(userId);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
     if (user.mfaSecretEnc !== null) {
@@ -94,7 +108,11 @@ export class MfaService {
    * the credential that sent them (an API key, or the user's sessions): a leaked key, even a
    * read-only one, can lock out only itself, not the owner's withdrawals with another credential.
    */
-  async stepUp(c: Credential, code: string): Promise<{ stepped_up_until: string }> {
+  stepUp(c: Credential, code: string): Promise<{ stepped_up_until: string }> {
+    return this.sections.run(c.userId, () => this.stepUpNow(c, code));
+  }
+
+  private async stepUpNow(c: Credential, code: string): Promise<{ stepped_up_until: string }> {
     const userId = c.userId;
     const user = await this.users.byId(userId);
     if (user === null) throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
