@@ -1,5 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import pg from 'pg';
+import {
+  PLATFORM_ENTITIES,
+  PLATFORM_MIGRATIONS,
+  openDatabase,
+  postgresOptions,
+} from '../../src/database/databases.js';
 import { ROOT } from './process.js';
 
 /**
@@ -45,5 +52,34 @@ export async function startServices(timeoutMs = 90_000, root = ROOT): Promise<Se
       throw new Error(`npm run services did not come up: ${err}`);
     }
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** {@link startServices} with the platform schema migrated as the service migrates it. */
+export interface PlatformServices extends Services {
+  /** A plain client on the database, for what a test does behind the service's back. */
+  admin: pg.Client;
+}
+
+export async function startPlatformServices(): Promise<PlatformServices> {
+  const services = await startServices();
+  try {
+    const platform = await openDatabase(
+      postgresOptions('platform', services.databaseUrl, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS),
+    );
+    await platform.destroy();
+    const admin = new pg.Client({ connectionString: services.databaseUrl });
+    await admin.connect();
+    return {
+      ...services,
+      admin,
+      stop: async () => {
+        await admin.end();
+        await services.stop();
+      },
+    };
+  } catch (err) {
+    await services.stop();
+    throw err;
   }
 }

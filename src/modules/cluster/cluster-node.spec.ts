@@ -1,14 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import pg from 'pg';
-import type { DataSource } from 'typeorm';
-import { startServices, type Services } from '../../../test/support/services.js';
-import {
-  PLATFORM_ENTITIES,
-  PLATFORM_MIGRATIONS,
-  openDatabase,
-  postgresOptions,
-} from '../../database/databases.js';
+import { startPlatformServices, type PlatformServices } from '../../../test/support/services.js';
 import { WriterUnavailableError } from './cluster-errors.js';
 import { ClusterNode } from './cluster-node.js';
 
@@ -17,20 +9,15 @@ import { ClusterNode } from './cluster-node.js';
  * the world's writer and runs every command, the other forwards; when the writer's session
  * dies, the other takes over and runs them itself, and the deposed one forwards to it.
  */
-let services: Services;
-let platform: DataSource;
-let admin: pg.Client;
+let services: PlatformServices;
+let admin: PlatformServices['admin'];
 const nodes: ClusterNode[] = [];
 const redises: Redis[] = [];
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 beforeAll(async () => {
-  services = await startServices();
-  platform = await openDatabase(
-    postgresOptions('platform', services.databaseUrl, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS),
-  );
-  admin = new pg.Client({ connectionString: services.databaseUrl });
-  await admin.connect();
+  services = await startPlatformServices();
+  admin = services.admin;
 }, 120_000);
 
 afterEach(async () => {
@@ -39,8 +26,6 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await admin?.end();
-  await platform?.destroy();
   await services?.stop();
 }, 60_000);
 

@@ -6,15 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transformFileSync } from '@swc/core';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
-import { startServices, type Services } from '../../../test/support/services.js';
+import { startPlatformServices, type PlatformServices } from '../../../test/support/services.js';
 import { ROOT } from '../../../test/support/process.js';
-import {
-  PLATFORM_ENTITIES,
-  PLATFORM_MIGRATIONS,
-  openDatabase,
-  postgresOptions,
-} from '../../database/databases.js';
 import { FencedError } from './cluster-errors.js';
 import { fence } from './fence.js';
 import { WriterElection, type Role } from './writer-election.js';
@@ -23,20 +16,15 @@ import { WriterElection, type Role } from './writer-election.js';
  * Writer election and fencing on a real PostgreSQL 15 (one throwaway cluster for the file, the
  * platform schema migrated as the service migrates it).
  */
-let services: Services;
-let platform: DataSource;
+let services: PlatformServices;
 let admin: pg.Client;
 let childDir: string;
 const elections: WriterElection[] = [];
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 beforeAll(async () => {
-  services = await startServices();
-  platform = await openDatabase(
-    postgresOptions('platform', services.databaseUrl, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS),
-  );
-  admin = new pg.Client({ connectionString: services.databaseUrl });
-  await admin.connect();
+  services = await startPlatformServices();
+  admin = services.admin;
   await admin.query('CREATE TABLE public.fenced_writes (world text, note text)');
   childDir = electionChild();
 }, 120_000);
@@ -47,8 +35,6 @@ afterEach(async () => {
 
 afterAll(async () => {
   if (childDir !== undefined) rmSync(childDir, { recursive: true, force: true });
-  await admin?.end();
-  await platform?.destroy();
   await services?.stop();
 }, 60_000);
 
