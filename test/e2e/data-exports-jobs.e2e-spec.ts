@@ -21,7 +21,7 @@ describe('data exports: jobs', () => {
   let ex: ReturnType<typeof exportsClient>;
   let a: Trader;
   let b: Trader;
-  const [m1, m2] = TRADABLE;
+  const [m1, m2, m3] = TRADABLE;
   const big = {
     dataset: 'TRADES',
     format: 'CSV',
@@ -30,6 +30,9 @@ describe('data exports: jobs', () => {
     end: '2026-11-22T11:00:01Z',
   };
   const small = { ...big, market_ids: [m2.id] };
+  // 200,000 rows at 10 a batch: 20,000 event-loop turns, seconds even on a quiet machine, so no
+  // job of it finishes while the limit test creates its eleven.
+  const huge = { ...big, market_ids: [m3.id] };
   const files = (id: string) =>
     readdirSync(join(svc.dataDir, 'exports', 'paper')).filter((f) => f.startsWith(id));
   const statuses = async (t: Trader): Promise<Map<string, string>> => {
@@ -49,6 +52,7 @@ describe('data exports: jobs', () => {
     b = await trader(svc, 'b@jobs.test', { scopes: EXPORT_SCOPES });
     seedTrades(svc.dataDir, 20_000, m1.id);
     seedTrades(svc.dataDir, 20, m2.id, { prefix: 'fil_small' });
+    seedTrades(svc.dataDir, 200_000, m3.id, { prefix: 'fil_huge' });
   });
   afterAll(async () => {
     await svc.close();
@@ -110,11 +114,17 @@ describe('data exports: jobs', () => {
   });
 
   it('keeps 10 per user: with none finished the 11th is 422 EXPORT_LIMIT_REACHED', async () => {
-    for (let i = 0; i < 10; i++) await ex.created(a, big);
-    const res = await ex.create(a, big);
-    const err = expectContractError(res, 422, 'EXPORT_LIMIT_REACHED');
+    // Sent together, so the window in which a running job could finish is one round of requests
+    // (sequential creates, each counting its rows in a thread, once outlasted a 20,000-row job).
+    const sent = await Promise.all(Array.from({ length: 11 }, () => ex.create(a, huge)));
+    const refused = sent.filter((r) => r.status !== 202);
+    expect(sent.filter((r) => r.status === 202)).toHaveLength(10);
+    expect(refused).toHaveLength(1);
+    const err = expectContractError(refused[0], 422, 'EXPORT_LIMIT_REACHED');
     expect(err.details.limit).toBe(10);
-    expect((await statuses(a)).size).toBe(10);
+    const s = await statuses(a);
+    expect(s.size).toBe(10);
+    expect([...s.values()].filter((x) => x === 'READY')).toEqual([]);
     await clear(a);
   });
 
