@@ -61,8 +61,8 @@ async function operations() {
     const { MfaService } = await load('modules/security/mfa.service.js');
     const mfa = new MfaService(users, clock, config, platform);
     const credential = { userId: job.userId, keyId: job.keyId ?? null };
-    return job.codes.map((code) => () =>
-      outcome(async () => (await mfa.stepUp(credential, code), 'ok')),
+    return job.codes.map(
+      (code) => () => outcome(async () => (await mfa.stepUp(credential, code), 'ok')),
     );
   }
   if (job.op === 'api-key-create') {
@@ -84,29 +84,33 @@ async function operations() {
       new IdGenerator(),
       { notify: () => undefined },
     );
-    return Array.from({ length: job.count }, (_, i) => () =>
-      outcome(async () => {
-        await svc.create(job.userId, {
-          name: `race ${process.pid} ${i}`,
-          environment: 'live',
-        });
-        return 'ok';
-      }),
+    return Array.from(
+      { length: job.count },
+      (_, i) => () =>
+        outcome(async () => {
+          await svc.create(job.userId, {
+            name: `race ${process.pid} ${i}`,
+            environment: 'live',
+          });
+          return 'ok';
+        }),
     );
   }
   if (job.op === 'idempotent-request') {
     const svc = await idempotency();
-    return Array.from({ length: job.count }, () => () =>
-      outcome(async () => {
-        const req = request(job.userId, job.key);
-        const reply = fakeReply();
-        if (await svc.begin(req, reply)) return `replayed ${reply.statusCode}`;
-        // Ran: the answer is stored after a moment of "work", as onSend would.
-        await new Promise((r) => setTimeout(r, job.workMs ?? 20));
-        reply.statusCode = 201;
-        await svc.finish(req, reply, '{"ran":true}');
-        return 'ran';
-      }),
+    return Array.from(
+      { length: job.count },
+      () => () =>
+        outcome(async () => {
+          const req = request(job.userId, job.key);
+          const reply = fakeReply();
+          if (await svc.begin(req, reply)) return `replayed ${reply.statusCode}`;
+          // Ran: the answer is stored after a moment of "work", as onSend would.
+          await new Promise((r) => setTimeout(r, job.workMs ?? 20));
+          reply.statusCode = 201;
+          await svc.finish(req, reply, '{"ran":true}');
+          return 'ran';
+        }),
     );
   }
   if (job.op === 'idempotent-claim') {

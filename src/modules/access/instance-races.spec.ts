@@ -26,7 +26,9 @@ import { MFA_MAX_FAILED_ATTEMPTS } from '../security/mfa.service.js';
  * cache) can be what keeps them. On PostgreSQL (`npm run services`) and, where two processes can
  * share it, on one SQLite file.
  */
-const CHILD = fileURLToPath(new URL('../../../test/support/instance-race-child.js', import.meta.url));
+const CHILD = fileURLToPath(
+  new URL('../../../test/support/instance-race-child.js', import.meta.url),
+);
 const NOW = Date.parse('2026-11-22T12:00:10.000Z');
 const ENCRYPTION_KEY = '0'.repeat(64);
 
@@ -127,10 +129,13 @@ const count = (outcomes: string[], what: string) => outcomes.filter((o) => o ===
 /** SQL on the engine's shared database, from outside the instances. */
 async function sql<R>(engine: Engine, text: string, params: unknown[]): Promise<R[]> {
   if (engine === 'postgres') {
-    const pgText = text.replace(/\?/g, (() => {
-      let n = 0;
-      return () => `$${++n}`;
-    })());
+    const pgText = text.replace(
+      /\?/g,
+      (() => {
+        let n = 0;
+        return () => `$${++n}`;
+      })(),
+    );
     await services.admin.query('SET search_path = platform');
     return (await services.admin.query(pgText, params)).rows as R[];
   }
@@ -237,9 +242,7 @@ describe('Idempotency-Key on two instances at once (PostgreSQL)', () => {
       expect(await a.go()).toEqual(['claimed']);
       // B boots (settling what it takes for orphans) while A still runs the request: a retry on B
       // must not run it a second time.
-      const retried = await race('postgres', [
-        { op: 'idempotent-request', userId, key, count: 1 },
-      ]);
+      const retried = await race('postgres', [{ op: 'idempotent-request', userId, key, count: 1 }]);
       expect(retried).toEqual(['IDEMPOTENCY_KEY_IN_USE']);
       const [row] = await sql<{ state: string }>(
         'postgres',
