@@ -210,17 +210,19 @@ describe.each(ENGINES)('on %s, two instances at once', (engine) => {
     // Three instances, each creating one after another (so a window where another instance's
     // creations interleave with its count and insert is likely, not certain, in one round).
     const cap = 10;
-    const userId = await account(engine);
-    const job = { op: 'api-key-create', userId, count: 8, env: { MAX_API_KEYS_PER_USER: '10' } };
-    const outcomes = await race(engine, [job, job, job]);
-    const [{ n }] = await sql<{ n: number | string }>(
-      engine,
-      'SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?',
-      [userId],
-    );
-    expect(Number(n)).toBe(cap);
-    expect(count(outcomes, 'ok')).toBe(cap);
-    expect(count(outcomes, 'API_KEY_LIMIT_REACHED')).toBe(24 - cap);
+    for (let round = 0; round < 2; round++) {
+      const userId = await account(engine);
+      const job = { op: 'api-key-create', userId, count: 8, env: { MAX_API_KEYS_PER_USER: '10' } };
+      const outcomes = await race(engine, [job, job, job]);
+      const [{ n }] = await sql<{ n: number | string }>(
+        engine,
+        'SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?',
+        [userId],
+      );
+      expect(Number(n)).toBe(cap);
+      expect(count(outcomes, 'ok')).toBe(cap);
+      expect(count(outcomes, 'API_KEY_LIMIT_REACHED')).toBe(24 - cap);
+    }
   }, 60_000);
 });
 
