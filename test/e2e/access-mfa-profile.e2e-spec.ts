@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { totpAt } from '../../src/common/crypto/totp.js';
-import { MfaService } from '../../src/modules/security/mfa.service.js';
+import type { UserEntity } from '../../src/modules/users/entities/user.entity.js';
+import { UsersService } from '../../src/modules/users/users.service.js';
 import { asSession, startAccessApp, verifiedAccount } from '../support/access.js';
 import type { JsonResponse, Running } from '../support/harness.js';
 
@@ -9,8 +10,6 @@ import type { JsonResponse, Running } from '../support/harness.js';
  * made in between must survive them, and a username given up in between and taken by another
  * account must not make them fail.
  */
-type LockoutOf = (credentialId: string, userId: string) => Promise<unknown>;
-
 describe('MFA writes leave a profile changed meanwhile alone', () => {
   let svc: Running;
   let n = 0;
@@ -32,27 +31,31 @@ describe('MFA writes leave a profile changed meanwhile alone', () => {
   });
 
   /**
-   * Runs `call` with `meanwhile` done between MFA's read of the account and its write (at its
-   * look-up of the credential's lockout): the moment a concurrent PATCH /users/me could land.
+   * Runs `call` with `meanwhile` done between MFA's read of the account and its write (its read
+   * answers only after `meanwhile`, with the account as it was): the moment a concurrent PATCH
+   * /users/me could land.
    */
   const withChangeAfterRead = async (
     meanwhile: () => Promise<void>,
     call: () => Promise<JsonResponse>,
   ): Promise<JsonResponse> => {
-    const mfa = svc.app.get(MfaService) as unknown as { lockoutOf: LockoutOf };
-    const original = mfa.lockoutOf.bind(mfa);
+    const users = svc.app.get(UsersService);
+    const original = users.byId.bind(users);
     let armed = true;
-    mfa.lockoutOf = async (...args) => {
-      if (armed) {
+    users.byId = async (id: string): Promise<UserEntity | null> => {
+      // MFA's own read (the request's authentication reads the account too, before it).
+      const mine = new Error().stack?.includes('MfaService.') === true;
+      const read = await original(id);
+      if (armed && mine) {
         armed = false;
         await meanwhile();
       }
-      return original(...args);
+      return read;
     };
     try {
       return await call();
     } finally {
-      mfa.lockoutOf = original;
+      users.byId = original;
     }
   };
 

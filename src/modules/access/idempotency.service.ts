@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import {
   Injectable,
@@ -8,14 +8,14 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { In, LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
+import { In, IsNull, LessThanOrEqual, type DataSource, type Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { timesSent } from '../../common/http/raw-headers.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { EffectStore } from '../trading/stores/effect.store.js';
 import type { WorldName } from '../../common/environment.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
@@ -23,8 +23,11 @@ import type { WorldScoped } from '../worlds/world-scoped.js';
 import { mapError } from '../../common/errors/error-mapper.js';
 import { requestIdFor } from '../../common/http/request-id.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
+import { LocalClaimants, PgClaimants, type IdempotencyClaimants } from './idempotency-claimants.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+/** How often an instance on a shared database settles the claims of instances that are gone. */
+const ORPHAN_SWEEP_MS = 60_000;
 /**
  * 1 to 255 printable ASCII characters (spaces inside, not at the ends: HTTP trims those from a
  * header value before anyone sees them).
@@ -35,7 +38,7 @@ const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request runs under an Idempotency-Key and its response must be stored. */
-    idempotency?: { ownerId: string; key: string };
+    idempotency?: { ownerId: string; key: string; claimId: string };
   }
 }
 
@@ -58,6 +61,9 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   private readonly effects: WorldScoped<EffectStore>;
   private readonly log = new Logger('Idempotency');
   private sweeper: NodeJS.Timeout | null = null;
+  private orphanSweeper: NodeJS.Timeout | null = null;
+  /** This instance and its peers on the database: whose RUNNING claims are orphans. */
+  readonly claimants: IdempotencyClaimants;
 
   constructor(
     @InjectDataSource(PLATFORM_DB) db: DataSource,
@@ -69,14 +75,18 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     this.repo = db.getRepository(IdempotencyRecordEntity);
     this.box = new SecretBox(config.secrets.encryptionKey);
     this.effects = worlds.perWorld((db) => new EffectStore(db));
+    const url = config.values.databaseUrl;
+    this.claimants = url === null ? new LocalClaimants() : new PgClaimants(url, this.log);
   }
 
   /**
-   * A request that was running when the process stopped never got its answer stored. If it had
+   * A request that was running when its instance stopped never got its answer stored. If it had
    * already changed an engine (its effect commits with the engine's own transaction, see
    * EngineRuntime), running it again would place the orders or move the money twice: its key
    * answers 409 IDEMPOTENT_REQUEST_APPLIED instead, naming what it did. Otherwise it never took
-   * effect, and its key is released so the client's retry runs.
+   * effect, and its key is released so the client's retry runs. Only the claims of instances that
+   * are gone are settled (at boot, and every minute on a shared database, where an instance can
+   * die while its peers run on): a peer's running request is left to answer.
    */
   async onApplicationBootstrap(): Promise<void> {
     this.forgetOldEffects();
@@ -89,8 +99,31 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       }
     }, 3_600_000);
     this.sweeper.unref();
+    await this.claimants.start();
+    await this.settleOrphans();
+    if (this.claimants instanceof PgClaimants) {
+      this.orphanSweeper = setInterval(() => {
+        this.settleOrphans().catch((err: unknown) => {
+          this.log.warn(`settling the claims of stopped instances failed: ${String(err)}`);
+        });
+      }, ORPHAN_SWEEP_MS);
+      this.orphanSweeper.unref();
+    }
+  }
+
+  /** Settles the RUNNING records of instances that are gone (and of records from before claims). */
+  async settleOrphans(): Promise<number> {
     const running = await this.repo.findBy({ state: 'RUNNING' });
-    for (const r of running) await this.settleUnanswered(r);
+    if (running.length === 0) return 0;
+    const by = [...new Set(running.map((r) => r.claimedBy).filter((b) => b !== null))];
+    const gone = await this.claimants.gone(by);
+    let settled = 0;
+    for (const r of running) {
+      if (r.claimedBy !== null && !gone.has(r.claimedBy)) continue;
+      await this.settleUnanswered(r);
+      settled++;
+    }
+    return settled;
   }
 
   /**
@@ -99,11 +132,15 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
    */
   private async settleUnanswered(r: IdempotencyRecordEntity): Promise<void> {
     const applied = this.appliedAnswer(r.ownerId, r.idemKey, r.createdAt);
-    if (applied === null) {
-      await this.repo.delete({ ownerId: r.ownerId, idemKey: r.idemKey, state: 'RUNNING' });
-    } else {
-      await this.repo.update({ ownerId: r.ownerId, idemKey: r.idemKey }, applied);
-    }
+    // That claim only: the key may have been settled and claimed again by another request since.
+    const claim = {
+      ownerId: r.ownerId,
+      idemKey: r.idemKey,
+      state: 'RUNNING' as const,
+      claimId: r.claimId ?? IsNull(),
+    };
+    if (applied === null) await this.repo.delete(claim);
+    else await this.repo.update(claim, applied);
   }
 
   /**
@@ -143,9 +180,12 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     };
   }
 
-  onApplicationShutdown(): void {
+  async onApplicationShutdown(): Promise<void> {
     if (this.sweeper !== null) clearInterval(this.sweeper);
+    if (this.orphanSweeper !== null) clearInterval(this.orphanSweeper);
     this.sweeper = null;
+    this.orphanSweeper = null;
+    await this.claimants.close();
   }
 
   /**
@@ -216,66 +256,75 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       .update(req.rawBody ?? Buffer.alloc(0))
       .digest('hex');
     const now = this.clocks.for(req.svc.world).now();
-    const existing = await this.repo.findOneBy({ ownerId, idemKey: key });
-    if (existing !== null && Date.parse(existing.expiresAt) > now) {
-      if (existing.fingerprint !== fingerprint) {
-        throw new DomainError(
-          'IDEMPOTENCY_KEY_REUSED',
-          'This Idempotency-Key was used with a different request; use a new key for a new request',
-          { idempotency_key: key },
-        );
+    await this.claimants.start();
+    // The claim is the insert itself (the key is the primary key): of identical requests at once,
+    // on this instance or any other on the database, one inserts and runs. One that loses reads
+    // again and answers from the winner's record (409 while it runs, its answer once stored).
+    for (let attempt = 0; ; attempt++) {
+      const existing = await this.repo.findOneBy({ ownerId, idemKey: key });
+      if (existing !== null && Date.parse(existing.expiresAt) > now) {
+        this.answerFrom(existing, fingerprint, key, req, reply);
+        return true;
       }
-      if (existing.state === 'RUNNING') {
-        throw new DomainError(
-          'IDEMPOTENCY_KEY_IN_USE',
-          'A request with this Idempotency-Key is still running; retry later',
-          {
-            idempotency_key: key,
-          },
-        );
+      if (existing !== null) {
+        // Only the expired record: an identical request that read the same expired row a moment
+        // earlier may have replaced it with its own RUNNING one already, and deleting that would
+        // let both run (the insert below then fails for this one).
+        await this.repo.delete({
+          ownerId,
+          idemKey: key,
+          expiresAt: LessThanOrEqual(new Date(now).toISOString()),
+        });
       }
-      void reply
-        .code(existing.responseStatus ?? 200)
-        .header('Idempotent-Replayed', 'true')
-        .type(existing.responseType ?? 'application/json; charset=utf-8')
-        .send(this.replayedBody(existing.responseBody, String(req.id), reply));
-      return true;
+      const claimId = randomBytes(12).toString('base64url');
+      try {
+        await this.repo.insert({
+          ownerId,
+          idemKey: key,
+          fingerprint,
+          state: 'RUNNING',
+          responseStatus: null,
+          responseBody: null,
+          responseType: null,
+          createdAt: new Date(now).toISOString(),
+          expiresAt: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
+          claimId,
+          claimedBy: this.claimants.instanceId,
+        });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        // Lost the race with an identical concurrent request (or a record expired and replaced
+        // in between): read the winner's record; twice lost is still running, as far as we know.
+        if (attempt > 0) throw inUse(key);
+        continue;
+      }
+      req.idempotency = { ownerId, key, claimId };
+      if (req.svc.credential != null) req.svc.credential.idempotency = { ownerId, key };
+      return false;
     }
-    if (existing !== null) {
-      // Only the expired record: an identical request that read the same expired row a moment
-      // earlier may have replaced it with its own RUNNING one already, and deleting that would
-      // let both run (the insert below then fails for this one: IDEMPOTENCY_KEY_IN_USE).
-      await this.repo.delete({
-        ownerId,
-        idemKey: key,
-        expiresAt: LessThanOrEqual(new Date(now).toISOString()),
-      });
-    }
-    try {
-      await this.repo.insert({
-        ownerId,
-        idemKey: key,
-        fingerprint,
-        state: 'RUNNING',
-        responseStatus: null,
-        responseBody: null,
-        responseType: null,
-        createdAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
-      });
-    } catch {
-      // Lost a race with an identical concurrent request.
+  }
+
+  /** A live record's answer to a request under its key: replayed, or refused (throws). */
+  private answerFrom(
+    existing: IdempotencyRecordEntity,
+    fingerprint: string,
+    key: string,
+    req: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (existing.fingerprint !== fingerprint) {
       throw new DomainError(
-        'IDEMPOTENCY_KEY_IN_USE',
-        'A request with this Idempotency-Key is still running; retry later',
-        {
-          idempotency_key: key,
-        },
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was used with a different request; use a new key for a new request',
+        { idempotency_key: key },
       );
     }
-    req.idempotency = { ownerId, key };
-    if (req.svc.credential != null) req.svc.credential.idempotency = { ownerId, key };
-    return false;
+    if (existing.state === 'RUNNING') throw inUse(key);
+    void reply
+      .code(existing.responseStatus ?? 200)
+      .header('Idempotent-Replayed', 'true')
+      .type(existing.responseType ?? 'application/json; charset=utf-8')
+      .send(this.replayedBody(existing.responseBody, String(req.id), reply));
   }
 
   /**
@@ -313,7 +362,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       // A failure after the engine committed (the answer could not be built) must not let the
       // retry run it again; a failure before it (nothing changed) must let it run.
       try {
-        const record = await this.repo.findOneBy({ ownerId: idem.ownerId, idemKey: idem.key });
+        const record = await this.repo.findOneBy(this.claimOf(idem));
         if (record !== null) await this.settleUnanswered(record);
       } catch (err) {
         this.log.error(`settling Idempotency-Key ${idem.key} after a 5xx failed: ${String(err)}`);
@@ -327,7 +376,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       // Settled as a 5xx is: should a refusal ever come after an engine change, the key still
       // answers 409 IDEMPOTENT_REQUEST_APPLIED rather than run the request twice.
       try {
-        const record = await this.repo.findOneBy({ ownerId: idem.ownerId, idemKey: idem.key });
+        const record = await this.repo.findOneBy(this.claimOf(idem));
         if (record !== null) await this.settleUnanswered(record);
       } catch (err) {
         this.log.error(`releasing Idempotency-Key ${idem.key} failed: ${String(err)}`);
@@ -343,7 +392,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     const type = reply.getHeader('content-type');
     try {
       await this.repo.update(
-        { ownerId: idem.ownerId, idemKey: idem.key },
+        { ...this.claimOf(idem), state: 'RUNNING' },
         {
           state: 'DONE',
           responseStatus: reply.statusCode,
@@ -353,7 +402,8 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       );
     } catch (err) {
       // The request took effect: the client still gets its answer. The key stays RUNNING (a
-      // retry is 409 IDEMPOTENCY_KEY_IN_USE) until the next boot settles it from the engine.
+      // retry is 409 IDEMPOTENCY_KEY_IN_USE) until this instance is gone and its claims are
+      // settled from the engine (at the next boot, or by a peer on a shared database).
       this.log.error(
         `the answer under Idempotency-Key ${idem.key} could not be stored: ${
           err instanceof Error ? err.message : String(err)
@@ -361,4 +411,21 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       );
     }
   }
+
+  /** The record of this request's own claim (not a later claim of the same key). */
+  private claimOf(idem: { ownerId: string; key: string; claimId: string }): {
+    ownerId: string;
+    idemKey: string;
+    claimId: string;
+  } {
+    return { ownerId: idem.ownerId, idemKey: idem.key, claimId: idem.claimId };
+  }
+}
+
+function inUse(key: string): DomainError {
+  return new DomainError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    'A request with this Idempotency-Key is still running; retry later',
+    { idempotency_key: key },
+  );
 }

@@ -159,12 +159,3 @@ export async function highestActiveTier(
   }
   return best;
 }
-
-/** How many active keys the user holds (the MAX_API_KEYS_PER_USER cap). */
-export function countActiveKeys(
-  repo: Repository<ApiKeyEntity>,
-  userId: string,
-  nowIso: string,
-): Promise<number> {
-  return activeKeys(repo, userId, nowIso).getCount();
-}

@@ -14,14 +14,13 @@ import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { paginateAsync, type Page } from '../../common/pagination/paginate.js';
 import type { PageQueryDto } from '../../common/pagination/page-query.dto.js';
-import { KeyedSerializer } from '../../common/keyed-serializer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { connectionOf, isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsService } from '../auth/terms.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
 import { UsersService } from '../users/users.service.js';
-import { ApiKeyRepository, countActiveKeys } from './api-key.repository.js';
+import { ApiKeyRepository } from './api-key.repository.js';
 import type {
   ApiKeyDto,
   CreateApiKeyDto,
@@ -32,6 +31,7 @@ import { ApiKeyEntity, type Tier } from './entities/api-key.entity.js';
 import { TierRequestEntity } from './entities/tier-request.entity.js';
 import { isPaperOnlyKey, worldOfKey } from '../worlds/key-world.js';
 import { commitTierDecision } from './tier-decision.js';
+import { insertKeyWithinCap } from './api-key-insert.js';
 
 const DAY_MS = 86_400_000;
 
@@ -46,8 +46,6 @@ const PREFIX_VISIBLE = 4;
 @Injectable()
 export class ApiKeysService {
   private readonly log = new Logger('ApiKeys');
-  /** Key creation per user (see {@link create}). */
-  private readonly creating = new KeyedSerializer();
   constructor(
     private readonly keys: ApiKeyRepository,
     @InjectDataSource(PLATFORM_DB) private readonly db: DataSource,
@@ -101,11 +99,10 @@ export class ApiKeysService {
       );
     }
     await this.terms.assertAccepted(userId);
-    // Counted and inserted with no other create of this user in between, so parallel creates
-    // at the cap cannot all see room. On better-sqlite3 the two never yield to other requests
-    // anyway; with a driver whose queries wait on I/O (PostgreSQL) they would.
-    const { entity, secret, signingSecret } = await this.creating.run(userId, () =>
-      this.insertWithinCap(userId, dto, scopesFor(dto, requested)),
+    const { entity, secret, signingSecret } = this.insertWithinCap(
+      userId,
+      dto,
+      scopesFor(dto, requested),
     );
     await this.securityMail(user.email, 'API_KEY_CREATED', 'created', entity);
     return {
@@ -115,26 +112,14 @@ export class ApiKeysService {
     };
   }
 
-  private async insertWithinCap(
+  /** A new key, inserted only while the user holds fewer than MAX_API_KEYS_PER_USER active keys. */
+  private insertWithinCap(
     userId: string,
     dto: CreateApiKeyDto,
     scopes: Scope[],
-  ): Promise<{ entity: ApiKeyEntity; secret: string; signingSecret: string | null }> {
+  ): { entity: ApiKeyEntity; secret: string; signingSecret: string | null } {
     // A bounded number of active keys: every session request reads them (its tier).
     const cap = this.config.values.maxApiKeysPerUser;
-    const active = await countActiveKeys(
-      this.keys.repo,
-      userId,
-      this.clock.nowDate().toISOString(),
-    );
-    if (active >= cap) {
-      throw new DomainError(
-        'API_KEY_LIMIT_REACHED',
-        `At most ${cap} active API keys per user: revoke one you no longer use`,
-        { limit: cap, active },
-      );
-    }
-
     const secret = newKeySecret(dto.environment);
     const signingSecret = dto.signing_required === true ? newSigningSecret() : null;
     const now = this.clock.now();
@@ -157,8 +142,9 @@ export class ApiKeysService {
       rotatedAt: null,
       lastUsedAt: null,
       revokedAt: null,
+      worldId: null,
     });
-    await this.keys.insert(entity);
+    insertKeyWithinCap(connectionOf(this.db), entity, cap);
     return { entity, secret, signingSecret };
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { IsNull, MoreThan, type DataSource } from 'typeorm';
+import { IsNull, type DataSource } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../common/crypto/password.js';
 import { randomBase62, sha256Hex } from '../../common/crypto/tokens.js';
@@ -8,7 +8,7 @@ import { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { ConfigService } from '../../config/config.service.js';
-import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
+import { connectionOf, isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { SessionTokensService } from '../access/session-tokens.service.js';
 import { MailService } from '../mail/mail.service.js';
 import { UserEntity } from '../users/entities/user.entity.js';
@@ -116,37 +116,33 @@ export class AuthService {
       throw new DomainError('EMAIL_ALREADY_VERIFIED', `${user.email} is verified already`);
     }
     // At most RESENDS_PER_DAY tokens a day (the registration's included): the address was never
-    // proved, so it must not be a way to mail someone else without end.
+    // proved, so it must not be a way to mail someone else without end. Counted and written in
+    // one synchronous transaction under the user's row lock, so parallel resends, on any
+    // instances sharing the database, cannot all find room.
     const nowMs = this.clock.now();
-    const today = await this.db.getRepository(EmailVerificationEntity).find({
-      where: {
-        userId: user.id,
-        expiresAt: MoreThan(new Date(nowMs + VERIFY_TTL_MS - DAY_MS).toISOString()),
-      },
-      order: { expiresAt: 'ASC' },
-    });
-    if (today.length >= RESENDS_PER_DAY) {
-      const freeAt = Date.parse(today[0].expiresAt) - VERIFY_TTL_MS + DAY_MS;
-      const seconds = Math.max(1, Math.ceil((freeAt - nowMs) / 1000));
-      throw new DomainError(
-        'QUOTA_EXCEEDED',
-        `At most ${RESENDS_PER_DAY} verification emails in 24 hours; retry after ${seconds} s`,
-        {
-          period: 'day',
-          limit: RESENDS_PER_DAY,
-          resets_at: new Date(freeAt).toISOString(),
-        },
-        { 'Retry-After': String(seconds) },
-      );
-    }
     const token = randomBase62(40);
     const row = verificationRow(user.id, token, nowMs);
-    await this.db.transaction(async (tx) => {
-      const repo = tx.getRepository(EmailVerificationEntity);
+    const db = connectionOf(this.db);
+    db.transaction(() => {
+      db.prepare('UPDATE users SET created_at = created_at WHERE id = ?').run(user.id);
+      const today = db
+        .prepare(
+          `SELECT expires_at FROM email_verifications WHERE user_id = ? AND expires_at > ?
+           ORDER BY expires_at ASC`,
+        )
+        .all(user.id, new Date(nowMs + VERIFY_TTL_MS - DAY_MS).toISOString()) as {
+        expires_at: string;
+      }[];
+      if (today.length >= RESENDS_PER_DAY) throw resendQuota(today[0].expires_at, nowMs);
       const now = new Date(nowMs).toISOString();
-      await repo.update({ userId: user.id, usedAt: IsNull() }, { usedAt: now });
-      await repo.insert(row);
-    });
+      db.prepare(
+        'UPDATE email_verifications SET used_at = ? WHERE user_id = ? AND used_at IS NULL',
+      ).run(now, user.id);
+      db.prepare(
+        `INSERT INTO email_verifications (token_hash, user_id, expires_at, used_at)
+         VALUES (?, ?, ?, NULL)`,
+      ).run(row.tokenHash, row.userId, row.expiresAt);
+    }).immediate();
     await this.sendVerification(user.email, token);
     return { email: user.email, expires_at: row.expiresAt };
   }
@@ -171,9 +167,16 @@ export class AuthService {
       );
     }
     await this.db.transaction(async (tx) => {
-      await tx
+      // Only while still unused: of two uses at once (on any instances), one verifies.
+      const used = await tx
         .getRepository(EmailVerificationEntity)
-        .update({ tokenHash: row.tokenHash }, { usedAt: now });
+        .update({ tokenHash: row.tokenHash, usedAt: IsNull() }, { usedAt: now });
+      if ((used.affected ?? 0) === 0) {
+        throw new DomainError(
+          'VERIFICATION_TOKEN_INVALID',
+          'The verification token is unknown, used or expired',
+        );
+      }
       await tx.getRepository(UserEntity).update({ id: row.userId }, { emailVerified: true });
     });
     const user = await this.users.byId(row.userId);
@@ -220,6 +223,18 @@ function userDto(u: UserEntity, roles: UserDto['roles']): UserDto {
 }
 
 /** A verification token's stored row: its hash, never the token, lasting VERIFY_TTL_MS. */
+/** 429 QUOTA_EXCEEDED: the day's verification emails are spent until the oldest one's day ends. */
+function resendQuota(oldestExpiresAt: string, nowMs: number): DomainError {
+  const freeAt = Date.parse(oldestExpiresAt) - VERIFY_TTL_MS + DAY_MS;
+  const seconds = Math.max(1, Math.ceil((freeAt - nowMs) / 1000));
+  return new DomainError(
+    'QUOTA_EXCEEDED',
+    `At most ${RESENDS_PER_DAY} verification emails in 24 hours; retry after ${seconds} s`,
+    { period: 'day', limit: RESENDS_PER_DAY, resets_at: new Date(freeAt).toISOString() },
+    { 'Retry-After': String(seconds) },
+  );
+}
+
 function verificationRow(userId: string, token: string, nowMs: number): EmailVerificationEntity {
   return {
     tokenHash: sha256Hex(token),

@@ -4,7 +4,7 @@ import type { DataSource, Repository } from 'typeorm';
 import { Clock } from '../../common/clock/clock.js';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ConfigService } from '../../config/config.service.js';
-import { PLATFORM_DB } from '../../database/databases.js';
+import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { TermsAcceptanceEntity } from './entities/terms-acceptance.entity.js';
 
 export interface TermsStatus {
@@ -57,7 +57,13 @@ export class TermsService {
       );
     }
     if ((await this.repo.findOneBy({ userId, version })) === null) {
-      await this.repo.insert({ userId, version, acceptedAt: this.clock.nowDate().toISOString() });
+      try {
+        await this.repo.insert({ userId, version, acceptedAt: this.clock.nowDate().toISOString() });
+      } catch (err) {
+        // Accepted by a parallel request (on this instance or another) since the read: the first
+        // acceptance stands, and this one answers the same status.
+        if (!isUniqueViolation(err)) throw err;
+      }
     }
     return this.status(userId);
   }

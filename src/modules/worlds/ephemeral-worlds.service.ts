@@ -133,16 +133,16 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
       expires_at: new Date(now + (body.ttl_seconds ?? DEFAULT_TTL_SECONDS) * 1000).toISOString(),
       created_at: new Date(now).toISOString(),
     };
-    // Counted and inserted in one synchronous step: parallel creates at the cap cannot both pass.
-    const live = this.catalog.liveCount(c.userId);
-    if (live >= max) {
+    // Counted and inserted under the user's row lock: parallel creates at the cap, on any
+    // instances sharing the database, cannot both pass.
+    const live = this.catalog.insertWithinCap(row, max);
+    if (live !== null) {
       throw new DomainError(
         'WORLD_LIMIT_REACHED',
         `At most ${max} live worlds per user: delete one you no longer use`,
         { limit: max, live },
       );
     }
-    this.catalog.insert(row);
     try {
       await this.template.createWorld(id);
       const secret = newKeySecret('test');

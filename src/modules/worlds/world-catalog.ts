@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { SqlStatement } from '../../common/sql/sql-connection.js';
+import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
 import type { DataSource } from 'typeorm';
 import type { WorldId } from '../../common/environment.js';
 import { connectionOf, PLATFORM_DB } from '../../database/databases.js';
@@ -24,15 +24,18 @@ export interface WorldRow {
 /**
  * The world registry's statements, synchronous (better-sqlite3 on the platform connection): the
  * engine registry reads a world's seed and clock while loading it on a request's path, and a
- * create counts and inserts with no other request in between.
+ * create counts and inserts in one transaction under the user's row lock (insertWithinCap).
  */
 @Injectable()
 export class WorldCatalog {
   private readonly s: Record<string, SqlStatement>;
+  private readonly db: SqlConnection;
 
   constructor(@InjectDataSource(PLATFORM_DB) platform: DataSource) {
     const db = connectionOf(platform);
+    this.db = db;
     this.s = {
+      lockUser: db.prepare('UPDATE users SET created_at = created_at WHERE id = ?'),
       insert: db.prepare(
         `INSERT INTO worlds (id, user_id, name, seed, starting_balance_cents, status, key_id, clock_offset_ms, expires_at, created_at)
          VALUES (@id, @user_id, @name, @seed, @starting_balance_cents, @status, @key_id, @clock_offset_ms, @expires_at, @created_at)`,
@@ -59,8 +62,21 @@ export class WorldCatalog {
     };
   }
 
-  insert(row: WorldRow): void {
-    this.s.insert.run(row);
+  /**
+   * Inserts `row` unless its user has `max` live worlds already; then returns how many. Counted
+   * and inserted in one transaction that first locks the user's row, so parallel creates on every
+   * instance sharing the database take turns (SQLite: the IMMEDIATE transaction's write lock).
+   */
+  insertWithinCap(row: WorldRow, max: number): number | null {
+    return this.db
+      .transaction(() => {
+        this.s.lockUser.run(row.user_id);
+        const live = this.liveCount(row.user_id);
+        if (live >= max) return live;
+        this.s.insert.run(row);
+        return null;
+      })
+      .immediate();
   }
 
   one(id: string): WorldRow | undefined {

@@ -32,4 +32,12 @@ export class IdempotencyRecordEntity {
 
   @Column({ name: 'expires_at', type: 'varchar', length: 30 })
   expiresAt: string;
+
+  /** The request that claimed the key (null on records from before claims were named). */
+  @Column({ name: 'claim_id', type: 'varchar', length: 40, nullable: true })
+  claimId: string | null;
+
+  /** The instance that request runs on (IdempotencyService.instanceId). */
+  @Column({ name: 'claimed_by', type: 'varchar', length: 40, nullable: true })
+  claimedBy: string | null;
 }

@@ -1,0 +1,189 @@
+// One service instance of an instance-race test (src/modules/access/instance-races.spec.ts): a
+// separate process with its own connections to the shared database, running the compiled service
+// classes (dist/, or RACE_DIST's) the way the app wires them. It prints `ready`, waits for `go` on
+// stdin, fires its operations all at once, prints one JSON line of outcomes, and exits (or, with
+// `hold`, waits for `exit` on stdin first, its claims left running).
+//
+// argv[2]: JSON { op, db: { url } | { dir }, nowMs, ...op's own fields }
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const job = JSON.parse(process.argv[2]);
+const dist = process.env.RACE_DIST ?? fileURLToPath(new URL('../../dist', import.meta.url));
+const load = (path) => import(pathToFileURL(join(dist, path)).href);
+
+const { DataSource } = await import('typeorm');
+const databases = await load('database/databases.js');
+const { ManualClock } = await load('common/clock/clock.js');
+const { ConfigService } = await load('config/config.service.js');
+const { loadConfig } = await load('config/app-config.js');
+
+const lines = createInterface({ input: process.stdin });
+const waiting = [];
+lines.on('line', (line) => waiting.shift()?.(line.trim()));
+const next = () => new Promise((resolve) => waiting.push(resolve));
+
+function source(name, entities, migrations) {
+  const options =
+    job.db.url !== undefined
+      ? databases.postgresOptions(name, job.db.url, entities, migrations)
+      : databases.sqliteOptions(name, job.db.dir, entities, migrations);
+  // The test migrated the schema before starting the instances.
+  return new DataSource({ ...options, migrationsRun: false });
+}
+
+const platform = source('platform', databases.PLATFORM_ENTITIES, databases.PLATFORM_MIGRATIONS);
+await platform.initialize();
+const clock = new ManualClock(job.nowMs);
+const env = job.db.url !== undefined ? { DATABASE_URL: job.db.url } : {};
+const config = new ConfigService(loadConfig({ ...env, ...(job.env ?? {}) }), {
+  jwtSecret: 'x'.repeat(32),
+  encryptionKey: '0'.repeat(64),
+});
+const { UsersService } = await load('modules/users/users.service.js');
+const users = new UsersService(platform, config);
+const closers = [() => platform.destroy()];
+
+/** What an operation came to: 'ok' (or what it answered), or the DomainError code it threw. */
+async function outcome(run) {
+  try {
+    return await run();
+  } catch (err) {
+    if (typeof err?.code === 'string' && err.constructor?.name === 'DomainError') return err.code;
+    return `error: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/** `op` -> the operations it fires at once. */
+async function operations() {
+  if (job.op === 'mfa-step-up') {
+    const { MfaService } = await load('modules/security/mfa.service.js');
+    const mfa = new MfaService(users, clock, config, platform);
+    const credential = { userId: job.userId, keyId: job.keyId ?? null };
+    return job.codes.map(
+      (code) => () => outcome(async () => (await mfa.stepUp(credential, code), 'ok')),
+    );
+  }
+  if (job.op === 'api-key-create') {
+    const { ApiKeysService } = await load('modules/api-keys/api-keys.service.js');
+    const { ApiKeyRepository } = await load('modules/api-keys/api-key.repository.js');
+    const { IdGenerator } = await load('common/ids/id-generator.js');
+    const signals = { cacheTtlMs: undefined, on: () => undefined, publish: () => undefined };
+    const keys = new ApiKeyRepository(platform, config, signals);
+    const terms = { assertAccepted: async () => undefined };
+    const mail = { send: async () => undefined };
+    const svc = new ApiKeysService(
+      keys,
+      platform,
+      users,
+      terms,
+      mail,
+      config,
+      clock,
+      new IdGenerator(),
+      { notify: () => undefined },
+    );
+    return Array.from(
+      { length: job.count },
+      (_, i) => () =>
+        outcome(async () => {
+          await svc.create(job.userId, {
+            name: `race ${process.pid} ${i}`,
+            environment: 'live',
+          });
+          return 'ok';
+        }),
+    );
+  }
+  if (job.op === 'idempotent-request') {
+    const svc = await idempotency();
+    return Array.from(
+      { length: job.count },
+      () => () =>
+        outcome(async () => {
+          const req = request(job.userId, job.key);
+          const reply = fakeReply();
+          if (await svc.begin(req, reply)) return `replayed ${reply.statusCode}`;
+          // Ran: the answer is stored after a moment of "work", as onSend would.
+          await new Promise((r) => setTimeout(r, job.workMs ?? 20));
+          reply.statusCode = 201;
+          await svc.finish(req, reply, '{"ran":true}');
+          return 'ran';
+        }),
+    );
+  }
+  if (job.op === 'idempotent-claim') {
+    // Claims the key and keeps it running (no answer stored) for as long as the process lives.
+    const svc = await idempotency();
+    return [
+      () =>
+        outcome(async () =>
+          (await svc.begin(request(job.userId, job.key), fakeReply())) ? 'replayed' : 'claimed',
+        ),
+    ];
+  }
+  throw new Error(`unknown op ${job.op}`);
+}
+
+/** The idempotency service over the shared platform and engine databases, booted as the app does. */
+async function idempotency() {
+  const { IdempotencyService } = await load('modules/access/idempotency.service.js');
+  const { WorldDatabases } = await load('modules/worlds/world-databases.service.js');
+  const live = source('live', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
+  const paper = source('paper', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
+  await live.initialize();
+  await paper.initialize();
+  closers.unshift(
+    () => live.destroy(),
+    () => paper.destroy(),
+  );
+  const worlds = new WorldDatabases(live, paper, {});
+  const svc = new IdempotencyService(platform, clock, config, worlds, { for: () => clock });
+  closers.unshift(async () => svc.onApplicationShutdown());
+  await svc.onApplicationBootstrap();
+  return svc;
+}
+
+function request(userId, key) {
+  return {
+    id: `req_${process.pid}_${Math.random()}`,
+    method: 'POST',
+    url: '/api/v1/orders',
+    headers: { 'idempotency-key': key },
+    raw: { rawHeaders: ['Idempotency-Key', key] },
+    rawBody: Buffer.from('{"quantity":1}'),
+    svc: { userId, world: 'test', environment: 'test', credential: null },
+  };
+}
+
+function fakeReply() {
+  const reply = {
+    statusCode: 200,
+    headers: {},
+    code(c) {
+      reply.statusCode = c;
+      return reply;
+    },
+    header(k, v) {
+      reply.headers[k.toLowerCase()] = v;
+      return reply;
+    },
+    type(t) {
+      reply.headers['content-type'] = t;
+      return reply;
+    },
+    getHeader: (k) => reply.headers[k.toLowerCase()],
+    send: () => reply,
+  };
+  return reply;
+}
+
+const ops = await operations();
+process.stdout.write('ready\n');
+if ((await next()) !== 'go') process.exit(2);
+const outcomes = await Promise.all(ops.map((op) => op()));
+process.stdout.write(`${JSON.stringify(outcomes)}\n`);
+if (job.hold === true) await next();
+for (const close of closers) await close();
+lines.close();
