@@ -82,6 +82,7 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
       fenced: (world) => {
         void node.election.resign(world).then(() => node.campaign(world));
       },
+      forward: (world, op, args) => node.forwarder.forward(world, { op, args }),
     };
     for (const w of ['live', 'test']) this.campaigned.add(w);
     node.start(['live', 'test']);
@@ -127,10 +128,12 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
   }
 
   /** The writer's side: a forwarded request, run through this instance's own pipeline. */
-  private async replay(world: string, command: ForwardedCommand): Promise<ForwardedAnswer> {
+  private async replay(world: string, command: ForwardedCommand): Promise<unknown> {
+    if (command.op !== HTTP_OP)
+      return this.engines.runCommand(world as WorldName, command.op, command.args);
     const fastify = this.fastify;
     const r = command.args as ForwardedRequest;
-    if (command.op !== HTTP_OP || fastify === null || r?.svc?.world !== world) {
+    if (fastify === null || r?.svc?.world !== world) {
       throw new DomainError('INTERNAL', `Unknown forwarded command ${command.op} for ${world}`);
     }
     const token = randomUUID();

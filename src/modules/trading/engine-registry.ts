@@ -74,7 +74,11 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   cluster: {
     campaign(world: WorldId): void;
     fenced(world: WorldName, epoch: number): void;
+    /** Runs a defined command on the world's writer (another instance). */
+    forward(world: WorldName, op: string, args: unknown): Promise<unknown>;
   } | null = null;
+  /** Commands another instance may run here as a world's writer (defineCommand). */
+  private readonly commands = new Map<string, (world: WorldName, args: never) => unknown>();
   private readonly engineIds = {
     // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
     next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
@@ -201,6 +205,28 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   endTerm(world: WorldName): void {
     this.terms.delete(world);
     this.loaded(world)?.stop();
+  }
+
+  /**
+   * A command that runs on a world's writer, for work not started by a request (which is
+   * forwarded whole): the cancel-on-disconnect of a socket that closed on another instance.
+   * Its arguments and result must be JSON.
+   */
+  defineCommand<A, R>(op: string, run: (world: WorldName, args: A) => R): void {
+    this.commands.set(op, run as (world: WorldName, args: never) => unknown);
+  }
+
+  /** Runs a defined command here when this instance writes the world, else on its writer. */
+  async onWriter<R>(world: WorldName, op: string, args: unknown): Promise<R> {
+    if (this.writes(world) || this.cluster === null) return this.runCommand(world, op, args) as R;
+    return (await this.cluster.forward(world, op, args)) as R;
+  }
+
+  /** A defined command, run here (the writer's side of onWriter). */
+  runCommand(world: WorldName, op: string, args: unknown): unknown {
+    const run = this.commands.get(op);
+    if (run === undefined) throw new Error(`no engine command ${op}`);
+    return run(world, args as never);
   }
 
   /** Runs `cb` whenever a writer term of a world begins here (cluster mode). */
