@@ -47,19 +47,23 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
     private readonly config: ConfigService,
     private readonly redis: RedisConnection,
     private readonly engines: EngineRegistry,
-  ) {}
+  ) {
+    this.build();
+  }
 
   /** Cluster mode: both DATABASE_URL and REDIS_URL are set. */
   get enabled(): boolean {
     return this.engines.clustered;
   }
 
-  /** Once the app is initialised (the engines are followers): campaigns for live and paper. */
-  start(fastify: FastifyInstance): void {
+  /**
+   * Built with the service (leases are usable from the first lifecycle hook); campaigning and
+   * forwarding start with start(), once the app is initialised (the engines are followers).
+   */
+  private build(): void {
     const databaseUrl = this.config.values.databaseUrl;
     const redis = this.redis.client;
-    if (!this.enabled || databaseUrl === null || redis === null || this.node !== null) return;
-    this.fastify = fastify;
+    if (!this.enabled || databaseUrl === null || redis === null) return;
     const node = new ClusterNode({
       databaseUrl,
       redis,
@@ -83,9 +87,16 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
         void node.election.resign(world).then(() => node.campaign(world));
       },
       forward: (world, op, args) => node.forwarder.forward(world, { op, args }),
+      lease: (name, step) => node.election.lease(name).run(step),
     };
+  }
+
+  /** Campaigns for live and paper, and serves forwarded requests through this Fastify. */
+  start(fastify: FastifyInstance): void {
+    if (this.node === null || this.fastify !== null) return;
+    this.fastify = fastify;
     for (const w of ['live', 'test']) this.campaigned.add(w);
-    node.start(['live', 'test']);
+    this.node.start(['live', 'test']);
     this.log.log(`cluster instance ${this.instanceId} campaigning for live and test`);
   }
 

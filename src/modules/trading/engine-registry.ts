@@ -76,6 +76,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     fenced(world: WorldName, epoch: number): void;
     /** Runs a defined command on the world's writer (another instance). */
     forward(world: WorldName, op: string, args: unknown): Promise<unknown>;
+    lease(name: string, step: () => unknown): Promise<boolean>;
   } | null = null;
   /** Commands another instance may run here as a world's writer (defineCommand). */
   private readonly commands = new Map<string, (world: WorldName, args: never) => unknown>();
@@ -214,6 +215,18 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
    */
   defineCommand<A, R>(op: string, run: (world: WorldName, args: A) => R): void {
     this.commands.set(op, run as (world: WorldName, args: never) => unknown);
+  }
+
+  /**
+   * Runs a platform sweep not tied to a world: at once with one instance; in cluster mode only
+   * on the instance holding the sweep's lease (taken if free). Returns whether it ran.
+   */
+  async once(name: string, step: () => unknown): Promise<boolean> {
+    if (this.cluster === null) {
+      await step();
+      return true;
+    }
+    return this.cluster.lease(name, step);
   }
 
   /** Runs a defined command here when this instance writes the world, else on its writer. */
