@@ -11,7 +11,6 @@ import {
   openMarket,
   startCluster,
   waitWriter,
-  writerOf,
   type Cluster,
 } from './cluster-fixture.js';
 
