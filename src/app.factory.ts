@@ -46,6 +46,7 @@ import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
 import { lockDataDir } from './config/data-dir-lock.js';
 import { lockDatabase, type DatabaseLock } from './modules/cluster/database-lock.js';
+import { ClusterService } from './modules/cluster/cluster.service.js';
 import { clockOffsetFile, fileClockOffset } from './config/clock-offset.js';
 import {
   buildOpenApi,
@@ -101,7 +102,10 @@ export async function createApp(opts: CreateAppOptions): Promise<App> {
     },
   };
   try {
-    if (config.databaseUrl !== null) dbLock = await lockDatabase(config.databaseUrl);
+    // Cluster mode (REDIS_URL too) shares the database by writer election instead (ClusterNode).
+    if (config.databaseUrl !== null && config.redisUrl === null) {
+      dbLock = await lockDatabase(config.databaseUrl);
+    }
     return await build(opts, lock);
   } catch (err) {
     await lock.release();
@@ -246,6 +250,11 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
     const contract = buildOpenApi(app, config.stagingBaseUrl, opts.contractStore);
     app.get(OpenApiService, { strict: false }).set(contract.document, contract.json);
     pipeline.operations = operationsOf(contract.document);
+    const cluster = app.get(ClusterService, { strict: false });
+    if (cluster.enabled) {
+      cluster.start(fastify);
+      pipeline.cluster = cluster;
+    }
   } catch (err) {
     await app.close().catch(() => undefined);
     throw err;

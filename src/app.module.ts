@@ -15,6 +15,7 @@ import { RedisModule } from './modules/redis/redis.module.js';
 import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
 import { RealtimeModule } from './modules/realtime/realtime.module.js';
 import { OrdersModule } from './modules/orders/orders.module.js';
+import { ClusterModule } from './modules/cluster/cluster.module.js';
 import { TradingModule } from './modules/trading/trading.module.js';
 import { MailModule } from './modules/mail/mail.module.js';
 import { MarketsModule } from './modules/markets/markets.module.js';
@@ -82,6 +83,7 @@ export class AppModule {
         AccessModule,
         LimitsModule.forRoot(deps.limitStore),
         TradingModule,
+        ClusterModule,
         MarketsModule,
         MarketCreationModule,
         OrdersModule,

@@ -1,5 +1,6 @@
 import { applyDecorators, HttpCode, type Type } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
+import { recordEndpointSite } from '../../modules/cluster/world-bound.js';
 import { ApiExtension, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { ErrorResponseDto } from './error-response.dto.js';
 import { documentedCodes } from './documented-codes.js';
@@ -116,6 +117,8 @@ export function Endpoint(opts: EndpointOptions): MethodDecorator {
 
   const decorators: (MethodDecorator | ClassDecorator)[] = [
     RouteConfig({ [ROUTE_META_KEY]: meta }),
+    (target: object, method: string | symbol) =>
+      recordEndpointSite(meta, { controller: target.constructor as never, method }),
     HttpCode(status),
     ApiOperation({
       summary: opts.summary,

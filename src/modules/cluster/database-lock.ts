@@ -14,8 +14,8 @@ export interface DatabaseLock {
 
 /**
  * DATABASE_URL's counterpart of the DATA_DIR lock: two processes on one database would each keep
- * their own engine in memory over the same rows, so each would reserve the same money. Until the
- * writer election (this module) is wired into the engines, one service instance serves a database:
+ * their own engine in memory over the same rows, so each would reserve the same money. Without
+ * REDIS_URL (no cluster mode: no writer election, no forwarding) one instance serves a database:
  * it holds a session advisory lock on a dedicated connection, which PostgreSQL drops with the
  * session (a kill -9 leaves nothing behind). A second instance is refused at start as a
  * configuration error (exit 78). A holder that has just closed may still be ending its session, so
@@ -36,7 +36,7 @@ export async function lockDatabase(databaseUrl: string, waitMs = 3_000): Promise
       if (Date.now() >= deadline) {
         throw new ConfigError(
           'DATABASE_URL',
-          'is in use by another running instance of the service: stop it first, or give this one its own database (several instances on one database are not supported yet)',
+          'is in use by another running instance of the service: stop it first, give this one its own database, or set REDIS_URL on every instance to run several on one database (cluster mode)',
         );
       }
       await new Promise((r) => setTimeout(r, 100));

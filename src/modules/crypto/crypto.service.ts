@@ -78,7 +78,8 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
       this.timer = startSampling(
         this.log,
         'crypto indices',
-        (env) => this.feed(env).catchUp(),
+        // Cluster mode: on the world's writer only.
+        (env) => this.engines.writes(env) && this.feed(env).catchUp(),
         true,
       );
     });

@@ -45,7 +45,12 @@ export class IndicesService implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     this.engines.whenReady(() => {
-      this.timer = startSampling(this.log, 'indices', (env) => this.sampler(env).catchUp());
+      this.timer = startSampling(
+        this.log,
+        'indices',
+        // Cluster mode: on the world's writer only.
+        (env) => this.engines.writes(env) && this.sampler(env).catchUp(),
+      );
     });
   }
 

@@ -49,7 +49,13 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
   onApplicationBootstrap(): void {
     this.engines.whenReady(() => {
       this.started = true;
-      this.timer = startSampling(this.log, 'rank history', (env) => this.catchUp(env), true);
+      this.timer = startSampling(
+        this.log,
+        'rank history',
+        // Cluster mode: on the world's writer only.
+        (env) => this.engines.writes(env) && this.catchUp(env),
+        true,
+      );
     });
   }
 

@@ -74,7 +74,12 @@ async function instance(keyIds: string[]): Promise<Instance> {
   const keys = { find: () => Promise.resolve(keyIds.map((id) => ({ id, scopes: 'websocket' }))) };
   const db = { getRepository: (e: { name: string }) => (e.name === 'ApiKeyEntity' ? keys : repo) };
   const cancels: string[] = [];
+  const commands = new Map<string, (world: string, args: unknown) => unknown>();
   const engines = {
+    // One instance writing every world: a defined command runs here.
+    defineCommand: (op: string, run: (world: string, args: unknown) => unknown) =>
+      commands.set(op, run),
+    onWriter: async (world: string, op: string, args: unknown) => commands.get(op)!(world, args),
     get: () => ({
       run: (f: (e: unknown) => unknown) =>
         f({

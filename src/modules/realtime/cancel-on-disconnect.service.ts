@@ -74,6 +74,11 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     @Inject(COD_COUNTER) private readonly counter: CodCounter,
     private readonly signals: ClusterSignals,
   ) {
+    // Run by the world's writer: in cluster mode the socket may have closed on another instance.
+    engines.defineCommand('cod.cancel', (world, a: { userId: string; keyId: string }) => {
+      const r = this.engines.get(world).run((e) => e.cancelByTag(a.userId, a.keyId));
+      return { cancelled: r.ok ? r.cancelled : 0 };
+    });
     this.repo = db.getRepository(CancelOnDisconnectEntity);
     this.keys = db.getRepository(ApiKeyEntity);
     signals.on('cod.disarmed', ({ keyId }) => {
@@ -248,9 +253,12 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     if (s === undefined || this.armed.has(keyId)) return;
     try {
       const world = this.worldOf.get(keyId) ?? s.environment;
-      const r = this.engines.get(world).run((e) => e.cancelByTag(s.userId, keyId));
+      const r = await this.engines.onWriter<{ cancelled: number }>(world, 'cod.cancel', {
+        userId: s.userId,
+        keyId,
+      });
       this.worldOf.delete(keyId);
-      if (r.ok && r.cancelled > 0)
+      if (r.cancelled > 0)
         this.log.log(`key ${keyId}: cancelled ${r.cancelled} open orders on disconnect`);
     } catch (err) {
       // A deleted world's orders went with it: nothing left to cancel.

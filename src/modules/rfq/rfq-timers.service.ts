@@ -42,7 +42,7 @@ export class RfqTimers implements OnApplicationBootstrap, OnApplicationShutdown 
       if (this.stopped) return;
       for (const env of ['live', 'test'] as const) {
         try {
-          this.life.endStranded(env);
+          if (this.engines.writes(env)) this.life.endStranded(env);
         } catch (err) {
           this.log.error(`ending stranded ${env} quotes failed: ${String(err)}`);
         }
@@ -67,7 +67,8 @@ export class RfqTimers implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private step(world: WorldName): void {
-    if (!this.life.engine(world).healthy) return;
+    // Cluster mode: the world's writer sweeps it.
+    if (!this.engines.writes(world) || !this.life.engine(world).healthy) return;
     this.life.expireDue(world);
     if (isPaperWorld(world)) this.house.refresh(world);
   }

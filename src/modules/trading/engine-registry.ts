@@ -22,8 +22,14 @@ import { WorldCatalog } from '../worlds/world-catalog.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { EngineRuntime, HOUSE_ACCOUNT, type FeedSettings, type Spooler } from './engine-runtime.js';
+import { FencedError, WriterUnavailableError } from '../cluster/cluster-errors.js';
+import { fenceSync } from '../cluster/fence.js';
+import { HOLDS_WORLD_STATE } from '../cluster/world-bound.js';
 import { EventBus } from './event-bus.js';
 import { TradingRepository } from './trading.repository.js';
+
+/** Cluster mode: a follower engine is rebuilt from the database at most this often (ms). */
+const FOLLOWER_REFRESH_MS = 200;
 
 /** How many feed steps one advance of a world's clock runs at most (a year's advance stays cheap). */
 export const MAX_FEED_STEPS_PER_ADVANCE = 100;
@@ -40,6 +46,8 @@ interface LoadedWorld {
  */
 @Injectable()
 export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
+  /** World state in memory: routes that reach it are served by the world's writer (cluster). */
+  static readonly [HOLDS_WORLD_STATE] = true;
   private readonly runtimes = new Map<Environment, EngineRuntime>();
   private readonly worlds = new Map<WorldId, LoadedWorld>();
   private spooler: Spooler | null = null;
@@ -51,6 +59,27 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     fromOffsetMs: number,
     toOffsetMs: number,
   ) => void)[] = [];
+  /**
+   * Cluster mode (DATABASE_URL and REDIS_URL; see docs/cluster.md): the worlds this instance is
+   * the writer of, with their term's fencing epoch. Only these commit and run timers; the other
+   * engines are followers, rebuilt from the database as other writers' batches arrive, read by
+   * the realtime fan-out only (requests of their worlds are served by the writer).
+   */
+  readonly clustered: boolean;
+  private readonly terms = new Map<WorldName, number>();
+  private readonly termStarts: ((world: WorldName) => void)[] = [];
+  private readonly refreshedAt = new Map<WorldName, number>();
+  private readonly refreshTimers = new Map<WorldName, NodeJS.Timeout>();
+  /** Set by the cluster module: campaign for a loaded ephemeral world; a fenced-off term. */
+  cluster: {
+    campaign(world: WorldId): void;
+    fenced(world: WorldName, epoch: number): void;
+    /** Runs a defined command on the world's writer (another instance). */
+    forward(world: WorldName, op: string, args: unknown): Promise<unknown>;
+    lease(name: string, step: () => unknown): Promise<boolean>;
+  } | null = null;
+  /** Commands another instance may run here as a world's writer (defineCommand). */
+  private readonly commands = new Map<string, (world: WorldName, args: never) => unknown>();
   private readonly engineIds = {
     // The engine asks for `ord_`/`fil_`; the service's generator adds the separator itself.
     next: (prefix: string) => this.ids.next(prefix.endsWith('_') ? prefix.slice(0, -1) : prefix),
@@ -68,6 +97,15 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly clocks: WorldClocks,
   ) {
     databases.onUnload((world) => this.unloadWorld(world));
+    const c = config.values;
+    this.clustered = c.databaseUrl !== null && c.redisUrl !== null;
+    // Subscribed before the realtime hub (which depends on this registry): a follower is fresh
+    // when the hub routes the batch that refreshed it.
+    if (this.clustered) {
+      bus.stream.subscribe((batch) => {
+        if (batch.remote === true && !this.terms.has(batch.world)) this.refresh(batch.world);
+      });
+    }
   }
 
   private feedSettings(seed: number): FeedSettings {
@@ -98,23 +136,131 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
         env === 'test' ? c.sandboxStartingBalanceCents : 0,
       );
       runtime.spooler = this.spooler;
+      runtime.fence = this.fenceOf(env);
       this.runtimes.set(env, runtime);
-      // Quoted once the spooler is in place: the opening quote's fills are committed and
-      // published like any others.
-      try {
-        runtime.openHouse();
-      } catch (err) {
-        // The runtime has given up (it refuses commands, readiness says so); the other engine
-        // and the rest of the service still start.
-        this.log.error(
-          `the ${env} house could not open its quotes: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }
+      // In cluster mode a follower until this instance's term of the world begins (beginTerm).
+      if (!this.clustered) this.startWriting(env, runtime);
     }
-    if (c.sandboxEnabled) this.runtimes.get('test')!.startFeed();
-    // Markets close at their close_time in both engines (checked by every command, and here).
-    for (const runtime of this.runtimes.values()) runtime.startClosing();
     for (const cb of this.readyCallbacks.splice(0)) cb();
+  }
+
+  /** The house's opening quotes, the paper feed, the market closer: what only a writer runs. */
+  private startWriting(env: Environment, runtime: EngineRuntime): void {
+    // Quoted once the spooler is in place: the opening quote's fills are committed and
+    // published like any others.
+    try {
+      runtime.openHouse();
+    } catch (err) {
+      // The runtime has given up (it refuses commands, readiness says so); the other engine
+      // and the rest of the service still start.
+      this.log.error(
+        `the ${env} house could not open its quotes: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    if (env === 'test' && this.config.values.sandboxEnabled) runtime.startFeed();
+    // Markets close at their close_time in both engines (checked by every command, and here).
+    runtime.startClosing();
+  }
+
+  /** Cluster mode: the fence of the world's commits (null: one instance, no fence). */
+  private fenceOf(world: WorldName): EngineRuntime['fence'] {
+    if (!this.clustered) return null;
+    return (db) => {
+      const epoch = this.terms.get(world);
+      if (epoch === undefined) {
+        throw new WriterUnavailableError(world, 'this instance is not its writer');
+      }
+      try {
+        fenceSync(db, world, epoch);
+      } catch (err) {
+        if (err instanceof FencedError) this.cluster?.fenced(world, epoch);
+        throw err;
+      }
+    };
+  }
+
+  /** Whether this instance runs the world's commits and timers (always, outside cluster mode). */
+  writes(world: WorldName): boolean {
+    return !this.clustered || this.terms.has(world);
+  }
+
+  /**
+   * Cluster mode: this instance's writer term of a world begins (the epoch increment is
+   * committed): its engine is rebuilt from the database, then the house, feed and closer start.
+   */
+  beginTerm(world: WorldName, epoch: number): void {
+    this.terms.set(world, epoch);
+    if (isWorldId(world)) {
+      // Loaded again (as the writer, house quoting) on its next request.
+      this.unloadWorld(world);
+    } else {
+      const runtime = this.runtimes.get(world);
+      if (runtime === undefined) throw new Error(`engine ${world} not started`);
+      runtime.reload();
+      this.startWriting(world, runtime);
+    }
+    for (const cb of this.termStarts) cb(world);
+  }
+
+  /** Cluster mode: the term ended; the engine is a follower again (its commits are refused). */
+  endTerm(world: WorldName): void {
+    this.terms.delete(world);
+    this.loaded(world)?.stop();
+  }
+
+  /**
+   * A command that runs on a world's writer, for work not started by a request (which is
+   * forwarded whole): the cancel-on-disconnect of a socket that closed on another instance.
+   * Its arguments and result must be JSON.
+   */
+  defineCommand<A, R>(op: string, run: (world: WorldName, args: A) => R): void {
+    this.commands.set(op, run as (world: WorldName, args: never) => unknown);
+  }
+
+  /**
+   * Runs a platform sweep not tied to a world: at once with one instance; in cluster mode only
+   * on the instance holding the sweep's lease (taken if free). Returns whether it ran.
+   */
+  async once(name: string, step: () => unknown): Promise<boolean> {
+    if (this.cluster === null) {
+      await step();
+      return true;
+    }
+    return this.cluster.lease(name, step);
+  }
+
+  /** Runs a defined command here when this instance writes the world, else on its writer. */
+  async onWriter<R>(world: WorldName, op: string, args: unknown): Promise<R> {
+    if (this.writes(world) || this.cluster === null) return this.runCommand(world, op, args) as R;
+    return (await this.cluster.forward(world, op, args)) as R;
+  }
+
+  /** A defined command, run here (the writer's side of onWriter). */
+  runCommand(world: WorldName, op: string, args: unknown): unknown {
+    const run = this.commands.get(op);
+    if (run === undefined) throw new Error(`no engine command ${op}`);
+    return run(world, args as never);
+  }
+
+  /** Runs `cb` whenever a writer term of a world begins here (cluster mode). */
+  onTermStart(cb: (world: WorldName) => void): void {
+    this.termStarts.push(cb);
+  }
+
+  /** A follower rebuilt from the database, at most every FOLLOWER_REFRESH_MS (then once more). */
+  private refresh(world: WorldName): void {
+    const runtime = this.loaded(world);
+    if (runtime === null || this.refreshTimers.has(world)) return;
+    const wait = (this.refreshedAt.get(world) ?? 0) + FOLLOWER_REFRESH_MS - Date.now();
+    const run = (): void => {
+      this.refreshTimers.delete(world);
+      this.refreshedAt.set(world, Date.now());
+      if (!this.terms.has(world)) runtime.reload();
+    };
+    if (wait <= 0) return run();
+    const timer = setTimeout(run, wait);
+    timer.unref();
+    this.refreshTimers.set(world, timer);
   }
 
   /** Installs the webhook spooler on every engine, now or once they are built. */
@@ -235,6 +381,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     );
     runtime.world = world;
     runtime.spooler = this.spooler;
+    runtime.fence = this.fenceOf(world);
     // No timers: the feed steps when the world's clock is advanced, and markets close on the
     // next command (every command checks), so an idle world costs no CPU.
     // Registered before the house opens: its opening quotes are a committed batch, whose
@@ -242,6 +389,11 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     // time there recursed without end whenever a socket was open.
     const loaded = { runtime, clock };
     this.worlds.set(world, loaded);
+    if (!this.writes(world)) {
+      // A follower: the world's writer quotes the house; this instance campaigns to be one.
+      this.cluster?.campaign(world);
+      return loaded;
+    }
     try {
       runtime.openHouse();
     } catch (err) {
@@ -263,6 +415,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Stops the feed before the databases close (graceful shutdown). */
   onModuleDestroy(): void {
+    for (const t of this.refreshTimers.values()) clearTimeout(t);
     for (const r of this.runtimes.values()) r.stop();
     for (const id of [...this.worlds.keys()]) this.unloadWorld(id);
   }

@@ -20,6 +20,7 @@ import {
 } from '../../engine/index.js';
 import type { Clock } from '../../common/clock/clock.js';
 import type { Environment, WorldName } from '../../common/environment.js';
+import { WriterUnavailableError } from '../cluster/cluster-errors.js';
 import type { EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
 import type { WebhookSpoolStore } from './stores/webhook-spool.store.js';
@@ -140,6 +141,12 @@ export class EngineRuntime {
   /** The webhook outbox's spooler (see {@link Spooler}); null: nothing is spooled. */
   spooler: Spooler | null = null;
   /**
+   * Cluster mode: the first statement of every commit (src/modules/cluster/fence.ts), set by the
+   * registry for this instance's writer term and refusing while it holds none. Throws
+   * WriterUnavailableError; null: one instance, no fence.
+   */
+  fence: ((db: SqlConnection) => void) | null = null;
+  /**
    * The world this engine serves: its environment, or an ephemeral world's id (set by the
    * registry before the engine serves anything). Committed batches and spooled webhooks carry it.
    */
@@ -258,6 +265,7 @@ export class EngineRuntime {
     const now = this.clock.now();
     try {
       this.repo.transaction(() => {
+        this.fence?.(this.repo.db);
         before?.();
         this.repo.apply(events, now);
         after?.(this.repo.db);
@@ -269,6 +277,12 @@ export class EngineRuntime {
       // A commit failing while the engine is being rebuilt (the house's opening quote) is not
       // rebuilt again: the rebuild gives up and the runtime refuses commands until restart.
       if (this.rebuilding) throw err;
+      if (err instanceof WriterUnavailableError) {
+        // Fenced off (another instance writes the world now): nothing committed; memory goes
+        // back to the database, and the 503 reaches the caller. No house re-quote: not ours.
+        this.rebuild();
+        throw err;
+      }
       this.log.error(
         `commit failed in the ${this.environment} engine, rebuilding from the database`,
       );
@@ -581,6 +595,15 @@ export class EngineRuntime {
     }, ms);
     timer.unref();
     return timer;
+  }
+
+  /**
+   * Cluster mode, a writer term beginning: the engine is rebuilt from the database, which holds
+   * every commit of the previous writer (its fence's row lock made the epoch increment wait).
+   */
+  reload(): void {
+    this.broken = false;
+    this.rebuild();
   }
 
   /** Commits the waiting batch now (before the world's connection closes on unload). */

@@ -125,8 +125,10 @@ export class WebhookOutbox implements OnModuleInit, OnApplicationShutdown {
     });
     // Batches a crash left in the spools: moved as soon as the engines are up.
     this.engines.whenReady(() => {
-      for (const env of ['live', 'test'] as const) this.step(env);
+      for (const env of ['live', 'test'] as const) if (this.engines.writes(env)) this.step(env);
     });
+    // Cluster mode: a new writer moves what its world's previous writer left spooled.
+    this.engines.onTermStart((world) => this.step(world));
   }
 
   /**

@@ -62,9 +62,12 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.recover();
+    // Cluster mode: one instance (the lease's holder) recovers and sweeps the worlds.
+    await this.engines.once('ephemeral-worlds', () => this.recover());
     this.sweeper = setInterval(() => {
-      this.sweep().catch((err: unknown) => this.log.error(`world sweep failed: ${String(err)}`));
+      this.engines
+        .once('ephemeral-worlds', () => this.sweep())
+        .catch((err: unknown) => this.log.error(`world sweep failed: ${String(err)}`));
     }, this.config.values.worldSweepMs);
     this.sweeper.unref();
   }

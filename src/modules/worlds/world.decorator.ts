@@ -10,7 +10,9 @@ import type { WorldName } from '../../common/environment.js';
  * markets) is stored in and read from this world only, so no module decides it again. A world
  * key's requests are in its ephemeral world (`wld_...`), which serves like the paper world.
  */
-export const World = createParamDecorator(
-  (_data: unknown, ctx: ExecutionContext): WorldName =>
-    ctx.switchToHttp().getRequest<FastifyRequest>().svc.world,
-);
+export const World = createParamDecorator(worldOfRequest);
+
+/** @World()'s factory (named: cluster mode tells world-bound routes by it, world-bound.ts). */
+export function worldOfRequest(_data: unknown, ctx: ExecutionContext): WorldName {
+  return ctx.switchToHttp().getRequest<FastifyRequest>().svc.world;
+}

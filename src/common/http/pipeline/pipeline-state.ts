@@ -1,6 +1,7 @@
 import { serviceUnavailable } from '../../errors/service-unavailable.js';
 import type { DomainError } from '../../errors/domain-error.js';
 import type { OperationInputs } from '../operation-inputs.js';
+import type { ClusterGate } from './forward.stage.js';
 import type { AccessPipeline } from '../../../modules/access/access.pipeline.js';
 import type { IdempotencyService } from '../../../modules/access/idempotency.service.js';
 import type { LimitsService } from '../../../modules/limits/limits.service.js';
@@ -20,6 +21,8 @@ export interface PipelineServices extends Lifecycle {
   scenarios: ScenarioGate | null;
   /** What each documented operation takes, by `METHOD /route/:param` (see operationsOf). */
   operations: ReadonlyMap<string, OperationInputs> | null;
+  /** Cluster mode (DATABASE_URL and REDIS_URL): forwarding to world writers; else null. */
+  cluster: ClusterGate | null;
 }
 
 export function pipelineServices(): PipelineServices {
@@ -30,6 +33,7 @@ export function pipelineServices(): PipelineServices {
     scenarios: null,
     closing: false,
     operations: null,
+    cluster: null,
   };
 }
 

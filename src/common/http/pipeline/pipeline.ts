@@ -26,6 +26,7 @@ import {
   skipBehindClose,
 } from './connection.stage.js';
 import { credential } from './credential.stage.js';
+import { forwardToWriter, trustForwarded } from './forward.stage.js';
 import { markDeprecated, refuseAfterSunset } from './deprecation.stage.js';
 import { beginIdempotent, finishIdempotent } from './idempotency.stage.js';
 import { gateBatchLegs, ipLimit, settleBatchLegs } from './ip-limit.stage.js';
@@ -66,6 +67,7 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
   const firstParty = new Set(config.firstPartyOrigins);
   // Set on every request as it arrives: declared here so every request has the same shape.
   fastify.decorateRequest('svcPlan', null);
+  fastify.decorateRequest('svcForwarded', false);
   fastify.addHook('onRoute', (route) => {
     routes.add(route.method, route.url ?? route.path);
     planRoute(route);
@@ -84,6 +86,8 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
     startRequest(req, reply);
     refuseClosingOrMalformed(req, reply, services);
     dropTypeOfEmptyBody(req);
+    // Cluster mode: a request this writer replays for another instance was checked there.
+    if (services.cluster !== null && trustForwarded(req, services.cluster)) return done();
     if (plan.deprecated !== null) markDeprecated(req, reply, plan.deprecated);
     // CORS next: a preflight is answered without charging the per-IP ceiling, and a first-party
     // origin's refusals (410, 429) carry its allow and expose headers, so the browser can read them.
@@ -107,7 +111,7 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
     if (skipBehindClose(req, reply)) return;
     const plan = planOf(req);
     const meta = plan.meta;
-    if (meta !== undefined) {
+    if (meta !== undefined && !req.svcForwarded) {
       const legs = meta.ipCharge === 'legs' ? await gateBatchLegs(req, services.limits) : null;
       if (services.access !== null) {
         await credential(req, meta, services.access);
@@ -126,7 +130,17 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
   fastify.addHook('preHandler', (req: FastifyRequest, reply: FastifyReply, done) => {
     if (skipBehindClose(req, reply)) return done();
     const plan = planOf(req);
-    if (plan.meta === undefined || services.idempotency === null) return done();
+    if (plan.meta === undefined || services.idempotency === null || req.svcForwarded) return done();
+    // Cluster mode: the last stage sends a world-bound request to its world's writer.
+    const last = (): void => {
+      const sent =
+        plan.worldBound && services.cluster !== null
+          ? forwardToWriter(req, reply, services.cluster)
+          : undefined;
+      // Answered by the writer: the request goes no further here (Fastify: no done() then).
+      if (sent === undefined) done();
+      else sent.then((answered) => answered || done(), done);
+    };
     const shape = (): void => {
       let shaping: Promise<void> | undefined;
       try {
@@ -137,8 +151,8 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
       } catch (err) {
         return done(err as Error);
       }
-      if (shaping === undefined) done();
-      else shaping.then(() => done(), done);
+      if (shaping === undefined) last();
+      else shaping.then(last, done);
     };
     const begun = plan.idempotent ? beginIdempotent(req, reply, services.idempotency) : false;
     if (begun === false) return shape();
@@ -162,7 +176,7 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
   const logsRequests = log.isLevelEnabled('info');
   fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done) => {
     const plan = planOf(req);
-    if (plan.meta?.ipCharge !== 'legs') {
+    if (plan.meta?.ipCharge !== 'legs' || req.svcForwarded) {
       if (logsRequests) logRequest(log, req, reply);
       done();
       return;

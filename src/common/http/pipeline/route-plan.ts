@@ -3,6 +3,7 @@ import type { Lifecycle } from '../../api/lifecycle.js';
 import { routeMetaOf, type RouteMeta } from '../../api/route-meta.js';
 import { RouteRegistry } from '../route-registry.js';
 import { operationName } from '../../../modules/scenarios/scenario-gate.js';
+import { isWorldBound } from '../../../modules/cluster/world-bound.js';
 import { deprecatedLifecycle } from './deprecation.stage.js';
 import { checksInputs } from './operation-inputs.stage.js';
 
@@ -24,6 +25,11 @@ export interface RoutePlan {
   checksInputs: boolean | null;
   /** It may run under an Idempotency-Key: the mutations (POST, PUT, PATCH, DELETE). */
   idempotent: boolean;
+  /**
+   * It reads or writes a world's engine or world-local memory (world-bound.ts): in cluster mode
+   * a request of it is served by its world's writer (forward.stage.ts).
+   */
+  worldBound: boolean;
   /** Its sandbox-scenario name (`POST /orders`) when a credential's scenarios can shape it. */
   scenarioOperation: string | null;
 }
@@ -42,6 +48,7 @@ function planFor(meta: RouteMeta | undefined, method: string | string[], url: st
     // A route of several methods decides per request (see checksInputs).
     checksInputs: single === null ? null : checksInputs(meta, single),
     idempotent: meta !== undefined && methods.some((m) => MUTATIONS.has(m)),
+    worldBound: isWorldBound(meta),
     scenarioOperation:
       meta !== undefined && meta.auth !== 'public' && single !== null
         ? operationName(single, url)

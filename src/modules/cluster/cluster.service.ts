@@ -1,0 +1,175 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type { FastifyInstance } from 'fastify';
+import { isWorldId, type WorldName } from '../../common/environment.js';
+import { DomainError } from '../../common/errors/domain-error.js';
+import {
+  FORWARDED_HEADER,
+  type ClusterGate,
+  type ForwardedAnswer,
+  type ForwardedRequest,
+} from '../../common/http/pipeline/forward.stage.js';
+import type { RequestContext } from '../../common/http/request-context.js';
+import { ConfigService } from '../../config/config.service.js';
+import { RedisConnection } from '../redis/redis-connection.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
+import { WriterUnavailableError } from './cluster-errors.js';
+import { ClusterNode } from './cluster-node.js';
+import type { ForwardedCommand } from './command-wire.js';
+
+/** The forwarded-command operation of a whole HTTP request (the only one). */
+const HTTP_OP = 'http';
+/** How long a request of an ephemeral world nobody writes yet waits for a writer's election. */
+const FIRST_ELECTION_MS = 1_500;
+
+/**
+ * Cluster mode (DATABASE_URL and REDIS_URL set): this instance's ClusterNode. It campaigns for
+ * the worlds' writer roles, begins and ends the engines' terms (EngineRegistry.beginTerm), sends
+ * world-bound requests of worlds it does not write to their writer (forward.stage.ts) and replays
+ * those forwarded to it into its own Fastify instance. Outside cluster mode it does nothing.
+ *
+ * The replay is trusted by a one-time random token this process issues for it and keeps in
+ * memory until the replay's answer: the token never leaves the process (the inject does not
+ * touch the network), so no client can present one, and the receiving instance's resolved
+ * credential is used instead of authenticating again.
+ */
+@Injectable()
+export class ClusterService implements ClusterGate, OnModuleDestroy {
+  readonly instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private node: ClusterNode | null = null;
+  private fastify: FastifyInstance | null = null;
+  private readonly tokens = new Map<string, RequestContext>();
+  private readonly campaigned = new Set<string>();
+  private readonly log = new Logger('Cluster');
+
+  constructor(
+    private readonly config: ConfigService,
+    private readonly redis: RedisConnection,
+    private readonly engines: EngineRegistry,
+  ) {
+    this.build();
+  }
+
+  /** Cluster mode: both DATABASE_URL and REDIS_URL are set. */
+  get enabled(): boolean {
+    return this.engines.clustered;
+  }
+
+  /**
+   * Built with the service (leases are usable from the first lifecycle hook); campaigning and
+   * forwarding start with start(), once the app is initialised (the engines are followers).
+   */
+  private build(): void {
+    const databaseUrl = this.config.values.databaseUrl;
+    const redis = this.redis.client;
+    if (!this.enabled || databaseUrl === null || redis === null) return;
+    const node = new ClusterNode({
+      databaseUrl,
+      redis,
+      instanceId: this.instanceId,
+      handler: (world, command) => this.replay(world, command),
+      onTerm: (world, epoch) => {
+        this.log.log(`writer of ${world} (epoch ${epoch}): restoring its engine`);
+        this.engines.beginTerm(world as WorldName, epoch);
+      },
+      onStepDown: (world, epoch) => {
+        this.log.warn(`no longer the writer of ${world} (epoch ${String(epoch)})`);
+        this.engines.endTerm(world as WorldName);
+      },
+      log: this.log,
+    });
+    this.node = node;
+    this.engines.cluster = {
+      campaign: (world) => this.campaign(world),
+      // Fenced off: the role is another's already; give it up, and stand again as a candidate.
+      fenced: (world) => {
+        void node.election.resign(world).then(() => node.campaign(world));
+      },
+      forward: (world, op, args) => node.forwarder.forward(world, { op, args }),
+      lease: (name, step) => node.election.lease(name).run(step),
+    };
+  }
+
+  /** Campaigns for live and paper, and serves forwarded requests through this Fastify. */
+  start(fastify: FastifyInstance): void {
+    if (this.node === null || this.fastify !== null) return;
+    this.fastify = fastify;
+    for (const w of ['live', 'test']) this.campaigned.add(w);
+    this.node.start(['live', 'test']);
+    this.log.log(`cluster instance ${this.instanceId} campaigning for live and test`);
+  }
+
+  /** Whether this instance writes the world now (always true outside cluster mode). */
+  isWriter(world: string): boolean {
+    return this.node === null || this.node.isWriter(world);
+  }
+
+  private campaign(world: string): void {
+    if (this.node === null || this.campaigned.has(world)) return;
+    this.campaigned.add(world);
+    this.node.campaign(world);
+  }
+
+  async forward(world: string, request: ForwardedRequest): Promise<ForwardedAnswer | null> {
+    const node = this.node;
+    if (node === null || node.isWriter(world)) return null;
+    if (!isWorldId(world) || this.campaigned.has(world)) {
+      return node.forwarder.forward<ForwardedAnswer>(world, { op: HTTP_OP, args: request });
+    }
+    // An ephemeral world nobody here campaigned for yet: stand, and give the election a moment.
+    this.campaign(world);
+    await node.election.tick();
+    const deadline = Date.now() + FIRST_ELECTION_MS;
+    for (;;) {
+      if (node.isWriter(world)) return null;
+      try {
+        return await node.forwarder.forward<ForwardedAnswer>(world, { op: HTTP_OP, args: request });
+      } catch (err) {
+        if (!(err instanceof WriterUnavailableError) || Date.now() >= deadline) throw err;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  trusted(token: string): RequestContext | undefined {
+    const svc = this.tokens.get(token);
+    this.tokens.delete(token);
+    return svc;
+  }
+
+  /** The writer's side: a forwarded request, run through this instance's own pipeline. */
+  private async replay(world: string, command: ForwardedCommand): Promise<unknown> {
+    if (command.op !== HTTP_OP)
+      return this.engines.runCommand(world as WorldName, command.op, command.args);
+    const fastify = this.fastify;
+    const r = command.args as ForwardedRequest;
+    if (fastify === null || r?.svc?.world !== world) {
+      throw new DomainError('INTERNAL', `Unknown forwarded command ${command.op} for ${world}`);
+    }
+    const token = randomUUID();
+    this.tokens.set(token, r.svc);
+    try {
+      const res = await fastify.inject({
+        method: r.method as 'GET',
+        url: r.url,
+        headers: { ...r.headers, [FORWARDED_HEADER]: token, 'x-request-id': r.requestId },
+        ...(r.body === null ? {} : { payload: r.body }),
+      });
+      const headers: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value : String(value);
+      }
+      return { status: res.statusCode, headers, body: res.payload };
+    } finally {
+      this.tokens.delete(token);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const node = this.node;
+    this.node = null;
+    // Ends the lock session: another instance takes the worlds over at its next round.
+    await node?.stop();
+  }
+}

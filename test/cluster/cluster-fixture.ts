@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { http } from '../support/harness.js';
+import { approveTier, keyFor, type Trader } from '../support/orders.js';
+import { sessionFor } from '../support/keys.js';
+import { spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { startPlatformServices, type PlatformServices } from '../support/services.js';
+
+/** Three instances of the service on one PostgreSQL and one Redis, as behind a load balancer. */
+export interface Cluster {
+  services: PlatformServices;
+  instances: ServiceProcess[];
+  /** Starts one more instance on the same database and Redis (a replacement after a kill). */
+  spawn(): Promise<ServiceProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(count = 3): Promise<Cluster> {
+  const services = await startPlatformServices();
+  // The instances share the secrets (sessions and keys are checked on every instance).
+  const env = {
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    JWT_SECRET: randomBytes(24).toString('hex'),
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    // Clients come through a load balancer on this host; X-Forwarded-For names each client.
+    TRUSTED_PROXIES: '127.0.0.1',
+    LOG_LEVEL: 'info',
+  };
+  const instances: ServiceProcess[] = [];
+  const spawn = async (): Promise<ServiceProcess> => {
+    const svc = await spawnService({ env });
+    instances.push(svc);
+    await waitReady(svc, 150_000);
+    return svc;
+  };
+  const stop = async (): Promise<void> => {
+    await Promise.all(instances.map((i) => i.stop('SIGTERM', 10_000)));
+    await services.stop();
+  };
+  try {
+    // The first migrates and seeds the database; the others start on it together.
+    await spawn();
+    await Promise.all(Array.from({ length: count - 1 }, () => spawn()));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { services, instances, spawn, stop };
+}
+
+/** The instance that writes the world now, from cluster_writers (holder: `host:pid:random`). */
+export async function writerOf(
+  admin: pg.Client,
+  instances: readonly ServiceProcess[],
+  world = 'test',
+): Promise<ServiceProcess | undefined> {
+  const r = await admin.query<{ holder: string }>(
+    'SELECT holder FROM platform.cluster_writers WHERE world = $1',
+    [world],
+  );
+  const pid = Number(r.rows[0]?.holder.split(':')[1]);
+  return instances.find((i) => i.proc.pid === pid && alive(i));
+}
+
+/** Not exited, and not killed (a SIGKILLed child keeps exitCode null, with signalCode set). */
+export function alive(svc: ServiceProcess): boolean {
+  return svc.proc.exitCode === null && svc.proc.signalCode === null && !svc.proc.killed;
+}
+
+/** Waits until some live instance holds the world's writer role. */
+export async function waitWriter(
+  admin: pg.Client,
+  instances: readonly ServiceProcess[],
+  world = 'test',
+  timeoutMs = 20_000,
+): Promise<ServiceProcess> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const w = await writerOf(admin, instances, world);
+    if (w !== undefined) return w;
+    if (Date.now() > deadline) throw new Error(`no writer of ${world} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The seeded trader with an ENTERPRISE test key (6,000 requests a minute across instances). */
+export async function enterpriseTrader(svc: ServiceProcess): Promise<Trader> {
+  const email = 'trader@sandbox.test';
+  const t = await keyFor(svc, email, await sessionFor(svc.api, email), {
+    scopes: ['orders:read', 'orders:write', 'markets:read', 'wallet:read', 'websocket'],
+  });
+  await approveTier(svc, t, 'ENTERPRISE');
+  return t;
+}
+
+/** An OPEN paper market to rest orders on (far from the house's quotes: nothing fills). */
+export async function openMarket(svc: ServiceProcess, t: Trader): Promise<string> {
+  const res = await http(`${svc.api}/markets?status=OPEN&limit=1`, {
+    headers: { 'x-api-key': t.key },
+  });
+  if (res.status !== 200 || res.body.data.length === 0) {
+    throw new Error(`no open market: ${res.status} ${res.text}`);
+  }
+  return res.body.data[0].id as string;
+}
