@@ -49,6 +49,7 @@ describe('lazyRequestLogger', () => {
     expect(lines()).toEqual([
       expect.objectContaining({ reqId: 'req_2', code: 'X', msg: 'written' }),
     ]);
-    expect(log.child({ part: 'a' }).bindings()).toEqual({ reqId: 'req_2', part: 'a' });
+    const child = log.child({ part: 'a' }) as unknown as pino.Logger;
+    expect(child.bindings()).toEqual({ reqId: 'req_2', part: 'a' });
   });
 });
