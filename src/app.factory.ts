@@ -25,6 +25,7 @@ import { DomainError } from './common/errors/domain-error.js';
 import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
+import { lazyRequestLogger } from './common/http/request-logger.js';
 import { installJsonBodyParser } from './common/http/json-body.js';
 import { installPipeline } from './common/http/pipeline/pipeline.js';
 import {
@@ -149,6 +150,8 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
     loggerInstance: log,
     // One structured line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // req.log becomes a pino child only if something logs through it (see request-logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     genReqId: requestIdFor,
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,

@@ -27,7 +27,11 @@ export async function startReferenceServer(): Promise<ReferenceServer> {
   });
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error('reference server not ready in 15 s')), 15_000);
+    // As generous as the service's: at load ~25 on 2 cores the fork alone took over 15 s.
+    const timer = setTimeout(
+      () => reject(new Error('reference server not ready in 120 s')),
+      120_000,
+    );
     proc.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('LISTENING')) {

@@ -26,18 +26,22 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts the server with `env` on top of the benchmark defaults and waits until it is ready. */
+/**
+ * Starts the server with `env` on top of the benchmark defaults and waits until it is ready:
+ * this checkout's build, or the one of the checkout at `root` (bench:orders-ab's baseline).
+ */
 export async function startBenchServer(
   name: string,
   env: Record<string, string> = {},
+  root: string = ROOT,
 ): Promise<BenchServer> {
-  const main = join(ROOT, 'dist', 'main.js');
+  const main = join(root, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error('dist/main.js missing: run npm run build');
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `svc-bench-${name}-`));
   const echo = process.env.BENCH_ECHO !== undefined && process.env.BENCH_ECHO !== '';
   const proc = spawn(process.execPath, [...SERVER_NODE_ARGS, main], {
-    cwd: ROOT,
+    cwd: root,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOST: '127.0.0.1',

@@ -1,10 +1,28 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   MAX_JSON_VALUES,
+  nestedTooDeep,
   poisoningKey,
   tooManyValues,
   unpairedSurrogateField,
 } from './json-body.js';
+
+describe('nestedTooDeep', () => {
+  const deep = (n: number) => Buffer.from('['.repeat(n) + ']'.repeat(n));
+  it('refuses nesting past the limit, whichever brackets open it', () => {
+    expect(nestedTooDeep(deep(32), 32)).toBe(false);
+    expect(nestedTooDeep(deep(33), 32)).toBe(true);
+    expect(nestedTooDeep(Buffer.from('{"a":'.repeat(33) + '1' + '}'.repeat(33)), 32)).toBe(true);
+    expect(nestedTooDeep(Buffer.from('{"a":['.repeat(17) + ']}'.repeat(17)), 32)).toBe(true);
+  });
+
+  it('counts no bracket inside a string, however many there are', () => {
+    const quoted = Buffer.from(JSON.stringify({ note: '['.repeat(100) + '{'.repeat(100) }));
+    expect(nestedTooDeep(quoted, 32)).toBe(false);
+    // Many brackets side by side are not depth.
+    expect(nestedTooDeep(Buffer.from(JSON.stringify(Array(100).fill([]))), 32)).toBe(false);
+  });
+});
 
 describe('tooManyValues', () => {
   it('counts every value, containers included, against the cap', () => {

@@ -22,6 +22,9 @@ export const MAX_JSON_DEPTH = 32;
  * recursively, and a few kilobytes of brackets would otherwise overflow the stack (a 500).
  */
 export function nestedTooDeep(buf: Buffer, max: number): boolean {
+  // Each level opens with a bracket byte: a body with at most `max` of them (an order has one)
+  // cannot nest deeper, and native searches count them without walking every byte in JS.
+  if (bracketsAtMost(buf, max)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < buf.length; i++) {
@@ -36,6 +39,17 @@ export function nestedTooDeep(buf: Buffer, max: number): boolean {
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return false;
+}
+
+/** Whether `buf` holds at most `max` opening brackets (`{` or `[`, inside strings too). */
+function bracketsAtMost(buf: Buffer, max: number): boolean {
+  let n = 0;
+  for (const bracket of [0x7b, 0x5b]) {
+    for (let i = buf.indexOf(bracket); i !== -1; i = buf.indexOf(bracket, i + 1)) {
+      if (++n > max) return false;
+    }
+  }
+  return true;
 }
 
 /**
@@ -222,7 +236,8 @@ export function installJsonBodyParser(fastify: FastifyInstance): void {
           done(new DomainError('MALFORMED_JSON', 'Request body is not valid JSON'), undefined);
           return;
         }
-        if (tooManyValues(value)) {
+        // Every value takes at least one byte of the text: a shorter body cannot hold too many.
+        if (buf.length > MAX_JSON_VALUES && tooManyValues(value)) {
           done(tooLarge(), undefined);
           return;
         }

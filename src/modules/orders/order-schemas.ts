@@ -153,6 +153,56 @@ export const CANCEL_BATCH_SCHEMA = {
   },
 } as const;
 
+const nullable = (type: string) => ({ type: [type, 'null'] });
+
+/**
+ * The order answer of POST /orders (OrderDto, whose decorators stay the OpenAPI source), as the
+ * JSON Schema Fastify compiles into a serializer (fast-json-stringify) for the 201: the hot
+ * route's answer is written without a generic JSON.stringify. Every OrderDto field is listed, in
+ * its order; a field missing here would be dropped from the answer, which the OpenAPI
+ * conformance e2e test (every field required by the document) would catch.
+ */
+export const ORDER_ANSWER_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    client_order_id: nullable('string'),
+    market_id: { type: 'string' },
+    action: { type: 'string' },
+    side: { type: 'string' },
+    type: { type: 'string' },
+    rfq_id: nullable('string'),
+    price: nullable('integer'),
+    quantity: { type: 'integer' },
+    filled_quantity: { type: 'integer' },
+    remaining_quantity: { type: 'integer' },
+    average_fill_price: nullable('number'),
+    filled_cost_cents: { type: 'integer' },
+    status: { type: 'string' },
+    cancel_reason: nullable('string'),
+    time_in_force: { type: 'string' },
+    post_only: { type: 'boolean' },
+    self_trade_prevention: { type: 'string' },
+    environment: { type: 'string' },
+    created_at: { type: 'string' },
+    updated_at: { type: 'string' },
+    fills: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          price: { type: 'integer' },
+          yes_price: { type: 'integer' },
+          quantity: { type: 'integer' },
+          liquidity: { type: 'string' },
+          created_at: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
 export interface PlaceOrderBody {
   market_id: string;
   action: 'BUY' | 'SELL';

@@ -113,10 +113,16 @@ export class ScenariosRepository {
    * takes a firing that is left: two requests can never both spend a scenario's last firing.
    * Most requests match nothing: one indexed read, no transaction.
    */
-  take(userId: string, operation: string, facts: MatchFacts): FiredScenario | null {
+  take(
+    userId: string,
+    operation: string,
+    /** What the request is about, or how to read it: read only when the user holds scenarios. */
+    facts: MatchFacts | (() => MatchFacts),
+  ): FiredScenario | null {
     if (!this.holders.has(userId)) return null;
+    const known = typeof facts === 'function' ? facts() : facts;
     for (const row of this.liveStmt.all(userId, operation)) {
-      if (!matches(row, facts)) continue;
+      if (!matches(row, known)) continue;
       if (this.spendStmt.run(row.id).changes === 0) continue;
       return { id: row.id, effect: JSON.parse(row.effect) as ScenarioEffect };
     }

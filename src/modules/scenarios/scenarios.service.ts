@@ -97,7 +97,7 @@ export class ScenariosService implements OnModuleInit {
     world: WorldName,
     userId: string,
     operation: string,
-    facts: MatchFacts,
+    facts: MatchFacts | (() => MatchFacts),
   ): FiredScenario | null {
     return this.repos.get(world).take(userId, operation, facts);
   }
