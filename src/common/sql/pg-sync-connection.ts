@@ -29,7 +29,12 @@ export class PgSyncConnection implements SqlConnection {
   private pending: string[] = [];
   private closed = false;
 
-  constructor(url: string, schema?: string) {
+  constructor(
+    /** The database it connects to (an export's worker thread opens its own client on it). */
+    readonly url: string,
+    /** The schema that is its search_path, if any. */
+    readonly schema?: string,
+  ) {
     this.cid = this.bridge.connectionId();
     const options = [`-c lock_timeout=${LOCK_TIMEOUT_MS}`];
     if (schema !== undefined) options.push(`-c search_path=${quoteIdent(schema)}`);
