@@ -15,8 +15,12 @@ import {
   sqliteOptions,
 } from '../../database/databases.js';
 import { toPostgres } from './postgres-dialect.js';
-import { DATASETS, DATASET_DEFS, readerSql } from '../../modules/data-exports/datasets.js';
-import { ROW_ORDER_COLUMN } from '../../database/migrations/1763769600031-export-row-order.js';
+import {
+  DATASETS,
+  DATASET_DEFS,
+  ROW_ORDER_COLUMN,
+  readerSql,
+} from '../../modules/data-exports/datasets.js';
 
 /**
  * Every SQL statement the service runs (src/common/sql/statements.json, which the e2e tests keep

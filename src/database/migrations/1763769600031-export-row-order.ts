@@ -1,7 +1,7 @@
 import { TableColumn, TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /** The tables a data export reads (src/modules/data-exports/datasets.ts). */
-export const EXPORTED_TABLES = [
+const EXPORTED_TABLES = [
   'trades',
   'markets',
   'index_points',
@@ -10,8 +10,8 @@ export const EXPORTED_TABLES = [
   'ledger',
 ] as const;
 
-/** The row-order column on PostgreSQL (SQLite's is the rowid). */
-export const ROW_ORDER_COLUMN = 'row_seq';
+/** The row-order column on PostgreSQL (SQLite's is the rowid): datasets.ts's ROW_ORDER_COLUMN. */
+const ROW_ORDER_COLUMN = 'row_seq';
 
 /**
  * Engine database (one per world): a stable row order for data exports. An export reads its

@@ -4,7 +4,6 @@ import {
   type SqlDialect,
   type SqlStatement,
 } from '../../common/sql/sql-connection.js';
-import { ROW_ORDER_COLUMN } from '../../database/migrations/1763769600031-export-row-order.js';
 import { StatementCache } from '../../common/sql/statement-cache.js';
 import { csvCell } from '../../common/csv/csv-cell.js';
 
@@ -203,6 +202,9 @@ export interface RowSource {
   /** Up to `limit` rows after row order `lo` through `hi`, each [row order, ...fields]. */
   page(s: ExportScope, lo: number, hi: number, limit: number): Cell[][] | Promise<Cell[][]>;
 }
+
+/** PostgreSQL's row-order column of each exported table, added by engine migration 1763769600031. */
+export const ROW_ORDER_COLUMN = 'row_seq';
 
 /**
  * The column an export orders and bounds its rows by. SQLite: the rowid, storage order, which for

@@ -21,7 +21,6 @@ import type {
   ExportThreadJob,
   ExportThreadMessage,
 } from './export-thread.js';
-import { PgRowSource } from './pg-row-source.js';
 import { countRows, writeRows } from './export-writer.js';
 
 /** Progress is reported at most this often: each message is main-thread work. */
@@ -52,6 +51,8 @@ const job = workerData as ExportThreadJob | CountThreadJob;
 /** The job's rows on a connection of this thread's own, and how to close it. */
 async function open(source: ExportSource): Promise<{ reader: RowSource; close(): unknown }> {
   if ('postgresUrl' in source) {
+    // Loaded only here: a SQLite job's worker does without the pg driver.
+    const { PgRowSource } = await import('./pg-row-source.js');
     const pgSource = await PgRowSource.open(source.postgresUrl, source.schema);
     return { reader: pgSource, close: () => pgSource.close() };
   }
