@@ -92,8 +92,8 @@ function literal(client, v) {
   if (typeof v === 'boolean') return v ? "'true'" : "'false'";
   return undefined;
 }
-// The statement with its $n parameters replaced by literals (quoted text and identifiers are
-// copied as they are); undefined when a value cannot be inlined.
+// The statement with its $n parameters replaced by literals (quoted text, identifiers and
+// comments are copied as they are); undefined when a value cannot be inlined.
 function inline(client, text, values) {
   let out = '';
   for (let i = 0; i < text.length; ) {
@@ -103,6 +103,14 @@ function inline(client, text, values) {
       while (j < text.length && !(text[j] === c && text[j + 1] !== c)) j += text[j] === c ? 2 : 1;
       out += text.slice(i, j + 1);
       i = j + 1;
+    } else if ((c === '-' && text[i + 1] === '-') || (c === '/' && text[i + 1] === '*')) {
+      // A comment is copied as it is: a $n in it is no parameter (and a value's newline must
+      // not end it).
+      const close = c === '-' ? '\n' : '*/';
+      const at = text.indexOf(close, i + 2);
+      const j = at < 0 ? text.length : at + close.length;
+      out += text.slice(i, j);
+      i = j;
     } else if (c === '$' && /[0-9]/.test(text[i + 1] || '')) {
       let j = i + 1;
       while (j < text.length && /[0-9]/.test(text[j])) j++;

@@ -225,7 +225,7 @@ describe.each(ENGINES)('SqlConnection on $dialect', ({ dialect, open }) => {
   it('deferred writes commit with their transaction, in order, odd values intact', () => {
     reset();
     const insert = db.prepare('INSERT INTO items (id, n, big, note) VALUES (?, ?, ?, ?)');
-    const bump = db.prepare('UPDATE items SET n = n - ? WHERE id = ?');
+    const bump = db.prepare('UPDATE items SET n = n - ? -- $1 in a comment\n WHERE id = ?');
     const odd = "it's -- not; a $1 \\ comment";
     db.transaction(() => {
       runDeferred(insert, 'a', -5, 2 ** 40, odd);
