@@ -24,6 +24,8 @@ import type { EngineEvent } from '../src/engine/index.js';
 import { SandboxControlsService } from '../src/modules/sandbox/sandbox-controls.service.js';
 import { EngineRegistry } from '../src/modules/trading/engine-registry.js';
 import { WorldDatabases } from '../src/modules/worlds/world-databases.service.js';
+import { PaperWorldRecords } from '../src/modules/worlds/paper-world-records.service.js';
+import { IdempotencyService } from '../src/modules/access/idempotency.service.js';
 import type { EngineRuntime } from '../src/modules/trading/engine-runtime.js';
 
 /**
@@ -31,9 +33,17 @@ import type { EngineRuntime } from '../src/modules/trading/engine-runtime.js';
  * orders and 5 runs: resting the orders between runs is one round trip per order there.
  */
 const POSTGRES = process.argv.includes('--postgres');
-const ORDERS = POSTGRES ? 1_000 : 10_000;
+/** `--orders=N`: open orders per run (default 10,000 on SQLite, 1,000 on PostgreSQL). */
+const ORDERS_ARG = process.argv.find((a) => a.startsWith('--orders='));
+const ORDERS =
+  ORDERS_ARG !== undefined
+    ? Number(ORDERS_ARG.slice('--orders='.length))
+    : POSTGRES
+      ? 1_000
+      : 10_000;
 const MARKETS = 10;
-const RUNS = POSTGRES ? 5 : 15;
+const RUNS_ARG = process.argv.find((a) => a.startsWith('--runs='));
+const RUNS = RUNS_ARG !== undefined ? Number(RUNS_ARG.slice('--runs='.length)) : POSTGRES ? 5 : 15;
 const WARMUP = 2;
 const TARGET_MS = 50;
 
@@ -85,6 +95,7 @@ function stats(ms: number[]): {
   min: number;
   p50: number;
   p90: number;
+  p99: number;
   max: number;
   mean: number;
 } {
@@ -94,6 +105,7 @@ function stats(ms: number[]): {
     min: r(s[0]),
     p50: r(s[Math.floor(s.length / 2)]),
     p90: r(s[Math.min(s.length - 1, Math.floor(s.length * 0.9))]),
+    p99: r(s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]),
     max: r(s[s.length - 1]),
     mean: r(s.reduce((a, b) => a + b, 0) / s.length),
   };
@@ -153,6 +165,32 @@ async function main(): Promise<void> {
       }
     }
 
+    // 2b. Every part of the service path apart: the Idempotency-Key answers forgotten and each
+    // paper-record cleaner (the reset's rest after the engine commit).
+    const idempotency = app.get(IdempotencyService);
+    const cleaners = (
+      app.get(PaperWorldRecords) as unknown as {
+        cleaners: Map<string, (u: string, w: 'test') => number | Promise<number>>;
+      }
+    ).cleaners;
+    const part_ms: Record<string, number[]> = { forget_idempotency: [], records_clear: [] };
+    for (const kind of cleaners.keys()) part_ms[kind] = [];
+    for (let run = 0; run < WARMUP + RUNS; run++) {
+      const t0 = performance.now();
+      await idempotency.forgetPaperAnswers(cred.userId, 'test');
+      const t1 = performance.now();
+      for (const [kind, clean] of cleaners) {
+        const c0 = performance.now();
+        await clean(cred.userId, 'test');
+        if (run >= WARMUP) part_ms[kind].push(performance.now() - c0);
+      }
+      const t2 = performance.now();
+      if (run >= WARMUP) {
+        part_ms.forget_idempotency.push(t1 - t0);
+        part_ms.records_clear.push(t2 - t1);
+      }
+    }
+
     // 3. Over HTTP with a real test key of the seeded trader.
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.getHttpServer().address() as { port: number };
@@ -190,6 +228,7 @@ async function main(): Promise<void> {
       service_ms: serviceStats,
       engine_ms: stats(engine_ms),
       sql_commit_ms: stats(sql_ms),
+      parts_ms: Object.fromEntries(Object.entries(part_ms).map(([k, v]) => [k, stats(v)])),
       http_ms: stats(http_ms),
       meets_target: serviceStats.p90 < TARGET_MS,
       ...benchEnvironment(),
@@ -199,7 +238,7 @@ async function main(): Promise<void> {
       `reset of ${ORDERS} open orders: service path p50 ${serviceStats.p50} ms, p90 ${serviceStats.p90} ms (max ${serviceStats.max} ms), target < ${TARGET_MS} ms`,
     );
     mkdirSync('bench/results', { recursive: true });
-    const out = POSTGRES ? 'bench/results/reset-postgres.json' : 'bench/results/reset.json';
+    const out = `bench/results/reset${POSTGRES ? '-postgres' : ''}${ORDERS_ARG === undefined ? '' : `-${ORDERS}`}.json`;
     writeFileSync(out, JSON.stringify(figures, null, 2) + '\n');
   } finally {
     await created.close();

@@ -48,6 +48,7 @@ import { IdempotencyClaims1763769600032 } from './migrations/1763769600032-idemp
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 import { SelfTradePrevention1763769600028 } from './migrations/1763769600028-self-trade-prevention.js';
+import { ExportRowOrder1763769600031 } from './migrations/1763769600031-export-row-order.js';
 
 /** Names of the TypeORM data sources: the platform, and one engine database per environment. */
 export const PLATFORM_DB = 'platform';
@@ -149,6 +150,7 @@ export const ENGINE_MIGRATIONS: Ctor[] = [
   Rfq1763769600025,
   Scenarios1763769600027,
   SelfTradePrevention1763769600028,
+  ExportRowOrder1763769600031,
 ];
 
 /** better-sqlite3 in WAL mode with synchronous=NORMAL; schema by migrations, never synchronize. */

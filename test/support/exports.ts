@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { as, type Svc, type Trader } from './orders.js';
 import type { JsonResponse } from './harness.js';
+import { runDeferred } from '../../src/common/sql/sql-connection.js';
 import { openDatabaseOf } from './test-database.js';
 
 // Export bodies are read field by field.
@@ -49,9 +50,14 @@ export function seedTrades(
     );
     const at = opts.createdAt ?? '2026-11-22T11:00:00.000Z';
     const prefix = opts.prefix ?? 'fil_seed';
+    // On PostgreSQL each insert would be a round trip: deferred, they go 10,000 to a query
+    // (the SELECT sends what is queued); on SQLite runDeferred is run.
+    const flush = db.prepare('SELECT 1 AS one');
     db.transaction(() => {
       for (let i = 0; i < n; i++) {
-        ins.run(
+        if (i > 0 && i % 10_000 === 0) flush.get();
+        runDeferred(
+          ins,
           `${prefix}${String(i).padStart(9, '0')}`,
           marketId,
           1 + (i % 99),

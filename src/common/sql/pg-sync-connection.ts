@@ -25,11 +25,20 @@ export class PgSyncConnection implements SqlConnection {
   private readonly bridge = PgSyncBridge.instance();
   private readonly cid: number;
   private depth = 0;
-  /** BEGIN (or a SAVEPOINT) not yet sent: it goes with the transaction's first statement. */
-  private pending: string[] = [];
+  /**
+   * What is not yet sent, in order: BEGIN (or a SAVEPOINT), which goes with the transaction's
+   * first statement, and statements deferred inside a transaction ({@link runDeferred}), which go
+   * with the next round trip (the worker sends the lot as one query: one round trip, not one each).
+   */
+  private pending: Pending[] = [];
   private closed = false;
 
-  constructor(url: string, schema?: string) {
+  constructor(
+    /** The database it connects to (an export's worker thread opens its own client on it). */
+    readonly url: string,
+    /** The schema that is its search_path, if any. */
+    readonly schema?: string,
+  ) {
     this.cid = this.bridge.connectionId();
     const options = [`-c lock_timeout=${LOCK_TIMEOUT_MS}`];
     if (schema !== undefined) options.push(`-c search_path=${quoteIdent(schema)}`);
@@ -50,6 +59,20 @@ export class PgSyncConnection implements SqlConnection {
   exec(sql: string): this {
     this.send({ op: 'exec', text: toPostgres(sql).text }, sql);
     return this;
+  }
+
+  /**
+   * @internal A statement whose answer the caller does not need, inside a transaction: queued to
+   * go with the next round trip (its failure then fails that call, at the latest the COMMIT,
+   * which rolls the transaction back). Outside a transaction it runs at once.
+   */
+  defer(text: string, values: unknown[], sql: string): void {
+    if (this.depth === 0) {
+      this.send({ op: 'query', text, values }, sql);
+      return;
+    }
+    if (this.closed) throw new TypeError('The database connection is not open');
+    this.pending.push({ text, values, sql });
   }
 
   /** @internal One statement through the worker (with a transaction's deferred BEGIN). */
@@ -76,7 +99,9 @@ export class PgSyncConnection implements SqlConnection {
   transaction<F extends SqlTransactionBody>(fn: F): SqlTransaction<F> {
     const run = (...args: unknown[]): unknown => {
       const level = this.depth;
-      this.pending.push(level === 0 ? 'BEGIN' : `SAVEPOINT sp${level}`);
+      const start = level === 0 ? 'BEGIN' : `SAVEPOINT sp${level}`;
+      const undo = level === 0 ? ['ROLLBACK'] : [`ROLLBACK TO sp${level}`, `RELEASE sp${level}`];
+      this.pending.push(start);
       this.depth = level + 1;
       let result: unknown;
       try {
@@ -84,11 +109,17 @@ export class PgSyncConnection implements SqlConnection {
         if (isThenable(result)) throw new TypeError('Transaction function cannot return a promise');
       } catch (err) {
         this.depth = level;
-        this.finish(level === 0 ? ['ROLLBACK'] : [`ROLLBACK TO sp${level}`, `RELEASE sp${level}`]);
+        this.rollback(start, undo);
         throw err;
       }
       this.depth = level;
-      this.finish(level === 0 ? ['COMMIT'] : [`RELEASE sp${level}`]);
+      try {
+        this.finish(start, level === 0 ? ['COMMIT'] : [`RELEASE sp${level}`]);
+      } catch (err) {
+        // A deferred statement (or the COMMIT) failed: the transaction is aborted, undo it.
+        this.rollback(start, undo, true);
+        throw err;
+      }
       return result;
     };
     const tx = run as unknown as SqlTransaction<F>;
@@ -104,25 +135,50 @@ export class PgSyncConnection implements SqlConnection {
   }
 
   /**
-   * Ends a transaction or savepoint. When its BEGIN (SAVEPOINT) is still pending, nothing ran in
-   * it and nothing is sent: pending entries are pushed level by level and sent all at once, so a
-   * non-empty list ends with this level's.
+   * Ends a transaction or savepoint. When its BEGIN (SAVEPOINT) is still the last thing pending,
+   * nothing ran in it and nothing is sent; otherwise what is pending (statements deferred in it)
+   * goes with the end, one round trip.
    */
-  private finish(statements: string[]): void {
-    if (this.pending.length > 0) {
+  private finish(start: string, statements: string[]): void {
+    if (this.pending[this.pending.length - 1] === start) {
       this.pending.pop();
       return;
     }
-    for (const sql of statements) this.bridge.call({ cid: this.cid, op: 'exec', text: sql }, sql);
+    this.send({ op: 'exec', text: statements.join(';') }, statements.join(';'));
+  }
+
+  /**
+   * Undoes a transaction or savepoint. Whatever is pending was queued inside it (a send flushes
+   * everything): when its BEGIN (SAVEPOINT) is still pending, nothing of it reached the server
+   * and dropping the queue from there undoes it; otherwise the queue is dropped and the undo sent.
+   * `quiet`: the error being rethrown is the caller's, not this one's.
+   */
+  private rollback(start: string, undo: string[], quiet = false): void {
+    const at = this.pending.lastIndexOf(start);
+    if (at >= 0) {
+      this.pending.length = at;
+      return;
+    }
+    this.pending = [];
+    try {
+      for (const sql of undo) this.bridge.call({ cid: this.cid, op: 'exec', text: sql }, sql);
+    } catch (err) {
+      if (!quiet) throw err;
+    }
   }
 
   private send(request: Record<string, unknown> & { op: string }, sql: string): PgReply {
     if (this.closed) throw new TypeError('The database connection is not open');
-    const before = this.pending;
+    const before = this.pending.map((p) =>
+      typeof p === 'string' ? p : { text: p.text, values: p.values },
+    );
     if (before.length > 0) this.pending = [];
     return this.bridge.call({ ...request, cid: this.cid, before }, sql);
   }
 }
+
+/** A statement or transaction control not yet sent (see PgSyncConnection.pending). */
+type Pending = string | { text: string; values: unknown[]; sql: string };
 
 /** A prepared statement: SQLite text translated once, values bound per call as better-sqlite3 does. */
 class PgSyncStatement implements SqlStatement {
@@ -139,6 +195,11 @@ class PgSyncStatement implements SqlStatement {
   run(...params: unknown[]): SqlRunResult {
     const r = this.exec(params);
     return { changes: r.changes ?? 0 };
+  }
+
+  /** See {@link runDeferred}: queued to go with the transaction's next round trip. */
+  defer(...params: unknown[]): void {
+    this.conn.defer(this.text, bindValues(this.names, params, this.sql), this.sql);
   }
 
   get(...params: unknown[]): unknown {

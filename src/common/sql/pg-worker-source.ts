@@ -10,8 +10,12 @@
  * async `submit` of a batch).
  *
  * Ops: open { url, options } (one pg.Client per connection id), query { text, values, name,
- * rowMode, before }, exec { text } (simple protocol, several statements), batch { statements }
- * (one transaction), close.
+ * rowMode, before }, exec { text, before } (simple protocol, several statements), batch
+ * { statements } (one transaction), close. `before` is what the connection had not sent yet:
+ * transaction control (BEGIN, SAVEPOINT) and statements deferred in a transaction ({ text,
+ * values }); they go to the server as ONE simple-protocol query, the values inlined as quoted
+ * literals (escapeLiteral; an untyped literal takes the type a parameter would), together with
+ * an exec's own text: a transaction of deferred writes is one round trip.
  *
  * Results are made to read as SQLite's: int8 and numeric as numbers (an int8 beyond 2^53 fails
  * the statement rather than lose digits), booleans as 1/0, dates and timestamps as their text.
@@ -79,6 +83,67 @@ async function query(client, q) {
   const r = await client.query(config);
   return { rows: r.rows, changes: r.rowCount == null ? 0 : r.rowCount };
 }
+// A value as a quoted literal: PostgreSQL types an untyped literal from its context as it types
+// a parameter, so '5' fits a bigint column and a varchar one alike. undefined: not inlinable.
+function literal(client, v) {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'string') return client.escapeLiteral(v);
+  if (typeof v === 'number' && Number.isFinite(v)) return "'" + String(v) + "'";
+  if (typeof v === 'boolean') return v ? "'true'" : "'false'";
+  return undefined;
+}
+// The statement with its $n parameters replaced by literals (quoted text, identifiers and
+// comments are copied as they are); undefined when a value cannot be inlined.
+function inline(client, text, values) {
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    const c = text[i];
+    if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < text.length && !(text[j] === c && text[j + 1] !== c)) j += text[j] === c ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if ((c === '-' && text[i + 1] === '-') || (c === '/' && text[i + 1] === '*')) {
+      // A comment is copied as it is: a $n in it is no parameter (and a value's newline must
+      // not end it).
+      const close = c === '-' ? '\n' : '*/';
+      const at = text.indexOf(close, i + 2);
+      const j = at < 0 ? text.length : at + close.length;
+      out += text.slice(i, j);
+      i = j;
+    } else if (c === '$' && /[0-9]/.test(text[i + 1] || '')) {
+      let j = i + 1;
+      while (j < text.length && /[0-9]/.test(text[j])) j++;
+      const lit = literal(client, values[Number(text.slice(i + 1, j)) - 1]);
+      if (lit === undefined) return undefined;
+      out += lit;
+      i = j;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+// What the connection had not sent, then \`tail\` (an exec's text), as few round trips as can be.
+async function runBefore(client, before, tail) {
+  const parts = [];
+  for (const b of before || []) {
+    if (typeof b === 'string') {
+      parts.push(b);
+      continue;
+    }
+    const text = inline(client, b.text, b.values);
+    if (text !== undefined) {
+      parts.push(text);
+      continue;
+    }
+    if (parts.length > 0) await client.query(parts.splice(0).join(';\n'));
+    await client.query({ text: b.text, values: b.values, types });
+  }
+  if (tail !== undefined) parts.push(tail);
+  if (parts.length > 0) await client.query(parts.join(';\n'));
+}
 async function handle(m) {
   if (m.op === 'open') {
     const client = new pg.Client({ connectionString: m.url, options: m.options });
@@ -91,11 +156,10 @@ async function handle(m) {
   if (client === undefined) throw new Error('connection ' + m.cid + ' is not open');
   switch (m.op) {
     case 'query':
-      for (const sql of m.before || []) await client.query(sql);
+      await runBefore(client, m.before);
       return query(client, m);
     case 'exec':
-      for (const sql of m.before || []) await client.query(sql);
-      await client.query(m.text);
+      await runBefore(client, m.before, m.text);
       return {};
     case 'batch': {
       const results = [];

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServices, type Services } from '../../../test/support/services.js';
 import { isUniqueViolation } from '../../database/databases.js';
+import { PgSyncBridge } from './pg-sync-bridge.js';
 import { PgSyncConnection } from './pg-sync-connection.js';
-import { dialectOf, type SqlConnection } from './sql-connection.js';
+import { dialectOf, runDeferred, type SqlConnection } from './sql-connection.js';
 import { sqliteConnection } from './sqlite-dialect.js';
 
 /**
@@ -221,6 +222,71 @@ describe.each(ENGINES)('SqlConnection on $dialect', ({ dialect, open }) => {
     expect(count()).toBe(0);
   });
 
+  it('deferred writes commit with their transaction, in order, odd values intact', () => {
+    reset();
+    const insert = db.prepare('INSERT INTO items (id, n, big, note) VALUES (?, ?, ?, ?)');
+    const bump = db.prepare('UPDATE items SET n = n - ? -- $1 in a comment\n WHERE id = ?');
+    const odd = "it's -- not; a $1 \\ comment";
+    db.transaction(() => {
+      runDeferred(insert, 'a', -5, 2 ** 40, odd);
+      runDeferred(insert, 'b', 1, null, null);
+      runDeferred(bump, -3, 'a');
+      // A read in the transaction sees the deferred writes before it.
+      expect(db.prepare('SELECT n FROM items WHERE id = ?').get('a')).toEqual({ n: -2 });
+      runDeferred(db.prepare('DELETE FROM items WHERE id = ?'), 'b');
+    })();
+    expect(db.prepare('SELECT id, n, big, note FROM items').all()).toEqual([
+      { id: 'a', n: -2, big: 2 ** 40, note: odd },
+    ]);
+    // Outside a transaction it runs at once.
+    runDeferred(insert, 'c', 3, null, null);
+    expect(count()).toBe(2);
+  });
+
+  it('a failing deferred write fails its transaction and rolls all of it back', () => {
+    reset();
+    const tag = db.prepare('INSERT INTO tags (item_id, tag) VALUES (?, ?)');
+    const insert = db.prepare('INSERT INTO items (id, n) VALUES (?, ?)');
+    let caught: unknown;
+    try {
+      db.transaction(() => {
+        insert.run('a', 1);
+        runDeferred(tag, 'a', 'x');
+        runDeferred(tag, 'a', 'x');
+      })();
+    } catch (err) {
+      caught = err;
+    }
+    expect(isUniqueViolation(caught)).toBe(true);
+    expect(db.inTransaction).toBe(false);
+    expect(count()).toBe(0);
+    expect(db.prepare('SELECT COUNT(*) AS c FROM tags').get()).toEqual({ c: 0 });
+    // In a savepoint: only the inner part is undone, the outer transaction goes on.
+    db.transaction(() => {
+      insert.run('outer', 1);
+      expect(() =>
+        db.transaction(() => {
+          runDeferred(tag, 'b', 'y');
+          runDeferred(tag, 'b', 'y');
+        })(),
+      ).toThrow();
+      runDeferred(insert, 'after', 2);
+    })();
+    expect(db.prepare('SELECT id FROM items ORDER BY id').all()).toEqual([
+      { id: 'after' },
+      { id: 'outer' },
+    ]);
+    expect(db.prepare('SELECT COUNT(*) AS c FROM tags').get()).toEqual({ c: 0 });
+    // A transaction that throws drops its deferred writes.
+    expect(() =>
+      db.transaction(() => {
+        runDeferred(insert, 'dropped', 3);
+        throw new Error('boom');
+      })(),
+    ).toThrow('boom');
+    expect(count()).toBe(2);
+  });
+
   it('refuses a transaction function that returns a promise, leaving nothing written', () => {
     reset();
     const tx = db.transaction(async () => {
@@ -240,6 +306,30 @@ describe('PgSyncConnection only', () => {
         x: 9007199254740991,
       });
     } finally {
+      db.close();
+    }
+  });
+
+  it('sends a transaction of deferred writes in one round trip, its BEGIN and COMMIT included', () => {
+    const db = new PgSyncConnection(services.databaseUrl, 'port');
+    const bridge = PgSyncBridge.instance();
+    const call = bridge.call.bind(bridge);
+    let trips = 0;
+    bridge.call = (...args) => {
+      trips++;
+      return call(...args);
+    };
+    try {
+      db.exec('DELETE FROM items');
+      trips = 0;
+      const insert = db.prepare('INSERT INTO items (id, n) VALUES (?, ?)');
+      db.transaction(() => {
+        for (let i = 0; i < 50; i++) runDeferred(insert, `d${i}`, i);
+      })();
+      expect(trips).toBe(1);
+      expect(db.prepare('SELECT COUNT(*) AS c FROM items').get()).toEqual({ c: 50 });
+    } finally {
+      bridge.call = call;
       db.close();
     }
   });

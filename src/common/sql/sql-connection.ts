@@ -63,3 +63,16 @@ export interface SqlConnection {
 export function dialectOf(db: SqlConnection): SqlDialect {
   return db.dialect ?? 'sqlite';
 }
+
+/**
+ * Runs a write whose answer (`changes`) the caller does not need. On SQLite that is `run`. On
+ * PostgreSQL, inside a transaction, the statement is queued and goes with the transaction's next
+ * round trip (the next statement whose answer is needed, or the COMMIT), the queue sent as one
+ * query: a transaction of N such writes costs one round trip instead of N. A failure surfaces at
+ * that later call and rolls the transaction back, as a failure of the write itself would.
+ */
+export function runDeferred<P extends unknown[]>(stmt: SqlStatement<P>, ...params: P): void {
+  const defer = (stmt as { defer?: (...p: P) => void }).defer;
+  if (defer !== undefined) defer.apply(stmt, params);
+  else stmt.run(...params);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DATASET_DEFS, formatRows, headerOf } from './datasets.js';
+import { DATASET_DEFS, formatRows, headerOf, readerSql } from './datasets.js';
 
 describe('formatRows', () => {
   const orders = DATASET_DEFS.ORDERS;
@@ -54,5 +54,42 @@ describe('formatRows', () => {
       'txn_1,FUNDING,100,100,,2026-11-22T12:00:00.000Z\n',
     );
     expect(JSON.parse(formatRows(ledger, 'JSONL', [r])).reference_id).toBeNull();
+  });
+
+  it("writes PostgreSQL's booleans as SQLite's 0/1 are written: the same bytes on both engines", () => {
+    const pgRow = row.map((v, i) => (i === 14 ? true : v));
+    const pgFalse = row.map((v, i) => (i === 14 ? false : v));
+    const liteFalse = row.map((v, i) => (i === 14 ? 0 : v));
+    for (const format of ['CSV', 'JSONL'] as const) {
+      expect(formatRows(orders, format, [pgRow])).toBe(formatRows(orders, format, [row]));
+      expect(formatRows(orders, format, [pgFalse])).toBe(formatRows(orders, format, [liteFalse]));
+    }
+  });
+});
+
+describe('readerSql', () => {
+  const fills = DATASET_DEFS.FILLS;
+
+  it('reads SQLite by rowid ranges, NOT INDEXED, as it always has', () => {
+    expect(readerSql('sqlite', 'page', DATASET_DEFS.LEDGER, false)).toBe(
+      'SELECT rowid, id, type, amount_cents, balance_after_cents, reference_id, created_at FROM ledger NOT INDEXED WHERE rowid > @lo AND rowid <= @hi AND created_at >= @start AND created_at < @end AND user_id = @user ORDER BY rowid LIMIT @limit',
+    );
+    expect(readerSql('sqlite', 'last', fills, false)).toBe('SELECT max(rowid) AS m FROM trades');
+  });
+
+  it('reads PostgreSQL in keyset pages on row_seq, with the same filters', () => {
+    const page = readerSql('postgres', 'page', fills, true);
+    expect(page).toMatch(/^SELECT row_seq, id, market_id, /);
+    expect(page).toContain(
+      'FROM trades WHERE row_seq > @lo AND row_seq <= @hi AND created_at >= @start AND created_at < @end AND (maker_user_id = @user OR taker_user_id = @user) AND market_id IN (SELECT value FROM json_each(@markets))',
+    );
+    expect(page).toMatch(/ORDER BY row_seq LIMIT @limit$/);
+    expect(page).not.toMatch(/rowid|NOT INDEXED/);
+    expect(readerSql('postgres', 'count', fills, false)).toMatch(
+      /^SELECT COUNT\(\*\) AS n FROM trades WHERE row_seq > @lo AND row_seq <= @hi /,
+    );
+    expect(readerSql('postgres', 'last', fills, false)).toBe(
+      'SELECT max(row_seq) AS m FROM trades',
+    );
   });
 });

@@ -1,4 +1,9 @@
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  dialectOf,
+  type SqlConnection,
+  type SqlDialect,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 import { StatementCache } from '../../common/sql/statement-cache.js';
 import { csvCell } from '../../common/csv/csv-cell.js';
 
@@ -183,71 +188,117 @@ export interface ExportScope {
   marketIds: string[] | null;
 }
 
-type Cell = string | number | bigint | null;
+export type Cell = string | number | bigint | boolean | null;
 type Params = Record<string, string | number>;
 
 /**
- * Rows are read by rowid ranges (NOT INDEXED: an index on market_id or user_id would make SQLite
- * sort each page's candidates again, a whole scan per page): storage order, which for these append-only tables is insertion
- * order, and a range needs no sort. Counting (on the main thread) walks the same ranges a span at
- * a time, so counting a million rows does not hold the event loop for long; the pages are read
- * by an export job's worker thread on its own read-only connection (export-worker.ts).
+ * What an export reads its rows through: {@link DatasetReader} on a synchronous connection (the
+ * main thread's, and a SQLite job's worker on its read-only file), or a PostgreSQL job's worker
+ * on a `pg` client of its own, whose answers are promises.
  */
-export class DatasetReader {
+export interface RowSource {
+  /** Rows of the scope with a row order in (lo, hi]. */
+  countRange(s: ExportScope, lo: number, hi: number): number | Promise<number>;
+  /** Up to `limit` rows after row order `lo` through `hi`, each [row order, ...fields]. */
+  page(s: ExportScope, lo: number, hi: number, limit: number): Cell[][] | Promise<Cell[][]>;
+}
+
+/** PostgreSQL's row-order column of each exported table, added by engine migration 1763769600031. */
+export const ROW_ORDER_COLUMN = 'row_seq';
+
+/**
+ * The column an export orders and bounds its rows by. SQLite: the rowid, storage order, which for
+ * these append-only tables is insertion order. PostgreSQL has no rowid (a ctid moves when its row
+ * is updated): `row_seq`, the identity migration 1763769600031 adds to each exported table.
+ */
+export function rowOrderColumn(dialect: SqlDialect): string {
+  return dialect === 'postgres' ? ROW_ORDER_COLUMN : 'rowid';
+}
+
+/** One of the reader's statements, written for `dialect` (see {@link DatasetReader}). */
+export function readerSql(
+  dialect: SqlDialect,
+  kind: 'last' | 'count' | 'page',
+  def: DatasetDef,
+  withMarkets: boolean,
+): string {
+  const order = rowOrderColumn(dialect);
+  if (kind === 'last') return `SELECT max(${order}) AS m FROM ${def.table}`;
+  // SQLite: NOT INDEXED, so a page is a rowid range scan (an index on market_id or user_id
+  // would make SQLite sort each page's candidates again, a whole scan per page). PostgreSQL
+  // plans with the row_seq index itself.
+  const from = dialect === 'sqlite' ? `${def.table} NOT INDEXED` : def.table;
+  const where = whereOf(order, def, withMarkets);
+  if (kind === 'count') return `SELECT COUNT(*) AS n FROM ${from} WHERE ${where}`;
+  const cols = def.fields.map((x) => x.sql).join(', ');
+  return `SELECT ${order}, ${cols} FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT @limit`;
+}
+
+/**
+ * Rows are read in row-order ranges ({@link rowOrderColumn}): a range needs no sort, and the
+ * high-water mark fixed when a job is created (the largest row order then) bounds what it
+ * exports. Counting (on the main thread) walks the same ranges a span at a time, so counting a
+ * million rows does not hold the event loop for long; the pages are read by an export job's
+ * worker thread on a connection of its own (export-worker.ts).
+ */
+export class DatasetReader implements RowSource {
   private readonly cache: StatementCache;
+  private readonly dialect: SqlDialect;
 
   constructor(private readonly db: SqlConnection) {
     this.cache = new StatementCache(db);
+    this.dialect = dialectOf(db);
   }
 
-  /** The table's largest rowid now: the snapshot bound of a new export. */
+  /** The table's largest row order now: the snapshot bound of a new export. */
   lastRowid(def: DatasetDef): number {
-    const r = this.db.prepare(`SELECT max(rowid) AS m FROM ${def.table}`).get() as {
+    const r = this.db.prepare(readerSql(this.dialect, 'last', def, false)).get() as {
       m: number | null;
     };
     return r.m ?? 0;
   }
 
-  /** Rows of the scope with rowid in (lo, hi]. */
   countRange(s: ExportScope, lo: number, hi: number): number {
-    const stmt = this.stmt(
-      'count',
-      s,
-      () => `SELECT COUNT(*) AS n FROM ${s.def.table} NOT INDEXED WHERE ${where(s)}`,
-    );
-    return (stmt.get(params(s, lo, hi)) as { n: number }).n;
+    const stmt = this.stmt('count', s);
+    return (stmt.get(readerParams(s, lo, hi)) as { n: number }).n;
   }
 
-  /** Up to `limit` rows after rowid `lo` through `hi`, each [rowid, ...fields]. */
   page(s: ExportScope, lo: number, hi: number, limit: number): Cell[][] {
-    const stmt = this.stmt('page', s, () => {
-      const cols = s.def.fields.map((x) => x.sql).join(', ');
-      return `SELECT rowid, ${cols} FROM ${s.def.table} NOT INDEXED WHERE ${where(s)} ORDER BY rowid LIMIT @limit`;
-    });
-    return stmt.raw(true).all({ ...params(s, lo, hi), limit }) as Cell[][];
+    const stmt = this.stmt('page', s);
+    return stmt.raw(true).all({ ...readerParams(s, lo, hi), limit }) as Cell[][];
   }
 
-  private stmt(kind: string, s: ExportScope, sql: () => string): SqlStatement {
-    const key = `${kind}:${s.def.dataset}:${s.marketIds === null ? 0 : 1}`;
-    return this.cache.get(key, sql);
+  private stmt(kind: 'count' | 'page', s: ExportScope): SqlStatement {
+    const markets = withMarkets(s);
+    const key = `${kind}:${s.def.dataset}:${markets ? 1 : 0}`;
+    return this.cache.get(key, () => readerSql(this.dialect, kind, s.def, markets));
   }
 }
 
-function where(s: ExportScope): string {
-  const parts = ['rowid > @lo', 'rowid <= @hi', `${s.def.time} >= @start`, `${s.def.time} < @end`];
-  if (s.def.owner !== undefined) parts.push(s.def.owner);
-  if (s.marketIds !== null && s.def.market !== undefined) {
-    parts.push(`${s.def.market} IN (SELECT value FROM json_each(@markets))`);
-  }
+/** Whether market_ids narrows the scope (a dataset with markets, a list given). */
+export function withMarkets(s: ExportScope): boolean {
+  return s.marketIds !== null && s.def.market !== undefined;
+}
+
+function whereOf(order: string, def: DatasetDef, markets: boolean): string {
+  const parts = [
+    `${order} > @lo`,
+    `${order} <= @hi`,
+    `${def.time} >= @start`,
+    `${def.time} < @end`,
+  ];
+  if (def.owner !== undefined) parts.push(def.owner);
+  if (markets) parts.push(`${def.market} IN (SELECT value FROM json_each(@markets))`);
   return parts.join(' AND ');
 }
 
-function params(s: ExportScope, lo: number, hi: number): Params {
+/** The named parameters of a count or page statement (a page adds `limit`). */
+export function readerParams(s: ExportScope, lo: number, hi: number): Params {
   const p: Params = { lo, hi, start: s.start, end: s.end };
   if (s.def.owner !== undefined || s.def.fields.some((x) => x.sql.includes('@user'))) {
     p.user = s.userId;
   }
-  if (s.marketIds !== null && s.def.market !== undefined) p.markets = JSON.stringify(s.marketIds);
+  if (withMarkets(s)) p.markets = JSON.stringify(s.marketIds);
   return p;
 }
 
@@ -256,7 +307,10 @@ export function headerOf(def: DatasetDef, format: ExportFormat): string {
   return format === 'CSV' ? def.fields.map((x) => x.name).join(',') + '\n' : '';
 }
 
-/** Rows as read by {@link DatasetReader.page} (rowid first), formatted: one line each. */
+/**
+ * Rows as read by {@link RowSource.page} (row order first), formatted: one line each. A flag is
+ * 0/1 on SQLite and a boolean on PostgreSQL.
+ */
 export function formatRows(def: DatasetDef, format: ExportFormat, rows: Cell[][]): string {
   const fields = def.fields;
   let out = '';
@@ -265,14 +319,14 @@ export function formatRows(def: DatasetDef, format: ExportFormat, rows: Cell[][]
       const cells: string[] = new Array<string>(fields.length);
       for (let i = 0; i < fields.length; i++) {
         const v = row[i + 1];
-        cells[i] = fields[i].bool === true ? (v === 1 ? 'true' : 'false') : csvCell(plain(v));
+        cells[i] = fields[i].bool === true ? (isSet(v) ? 'true' : 'false') : csvCell(plain(v));
       }
       out += cells.join(',') + '\n';
     } else {
       const o: Record<string, unknown> = {};
       for (let i = 0; i < fields.length; i++) {
         const v = row[i + 1];
-        o[fields[i].name] = fields[i].bool === true ? v === 1 : plain(v);
+        o[fields[i].name] = fields[i].bool === true ? isSet(v) : plain(v);
       }
       out += JSON.stringify(o) + '\n';
     }
@@ -280,6 +334,9 @@ export function formatRows(def: DatasetDef, format: ExportFormat, rows: Cell[][]
   return out;
 }
 
+const isSet = (v: Cell): boolean => v === 1 || v === true;
+
 function plain(v: Cell): string | number | null {
+  if (typeof v === 'boolean') return v ? 1 : 0;
   return typeof v === 'bigint' ? Number(v) : v;
 }

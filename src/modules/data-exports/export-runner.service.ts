@@ -1,4 +1,3 @@
-import { sqliteFileOf } from '../../common/sql/sqlite-dialect.js';
 import {
   Injectable,
   Logger,
@@ -16,7 +15,7 @@ import { DataExportsRepository, type ExportRow } from './data-exports.repository
 import { DatasetReader, type ExportScope } from './datasets.js';
 import { countRows } from './export-writer.js';
 import { ExportFileStore } from './export-file-store.js';
-import { countInThread, ExportThread } from './export-thread.js';
+import { countInThread, ExportThread, exportSourceOf, type ExportSource } from './export-thread.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /** Jobs one user may have RUNNING at once (all worlds together); more wait QUEUED. */
@@ -49,8 +48,8 @@ export interface ExportWorlds {
   repos: WorldScoped<DataExportsRepository>;
   /** Main-thread readers, for the snapshot bound, counts and estimates of a request. */
   readers: WorldScoped<DatasetReader>;
-  /** Each world's engine database file, which a job's worker opens read-only. */
-  dbFiles: WorldScoped<string>;
+  /** Each world's engine database, which a job's worker reads on a connection of its own. */
+  sources: WorldScoped<ExportSource>;
   files: ExportFileStore;
 }
 
@@ -99,7 +98,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         return repo;
       }),
       readers: worlds.perWorld((db) => new DatasetReader(db)),
-      dbFiles: worlds.perWorld((db) => sqliteFileOf(db)),
+      sources: worlds.perWorld((db) => exportSourceOf(db)),
       files: new ExportFileStore(config.values.dataDir),
     };
     // Whatever request opens a world (an order, a read), its cut-short jobs resume then, not
@@ -205,7 +204,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     }
     return countInThread({
       count: true,
-      dbFile: this.parts.dbFiles.get(world),
+      source: this.parts.sources.get(world),
       dataset: scope.def.dataset,
       userId: scope.userId,
       start: scope.start,
@@ -286,7 +285,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       if (entry.cancelled) throw new Error('export stopped');
       files.prepare(world);
       entry.thread = new ExportThread({
-        dbFile: this.parts.dbFiles.get(world),
+        source: this.parts.sources.get(world),
         dataset: row.dataset,
         format: row.format,
         userId: row.user_id,

@@ -6,7 +6,7 @@ import { ExportThread, exportWorkerFile, type ExportThreadJob } from './export-t
 
 const dir = mkdtempSync(join(tmpdir(), 'export-thread-'));
 const job: ExportThreadJob = {
-  dbFile: join(dir, 'none.sqlite'),
+  source: { sqliteFile: join(dir, 'none.sqlite') },
   dataset: 'TRADES',
   format: 'CSV',
   userId: 'usr_x',

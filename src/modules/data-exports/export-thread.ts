@@ -1,20 +1,37 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { PgSyncConnection } from '../../common/sql/pg-sync-connection.js';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
+import { sqliteFileOf } from '../../common/sql/sqlite-dialect.js';
 import type { Dataset, ExportFormat } from './datasets.js';
 import type { Written } from './export-writer.js';
 
+/**
+ * Where an export's worker thread reads its world's rows on a connection of its own: the world's
+ * SQLite file (opened read-only), or its PostgreSQL schema (a `pg` client, read-only session).
+ */
+export type ExportSource = { sqliteFile: string } | { postgresUrl: string; schema: string };
+
+/** The source of a world's engine connection. */
+export function exportSourceOf(db: SqlConnection): ExportSource {
+  if (db instanceof PgSyncConnection) {
+    return { postgresUrl: db.url, schema: db.schema ?? 'public' };
+  }
+  return { sqliteFile: sqliteFileOf(db) };
+}
+
 /** What an export job's worker thread is given: the job's scope and where to read and write. */
 export interface ExportThreadJob {
-  /** The job's world engine database file, opened read-only by the worker. */
-  dbFile: string;
+  /** The job's world engine database, which the worker reads on a connection of its own. */
+  source: ExportSource;
   dataset: Dataset;
   format: ExportFormat;
   userId: string;
   start: string;
   end: string;
   marketIds: string[] | null;
-  /** The snapshot bound: the largest rowid when the job was created. */
+  /** The snapshot bound: the largest row order (rowid, row_seq) when the job was created. */
   hi: number;
   /** The partial file to write. */
   path: string;

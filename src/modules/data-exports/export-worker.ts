@@ -1,8 +1,10 @@
 /**
  * The program of an export job's worker thread (loaded from its compiled file, see
  * export-thread.ts): it opens the job's world database read-only, reads and formats the rows,
- * hashes and writes them to the partial file, and reports to the main thread by message. WAL
- * mode lets this reader run beside the main thread's writer without blocking it. Nothing here
+ * hashes and writes them to the partial file, and reports to the main thread by message. On
+ * SQLite it opens the world's file (WAL mode lets this reader run beside the main thread's writer
+ * without blocking it); on PostgreSQL a `pg` client of its own reads the world's schema in keyset
+ * pages (pg-row-source.ts). Nothing here
  * touches the job's row: the main thread owns the job's lifecycle. Given a count job instead
  * (CountThreadJob), it counts the scope's rows and reports the count: how a create or estimate
  * of a large export counts off the request thread.
@@ -12,8 +14,13 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { basename } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { DATASET_DEFS, DatasetReader } from './datasets.js';
-import type { CountThreadJob, ExportThreadJob, ExportThreadMessage } from './export-thread.js';
+import { DATASET_DEFS, DatasetReader, type RowSource } from './datasets.js';
+import type {
+  CountThreadJob,
+  ExportSource,
+  ExportThreadJob,
+  ExportThreadMessage,
+} from './export-thread.js';
 import { countRows, writeRows } from './export-writer.js';
 
 /** Progress is reported at most this often: each message is main-thread work. */
@@ -41,14 +48,31 @@ if (port === null) throw new Error('export-worker.js runs as a worker thread onl
 const post = (m: ExportThreadMessage): void => port.postMessage(m);
 const job = workerData as ExportThreadJob | CountThreadJob;
 
-async function main(): Promise<void> {
-  lowerPriority();
-  const db = new Database(job.dbFile, { readonly: true, fileMustExist: true });
+/** The job's rows on a connection of this thread's own, and how to close it. */
+async function open(source: ExportSource): Promise<{ reader: RowSource; close(): unknown }> {
+  if ('postgresUrl' in source) {
+    // Loaded only here: a SQLite job's worker does without the pg driver.
+    const { PgRowSource } = await import('./pg-row-source.js');
+    const pgSource = await PgRowSource.open(source.postgresUrl, source.schema);
+    return { reader: pgSource, close: () => pgSource.close() };
+  }
+  const db = new Database(source.sqliteFile, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
     // One pass over the rows in rowid order reads each page once: a small page cache does (the
     // driver's default is 16 MB per connection, all of it resident once filled).
     db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return { reader: new DatasetReader(db), close: () => db.close() };
+}
+
+async function main(): Promise<void> {
+  lowerPriority();
+  const { reader, close } = await open(job.source);
+  try {
     const scope = {
       def: DATASET_DEFS[job.dataset],
       userId: job.userId,
@@ -57,13 +81,13 @@ async function main(): Promise<void> {
       marketIds: job.marketIds,
     };
     if ('count' in job) {
-      const count = await countRows(new DatasetReader(db), scope, job.hi, job.stopAbove);
+      const count = await countRows(reader, scope, job.hi, job.stopAbove);
       post({ type: 'counted', count });
       return;
     }
     let reported = Date.now();
     const written = await writeRows(
-      new DatasetReader(db),
+      reader,
       scope,
       job.format,
       job.hi,
@@ -78,7 +102,7 @@ async function main(): Promise<void> {
     );
     post({ type: 'done', written });
   } finally {
-    db.close();
+    await close();
   }
 }
 

@@ -45,7 +45,7 @@ afterAll(() => {
 describe('counting in a worker thread (the build’s export-worker.js)', () => {
   const job = {
     count: true as const,
-    dbFile,
+    source: { sqliteFile: dbFile },
     dataset: 'TRADES' as const,
     userId: 'usr_x',
     start: scope.start,
@@ -67,7 +67,12 @@ describe('counting in a worker thread (the build’s export-worker.js)', () => {
 
   it('rejects with the reader’s error', async () => {
     await expect(
-      countInThread({ ...job, dbFile: join(dir, 'none.sqlite'), hi: 1, stopAbove: 10 }),
+      countInThread({
+        ...job,
+        source: { sqliteFile: join(dir, 'none.sqlite') },
+        hi: 1,
+        stopAbove: 10,
+      }),
     ).rejects.toThrow(/does not exist|unable to open/);
   });
 });

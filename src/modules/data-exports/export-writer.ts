@@ -3,6 +3,7 @@ import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import {
   DatasetReader,
   formatRows,
+  type RowSource,
   headerOf,
   type ExportFormat,
   type ExportScope,
@@ -23,18 +24,18 @@ const FLUSH_BYTES = 1 << 20;
 export const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /**
- * Counts the scope's rows through rowid `hi`, a span per turn. Stops early once past `stopAbove`
+ * Counts the scope's rows through row order `hi`, a span per turn. Stops early once past `stopAbove`
  * (the answer is then some number above it): an export over EXPORT_MAX_ROWS is refused anyway.
  */
 export async function countRows(
-  reader: DatasetReader,
+  reader: RowSource,
   scope: ExportScope,
   hi: number,
   stopAbove = Number.MAX_SAFE_INTEGER,
 ): Promise<number> {
   let n = 0;
   for (let lo = 0; lo < hi; lo += COUNT_SPAN) {
-    n += reader.countRange(scope, lo, Math.min(hi, lo + COUNT_SPAN));
+    n += await reader.countRange(scope, lo, Math.min(hi, lo + COUNT_SPAN));
     if (n > stopAbove) return n;
     if (lo + COUNT_SPAN < hi) await nextTurn();
   }
@@ -80,7 +81,7 @@ export interface Pacing {
 export const EXPORT_PACING: Pacing = { sliceMs: 20, restPerWork: 0.5, syncBytes: 8 << 20 };
 
 /**
- * Writes the scope's rows through rowid `hi` to `path` in constant memory, a batch of rows at a
+ * Writes the scope's rows through row order `hi` to `path` in constant memory, a batch of rows at a
  * time, each formatted, hashed and gathered to about {@link FLUSH_BYTES} per write; the file is
  * on disk (fdatasync) when this resolves. It runs in an export job's worker thread
  * (export-worker.ts), so its writes are synchronous: they run on that thread, at its lowered
@@ -89,7 +90,7 @@ export const EXPORT_PACING: Pacing = { sliceMs: 20, restPerWork: 0.5, syncBytes:
  * caller removes the partial file of a write that did not finish.
  */
 export async function writeRows(
-  reader: DatasetReader,
+  reader: RowSource,
   scope: ExportScope,
   format: ExportFormat,
   hi: number,
@@ -122,7 +123,7 @@ export async function writeRows(
     let lo = 0;
     let slice = performance.now();
     for (;;) {
-      const rows = reader.page(scope, lo, hi, batchRows);
+      const rows = await reader.page(scope, lo, hi, batchRows);
       if (rows.length === 0) break;
       lo = Number(rows[rows.length - 1][0]);
       records += rows.length;

@@ -24,7 +24,9 @@ const TEMPLATE_SCHEMA = 'world_template';
 /**
  * Copies every table of schema `src` into a new schema `dst` in one statement (so one
  * transaction: a schema exists whole or not at all): structure with indexes, defaults and checks,
- * rows, and a sequence of its own for each serial column, set past the copied rows.
+ * rows, and a sequence of its own for each serial column, set past the copied rows. An identity
+ * column (the exports' row_seq) gets its own sequence from LIKE ... INCLUDING ALL, starting at 1:
+ * it is set past the copied rows too, or the world's first insert would reuse a copied number.
  */
 const CLONE_SCHEMA = `
 DO $clone$
@@ -47,6 +49,11 @@ BEGIN
         dst, t.tablename, c.column_name, dst || '.' || seq);
       EXECUTE format('SELECT setval(%L, COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
         dst || '.' || seq, c.column_name, dst, t.tablename);
+    END LOOP;
+    FOR c IN SELECT column_name FROM information_schema.columns
+      WHERE table_schema = src AND table_name = t.tablename AND is_identity = 'YES' LOOP
+      EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
+        format('%I.%I', dst, t.tablename), c.column_name, c.column_name, dst, t.tablename);
     END LOOP;
   END LOOP;
 END

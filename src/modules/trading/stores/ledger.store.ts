@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../../common/sql/sql-connection.js';
 import type {
   AccountResetEvent,
   BalanceChangedEvent,
@@ -75,22 +79,39 @@ export class LedgerStore {
 
   balanceChanged(e: BalanceChangedEvent): void {
     const at = iso(e.timestamp);
-    this.upsertAccount.run(e.accountId, e.balance, at, at);
     // A reset's RESET row is written by accountReset (which clears the ledger first), so the
-    // balance.changed that follows it must not add a second one.
-    if (e.accountId === this.houseAccountId || e.reason === 'RESET') return;
+    // balance.changed that follows it must not add a second one; its balance goes with the
+    // reset's other deferred writes.
+    if (e.reason === 'RESET') {
+      runDeferred(this.upsertAccount, e.accountId, e.balance, at, at);
+      return;
+    }
+    this.upsertAccount.run(e.accountId, e.balance, at, at);
+    if (e.accountId === this.houseAccountId) return;
     const id = this.ledgerId();
     this.last = { userId: e.accountId, id };
     const type = ledgerTypeOf(e.reason, this.environment);
     this.insertLedger.run(id, e.accountId, type, e.delta, e.balance, e.referenceId, at);
   }
 
-  /** A sandbox reset: the ledger starts again with one RESET row of the new balance. */
+  /**
+   * A sandbox reset: the ledger starts again with one RESET row of the new balance. Deferred
+   * writes (runDeferred): on PostgreSQL they go with the reset's next round trip.
+   */
   accountReset(e: AccountResetEvent): void {
     const at = iso(e.timestamp);
-    this.deleteOfUser.run(e.accountId);
-    this.upsertAccount.run(e.accountId, e.balance, at, at);
-    this.insertLedger.run(this.ledgerId(), e.accountId, 'RESET', e.balance, e.balance, null, at);
+    runDeferred(this.deleteOfUser, e.accountId);
+    runDeferred(this.upsertAccount, e.accountId, e.balance, at, at);
+    runDeferred(
+      this.insertLedger,
+      this.ledgerId(),
+      e.accountId,
+      'RESET',
+      e.balance,
+      e.balance,
+      null,
+      at,
+    );
   }
 
   /** Every account's balance (a restore). */

@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../../common/sql/sql-connection.js';
 import type { PositionChangedEvent, PositionSettledEvent } from '../../../engine/index.js';
 import { StatementCache } from '../../../common/sql/statement-cache.js';
 
@@ -49,9 +53,9 @@ export class PositionStore {
     this.upsert.run(e.accountId, e.marketId, 0, 0, 0, 0, e.realizedPnl, at);
   }
 
-  /** A sandbox reset: the user's positions are gone. */
+  /** A sandbox reset: the user's positions are gone (deferred, as the orders' delete). */
   removeOfUser(userId: string): void {
-    this.deleteOfUser.run(userId);
+    runDeferred(this.deleteOfUser, userId);
   }
 
   /** Every stored position (a restore). */

@@ -1,0 +1,96 @@
+import pg from 'pg';
+import { toPostgres, type PostgresSql } from '../../common/sql/postgres-dialect.js';
+import {
+  readerParams,
+  readerSql,
+  withMarkets,
+  type Cell,
+  type ExportScope,
+  type RowSource,
+} from './datasets.js';
+
+/** How long one page or count may run before PostgreSQL cancels it (the job then fails). */
+const STATEMENT_TIMEOUT_MS = 60_000;
+
+/** int8 and numeric as numbers, as the service's own connections read them (never rounded). */
+function exact(text: string): number {
+  const n = Number(text);
+  if (/^-?\d+$/.test(text) && !Number.isSafeInteger(n)) {
+    throw new RangeError(`value ${text} is beyond 2^53: refused rather than rounded`);
+  }
+  return n;
+}
+const INT8 = 20;
+const NUMERIC = 1700;
+const types = {
+  getTypeParser(oid: number, format?: string): (text: string) => unknown {
+    if (format !== 'binary' && (oid === INT8 || oid === NUMERIC)) return exact;
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+/**
+ * An export job's rows on PostgreSQL, read by its worker thread through a `pg` client of its own
+ * (the service's connections belong to the main thread): the reader's statements
+ * ({@link readerSql}) in keyset pages on `row_seq`, each a named prepared statement of this
+ * client. The session is read-only, its search_path the world's schema.
+ */
+export class PgRowSource implements RowSource {
+  private readonly texts = new Map<string, PostgresSql>();
+
+  private constructor(private readonly client: pg.Client) {}
+
+  static async open(url: string, schema: string): Promise<PgRowSource> {
+    const client = new pg.Client({
+      connectionString: url,
+      options: [
+        `-c search_path=${quoteIdent(schema)}`,
+        '-c default_transaction_read_only=on',
+        `-c statement_timeout=${STATEMENT_TIMEOUT_MS}`,
+      ].join(' '),
+    });
+    // A lost connection fails the query under way; the idle client's error event needs a listener.
+    client.on('error', () => undefined);
+    await client.connect();
+    return new PgRowSource(client);
+  }
+
+  async countRange(s: ExportScope, lo: number, hi: number): Promise<number> {
+    const rows = await this.query('count', s, readerParams(s, lo, hi));
+    return Number(rows[0][0]);
+  }
+
+  page(s: ExportScope, lo: number, hi: number, limit: number): Promise<Cell[][]> {
+    return this.query('page', s, { ...readerParams(s, lo, hi), limit });
+  }
+
+  async close(): Promise<void> {
+    await this.client.end();
+  }
+
+  private async query(
+    kind: 'count' | 'page',
+    s: ExportScope,
+    params: Record<string, string | number>,
+  ): Promise<Cell[][]> {
+    const name = `export_${kind}_${s.def.dataset}_${withMarkets(s) ? 1 : 0}`;
+    let sql = this.texts.get(name);
+    if (sql === undefined) {
+      sql = toPostgres(readerSql('postgres', kind, s.def, withMarkets(s)));
+      this.texts.set(name, sql);
+    }
+    const values = (sql.names ?? []).map((n) => params[n]);
+    const r = await this.client.query<Cell[]>({
+      name,
+      text: sql.text,
+      values,
+      rowMode: 'array',
+      types,
+    });
+    return r.rows;
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
