@@ -13,7 +13,12 @@ import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
 import { assertStatementsListed, watchStatements } from './statement-log.js';
-import { databaseUrlFor, dropDatabaseOf, testDatabaseIsPostgres } from './test-database.js';
+import {
+  databaseUrlFor,
+  dropDatabaseOf,
+  testDatabaseIsPostgres,
+  testRedisUrl,
+} from './test-database.js';
 
 export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
@@ -86,7 +91,12 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
       opts.dataDir === undefined && clock instanceof ManualClock
         ? { config, now: clock.now() }
         : undefined;
-    config = loadConfig({ ...env, DATABASE_URL: await databaseUrlFor(dataDir, seeded) });
+    config = loadConfig({
+      // A test that sets REDIS_URL itself (a Redis it stops, say) keeps it.
+      REDIS_URL: await testRedisUrl(),
+      ...env,
+      DATABASE_URL: await databaseUrlFor(dataDir, seeded),
+    });
   }
   // The file template holds SQLite databases; on PostgreSQL the app migrates and seeds its own.
   if (opts.dataDir === undefined && !postgres) await fillFromTemplate(dataDir, config, clock);

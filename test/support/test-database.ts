@@ -72,6 +72,16 @@ function cluster(): Promise<Services> {
   return services;
 }
 
+/**
+ * REDIS_URL of the cluster's redis-server: the PostgreSQL pass is the PostgreSQL + Redis pass.
+ * The apps of one suite file share it; each boot's own database gives it its own default
+ * REDIS_KEY_PREFIX (src/config/redis-key-prefix.ts), so their limits, event streams and signals
+ * stay apart, and a restart on the same DATA_DIR finds its keys again, as a real restart does.
+ */
+export async function testRedisUrl(): Promise<string> {
+  return (await cluster()).redisUrl;
+}
+
 /** Seeded template databases of this cluster, by seeding clock, APP_ENV and scrypt cost. */
 const templates = new Map<string, Promise<string>>();
 
