@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +21,7 @@ import {
 } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { RedisServer } from '../support/redis-server.js';
+import { openDatabaseOf, shareDatabase } from '../support/test-database.js';
 import { sleep, WsClient } from '../support/ws.js';
 import {
   createEndpoint,
@@ -60,7 +60,9 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
   beforeAll(async () => {
     redis = await RedisServer.start();
     rx = await Receiver.start();
-    const env = { ...WEBHOOK_ENV, REDIS_URL: redis.url };
+    // One deployment: the instances share their keys (on SQLite each has its copy of DATA_DIR, so
+    // the prefix derived from it would differ).
+    const env = { ...WEBHOOK_ENV, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'svc-two-instances:' };
     const first = await startApp({ now: NOW, env });
     revoked = await trader(first, undefined, WS_SCOPES);
     rotated = await keyFor(first, revoked.email, revoked.token, WS_SCOPES);
@@ -82,7 +84,8 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     clock = new ManualClock(NOW);
     clock.advance(60_000);
     a = await startApp({ clock, env, dataDir: dir });
-    b = await startApp({ clock, env, dataDir: copy });
+    // On PostgreSQL both instances use the one database, as a deployment does.
+    b = await startApp({ clock, env: { ...env, ...shareDatabase(dir, copy) }, dataDir: copy });
     for (const svc of [a, b]) {
       const signals = svc.app.get(ClusterSignals) as RedisClusterSignals;
       const t0 = Date.now();
@@ -91,15 +94,16 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     }
   });
   afterAll(async () => {
-    await a?.close();
+    // B first: on PostgreSQL A's close drops the database they share.
     await b?.close();
+    await a?.close();
     await rx?.close();
     await redis?.stop();
   });
 
   /** Writes to B's platform database, as a change made through the one shared database would. */
   function inB(sql: string, ...params: unknown[]): void {
-    const db = new Database(join(b.dataDir, 'platform.sqlite'));
+    const db = openDatabaseOf(b.dataDir, 'platform');
     try {
       db.prepare(sql).run(...params);
     } finally {

@@ -136,6 +136,19 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
   return built;
 }
 
+/**
+ * The environment that puts a second app, booting on `otherDataDir`, on the database of the app
+ * booted on `dataDir` (two instances of one deployment): that DATABASE_URL on PostgreSQL, and
+ * {@link openDatabaseOf} of `otherDataDir` reaches it too; nothing on SQLite, where each instance
+ * has its own files (a test copies DATA_DIR).
+ */
+export function shareDatabase(dataDir: string, otherDataDir: string): Record<string, string> {
+  const url = urls.get(dataDir);
+  if (url === undefined) return {};
+  urls.set(otherDataDir, url);
+  return { DATABASE_URL: url };
+}
+
 /** Drops the database of `dataDir` (its app closed, its data not kept). */
 export async function dropDatabaseOf(dataDir: string): Promise<void> {
   const name = byDataDir.get(dataDir);
