@@ -21,7 +21,7 @@ import {
 } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { RedisServer } from '../support/redis-server.js';
-import { openDatabaseOf, shareDatabase } from '../support/test-database.js';
+import { copyDatabaseOf, openDatabaseOf } from '../support/test-database.js';
 import { sleep, WsClient } from '../support/ws.js';
 import {
   createEndpoint,
@@ -80,12 +80,12 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     await first.close({ keepData: true });
     const copy = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
     cpSync(dir, copy, { recursive: true });
+    await copyDatabaseOf(dir, copy);
     // One clock for both, as two machines on NTP would share one time.
     clock = new ManualClock(NOW);
     clock.advance(60_000);
     a = await startApp({ clock, env, dataDir: dir });
-    // On PostgreSQL both instances use the one database, as a deployment does.
-    b = await startApp({ clock, env: { ...env, ...shareDatabase(dir, copy) }, dataDir: copy });
+    b = await startApp({ clock, env, dataDir: copy });
     for (const svc of [a, b]) {
       const signals = svc.app.get(ClusterSignals) as RedisClusterSignals;
       const t0 = Date.now();
@@ -94,9 +94,8 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     }
   });
   afterAll(async () => {
-    // B first: on PostgreSQL A's close drops the database they share.
-    await b?.close();
     await a?.close();
+    await b?.close();
     await rx?.close();
     await redis?.stop();
   });

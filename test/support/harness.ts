@@ -52,6 +52,12 @@ export interface StartOptions {
   dataDir?: string;
   /** A limit store to use instead of the in-process one (fail-open tests). */
   limitStore?: LimitStore;
+  /**
+   * Boots on SQLite files in the PostgreSQL pass too: for the cases about those files themselves
+   * (WAL checkpoints, a world file cut short, what the files hold), which have no PostgreSQL
+   * counterpart to run.
+   */
+  sqliteFiles?: boolean;
 }
 
 /**
@@ -62,7 +68,8 @@ export interface StartOptions {
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
   watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-  const postgres = testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined;
+  const postgres =
+    testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined && opts.sqliteFiles !== true;
   const env = {
     LOG_LEVEL: 'info',
     ...testScryptCost(opts.env),

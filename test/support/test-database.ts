@@ -1,5 +1,6 @@
 import { afterAll } from '@jest/globals';
 import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +16,9 @@ import { startServices, type Services } from './services.js';
 
 /**
  * The harness's database switch: `TEST_DATABASE=postgres` boots every test app on PostgreSQL
- * instead of SQLite files. One throwaway cluster per suite file (Jest's module registry: this
- * module's state lives as long as the file), stopped when the Jest worker exits; a fresh database
+ * instead of SQLite files. One throwaway cluster and redis-server for the whole Jest run
+ * (global-setup.js); without it (a file run by other means), one per suite file (Jest's module
+ * registry: this module's state lives as long as the file), stopped when the Jest worker exits; a fresh database
  * (`CREATE DATABASE`) per app boot, so cases stay as isolated as with a fresh DATA_DIR. A boot
  * that reuses a DATA_DIR (a restart test) gets the database of that DATA_DIR back.
  */
@@ -25,6 +27,11 @@ export function testDatabaseIsPostgres(): boolean {
 }
 
 let services: Promise<Services> | null = null;
+/**
+ * Names this module registry's databases: the worker's pid and a random part, since the suite
+ * files a worker runs one after the other share the run's cluster and each counts from 1.
+ */
+const RUN_TAG = `${process.pid}_${randomBytes(4).toString('hex')}`;
 let made = 0;
 const byDataDir = new Map<string, string>();
 /** DATA_DIR -> the URL of its database, for the synchronous readers below. */
@@ -60,6 +67,18 @@ afterAll(async () => {
 }, 60_000);
 
 function cluster(): Promise<Services> {
+  // The run's cluster (test/support/global-setup.js), shared by every suite file: stopped by the
+  // global teardown, not here.
+  const shared = process.env.SVC_E2E_DATABASE_URL;
+  if (shared !== undefined && shared !== '') {
+    services ??= Promise.resolve({
+      databaseUrl: shared,
+      redisUrl: process.env.SVC_E2E_REDIS_URL ?? '',
+      child: null as unknown as Services['child'],
+      stop: () => Promise.resolve(),
+    });
+    return services;
+  }
   services ??= startServices().then((s) => {
     // The cluster outlives no worker: SIGTERM lets services.js stop PostgreSQL and remove its files.
     process.once('exit', () => s.child.kill('SIGTERM'));
@@ -98,7 +117,7 @@ export async function databaseUrlFor(
   const base = new URL((await cluster()).databaseUrl);
   let name = byDataDir.get(dataDir);
   if (name === undefined) {
-    name = `e2e_${process.pid}_${++made}`;
+    name = `e2e_${RUN_TAG}_${++made}`;
     const template = seeded === undefined ? null : await templateFor(base, seeded);
     await admin(
       base,
@@ -116,7 +135,7 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
   const key = `${now}-${config.appEnv}-${config.passwordScryptCost}`;
   let built = templates.get(key);
   if (built === undefined) {
-    const name = `tpl_${process.pid}_${templates.size + 1}`;
+    const name = `tpl_${RUN_TAG}_${templates.size + 1}`;
     built = (async () => {
       await admin(base, `CREATE DATABASE "${name}"`);
       const url = new URL(base);
@@ -137,16 +156,19 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
 }
 
 /**
- * The environment that puts a second app, booting on `otherDataDir`, on the database of the app
- * booted on `dataDir` (two instances of one deployment): that DATABASE_URL on PostgreSQL, and
- * {@link openDatabaseOf} of `otherDataDir` reaches it too; nothing on SQLite, where each instance
- * has its own files (a test copies DATA_DIR).
+ * What copying a stopped app's DATA_DIR to `toDataDir` copies on PostgreSQL: its database
+ * (`CREATE DATABASE ... TEMPLATE`), which an app booting on `toDataDir` then gets. Nothing to do on
+ * SQLite, where the files are the copy.
  */
-export function shareDatabase(dataDir: string, otherDataDir: string): Record<string, string> {
-  const url = urls.get(dataDir);
-  if (url === undefined) return {};
-  urls.set(otherDataDir, url);
-  return { DATABASE_URL: url };
+export async function copyDatabaseOf(fromDataDir: string, toDataDir: string): Promise<void> {
+  const from = byDataDir.get(fromDataDir);
+  if (from === undefined) return;
+  const name = `e2e_${RUN_TAG}_${++made}`;
+  await admin(
+    new URL((await cluster()).databaseUrl),
+    `CREATE DATABASE "${name}" TEMPLATE "${from}"`,
+  );
+  byDataDir.set(toDataDir, name);
 }
 
 /** Drops the database of `dataDir` (its app closed, its data not kept). */
