@@ -44,7 +44,7 @@ import { MarketCreators1763769600022 } from './migrations/1763769600022-market-c
 import { RfqEngine1763769600024 } from './migrations/1763769600024-rfq-engine.js';
 import { Worlds1763769600029 } from './migrations/1763769600029-worlds.js';
 import { ClusterWriters1763769600030 } from './migrations/1763769600030-cluster-writers.js';
-import { NotificationWorldIds1763769600031 } from './migrations/1763769600031-notification-world-ids.js';
+import { WorldColumnWidths1763769600031 } from './migrations/1763769600031-world-column-widths.js';
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 import { SelfTradePrevention1763769600028 } from './migrations/1763769600028-self-trade-prevention.js';
@@ -128,7 +128,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   WebhookWorkbench1763769600026,
   Worlds1763769600029,
   ClusterWriters1763769600030,
-  NotificationWorldIds1763769600031,
+  WorldColumnWidths1763769600031,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [
