@@ -107,7 +107,8 @@ try {
   rmSync(pwfile);
   const pgPort = await freePort();
   // Loopback only, the socket in the temporary directory; fsync off: nothing here must survive.
-  const opts = `-p ${pgPort} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  // 300 connections: one cluster serves a whole `npm run test:pg` (two Jest workers, several apps each).
+  const opts = `-p ${pgPort} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
   run(pgBin('pg_ctl'), [
     'start',
     '-D',

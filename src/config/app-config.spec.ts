@@ -362,6 +362,37 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('REDIS_KEY_PREFIX', () => {
+    it('takes the prefix given', () => {
+      expect(loadConfig({ REDIS_KEY_PREFIX: 'exchange-staging:' }).redisKeyPrefix).toBe(
+        'exchange-staging:',
+      );
+    });
+
+    it.each(['has space', 'x'.repeat(65), 'caf\u00e9:'])('refuses %j', (prefix) => {
+      expectRefused({ REDIS_KEY_PREFIX: prefix }, 'REDIS_KEY_PREFIX');
+    });
+
+    it('defaults to one prefix per database: instances of one deployment share it', () => {
+      const a = loadConfig({ DATABASE_URL: 'postgres://svc:one@db.example:5432/exchange' });
+      const b = loadConfig({ DATABASE_URL: 'postgres://other:two@db.example/exchange' });
+      expect(a.redisKeyPrefix).toMatch(/^svc:[0-9a-f]{12}:$/);
+      // The credentials are not part of it: a rotated password keeps the keys.
+      expect(b.redisKeyPrefix).toBe(a.redisKeyPrefix);
+    });
+
+    it('defaults to different prefixes for different databases or data directories', () => {
+      const prefixes = [
+        loadConfig({ DATABASE_URL: 'postgres://svc@db.example:5432/exchange' }),
+        loadConfig({ DATABASE_URL: 'postgres://svc@db.example:5432/exchange2' }),
+        loadConfig({ DATABASE_URL: 'postgres://svc@db2.example:5432/exchange' }),
+        loadConfig({ DATA_DIR: '/srv/a' }),
+        loadConfig({ DATA_DIR: '/srv/b' }),
+      ].map((c) => c.redisKeyPrefix);
+      expect(new Set(prefixes).size).toBe(prefixes.length);
+    });
+  });
+
   describe('DATABASE_URL', () => {
     it.each([
       'postgres://svc@127.0.0.1:5432/exchange',

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import proxyaddr from '@fastify/proxy-addr';
+import { REDIS_KEY_PREFIX_PATTERN, defaultRedisKeyPrefix } from './redis-key-prefix.js';
 /**
  * The service configuration: every variable the service reads, parsed and validated once at boot.
  * Nothing else in the code reads `process.env`; a bad value stops the boot with a message that
@@ -30,6 +31,11 @@ export interface AppConfig {
   smtpUrl: string | null;
   /** Shared state (limit windows, the signature replay cache) in Redis; null: in-process. */
   redisUrl: string | null;
+  /**
+   * Starts every Redis key and channel of this deployment (REDIS_KEY_PREFIX; default derived from
+   * the database, see redis-key-prefix.ts), so deployments sharing one Redis never collide.
+   */
+  redisKeyPrefix: string;
   /**
    * The three databases on PostgreSQL (schemas platform, live, paper of this database, and one
    * schema per ephemeral world); null: SQLite files in DATA_DIR.
@@ -383,6 +389,15 @@ export function loadConfig(env: Env): AppConfig {
   if (redisUrl !== null) redisUrlChecked(redisUrl);
   const databaseUrl = present(env, 'DATABASE_URL') ?? null;
   if (databaseUrl !== null) databaseUrlChecked(databaseUrl);
+  const dataDir = str(env, 'DATA_DIR', './data');
+  const redisKeyPrefix =
+    present(env, 'REDIS_KEY_PREFIX') ?? defaultRedisKeyPrefix(databaseUrl, dataDir);
+  if (!REDIS_KEY_PREFIX_PATTERN.test(redisKeyPrefix)) {
+    throw new ConfigError(
+      'REDIS_KEY_PREFIX',
+      'must be 1 to 64 printable ASCII characters without spaces, like "exchange-staging:"',
+    );
+  }
   const jwtSecret = present(env, 'JWT_SECRET') ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) {
     throw new ConfigError('JWT_SECRET', 'must be at least 32 characters');
@@ -426,7 +441,7 @@ export function loadConfig(env: Env): AppConfig {
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: hostName(env, 'HOST', '127.0.0.1'),
-    dataDir: str(env, 'DATA_DIR', './data'),
+    dataDir,
     appEnv,
     sandboxPinnedOff,
     sandboxEnabled: sandboxFlag && !sandboxPinnedOff,
@@ -441,6 +456,7 @@ export function loadConfig(env: Env): AppConfig {
     creatorEmails: emails(env, 'CREATOR_EMAILS'),
     smtpUrl,
     redisUrl,
+    redisKeyPrefix,
     databaseUrl,
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', 'https://sandbox.staging.svc.example'),

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import {
   ADMIN,
@@ -17,7 +15,9 @@ import {
   TRADER,
   UNVERIFIED,
 } from '../support/access.js';
+import { indexesOf, queryPlan } from '../support/db-introspection.js';
 import { expectError, http, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 
 const KEY_RECORD_FIELDS = [
   'created_at',
@@ -195,28 +195,23 @@ describe('API keys: creation rules', () => {
   });
 
   it('key lookup is one indexed lookup: api_keys.secret_hash has a unique index the query uses', () => {
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
-    try {
-      const indexes = db
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'api_keys'")
-        .all() as { name: string }[];
-      const list = db.prepare('PRAGMA index_list(api_keys)').all() as {
-        name: string;
-        unique: number;
-      }[];
-      const onHash = indexes.filter((i) => {
-        const cols = db.prepare(`PRAGMA index_info("${i.name}")`).all() as { name: string }[];
-        return cols.length === 1 && cols[0].name === 'secret_hash';
-      });
-      expect(onHash).toHaveLength(1);
-      expect(list.find((l) => l.name === onHash[0].name)?.unique).toBe(1);
-      const plan = db
-        .prepare('EXPLAIN QUERY PLAN SELECT * FROM api_keys WHERE secret_hash = ?')
-        .all('0'.repeat(64)) as { detail: string }[];
-      expect(plan.map((p) => p.detail).join(' ')).toContain(`USING INDEX ${onHash[0].name}`);
-    } finally {
-      db.close();
-    }
+    const onHash = indexesOf(svc.dataDir, 'platform', 'api_keys').filter(
+      (i) => i.columns.length === 1 && i.columns[0] === 'secret_hash',
+    );
+    expect(onHash).toHaveLength(1);
+    expect(onHash[0].unique).toBe(true);
+    const plan = queryPlan(
+      svc.dataDir,
+      'platform',
+      `SELECT * FROM api_keys WHERE secret_hash = '${'0'.repeat(64)}'`,
+    );
+    // SQLite: "SEARCH api_keys USING INDEX <name> (secret_hash=?)"; PostgreSQL: "Index Scan using
+    // <name> on api_keys".
+    expect(plan).toMatch(
+      new RegExp(
+        `USING INDEX ${onHash[0].name}\\b|Index Scan using "?${onHash[0].name}"? on api_keys`,
+      ),
+    );
   });
 });
 
@@ -320,7 +315,7 @@ describe('API keys: lifecycle (revoke, rotate, list, ownership, tiers)', () => {
     for (const item of res.body.data) {
       expect(Object.keys(item).sort()).toEqual(KEY_RECORD_FIELDS);
     }
-    const db = new Database(join(svc.dataDir, 'platform.sqlite'), { readonly: true });
+    const db = openDatabaseOf(svc.dataDir, 'platform', { readonly: true });
     const stored = db.prepare('SELECT secret_hash, signing_secret_enc FROM api_keys').all() as {
       secret_hash: string;
       signing_secret_enc: string | null;

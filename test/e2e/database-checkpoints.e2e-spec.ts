@@ -5,6 +5,7 @@ import { WalCheckpointService } from '../../src/database/wal-checkpoint.service.
 import type { Running } from '../support/harness.js';
 import { as, limit, place, startOrdersApp, trader, TRADABLE } from '../support/orders.js';
 
+// SQLite's WAL checkpoints: these boots stay on SQLite files in the PostgreSQL pass (`sqliteFiles`).
 /** The writer connection's automatic checkpoint threshold, in pages (0 = off). */
 function autocheckpoint(svc: Running, name: string): number {
   const ds = svc.app.get<DataSource>(getDataSourceToken(name), { strict: false });
@@ -22,7 +23,7 @@ describe('database: WAL checkpoints off the request thread', () => {
   });
 
   it('a worker checkpoints all three databases; commits no longer checkpoint', async () => {
-    svc = await startOrdersApp();
+    svc = await startOrdersApp({ sqliteFiles: true });
     const wal = svc.app.get(WalCheckpointService, { strict: false });
     expect(wal.running).toBe(true);
     for (const name of ['platform', 'live', 'paper']) expect(autocheckpoint(svc, name)).toBe(0);
@@ -46,7 +47,7 @@ describe('database: WAL checkpoints off the request thread', () => {
     // Shut down and start again from the same files: nothing was lost on the way.
     const dataDir = svc.dataDir;
     await svc.close({ keepData: true });
-    svc = await startOrdersApp({ dataDir });
+    svc = await startOrdersApp({ dataDir, sqliteFiles: true });
     const again = await trader(svc);
     const listed = await as(again, `${svc.api}/orders?status=OPEN&limit=100`);
     expect(listed.status).toBe(200);
@@ -54,7 +55,7 @@ describe('database: WAL checkpoints off the request thread', () => {
   });
 
   it('SQLITE_CHECKPOINT_INTERVAL_MS=0 leaves checkpoints to SQLite inside commits', async () => {
-    svc = await startOrdersApp({ env: { SQLITE_CHECKPOINT_INTERVAL_MS: '0' } });
+    svc = await startOrdersApp({ env: { SQLITE_CHECKPOINT_INTERVAL_MS: '0' }, sqliteFiles: true });
     expect(svc.app.get(WalCheckpointService, { strict: false }).running).toBe(false);
     for (const name of ['platform', 'live', 'paper']) expect(autocheckpoint(svc, name)).toBe(1000);
   });

@@ -1,11 +1,10 @@
-import Database from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, http, type JsonResponse, type Running } from '../support/harness.js';
 import { createKey } from '../support/keys.js';
 import { SEED_EVENTS } from '../support/sports.js';
+import { openDatabaseOf } from '../support/test-database.js';
 import {
   as,
   expectValidation,
@@ -235,8 +234,8 @@ describe('market indices', () => {
       [at(6 * MIN), null],
       [at(7 * MIN), null],
     ]);
-    for (const file of ['paper.sqlite', 'live.sqlite']) {
-      const db = new Database(join(svc.dataDir, file), { readonly: true });
+    for (const name of ['paper', 'live']) {
+      const db = openDatabaseOf(svc.dataDir, name, { readonly: true });
       try {
         const rows = db
           .prepare('SELECT slug, time, COUNT(*) AS n FROM index_points GROUP BY slug, time')

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { IdGenerator } from '../../src/common/ids/id-generator.js';
 import { EngineRegistry } from '../../src/modules/trading/engine-registry.js';
+import { failWrites } from '../support/fail-writes.js';
 import { expectContractError, type Running } from '../support/harness.js';
+import { openDatabaseOf } from '../support/test-database.js';
 import {
   createMarket,
   created,
@@ -165,24 +165,21 @@ describe('markets: editing, resolving and keeping created markets', () => {
       return id;
     };
     const engines = svc.app.get(EngineRegistry);
-    for (const [world, t, file, trigger] of [
+    for (const [world, t, file] of [
       // The engine's status write fails after the market row went in (same transaction).
-      ['test', owner.paper, 'paper', 'BEFORE UPDATE ON markets'],
-      ['live', owner.live, 'live', 'BEFORE UPDATE ON markets'],
+      ['test', owner.paper, 'paper'],
+      ['live', owner.live, 'live'],
     ] as const) {
-      const db = new Database(join(svc.dataDir, `${file}.sqlite`));
-      db.exec(
-        `CREATE TRIGGER doomed ${trigger} FOR EACH ROW
-         WHEN (SELECT COUNT(*) FROM markets WHERE slug = 'doomed') > 0
-         BEGIN SELECT RAISE(ABORT, 'forced failure'); END`,
-      );
+      const restore = failWrites(svc.dataDir, file, 'markets', 'UPDATE', {
+        when: "(SELECT COUNT(*) FROM markets WHERE slug = 'doomed') > 0",
+        message: 'forced failure',
+      });
       const res = await createMarket(svc, t, marketBody('doomed'));
-      db.exec('DROP TRIGGER doomed');
-      db.close();
+      restore();
       expectContractError(res, 500, 'INTERNAL');
       expect(engines.get(world).marketSummary(last)).toBeUndefined();
       expectContractError(await as(t, `${svc.api}/markets/${last}`), 404, 'NOT_FOUND');
-      const rows = new Database(join(svc.dataDir, `${file}.sqlite`), { readonly: true });
+      const rows = openDatabaseOf(svc.dataDir, file, { readonly: true });
       expect(rows.prepare(`SELECT id FROM markets WHERE slug = 'doomed'`).all()).toEqual([]);
       rows.close();
       // The engine still works, and the slug is free.

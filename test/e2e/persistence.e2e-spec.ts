@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, startApp } from '../support/harness.js';
 import { SEED_EVENTS, SPORTS_SEED_MARKETS } from '../support/sports.js';
+import { openDatabaseOf, testDatabaseIsPostgres } from '../support/test-database.js';
 
 /** seeds/markets.json, plus the own market of each seeded sports event. */
 const SEEDED_MARKETS =
@@ -20,9 +20,12 @@ const SEEDED_ACCOUNTS = [
   'unverified@sandbox.test',
 ];
 
-/** Reads a database file directly, read-only, outside the app. */
-function query<T>(file: string, sql: string): T[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+/**
+ * Reads one database of DATA_DIR directly, read-only, outside the app: its file (SQLite) or its
+ * schema (PostgreSQL).
+ */
+function query<T>([dataDir, name]: readonly [string, string], sql: string): T[] {
+  const db = openDatabaseOf(dataDir, name, { readonly: true, fileMustExist: true });
   try {
     return db.prepare(sql).all() as T[];
   } finally {
@@ -52,10 +55,11 @@ describe('persistence across restarts', () => {
     const oneId = before[0].id;
     await first.close({ keepData: true });
 
-    // Three separate SQLite files, each with its own migrations table.
-    const platform = join(dataDir, 'platform.sqlite');
-    const live = join(dataDir, 'live.sqlite');
-    const paper = join(dataDir, 'paper.sqlite');
+    // Three separate databases (SQLite files, or PostgreSQL schemas), each with its own
+    // migrations table.
+    const platform = [dataDir, 'platform'] as const;
+    const live = [dataDir, 'live'] as const;
+    const paper = [dataDir, 'paper'] as const;
     const usersBefore = query<{ id: string; email: string }>(
       platform,
       'SELECT id, email FROM users',
@@ -69,7 +73,8 @@ describe('persistence across restarts', () => {
     expect(migrationsBefore.platform.map((m) => m.name)).toContain('PlatformInit1763769600000');
     expect(migrationsBefore.live.map((m) => m.name)).toContain('EngineInit1763769600001');
     expect(migrationsBefore.paper.map((m) => m.name)).toContain('EngineInit1763769600001');
-    for (const file of [platform, live, paper]) {
+    // A SQLite file in WAL mode (PostgreSQL has its own write-ahead log, not a per-database mode).
+    for (const file of testDatabaseIsPostgres() ? [] : [platform, live, paper]) {
       expect(query<{ journal_mode: string }>(file, 'PRAGMA journal_mode')[0].journal_mode).toBe(
         'wal',
       );
@@ -114,7 +119,7 @@ describe('persistence across restarts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-persist-'));
     const svc = await startApp({ dataDir: dir });
     try {
-      const db = new Database(join(dir, 'paper.sqlite'));
+      const db = openDatabaseOf(dir, 'paper');
       db.prepare('DELETE FROM markets').run();
       db.close();
       // The anonymous list reads the live engine, which still has every market.

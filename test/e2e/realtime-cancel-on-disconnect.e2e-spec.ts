@@ -15,7 +15,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { sleep, WsClient } from '../support/ws.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { failWrites } from '../support/fail-writes.js';
 
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
 const m = TRADABLE[3];
@@ -262,11 +262,8 @@ describe('realtime: cancel-on-disconnect', () => {
     const ids = await rest(svc, k1, 1, 13);
     await c.close();
     await connectionsAre(svc, k1, 0);
-    const db = openDatabaseOf(svc.dataDir, 'paper');
+    const restore = failWrites(svc.dataDir, 'paper', 'orders', 'UPDATE');
     try {
-      db.exec(
-        "CREATE TRIGGER rt_fail_cancel BEFORE UPDATE ON orders BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
-      );
       clock.advance(1500);
       // The sweep's cancel fails to commit, and says it will retry.
       const failed = `cancel-on-disconnect for ${k1.keyId} failed, retrying`;
@@ -274,8 +271,7 @@ describe('realtime: cancel-on-disconnect', () => {
       while (!svc.logs.some((l) => l.includes(failed)) && Date.now() < deadline) await sleep(10);
       expect(svc.logs.some((l) => l.includes(failed))).toBe(true);
     } finally {
-      db.exec('DROP TRIGGER IF EXISTS rt_fail_cancel');
-      db.close();
+      restore();
     }
     expect(await statuses(svc, k1, ids)).toEqual([['OPEN', null]]);
     await cancelledOnDisconnect(svc, k1, ids);

@@ -13,7 +13,7 @@ import {
   type Trader,
 } from '../support/orders.js';
 import { ClientBook, WsClient, type WsMessage } from '../support/ws.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { failWrites } from '../support/fail-writes.js';
 
 const WS_SCOPES = [...ORDER_SCOPES, 'websocket'];
 const m = TRADABLE[2];
@@ -247,11 +247,8 @@ describe('realtime: isolation between users and environments; events after commi
   it('a trade whose commit fails is never published (nothing a crash could take back)', async () => {
     const resting = await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference, 3));
     const before = (await as(aTest.t, `${svc.api}/markets/${m.id}`)).body;
-    const db = openDatabaseOf(svc.dataDir, 'paper');
+    const restore = failWrites(svc.dataDir, 'paper', 'trades', 'INSERT');
     try {
-      db.exec(
-        "CREATE TRIGGER rt_fail_trades BEFORE INSERT ON trades BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
-      );
       const got = await phase(async () => {
         const res = await as(bTest.t, `${svc.api}/orders`, {
           method: 'POST',
@@ -273,8 +270,7 @@ describe('realtime: isolation between users and environments; events after commi
           expect([x.data.last_price, x.data.volume]).toEqual([before.last_price, before.volume]);
       }
     } finally {
-      db.exec('DROP TRIGGER IF EXISTS rt_fail_trades');
-      db.close();
+      restore();
     }
     // The engine was rebuilt from the record: A's order is still open and unfilled.
     const after = await as(aTest.t, `${svc.api}/orders/${resting.id}`);
@@ -305,19 +301,15 @@ describe('realtime: isolation between users and environments; events after commi
     const resting = await place(svc, aTest.t, limit(m, 'BUY', 'YES', m.reference, 1));
     await watcher.sync();
     const afterFail = watcher.mark();
-    const db = openDatabaseOf(svc.dataDir, 'paper');
+    const restore = failWrites(svc.dataDir, 'paper', 'trades', 'INSERT');
     try {
-      db.exec(
-        "CREATE TRIGGER rt_fail_trades2 BEFORE INSERT ON trades BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
-      );
       const res = await as(bTest.t, `${svc.api}/orders`, {
         method: 'POST',
         json: limit(m, 'SELL', 'YES', m.reference, 1),
       });
       expect(res.status).toBe(500);
     } finally {
-      db.exec('DROP TRIGGER IF EXISTS rt_fail_trades2');
-      db.close();
+      restore();
     }
     // The rebuild also sends every market's ticker, and the house's re-quote on the rebuilt
     // engine moves it on: m's latest equals the rebuilt book's top.

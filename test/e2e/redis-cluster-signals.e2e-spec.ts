@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +21,7 @@ import {
 } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { RedisServer } from '../support/redis-server.js';
+import { copyDatabaseOf, openDatabaseOf } from '../support/test-database.js';
 import { sleep, WsClient } from '../support/ws.js';
 import {
   createEndpoint,
@@ -60,7 +60,9 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
   beforeAll(async () => {
     redis = await RedisServer.start();
     rx = await Receiver.start();
-    const env = { ...WEBHOOK_ENV, REDIS_URL: redis.url };
+    // One deployment: the instances share their keys (on SQLite each has its copy of DATA_DIR, so
+    // the prefix derived from it would differ).
+    const env = { ...WEBHOOK_ENV, REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'svc-two-instances:' };
     const first = await startApp({ now: NOW, env });
     revoked = await trader(first, undefined, WS_SCOPES);
     rotated = await keyFor(first, revoked.email, revoked.token, WS_SCOPES);
@@ -78,6 +80,7 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
     await first.close({ keepData: true });
     const copy = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
     cpSync(dir, copy, { recursive: true });
+    await copyDatabaseOf(dir, copy);
     // One clock for both, as two machines on NTP would share one time.
     clock = new ManualClock(NOW);
     clock.advance(60_000);
@@ -99,7 +102,7 @@ describe('two instances on one Redis: invalidation and cancel-on-disconnect', ()
 
   /** Writes to B's platform database, as a change made through the one shared database would. */
   function inB(sql: string, ...params: unknown[]): void {
-    const db = new Database(join(b.dataDir, 'platform.sqlite'));
+    const db = openDatabaseOf(b.dataDir, 'platform');
     try {
       db.prepare(sql).run(...params);
     } finally {

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { WorldId } from '../../src/common/environment.js';
 import { WorldDatabases } from '../../src/modules/worlds/world-databases.service.js';
 import { expectContractError, type Running } from '../support/harness.js';
 import { as, NOON, TRADABLE, type Trader } from '../support/orders.js';
 import { Receiver } from '../support/receiver.js';
 import { responder, rfqClient, type Json } from '../support/rfq.js';
+import { worldDatabaseExists } from '../support/test-database.js';
 import {
   createEndpoint,
   hookUser,
@@ -276,7 +275,7 @@ describe('rfq in ephemeral worlds', () => {
     // Deleting A removes its file, so its RFQs; its key is refused.
     const open = await rfq.create(keyed(a), m.id, 1);
     await deleteWorld(svc, u, a);
-    expect(existsSync(join(svc.dataDir, 'worlds', `${a.id}.sqlite`))).toBe(false);
+    expect(worldDatabaseExists(svc.dataDir, a.id)).toBe(false);
     expect((await rfq.get(keyed(a), open.id)).status).toBe(401);
     expectContractError(await rfq.get(u, open.id), 404, 'NOT_FOUND');
   });

@@ -14,7 +14,7 @@ import {
 } from '../support/orders.js';
 import { marketIdOf, seedEvent, SPORTS_SCOPES as SCOPES, sportsClient } from '../support/sports.js';
 import { ledger, walletOf } from '../support/wallet.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { failWrites } from '../support/fail-writes.js';
 
 const HOUR = 3_600_000;
 
@@ -254,11 +254,10 @@ describe('sports final after a failure', () => {
     const url = `${svc.api}/sandbox/sports/events/${e.id}/final`;
     await place(svc, a, limit({ id: e.marketId }, 'BUY', 'YES', e.reference_price + 1, 4));
     // The event's write fails (as a full disk would), after the market resolved.
-    const db = openDatabaseOf(svc.dataDir, 'paper');
+    const restore = failWrites(svc.dataDir, 'paper', 'sports_events', 'UPDATE', {
+      message: 'disk full',
+    });
     try {
-      db.exec(
-        "CREATE TRIGGER fail_final BEFORE UPDATE ON sports_events BEGIN SELECT RAISE(ABORT, 'disk full'); END",
-      );
       const failed = await as(a, url, { method: 'POST', json: { home_score: 2, away_score: 1 } });
       expectContractError(failed, 500, 'INTERNAL');
       expect((await as(a, `${svc.api}/sports/events/${e.id}`)).body).toMatchObject({
@@ -269,9 +268,8 @@ describe('sports final after a failure', () => {
         status: 'RESOLVED',
         outcome: 'YES',
       });
-      db.exec('DROP TRIGGER fail_final');
     } finally {
-      db.close();
+      restore();
     }
     const retried = await as(a, url, { method: 'POST', json: { home_score: 2, away_score: 1 } });
     expect(retried.status).toBe(200);

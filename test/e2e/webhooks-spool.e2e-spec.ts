@@ -15,6 +15,7 @@ import {
   WEBHOOK_ENV,
   type Json,
 } from '../support/webhooks.js';
+import { failWrites } from '../support/fail-writes.js';
 import { openDatabaseOf } from '../support/test-database.js';
 
 /**
@@ -26,18 +27,15 @@ import { openDatabaseOf } from '../support/test-database.js';
  * kill -9. A move repeated after a crash (spool not yet cleaned) must not record an event twice.
  */
 
+const refusals = new Map<string, () => void>();
 /** Makes the platform database refuse (or take again) new webhook events. */
 function refuseEvents(dataDir: string, refuse: boolean): void {
-  const db = openDatabaseOf(dataDir, 'platform');
-  try {
-    db.exec(
-      refuse
-        ? `CREATE TRIGGER refuse_events BEFORE INSERT ON webhook_events
-           BEGIN SELECT RAISE(ABORT, 'webhook_events refused by the test'); END`
-        : 'DROP TRIGGER IF EXISTS refuse_events',
-    );
-  } finally {
-    db.close();
+  if (refuse) {
+    if (!refusals.has(dataDir))
+      refusals.set(dataDir, failWrites(dataDir, 'platform', 'webhook_events', 'INSERT'));
+  } else {
+    refusals.get(dataDir)?.();
+    refusals.delete(dataDir);
   }
 }
 

@@ -22,6 +22,8 @@ const ENV = { SANDBOX_FEED_INTERVAL_MS: '0', RATE_LIMITS_ENABLED: 'false' };
  * leaves no half world: at boot it is finished or removed"). Each half state is planted in the
  * DATA_DIR of a stopped service, which then boots once; the outcome is read through the API (the
  * world list, each key's 401 code) and on disk.
+ * The half states here are SQLite files (vanished, cut short, `.part` copies): the file boots
+ * on SQLite in the PostgreSQL pass too (`sqliteFiles`).
  */
 describe('sandbox worlds: boot recovery of half worlds', () => {
   let svc: Running;
@@ -32,7 +34,7 @@ describe('sandbox worlds: boot recovery of half worlds', () => {
   const exportsOf = (id: string) => join(svc.dataDir, 'exports', 'worlds', id);
 
   beforeAll(async () => {
-    svc = await startApp({ now: NOON, env: ENV });
+    svc = await startApp({ now: NOON, env: ENV, sqliteFiles: true });
     a = await trader(svc, 'a@worlds-crash.test', { scopes: SCOPES });
     for (const name of ['healthy', 'vanished', 'truncated', 'deleting', 'creating', 'rowless']) {
       worlds[name] = await openWorld(svc, a, { name, seed: 3 });
@@ -79,7 +81,7 @@ describe('sandbox worlds: boot recovery of half worlds', () => {
       writeFileSync(join(exportsOf(id), 'exp_planted.csv'), 'id\n');
     }
 
-    svc = await startApp({ now: NOON, env: ENV, dataDir: svc.dataDir });
+    svc = await startApp({ now: NOON, env: ENV, dataDir: svc.dataDir, sqliteFiles: true });
   });
   afterAll(async () => {
     await svc.close();

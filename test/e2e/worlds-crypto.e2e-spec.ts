@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ManualClock } from '../../src/common/clock/clock.js';
 import { expectContractError, type Running } from '../support/harness.js';
 import {
@@ -11,6 +9,7 @@ import {
   trader,
   type Trader,
 } from '../support/orders.js';
+import { worldDatabaseExists } from '../support/test-database.js';
 import { deleteWorld, openWorld, type WorldHandle } from '../support/worlds-groups.js';
 import { WsClient } from '../support/ws.js';
 
@@ -207,8 +206,7 @@ describe('crypto inside ephemeral worlds', () => {
     const w: WorldHandle = await openWorld(svc, a, { seed: 31 });
     await advance(w, 300);
     expect((await setIndex(w, 'ETH-USD', '5000.00')).status).toBe(200);
-    const file = join(svc.dataDir, 'worlds', `${w.id}.sqlite`);
-    expect(existsSync(file)).toBe(true);
+    expect(worldDatabaseExists(svc.dataDir, w.id)).toBe(true);
     await deleteWorld(svc, a, w);
     expectContractError(await as(w, `${svc.api}/crypto/prices`), 401, 'API_KEY_REVOKED');
     const again = await openWorld(svc, a, { seed: 31 });

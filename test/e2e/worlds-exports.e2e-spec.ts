@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expectContractError, type Running } from '../support/harness.js';
@@ -14,6 +13,7 @@ import {
   type Json,
 } from '../support/exports.js';
 import { ensureBuilt } from '../support/process.js';
+import { openDatabaseOf } from '../support/test-database.js';
 import { deleteWorld, idsOf, openWorld, type WorldHandle } from '../support/worlds-groups.js';
 import { ExportRunner } from '../../src/modules/data-exports/export-runner.service.js';
 import { WorldDatabases } from '../../src/modules/worlds/world-databases.service.js';
@@ -234,7 +234,7 @@ describe('data exports inside ephemeral worlds', () => {
     // Nothing of the world is opened at boot: its job is still marked RUNNING in the world's file
     // (the shutdown removed the partial file), until a request opens the world.
     const statusInFile = (): unknown => {
-      const file = new Database(join(svc.dataDir, 'worlds', `${w.id}.sqlite`), { readonly: true });
+      const file = openDatabaseOf(svc.dataDir, w.id, { readonly: true });
       try {
         return file.prepare('SELECT status FROM data_exports WHERE id = ?').get(job.id);
       } finally {

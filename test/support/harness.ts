@@ -13,7 +13,12 @@ import { runContractStore } from './contract-store.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
 import { assertStatementsListed, watchStatements } from './statement-log.js';
-import { databaseUrlFor, dropDatabaseOf, testDatabaseIsPostgres } from './test-database.js';
+import {
+  databaseUrlFor,
+  dropDatabaseOf,
+  testDatabaseIsPostgres,
+  testRedisUrl,
+} from './test-database.js';
 
 export { TEST_SCRYPT_COST, testScryptCost } from './scrypt-cost.js';
 
@@ -47,6 +52,12 @@ export interface StartOptions {
   dataDir?: string;
   /** A limit store to use instead of the in-process one (fail-open tests). */
   limitStore?: LimitStore;
+  /**
+   * Boots on SQLite files in the PostgreSQL pass too: for the cases about those files themselves
+   * (WAL checkpoints, a world file cut short, what the files hold), which have no PostgreSQL
+   * counterpart to run.
+   */
+  sqliteFiles?: boolean;
 }
 
 /**
@@ -57,7 +68,8 @@ export interface StartOptions {
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
   watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-  const postgres = testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined;
+  const postgres =
+    testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined && opts.sqliteFiles !== true;
   const env = {
     LOG_LEVEL: 'info',
     ...testScryptCost(opts.env),
@@ -86,7 +98,12 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
       opts.dataDir === undefined && clock instanceof ManualClock
         ? { config, now: clock.now() }
         : undefined;
-    config = loadConfig({ ...env, DATABASE_URL: await databaseUrlFor(dataDir, seeded) });
+    config = loadConfig({
+      // A test that sets REDIS_URL itself (a Redis it stops, say) keeps it.
+      REDIS_URL: await testRedisUrl(),
+      ...env,
+      DATABASE_URL: await databaseUrlFor(dataDir, seeded),
+    });
   }
   // The file template holds SQLite databases; on PostgreSQL the app migrates and seeds its own.
   if (opts.dataDir === undefined && !postgres) await fillFromTemplate(dataDir, config, clock);

@@ -1,5 +1,6 @@
 import { afterAll } from '@jest/globals';
 import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +16,9 @@ import { startServices, type Services } from './services.js';
 
 /**
  * The harness's database switch: `TEST_DATABASE=postgres` boots every test app on PostgreSQL
- * instead of SQLite files. One throwaway cluster per suite file (Jest's module registry: this
- * module's state lives as long as the file), stopped when the Jest worker exits; a fresh database
+ * instead of SQLite files. One throwaway cluster and redis-server for the whole Jest run
+ * (global-setup.js); without it (a file run by other means), one per suite file (Jest's module
+ * registry: this module's state lives as long as the file), stopped when the Jest worker exits; a fresh database
  * (`CREATE DATABASE`) per app boot, so cases stay as isolated as with a fresh DATA_DIR. A boot
  * that reuses a DATA_DIR (a restart test) gets the database of that DATA_DIR back.
  */
@@ -25,6 +27,11 @@ export function testDatabaseIsPostgres(): boolean {
 }
 
 let services: Promise<Services> | null = null;
+/**
+ * Names this module registry's databases: the worker's pid and a random part, since the suite
+ * files a worker runs one after the other share the run's cluster and each counts from 1.
+ */
+const RUN_TAG = `${process.pid}_${randomBytes(4).toString('hex')}`;
 let made = 0;
 const byDataDir = new Map<string, string>();
 /** DATA_DIR -> the URL of its database, for the synchronous readers below. */
@@ -60,6 +67,18 @@ afterAll(async () => {
 }, 60_000);
 
 function cluster(): Promise<Services> {
+  // The run's cluster (test/support/global-setup.js), shared by every suite file: stopped by the
+  // global teardown, not here.
+  const shared = process.env.SVC_E2E_DATABASE_URL;
+  if (shared !== undefined && shared !== '') {
+    services ??= Promise.resolve({
+      databaseUrl: shared,
+      redisUrl: process.env.SVC_E2E_REDIS_URL ?? '',
+      child: null as unknown as Services['child'],
+      stop: () => Promise.resolve(),
+    });
+    return services;
+  }
   services ??= startServices().then((s) => {
     // The cluster outlives no worker: SIGTERM lets services.js stop PostgreSQL and remove its files.
     process.once('exit', () => s.child.kill('SIGTERM'));
@@ -70,6 +89,16 @@ function cluster(): Promise<Services> {
     return s;
   });
   return services;
+}
+
+/**
+ * REDIS_URL of the cluster's redis-server: the PostgreSQL pass is the PostgreSQL + Redis pass.
+ * The apps of one suite file share it; each boot's own database gives it its own default
+ * REDIS_KEY_PREFIX (src/config/redis-key-prefix.ts), so their limits, event streams and signals
+ * stay apart, and a restart on the same DATA_DIR finds its keys again, as a real restart does.
+ */
+export async function testRedisUrl(): Promise<string> {
+  return (await cluster()).redisUrl;
 }
 
 /** Seeded template databases of this cluster, by seeding clock, APP_ENV and scrypt cost. */
@@ -88,7 +117,7 @@ export async function databaseUrlFor(
   const base = new URL((await cluster()).databaseUrl);
   let name = byDataDir.get(dataDir);
   if (name === undefined) {
-    name = `e2e_${process.pid}_${++made}`;
+    name = `e2e_${RUN_TAG}_${++made}`;
     const template = seeded === undefined ? null : await templateFor(base, seeded);
     await admin(
       base,
@@ -106,7 +135,7 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
   const key = `${now}-${config.appEnv}-${config.passwordScryptCost}`;
   let built = templates.get(key);
   if (built === undefined) {
-    const name = `tpl_${process.pid}_${templates.size + 1}`;
+    const name = `tpl_${RUN_TAG}_${templates.size + 1}`;
     built = (async () => {
       await admin(base, `CREATE DATABASE "${name}"`);
       const url = new URL(base);
@@ -124,6 +153,22 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
     templates.set(key, built);
   }
   return built;
+}
+
+/**
+ * What copying a stopped app's DATA_DIR to `toDataDir` copies on PostgreSQL: its database
+ * (`CREATE DATABASE ... TEMPLATE`), which an app booting on `toDataDir` then gets. Nothing to do on
+ * SQLite, where the files are the copy.
+ */
+export async function copyDatabaseOf(fromDataDir: string, toDataDir: string): Promise<void> {
+  const from = byDataDir.get(fromDataDir);
+  if (from === undefined) return;
+  const name = `e2e_${RUN_TAG}_${++made}`;
+  await admin(
+    new URL((await cluster()).databaseUrl),
+    `CREATE DATABASE "${name}" TEMPLATE "${from}"`,
+  );
+  byDataDir.set(toDataDir, name);
 }
 
 /** Drops the database of `dataDir` (its app closed, its data not kept). */

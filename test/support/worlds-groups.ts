@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect } from '@jest/globals';
 import type { Running } from './harness.js';
 import { as, type Trader } from './orders.js';
+import { worldDatabaseExists } from './test-database.js';
 
 /** An ephemeral world and its key (a Trader-like `{key}` for `as`). */
 export interface WorldHandle {
@@ -29,7 +28,7 @@ export async function deleteWorld(
 ): Promise<void> {
   const r = await as(t, `${svc.api}/sandbox/worlds/${w.id}`, { method: 'DELETE' });
   expect(r.status).toBe(204);
-  expect(existsSync(join(svc.dataDir, 'worlds', `${w.id}.sqlite`))).toBe(false);
+  expect(worldDatabaseExists(svc.dataDir, w.id)).toBe(false);
   expect((await as(w, `${svc.api}/wallet`)).status).toBe(401);
 }
 

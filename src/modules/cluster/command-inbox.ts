@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { unprefixedKey } from '../redis/redis-key-prefix.js';
 import { WriterUnavailableError } from './cluster-errors.js';
 import {
   WRITERS_GROUP,
@@ -162,7 +163,8 @@ export class WriterInbox {
         if (res === null) continue;
         const now = await this.redisNow();
         for (const [stream, entries] of res) {
-          const world = worlds.find((w) => commandStream(w) === stream)!;
+          const name = unprefixedKey(reader, stream);
+          const world = worlds.find((w) => commandStream(w) === name)!;
           for (const [id, flat] of entries) this.handle(world, id, fieldsOf(flat), now);
         }
       } catch (err) {

@@ -4,8 +4,9 @@ import { RedisServer } from '../../../test/support/redis-server.js';
 import { loadConfig } from '../../config/app-config.js';
 import { ConfigService } from '../../config/config.service.js';
 import { LocalClusterSignals, type ClusterSignal, type ClusterSignals } from './cluster-signals.js';
-import { RedisClusterSignals } from './redis-cluster-signals.js';
+import { RedisClusterSignals, SIGNAL_CHANNEL } from './redis-cluster-signals.js';
 import { RedisConnection } from './redis-connection.js';
+import { prefixedChannel } from './redis-key-prefix.js';
 
 let server: RedisServer;
 const connections: RedisConnection[] = [];
@@ -93,13 +94,14 @@ describe('RedisClusterSignals', () => {
   it('ignores what is not a signal on its channel', async () => {
     const a = await redisSignals();
     const got = heard(a, 'webhook-endpoint.changed');
-    await connections[0].client!.publish('svc:signals', 'not json');
+    const channel = prefixedChannel(connections[0].client!, SIGNAL_CHANNEL);
+    await connections[0].client!.publish(channel, 'not json');
     await connections[0].client!.publish(
-      'svc:signals',
+      channel,
       JSON.stringify({ from: 'x', signal: { kind: 'nope' } }),
     );
     await connections[0].client!.publish(
-      'svc:signals',
+      channel,
       JSON.stringify({
         from: 'x',
         signal: { kind: 'webhook-endpoint.changed', endpointId: 'whe_1' },

@@ -1,8 +1,9 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { prefixedChannel } from './redis-key-prefix.js';
 import { ClusterSignals, type ClusterSignal, type SignalKind } from './cluster-signals.js';
 
-/** The pub/sub channel every instance of one deployment listens on. */
+/** The pub/sub channel every instance of one deployment listens on (after REDIS_KEY_PREFIX). */
 export const SIGNAL_CHANNEL = 'svc:signals';
 /**
  * With Redis, state cached from the database is read again at least this often (real time): a
@@ -35,16 +36,18 @@ export class RedisClusterSignals extends ClusterSignals implements OnApplication
   /** A connection of its own: a subscribed ioredis client takes no other command. */
   private readonly subscriber: Redis;
   private warnedAt = -Infinity;
+  private readonly channel: string;
 
   constructor(private readonly client: Redis) {
     super();
+    this.channel = prefixedChannel(client, SIGNAL_CHANNEL);
     // ioredis's own resubscription after a reconnect would fail unhandled here (no offline
     // queue); the `ready` handler below subscribes instead.
     this.subscriber = client.duplicate({ autoResubscribe: false });
     // Subscribed at every (re)connection: the client queues nothing while offline, so the first
     // SUBSCRIBE waits for `ready`, and a new server after an outage knows no subscription.
     this.subscriber.on('ready', () => {
-      this.subscriber.subscribe(SIGNAL_CHANNEL).catch((err: unknown) => this.warn(err));
+      this.subscriber.subscribe(this.channel).catch((err: unknown) => this.warn(err));
     });
     this.subscriber.on('error', () => undefined); // RedisConnection already reports outages
     this.subscriber.on('message', (_channel: string, text: string) => this.receive(text));
@@ -62,7 +65,7 @@ export class RedisClusterSignals extends ClusterSignals implements OnApplication
       this.warn(new Error(`connection ${this.client.status}`));
       return;
     }
-    this.client.publish(SIGNAL_CHANNEL, text).catch((err: unknown) => this.warn(err));
+    this.client.publish(this.channel, text).catch((err: unknown) => this.warn(err));
   }
 
   onApplicationShutdown(): void {

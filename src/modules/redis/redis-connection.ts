@@ -21,7 +21,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
 
   constructor(config: ConfigService) {
     const url = config.values.redisUrl;
-    this.client = url === null ? null : connect(url);
+    this.client = url === null ? null : connect(url, config.values.redisKeyPrefix);
     this.client?.on('error', (err: Error) => {
       // ioredis emits an error per failed attempt: one warning per outage, one line on return.
       if (this.down) return;
@@ -63,8 +63,10 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-function connect(url: string): Redis {
+function connect(url: string, keyPrefix: string): Redis {
   return new Redis(url, {
+    // Every key of this deployment (REDIS_KEY_PREFIX): deployments sharing a Redis never collide.
+    keyPrefix,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: 2_000,

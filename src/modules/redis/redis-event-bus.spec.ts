@@ -9,6 +9,7 @@ import type { CommittedEvents } from '../trading/event-bus.js';
 import { encodeBatch, seqKey, streamKey } from './redis-event-bus-codec.js';
 import { RedisStreamsEventBus } from './redis-event-bus.js';
 import { RedisConnection } from './redis-connection.js';
+import { keyPrefixOf } from './redis-key-prefix.js';
 
 /**
  * The committed-event stream shared through Redis Streams, against a real redis-server (one for
@@ -153,7 +154,8 @@ describe('RedisStreamsEventBus', () => {
     a.publish(batch(w, 'A', 1));
     await waitFor(has(gotB, '~A1'));
     // 30 batches appended and the stream trimmed to its last 5 in one step, before B reads on.
-    const raw = new Redis(server.url);
+    // Behind the bus's back, on the same deployment's keys (REDIS_KEY_PREFIX).
+    const raw = new Redis(server.url, { keyPrefix: keyPrefixOf(connections[0].client!) });
     try {
       const bodies = Array.from({ length: 30 }, (_, i) => encodeBatch(batch(w, 'X', i + 2)));
       await raw.eval(

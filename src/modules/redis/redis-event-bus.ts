@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { Subject, type Observable } from 'rxjs';
 import { environmentOf, type WorldName } from '../../common/environment.js';
 import { EventBus, type CommittedEvents } from '../trading/event-bus.js';
+import { unprefixedKey } from './redis-key-prefix.js';
 import {
   compareIds,
   decodeEntry,
@@ -365,7 +366,8 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
   }
 
   private deliver(key: string, entries: [string, string[]][]): void {
-    const world = worldOfKey(key);
+    const name = unprefixedKey(this.reader, key);
+    const world = name === null ? null : worldOfKey(name);
     if (world === null) return;
     for (const [id, fields] of entries) {
       // Looked up per entry: a consumer may let go of the world while its batches are handed on.
