@@ -38,13 +38,16 @@ describe('realtime on the Redis event stream', () => {
 
   beforeAll(async () => {
     redis = await RedisServer.start();
-    svc = await startOrdersApp({ env: { REDIS_URL: redis.url } });
+    // The peer is one deployment with the app: the same key prefix (by default derived from the
+    // app's DATA_DIR, which the peer does not have).
+    const shared = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: 'svc-bus:' };
+    svc = await startOrdersApp({ env: shared });
     t = await trader(svc, undefined, { scopes: [...ORDER_SCOPES, 'websocket'] });
     ws = await WsClient.authed(svc.baseUrl, { api_key: t.key });
     expect((await ws.subscribe([`orderbook:${m.id}`, 'fills'])).type).toBe('subscribed');
     // Another instance, as far as the stream can tell.
     peerConn = new RedisConnection(
-      new ConfigService(loadConfig({ REDIS_URL: redis.url }), {
+      new ConfigService(loadConfig(shared), {
         jwtSecret: 'x'.repeat(32),
         encryptionKey: '0'.repeat(64),
       }),

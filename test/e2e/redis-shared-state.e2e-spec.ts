@@ -22,7 +22,12 @@ describe('two instances on one Redis', () => {
 
   beforeAll(async () => {
     redis = await RedisServer.start();
-    const env = { REDIS_URL: redis.url, SANDBOX_FEED_INTERVAL_MS: '0' };
+    // One deployment: by default the key prefix is derived from DATA_DIR, which differs here.
+    const env = {
+      REDIS_URL: redis.url,
+      REDIS_KEY_PREFIX: 'svc-pair:',
+      SANDBOX_FEED_INTERVAL_MS: '0',
+    };
     const first = await startApp({ now: NOW, env });
     key = await createKey(first.api, await sessionFor(first.api), {
       scopes: ['markets:read'],
