@@ -1,7 +1,7 @@
 import { TableColumn, TableIndex, type MigrationInterface, type QueryRunner } from 'typeorm';
 
 /** The tables a data export reads (src/modules/data-exports/datasets.ts). */
-const EXPORTED_TABLES = [
+export const EXPORTED_TABLES = [
   'trades',
   'markets',
   'index_points',
@@ -11,7 +11,7 @@ const EXPORTED_TABLES = [
 ] as const;
 
 /** The row-order column on PostgreSQL (SQLite's is the rowid): datasets.ts's ROW_ORDER_COLUMN. */
-const ROW_ORDER_COLUMN = 'row_seq';
+export const ROW_ORDER_COLUMN = 'row_seq';
 
 /**
  * Engine database (one per world): a stable row order for data exports. An export reads its
