@@ -1,37 +1,7 @@
 // Jest runs the TypeScript sources as native ESM (NestJS 12 is ESM-only), transformed by SWC.
 import { fileURLToPath } from 'node:url';
+import { common } from './test/support/jest-common.js';
 import { suiteMembership } from './test/support/jest-suites.js';
-
-const swc = [
-  '@swc/jest',
-  {
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-      keepClassNames: true,
-    },
-    module: { type: 'es6' },
-    sourceMaps: 'inline',
-  },
-];
-// @fastify/static (the browser pages) is CommonJS and requires content-disposition, which is
-// ESM-only: Node 20.19 loads that (require of ESM), Jest's module runtime does not, so Jest gets
-// a CommonJS copy of it.
-const esmOnlyRequiredFromCjs = [
-  '@swc/jest',
-  { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
-];
-const common = {
-  extensionsToTreatAsEsm: ['.ts'],
-  transform: {
-    '^.+\\.ts$': swc,
-    '/node_modules/content-disposition/.+\\.js$': esmOnlyRequiredFromCjs,
-  },
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
-  resolver: '<rootDir>/test/support/jest-resolver.cjs',
-  testEnvironment: 'node',
-};
 
 // The e2e project runs suite files (test/e2e/suites/*.e2e-suite.ts), each importing a set of case
 // files (test/e2e/*.e2e-spec.ts): Jest gives every test file its own module registry, and a suite

@@ -239,3 +239,11 @@ export async function runToExit(
   if (opts.dataDir === undefined) rmSync(svc.dataDir, { recursive: true, force: true });
   return { ...exit, stdout: svc.stdout(), stderr: svc.stderr() };
 }
+
+/**
+ * RACE_DIST=<another checkout>/dist: the instance-race spec's processes run that build instead of
+ * this one (test/support/instance-race-child.js reads it), to see the rules fail on an older one.
+ */
+export function raceDist(): string | undefined {
+  return process.env.RACE_DIST;
+}

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureBuilt } from '../../../test/support/process.js';
+import { ensureBuilt, raceDist } from '../../../test/support/process.js';
 import { startPlatformServices, type PlatformServices } from '../../../test/support/services.js';
 import { SecretBox } from '../../common/crypto/secret-box.js';
 import { newTotpSecret, totpAt } from '../../common/crypto/totp.js';
@@ -40,7 +40,7 @@ let users = 0;
 
 beforeAll(async () => {
   // The instances run the compiled service (RACE_DIST: another build's, to try an older version).
-  if (process.env.RACE_DIST === undefined) await ensureBuilt();
+  if (raceDist() === undefined) await ensureBuilt();
   services = await startPlatformServices();
   for (const name of ['live', 'paper']) {
     const ds = await openDatabase(
@@ -77,7 +77,7 @@ function instance(engine: Engine, job: Record<string, unknown>): Instance {
   const child = spawn(
     process.execPath,
     [CHILD, JSON.stringify({ ...job, db, nowMs: job.nowMs ?? NOW })],
-    { stdio: ['pipe', 'pipe', 'pipe'], env: process.env },
+    { stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let out = '';
   let err = '';
