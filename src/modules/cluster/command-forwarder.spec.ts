@@ -29,8 +29,9 @@ afterAll(async () => {
 });
 
 /** A client as the service makes it (RedisConnection): no offline queue, no retries. */
-function client(): Redis {
+function client(keyPrefix?: string): Redis {
   const c = new Redis(server.url, {
+    keyPrefix,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     retryStrategy: () => 50,
@@ -100,6 +101,35 @@ const place: ForwardedCommand = {
 };
 
 describe('command forwarding', () => {
+  it('round-trips on clients with a key prefix (REDIS_KEY_PREFIX): the group is on the prefixed stream', async () => {
+    const prefix = `dep${++n}:`;
+    const writer = new WriterInbox({
+      redis: await connected(client(prefix)),
+      instanceId: `writer-${++n}`,
+      handler: async (_world, cmd) => ({ ran: cmd.op }),
+      log: quiet,
+    });
+    closers.push(() => writer.stop());
+    writer.serve('test');
+    const f = new CommandForwarder({
+      redis: await connected(client(prefix)),
+      instanceId: `fwd-${++n}`,
+      timeoutMs: 2000,
+      graceMs: 500,
+      log: quiet,
+    });
+    f.start();
+    closers.push(() => f.stop());
+    await until(
+      'the reply reader',
+      () => (f as unknown as { reader: Redis }).reader.status === 'ready',
+    );
+    expect(await f.forward('test', place)).toEqual({ ran: place.op });
+    // Every key of the exchange carries the prefix: nothing was made beside it.
+    const raw = await connected(client());
+    expect((await raw.keys('*')).filter((k) => !k.startsWith(prefix))).toEqual([]);
+  });
+
   it('runs a command on the writer and returns its result; a DomainError comes back as thrown', async () => {
     const seen: [string, ForwardedCommand][] = [];
     const writer = await inbox(async (world, cmd) => {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { unprefixedKey } from '../redis/redis-key-prefix.js';
+import { prefixedKey, unprefixedKey } from '../redis/redis-key-prefix.js';
 import { WriterUnavailableError } from './cluster-errors.js';
 import {
   WRITERS_GROUP,
@@ -197,7 +197,15 @@ export class WriterInbox {
     const stream = commandStream(world);
     try {
       // From the start of the stream: commands added before the first writer ever read it.
-      await this.opts.redis.xgroup('CREATE', stream, WRITERS_GROUP, '0', 'MKSTREAM');
+      // ioredis's keyPrefix does not reach XGROUP's key (XREADGROUP's and XAUTOCLAIM's it does):
+      // the prefix is put on by hand, or the group would sit on another stream.
+      await this.opts.redis.xgroup(
+        'CREATE',
+        prefixedKey(this.opts.redis, stream),
+        WRITERS_GROUP,
+        '0',
+        'MKSTREAM',
+      );
     } catch (err) {
       if (!String(err).includes('BUSYGROUP')) throw err;
     }
