@@ -79,6 +79,8 @@ function instance(engine: Engine, job: Record<string, unknown>): Instance {
     [CHILD, JSON.stringify({ ...job, db, nowMs: job.nowMs ?? NOW })],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
+  // An instance without `hold` exits once it has answered, so "exit" may reach a closed pipe.
+  child.stdin!.on('error', () => undefined);
   let out = '';
   let err = '';
   const waiters: (() => void)[] = [];
@@ -111,7 +113,7 @@ function instance(engine: Engine, job: Record<string, unknown>): Instance {
       return JSON.parse(await line(2)) as string[];
     },
     exit: async () => {
-      if (child.exitCode === null) child.stdin!.write('exit\n');
+      if (child.exitCode === null && child.stdin!.writable) child.stdin!.write('exit\n');
       await exited;
     },
   };
