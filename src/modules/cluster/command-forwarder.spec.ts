@@ -46,9 +46,13 @@ async function connected(c: Redis): Promise<Redis> {
   return c;
 }
 
-async function forwarder(timeoutMs = 2000, graceMs = 500): Promise<CommandForwarder> {
+async function forwarder(
+  timeoutMs = 2000,
+  graceMs = 500,
+  keyPrefix?: string,
+): Promise<CommandForwarder> {
   const f = new CommandForwarder({
-    redis: await connected(client()),
+    redis: await connected(client(keyPrefix)),
     instanceId: `fwd-${++n}`,
     timeoutMs,
     graceMs,
@@ -64,9 +68,13 @@ async function forwarder(timeoutMs = 2000, graceMs = 500): Promise<CommandForwar
   return f;
 }
 
-async function inbox(handler: CommandHandler, instanceId = `writer-${++n}`): Promise<WriterInbox> {
+async function inbox(
+  handler: CommandHandler,
+  instanceId = `writer-${++n}`,
+  keyPrefix?: string,
+): Promise<WriterInbox> {
   const i = new WriterInbox({
-    redis: await connected(client()),
+    redis: await connected(client(keyPrefix)),
     instanceId,
     handler,
     blockMs: 200,
@@ -103,27 +111,9 @@ const place: ForwardedCommand = {
 describe('command forwarding', () => {
   it('round-trips on clients with a key prefix (REDIS_KEY_PREFIX): the group is on the prefixed stream', async () => {
     const prefix = `dep${++n}:`;
-    const writer = new WriterInbox({
-      redis: await connected(client(prefix)),
-      instanceId: `writer-${++n}`,
-      handler: async (_world, cmd) => ({ ran: cmd.op }),
-      log: quiet,
-    });
-    closers.push(() => writer.stop());
+    const writer = await inbox(async (_world, cmd) => ({ ran: cmd.op }), undefined, prefix);
     writer.serve('test');
-    const f = new CommandForwarder({
-      redis: await connected(client(prefix)),
-      instanceId: `fwd-${++n}`,
-      timeoutMs: 2000,
-      graceMs: 500,
-      log: quiet,
-    });
-    f.start();
-    closers.push(() => f.stop());
-    await until(
-      'the reply reader',
-      () => (f as unknown as { reader: Redis }).reader.status === 'ready',
-    );
+    const f = await forwarder(2000, 500, prefix);
     expect(await f.forward('test', place)).toEqual({ ran: place.op });
     // Every key of the exchange carries the prefix: nothing was made beside it.
     const raw = await connected(client());
