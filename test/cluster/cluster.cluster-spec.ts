@@ -4,7 +4,9 @@ import { http, type JsonResponse } from '../support/harness.js';
 import { keyFor, type Trader } from '../support/orders.js';
 import { sessionFor } from '../support/keys.js';
 import type { ServiceProcess } from '../support/process.js';
+import { Receiver } from '../support/receiver.js';
 import { WsClient } from '../support/ws.js';
+import { download, exportsClient, sha256 } from '../support/exports.js';
 import {
   alive,
   enterpriseTrader,
@@ -137,6 +139,71 @@ describe('cluster: three instances, one writer per world', () => {
     // keyFor's GET /auth/me took the window's first request: 59 more pass, on any instance.
     expect(statuses.filter((s) => s === 200)).toHaveLength(limit - 1);
     expect(statuses.slice(limit - 1).every((s) => s === 429)).toBe(true);
+  });
+
+  it('webhooks are delivered once each: one instance delivers (the lease holder), not every instance that reads the queue', async () => {
+    const [writer, a, b] = await roles();
+    const receiver = await Receiver.start();
+    // Slow answers: every instance polling the queue would find each delivery still due.
+    receiver.otherwise({ status: 200, delayMs: 150 });
+    try {
+      const email = 'trader@sandbox.test';
+      const hooks = await keyFor(writer, email, await sessionFor(writer.api, email), {
+        scopes: ['webhooks:read', 'webhooks:write'],
+      });
+      const created = await http(`${a.api}/webhooks`, {
+        method: 'POST',
+        headers: { 'x-api-key': hooks.key },
+        json: { url: receiver.url('/hooks'), events: ['order.created'] },
+      });
+      expect(created.status).toBe(201);
+      // Orders through all three instances; each one's order.created is one delivery.
+      const placed = await Promise.all(
+        [writer, a, b, writer, a, b, writer, a, b].map((svc) => place(svc)),
+      );
+      expect(placed.map((r) => r.status)).toEqual(new Array(9).fill(201));
+      const ids = placed.map((r) => r.body.id as string);
+      await receiver.waitFor('/hooks', ids.length, 20_000);
+      // Three poll intervals more for a second sender to show itself.
+      await new Promise((r) => setTimeout(r, 1500));
+      const got = receiver.at('/hooks');
+      const deliveryIds = got.map((r) => r.headers['svc-webhook-id']);
+      expect(new Set(deliveryIds).size).toBe(deliveryIds.length);
+      expect(got.map((r) => r.json.data.order.id as string).sort()).toEqual([...ids].sort());
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an export job its world’s dead writer left RUNNING is re-run by the next writer; the other instances never re-queue it', async () => {
+    const [writer, a, b] = await roles();
+    const email = 'trader@sandbox.test';
+    const reader = await keyFor(writer, email, await sessionFor(writer.api, email), {
+      scopes: ['data:read'],
+    });
+    const ex = exportsClient(a);
+    const job = await ex.created(reader, { dataset: 'LEDGER', format: 'CSV' });
+    const ready = await ex.until(reader, job.id as string);
+    // Cut short as by a writer's death: RUNNING in the database, running on no instance.
+    await cluster.services.admin.query(
+      `UPDATE paper.data_exports SET status = 'RUNNING' WHERE id = $1`,
+      [job.id],
+    );
+    // An instance starting now does not take the writer's jobs (it re-queued them at its boot).
+    const late = await cluster.spawn();
+    await new Promise((r) => setTimeout(r, 500));
+    const still = await exportsClient(b).get(reader, job.id as string);
+    expect([still.status, still.body.status]).toEqual([200, 'RUNNING']);
+    // The writer dies: its successor re-runs the job from its snapshot bound (the ledger only
+    // grows), to the same bytes.
+    writer.proc.kill('SIGKILL');
+    const next = await waitWriter(cluster.services.admin, cluster.instances.filter(alive));
+    expect(next).not.toBe(writer);
+    const again = await exportsClient(late).until(reader, job.id as string, 'READY', 30_000);
+    expect(again.sha256).toBe(ready.sha256);
+    const file = await download(b, reader, job.id as string);
+    expect(file.status).toBe(200);
+    expect(sha256(file.body)).toBe(ready.sha256);
   });
 
   it('kill -9 of the writer under a stream of orders: no acknowledged order lost, orders served again within 5 s, the gap answered 503 with Retry-After', async () => {

@@ -191,6 +191,15 @@ export class DataExportsService implements OnModuleInit {
     }
     const files = this.runner.parts.files;
     const size = row.status === 'READY' ? files.size(world, id, row.format) : null;
+    if (row.status === 'READY' && size === null) {
+      // Its file is gone: in cluster mode, made by a previous writer of the world on its own disk
+      // (docs/cluster.md).
+      throw new DomainError(
+        'EXPORT_NOT_READY',
+        `Export ${id}'s file is missing from this instance's disk (in cluster mode, a previous writer of the world made it): create it again`,
+        { export_id: id, status: row.status },
+      );
+    }
     if (row.status !== 'READY' || size === null || row.sha256 === null) {
       throw new DomainError('EXPORT_NOT_READY', `Export ${id} is ${row.status}, not READY`, {
         export_id: id,

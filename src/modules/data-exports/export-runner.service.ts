@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
 import { ConfigService } from '../../config/config.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
@@ -73,6 +74,11 @@ export interface ExportWorlds {
  * idleness (its worker reads the file on a connection of its own; the finish opens the world
  * again to mark it READY). A world's jobs a restart cut short are re-queued when the world is next
  * opened. Deleting a world stops its jobs and removes its folder of files ({@link clearWorld}).
+ *
+ * In cluster mode (docs/cluster.md) a world's jobs run on its writer, which serves its export
+ * requests (forwarded there) and keeps the files: another instance neither starts, sweeps nor
+ * re-queues them (a booting instance would otherwise re-queue the jobs running on the writer).
+ * A new writer re-queues the jobs its world's previous writer left RUNNING.
  */
 @Injectable()
 export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
@@ -90,11 +96,12 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly clocks: WorldClocks,
     private readonly notifications: NotificationsService,
     private readonly outbox: WebhookOutbox,
+    private readonly engines: EngineRegistry,
   ) {
     this.parts = {
       repos: worlds.perWorld((db, world) => {
         const repo = new DataExportsRepository(db);
-        if (isWorldId(world)) this.resume(world, repo);
+        if (isWorldId(world) && engines.writes(world)) this.resume(world, repo);
         return repo;
       }),
       readers: worlds.perWorld((db) => new DatasetReader(db)),
@@ -116,6 +123,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     for (const world of WORLDS) {
+      if (!this.engines.writes(world)) continue;
       this.parts.files.prepare(world);
       const requeued = this.parts.repos.get(world).requeueRunning();
       const partials = this.parts.files.removePartials(world);
@@ -125,6 +133,13 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         );
       }
     }
+    // Cluster mode: the world's jobs become this instance's (an ephemeral world's resume when it
+    // is next opened, as the writer).
+    this.engines.onTermStart((world) => {
+      if (isWorldId(world)) return;
+      this.resume(world, this.parts.repos.get(world));
+      this.schedule();
+    });
     this.sweep();
     this.schedule();
     this.sweepTimer = setInterval(() => this.sweep(), this.config.values.exportSweepMs);
@@ -155,6 +170,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.stopped) return;
     const queued: { world: WorldName; row: ExportRow }[] = [];
     for (const world of [...WORLDS, ...this.pending]) {
+      if (!this.engines.writes(world)) continue;
       let rows: ExportRow[];
       try {
         rows = this.parts.repos.get(world).queued(1000);
@@ -226,6 +242,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   sweep(world?: WorldName): void {
     const worlds = world === undefined ? [...this.parts.repos.entries()].map(([w]) => w) : [world];
     for (const w of worlds) {
+      if (!this.engines.writes(w)) continue;
       let now: string;
       let repo: DataExportsRepository;
       try {
@@ -252,11 +269,12 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * An ephemeral world opened (its first use since boot or since an unload): jobs RUNNING in its
-   * file that run nowhere here were cut short by a restart; they go back to the queue with their
-   * partial files removed, as the live and paper worlds' do at boot.
+   * An ephemeral world opened (its first use since boot or since an unload), or a world whose
+   * writer this instance became (cluster mode): jobs RUNNING in its database that run nowhere here
+   * were cut short by a restart or a dead writer; they go back to the queue with their partial
+   * files removed, as the live and paper worlds' do at boot.
    */
-  private resume(world: WorldId, repo: DataExportsRepository): void {
+  private resume(world: WorldName, repo: DataExportsRepository): void {
     let requeued = 0;
     for (const row of repo.running()) {
       if (this.running.has(row.id)) continue; // unloaded mid-run: still running, from the file
@@ -264,7 +282,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       rmSync(this.parts.files.partPath(world, row.id, row.format), { force: true });
     }
     if (requeued > 0) this.log.warn(`${world}: ${requeued} export(s) cut short re-queued`);
-    if (repo.queued(1).length > 0) {
+    if (isWorldId(world) && repo.queued(1).length > 0) {
       this.pending.add(world);
       // Not from inside the open that called this (a schedule may be under way).
       setImmediate(() => this.schedule());

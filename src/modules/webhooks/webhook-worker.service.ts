@@ -5,6 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { ConfigService } from '../../config/config.service.js';
+import { EngineRegistry } from '../trading/engine-registry.js';
 import type { AttemptRow } from './webhook-attempts.repository.js';
 import { sendWebhook, simulatedResult, type SendResult } from './webhook-sender.js';
 import { signatureHeader } from './webhook-signer.js';
@@ -36,20 +37,19 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly pending = new Set<Promise<void>>();
   /** Where the next pass starts in the endpoint list (round robin). */
   private rotation = 0;
+  /** Cluster mode: this instance held the lease at its last pass. */
+  private delivering = false;
+  /** Cluster mode, not the holder: when the lease was last tried (wall ms). */
+  private triedAt = 0;
 
   constructor(
     private readonly core: WebhooksCore,
     private readonly config: ConfigService,
+    private readonly engines: EngineRegistry,
   ) {}
 
   onApplicationBootstrap(): void {
-    const counted = this.core.repo.countCutShortAttempts(
-      this.config.values.webhookRetrySchedule.length,
-      this.core.nowIso(),
-    );
-    if (counted > 0) {
-      this.log.log(`${counted} webhook attempts cut short by the last stop were counted`);
-    }
+    if (!this.engines.clustered) this.countCutShort();
     this.timer = setInterval(() => this.poll(), this.config.values.webhookPollMs);
     this.timer.unref();
     this.core.onWork(() => this.soon());
@@ -88,6 +88,42 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
+  /** Counts the attempts a stop cut short (their outcome never recorded): none is in flight here. */
+  private countCutShort(): void {
+    const counted = this.core.repo.countCutShortAttempts(
+      this.config.values.webhookRetrySchedule.length,
+      this.core.nowIso(),
+    );
+    if (counted > 0) {
+      this.log.log(`${counted} webhook attempts cut short by the last stop were counted`);
+    }
+  }
+
+  poll(): void {
+    if (this.stopped) return;
+    if (!this.engines.clustered) return this.pass();
+    // Not the holder: try for the lease once per poll interval, not on every wake-up.
+    const now = Date.now();
+    if (!this.delivering && now - this.triedAt < this.config.values.webhookPollMs) return;
+    this.triedAt = now;
+    void this.engines
+      .once('webhook-worker', () => {
+        if (this.stopped) return;
+        // Taken now: what the previous holder left marked was cut short. With attempts of its own
+        // still in flight (the lease lost and taken back), their marks are counted when retried.
+        if (!this.delivering && this.attempting.size === 0) this.countCutShort();
+        this.delivering = true;
+        this.pass();
+      })
+      .then(
+        (ran) => (this.delivering = ran),
+        (err: unknown) => {
+          this.delivering = false;
+          this.log.error(`webhook pass: ${err instanceof Error ? err.stack : String(err)}`);
+        },
+      );
+  }
+
   /**
    * One pass: start every due delivery the per-endpoint and global caps allow. Below
    * WEBHOOK_MAX_IN_FLIGHT an endpoint starts at most what the cap has left. Slow endpoints must
@@ -95,8 +131,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * start one (so the overshoot is at most one per endpoint), and each pass starts at the next
    * endpoint, so no endpoint is always served first.
    */
-  poll(): void {
-    if (this.stopped) return;
+  private pass(): void {
     const maxInFlight = this.config.values.webhookMaxInFlight;
     // Ephemeral worlds' endpoints too, each on its world's clock.
     for (const env of this.core.deliveringWorlds()) {
