@@ -1,0 +1,154 @@
+/**
+ * bench:cluster's report: the table it prints, the requests it counts as failed, and the
+ * results file it writes (bench/results/cluster-<date>.json).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DeliveryFigures } from './support/cross-instance-delivery.js';
+import type { Figures } from './support/order-load.js';
+import type { PhaseCpu } from './support/process-cpu.js';
+
+/** The one refusal a cluster may answer while a writer is (re)elected; counted, not a failure. */
+export const ALLOWED_REFUSAL = '503 WRITER_UNAVAILABLE';
+
+export interface Phase {
+  name: string;
+  figures: Figures;
+  cpu: PhaseCpu;
+}
+
+export interface Configuration {
+  name: string;
+  saturation: Phase;
+  paced: Phase;
+}
+
+/** What went wrong in a phase: every non-2xx but the allowed refusal, and connection errors. */
+export function failuresOf(phase: Phase): string[] {
+  const out: string[] = [];
+  for (const [label, n] of Object.entries(phase.figures.answers ?? {})) {
+    if (label !== ALLOWED_REFUSAL) out.push(`${phase.name}: ${n} x ${label}`);
+  }
+  const tallied = Object.values(phase.figures.answers ?? {}).reduce((a, b) => a + b, 0);
+  if (tallied < phase.figures.non2xx) {
+    out.push(`${phase.name}: ${phase.figures.non2xx - tallied} non-2xx answers not tallied`);
+  }
+  if (phase.figures.errors > 0) {
+    out.push(`${phase.name}: ${phase.figures.errors} connection errors or timeouts`);
+  }
+  return out;
+}
+
+/** Delivery failures: orders a subscriber never got, broken seq, sockets closed early. */
+export function deliveryFailures(d: DeliveryFigures): string[] {
+  const out: string[] = [];
+  if (d.public.missing > 0) out.push(`realtime: ${d.public.missing} orderbook deliveries missing`);
+  if (d.private.missing > 0) out.push(`realtime: ${d.private.missing} orders deliveries missing`);
+  if (d.seqGaps > 0) out.push(`realtime: ${d.seqGaps} seq gaps`);
+  if (d.closedEarly > 0) out.push(`realtime: ${d.closedEarly} sockets closed early`);
+  return out;
+}
+
+const refusals = (f: Figures): number => f.answers?.[ALLOWED_REFUSAL] ?? 0;
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function printReport(
+  configs: Configuration[],
+  connections: number,
+  rate: number,
+  delivery: { phase: Phase; figures: DeliveryFigures; rate: number } | null,
+): void {
+  console.log(
+    '\n' +
+      table(
+        [
+          'POST /api/v1/orders',
+          `orders/s (${connections} conn)`,
+          'p99 sat ms',
+          `p99 paced ${rate}/s ms`,
+          'p99 from send ms',
+          'p50 paced ms',
+          `${ALLOWED_REFUSAL}`,
+        ],
+        configs.map((c) => [
+          c.name,
+          String(c.saturation.figures.requestsPerSec),
+          String(c.saturation.figures.p99Ms),
+          String(c.paced.figures.p99Ms),
+          String(c.paced.figures.fromSend?.p99Ms ?? '?'),
+          String(c.paced.figures.p50Ms),
+          String(refusals(c.saturation.figures) + refusals(c.paced.figures)),
+        ]),
+      ),
+  );
+  if (delivery !== null) {
+    const d = delivery.figures;
+    const row = (name: string, c: DeliveryFigures['public']) => [
+      name,
+      String(c.fromSend.deliveries),
+      String(c.fromSend.p50Ms),
+      String(c.fromSend.p99Ms),
+      String(c.fromSend.maxMs),
+      String(c.fromAck.p99Ms),
+      Object.entries(c.byInstance)
+        .map(([i, x]) => `${i} ${x.p99Ms} (${x.deliveries})`)
+        .join(', '),
+    ];
+    console.log(
+      `\nrealtime across instances: ${delivery.rate} orders/s through A, ${d.countedOrders} counted, ${d.connections} sockets on B and C (ms from the order's write; "from ack" < 0: the message beat the answer)\n` +
+        table(
+          [
+            'channel',
+            'deliveries',
+            'p50',
+            'p99',
+            'max',
+            'p99 from ack',
+            'p99 by instance (deliveries)',
+          ],
+          [row('orderbook:<market>', d.public), row('orders (private)', d.private)],
+        ),
+    );
+  }
+  const phases = [
+    ...configs.flatMap((c) => [c.saturation, c.paced]),
+    ...(delivery === null ? [] : [delivery.phase]),
+  ];
+  // Instances first, then the shared parts, in the order the bench lists them.
+  const names = [...new Set(phases.flatMap((p) => Object.keys(p.cpu.parts)))];
+  const parts = [
+    ...names.filter((n) => n.startsWith('instance ')).sort(),
+    ...names.filter((n) => !n.startsWith('instance ')),
+  ];
+  console.log(
+    '\nCPU each part used: CPU-seconds (% of the phase wall time; 100% = one core)\n' +
+      table(
+        ['phase', 'wall s', ...parts, 'all'],
+        phases.map((p) => [
+          p.name,
+          String(p.cpu.wallSeconds),
+          ...parts.map((name) => {
+            const c = p.cpu.parts[name];
+            return c === undefined ? '-' : `${c.cpuSeconds} (${c.pctOfWall}%)`;
+          }),
+          `${p.cpu.total.cpuSeconds} (${p.cpu.total.pctOfWall}%)`,
+        ]),
+      ),
+  );
+}
+
+/** Writes the results; the name carries the date and time (two runs a day keep both). */
+export function writeResults(root: string, result: Record<string, unknown>): string {
+  const outDir = join(root, 'bench', 'results');
+  mkdirSync(outDir, { recursive: true });
+  const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
+  const file = join(outDir, `cluster-${stamp}.json`);
+  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  return file;
+}
