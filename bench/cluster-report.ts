@@ -19,8 +19,23 @@ export interface Phase {
 
 export interface Configuration {
   name: string;
+  /** The CPU parts that serve it (its processes, and PostgreSQL and Redis for the cluster). */
+  serverParts: string[];
   saturation: Phase;
   paced: Phase;
+}
+
+/**
+ * CPU-milliseconds its server parts used per answered order at saturation: on a machine others
+ * load it moves far less than orders/s, which also carries how much CPU the phase happened to get.
+ */
+export function cpuMsPerOrder(c: Configuration): number {
+  const f = c.saturation.figures;
+  const cpu = c.serverParts.reduce(
+    (sum, p) => sum + (c.saturation.cpu.parts[p]?.cpuSeconds ?? 0),
+    0,
+  );
+  return f.total2xx === 0 ? 0 : Math.round((cpu * 1e6) / f.total2xx) / 1000;
 }
 
 /** What went wrong in a phase: every non-2xx but the allowed refusal, and connection errors. */
@@ -42,8 +57,10 @@ export function failuresOf(phase: Phase): string[] {
 /** Delivery failures: orders a subscriber never got, broken seq, sockets closed early. */
 export function deliveryFailures(d: DeliveryFigures): string[] {
   const out: string[] = [];
-  if (d.public.missing > 0) out.push(`realtime: ${d.public.missing} orderbook deliveries missing`);
-  if (d.private.missing > 0) out.push(`realtime: ${d.private.missing} orders deliveries missing`);
+  const late = (n: number, channel: string) =>
+    `realtime: ${n} ${channel} deliveries not received within the drain after the last answer (BENCH_DRAIN_SECONDS)`;
+  if (d.public.missing > 0) out.push(late(d.public.missing, 'orderbook'));
+  if (d.private.missing > 0) out.push(late(d.private.missing, 'orders'));
   if (d.seqGaps > 0) out.push(`realtime: ${d.seqGaps} seq gaps`);
   if (d.closedEarly > 0) out.push(`realtime: ${d.closedEarly} sockets closed early`);
   return out;
@@ -71,6 +88,7 @@ export function printReport(
           'POST /api/v1/orders',
           `orders/s (${connections} conn)`,
           'p99 sat ms',
+          'server CPU ms/order',
           `p99 paced ${rate}/s ms`,
           'p99 from send ms',
           'p50 paced ms',
@@ -80,6 +98,7 @@ export function printReport(
           c.name,
           String(c.saturation.figures.requestsPerSec),
           String(c.saturation.figures.p99Ms),
+          String(cpuMsPerOrder(c)),
           String(c.paced.figures.p99Ms),
           String(c.paced.figures.fromSend?.p99Ms ?? '?'),
           String(c.paced.figures.p50Ms),
@@ -96,6 +115,7 @@ export function printReport(
       String(c.fromSend.p99Ms),
       String(c.fromSend.maxMs),
       String(c.fromAck.p99Ms),
+      `${c.p50MsFirstTenth} / ${c.p50MsLastTenth}`,
       Object.entries(c.byInstance)
         .map(([i, x]) => `${i} ${x.p99Ms} (${x.deliveries})`)
         .join(', '),
@@ -127,7 +147,7 @@ export function printReport(
     ...names.filter((n) => !n.startsWith('instance ')),
   ];
   console.log(
-    '\nCPU each part used: CPU-seconds (% of the phase wall time; 100% = one core)\n' +
+    '\nCPU each part used: CPU-seconds (% of the phase wall time, 100% = one core; wN%: its main thread waited for a CPU N% of the time)\n' +
       table(
         ['phase', 'wall s', ...parts, 'all'],
         phases.map((p) => [
@@ -135,7 +155,9 @@ export function printReport(
           String(p.cpu.wallSeconds),
           ...parts.map((name) => {
             const c = p.cpu.parts[name];
-            return c === undefined ? '-' : `${c.cpuSeconds} (${c.pctOfWall}%)`;
+            if (c === undefined) return '-';
+            const waiting = c.waitingForCpuPct === undefined ? '' : ` w${c.waitingForCpuPct}%`;
+            return `${c.cpuSeconds} (${c.pctOfWall}%${waiting})`;
           }),
           `${p.cpu.total.cpuSeconds} (${p.cpu.total.pctOfWall}%)`,
         ]),

@@ -29,6 +29,7 @@ import pg from 'pg';
 import { startServices } from '../test/support/services.js';
 import {
   ALLOWED_REFUSAL,
+  cpuMsPerOrder,
   deliveryFailures,
   failuresOf,
   printReport,
@@ -213,8 +214,19 @@ async function main(): Promise<void> {
     const litePaced = await phase(`SQLite process: paced ${rate}/s`, () =>
       paced('127.0.0.1', sqlite.port, rate, PHASE_SECONDS, sqliteStream),
     );
-    configs.push({ name: 'SQLite, one process', saturation: liteSat, paced: litePaced });
-    configs.push({ name: 'PostgreSQL + Redis, 1 instance', saturation: oneSat, paced: onePaced });
+    const shared = ['postgres', 'redis'];
+    configs.push({
+      name: 'SQLite, one process',
+      serverParts: ['sqlite service'],
+      saturation: liteSat,
+      paced: litePaced,
+    });
+    configs.push({
+      name: 'PostgreSQL + Redis, 1 instance',
+      serverParts: ['instance A', ...shared],
+      saturation: oneSat,
+      paced: onePaced,
+    });
     await sqlite.stop();
     sqliteAlive = false;
 
@@ -253,6 +265,7 @@ async function main(): Promise<void> {
     );
     configs.push({
       name: 'PostgreSQL + Redis, 3 instances',
+      serverParts: ['instance A', 'instance B', 'instance C', ...shared],
       saturation: threeSat,
       paced: threePaced,
     });
@@ -317,7 +330,7 @@ async function main(): Promise<void> {
       },
       writer,
       pacedRatePerSec: rate,
-      configurations: configs,
+      configurations: configs.map((c) => ({ ...c, serverCpuMsPerOrder: cpuMsPerOrder(c) })),
       delivery: { phase: deliveryPhase, ...rt },
       paperOrdersStored: Number(stored.rows[0].n),
       failures,

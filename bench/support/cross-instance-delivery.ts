@@ -22,7 +22,7 @@ const PRICE = 1;
  * because a follower that fell behind (a loaded machine) catches up late, and only a message
  * that never comes is a failure.
  */
-const DRAIN_MS = 20_000;
+const DRAIN_MS = Number(process.env.BENCH_DRAIN_SECONDS ?? 20) * 1000;
 
 export interface DeliveryOptions {
   host: string;
@@ -55,7 +55,13 @@ export interface ChannelDelivery {
   fromAck: { p50Ms: number; p99Ms: number };
   /** Per subscriber instance: deliveries and p99 from send. */
   byInstance: Record<string, { deliveries: number; p99Ms: number }>;
-  /** Counted orders a connection never received by the end of the drain. */
+  /**
+   * p50 from send of the first and of the last tenth of the counted orders: a last tenth far
+   * above the first means the subscribers' instances fell behind while the orders flowed.
+   */
+  p50MsFirstTenth: number;
+  p50MsLastTenth: number;
+  /** Counted orders a connection had not received by the end of the drain. */
   missing: number;
 }
 
@@ -223,24 +229,31 @@ export async function crossInstanceDelivery(o: DeliveryOptions): Promise<Deliver
     const channel = (arrival: (s: Subscriber, k: number, id: string) => number | undefined) => {
       const fromSend: number[] = [];
       const fromAck: number[] = [];
+      const tenth = Math.max(1, Math.floor(counted.length / 10));
+      const first: number[] = [];
+      const last: number[] = [];
       const byInstance: Record<string, number[]> = {};
       let missing = 0;
       for (const s of subs) {
-        for (const a of counted) {
+        counted.forEach((a, n) => {
           const at = arrival(s, a.k, a.id);
           if (at === undefined) {
             missing++;
-            continue;
+            return;
           }
+          if (n < tenth) first.push(at - a.sentAt);
+          if (n >= counted.length - tenth) last.push(at - a.sentAt);
           fromSend.push(at - a.sentAt);
           fromAck.push(at - a.answeredAt);
           (byInstance[s.instance] ??= []).push(at - a.sentAt);
-        }
+        });
       }
       const ack = [...fromAck].sort((a, b) => a - b);
       return {
         fromSend: latencies(fromSend),
         fromAck: { p50Ms: pct(ack, 0.5), p99Ms: pct(ack, 0.99) },
+        p50MsFirstTenth: latencies(first).p50Ms,
+        p50MsLastTenth: latencies(last).p50Ms,
         byInstance: Object.fromEntries(
           o.subscribers.map(({ name }) => {
             const l = latencies(byInstance[name] ?? []);

@@ -5,7 +5,7 @@
  * of a phase and reports each one's CPU-seconds and share of the phase's wall time.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { cpuSeconds } from './order-load.js';
+import { cpuSeconds, schedSeconds } from './order-load.js';
 
 const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
 
@@ -70,11 +70,14 @@ export interface CpuPart {
   name: string;
   /** CPU-seconds so far; null once the part is gone. */
   read(): number | null;
+  /** Seconds its main thread spent runnable but waiting for a CPU so far, where known. */
+  waited?(): number | null;
 }
 
 export const processPart = (name: string, pid: number): CpuPart => ({
   name,
   read: () => cpuSeconds(pid),
+  waited: () => schedSeconds(pid)?.runQueue ?? null,
 });
 export const treePart = (name: string, pid: number): CpuPart => ({
   name,
@@ -86,6 +89,12 @@ export interface PartCpu {
   cpuSeconds: number;
   /** cpuSeconds / wall seconds, in percent (100 = one core busy the whole phase). */
   pctOfWall: number;
+  /**
+   * Share of the wall time its main thread was runnable but waiting for a CPU, in percent (a
+   * process, not PostgreSQL's tree nor the bench): on a machine others load, a part that looks
+   * idle with a high figure here was starved, not idle.
+   */
+  waitingForCpuPct?: number;
 }
 
 export interface PhaseCpu {
@@ -103,10 +112,12 @@ export async function metered<T>(
   run: () => Promise<T>,
 ): Promise<{ result: T; cpu: PhaseCpu }> {
   const before = parts.map((p) => p.read());
+  const waitedBefore = parts.map((p) => p.waited?.() ?? null);
   const startedAt = performance.now();
   const result = await run();
   const wall = (performance.now() - startedAt) / 1000;
   const after = parts.map((p) => p.read());
+  const waitedAfter = parts.map((p) => p.waited?.() ?? null);
   const out: Record<string, PartCpu> = {};
   let sum = 0;
   parts.forEach((p, i) => {
@@ -115,6 +126,10 @@ export async function metered<T>(
     if (a === null || b === null) return;
     sum += a - b;
     out[p.name] = { cpuSeconds: round2(a - b), pctOfWall: Math.round(((a - b) / wall) * 100) };
+    const wa = waitedAfter[i];
+    const wb = waitedBefore[i];
+    if (wa !== null && wb !== null)
+      out[p.name].waitingForCpuPct = Math.round(((wa - wb) / wall) * 100);
   });
   return {
     result,
@@ -126,10 +141,14 @@ export async function metered<T>(
   };
 }
 
-/** The phase's CPU as one line: `A 3.1 s (31%), postgres 2.0 s (20%), ...`. */
+/**
+ * The phase's CPU as one line: `instance A 3.1 s (31%, waiting for a CPU 40%), postgres 2.0 s
+ * (20%), ...`.
+ */
 export function cpuLine(cpu: PhaseCpu): string {
   const parts = Object.entries(cpu.parts).map(
-    ([name, c]) => `${name} ${c.cpuSeconds} s (${c.pctOfWall}%)`,
+    ([name, c]) =>
+      `${name} ${c.cpuSeconds} s (${c.pctOfWall}%${c.waitingForCpuPct === undefined ? '' : `, waiting ${c.waitingForCpuPct}%`})`,
   );
   return `CPU over ${cpu.wallSeconds} s: ${parts.join(', ')}; all ${cpu.total.cpuSeconds} s (${cpu.total.pctOfWall}%)`;
 }
