@@ -79,7 +79,7 @@ export function printReport(
   configs: Configuration[],
   connections: number,
   rate: number,
-  delivery: { phase: Phase; figures: DeliveryFigures; rate: number } | null,
+  delivery: { phase: Phase; figures: DeliveryFigures; rate: number; openOrders: number } | null,
 ): void {
   console.log(
     '\n' +
@@ -121,7 +121,7 @@ export function printReport(
         .join(', '),
     ];
     console.log(
-      `\nrealtime across instances: ${delivery.rate} orders/s through A, ${d.countedOrders} counted, ${d.connections} sockets on B and C (ms from the order's write; "from ack" < 0: the message beat the answer)\n` +
+      `\nrealtime across instances: ${delivery.rate} orders/s through A, ${d.countedOrders} counted, ${d.connections} sockets on B and C, ${delivery.openOrders} open orders in the world, after B and C caught up (${d.catchUpMs} ms for one order before the measure); ms from the order's write ("from ack" < 0: the message beat the answer)\n` +
         table(
           [
             'channel',

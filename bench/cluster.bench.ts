@@ -275,6 +275,16 @@ async function main(): Promise<void> {
       'orders:write',
       'websocket',
     ]);
+    // A follower refreshes its engine from the database as batches arrive: what that costs grows
+    // with the paper world's open orders, which the phases before left (more on a faster machine).
+    const openOrders = Number(
+      (
+        await admin.query<{ n: string }>(
+          "SELECT COUNT(*) AS n FROM paper.orders WHERE status IN ('OPEN', 'PARTIALLY_FILLED')",
+        )
+      ).rows[0].n,
+    );
+    console.log(`open orders in the paper world before the realtime phase: ${openOrders}`);
     const held: { delivery?: DeliveryFigures } = {};
     const deliveryPhase = await phase(`realtime: ${DELIVERY_RATE}/s through A`, async () => {
       const delivery = await crossInstanceDelivery({
@@ -302,6 +312,7 @@ async function main(): Promise<void> {
       phase: deliveryPhase,
       figures: rt,
       rate: DELIVERY_RATE,
+      openOrders,
     });
     const loadAtEnd = loadavg();
     console.log(
@@ -331,7 +342,7 @@ async function main(): Promise<void> {
       writer,
       pacedRatePerSec: rate,
       configurations: configs.map((c) => ({ ...c, serverCpuMsPerOrder: cpuMsPerOrder(c) })),
-      delivery: { phase: deliveryPhase, ...rt },
+      delivery: { phase: deliveryPhase, openOrdersAtStart: openOrders, ...rt },
       paperOrdersStored: Number(stored.rows[0].n),
       failures,
     });

@@ -67,6 +67,11 @@ export interface ChannelDelivery {
 
 export interface DeliveryFigures {
   orders: Figures;
+  /**
+   * Before the measure: ms until one order through A reached every subscriber (the instances
+   * of the subscribers first work through the batches of the phases before).
+   */
+  catchUpMs: number;
   countedOrders: number;
   connections: number;
   public: ChannelDelivery;
@@ -208,6 +213,34 @@ export async function crossInstanceDelivery(o: DeliveryOptions): Promise<Deliver
       const id = (JSON.parse(a.body.toString()) as { id: string }).id;
       accepted.push({ id, index: a.index, sentAt: a.sentAt, answeredAt: a.answeredAt });
     };
+    // The instances of the subscribers may still be working through the batches of what ran
+    // before: one order first, and the measure starts once every subscriber has it.
+    const syncSentAt = performance.now();
+    const sync = await fetch(`http://${o.host}:${o.orderPort}/api/v1/orders`, {
+      method: 'POST',
+      headers: { 'x-api-key': o.key, 'content-type': 'application/json' },
+      body,
+    });
+    const syncBody = (await sync.json()) as { id?: string };
+    if (sync.status !== 201 || syncBody.id === undefined) {
+      throw new Error(`delivery sync order: ${sync.status} ${JSON.stringify(syncBody)}`);
+    }
+    accepted.push({
+      id: syncBody.id,
+      index: -1,
+      sentAt: syncSentAt,
+      answeredAt: performance.now(),
+    });
+    const caughtUp = (): boolean =>
+      subs.every((s) => s.bookArrivals.length >= 1 && s.orderArrivals.has(syncBody.id!));
+    const syncUntil = syncSentAt + 3 * DRAIN_MS;
+    while (!caughtUp() && performance.now() < syncUntil) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    if (!caughtUp()) {
+      throw new Error(`subscribers did not receive an order within ${3 * DRAIN_MS} ms`);
+    }
+    const catchUpMs = Math.round(performance.now() - syncSentAt);
     const orders = await paced(
       o.host,
       o.orderPort,
@@ -265,6 +298,7 @@ export async function crossInstanceDelivery(o: DeliveryOptions): Promise<Deliver
     };
     return {
       orders,
+      catchUpMs,
       countedOrders: counted.length,
       connections: subs.length,
       public: channel((s, k) => s.bookArrivals[k]),
