@@ -111,11 +111,12 @@ export function printReport(
     const row = (name: string, c: DeliveryFigures['public']) => [
       name,
       String(c.fromSend.deliveries),
+      String(c.missing),
       String(c.fromSend.p50Ms),
       String(c.fromSend.p99Ms),
       String(c.fromSend.maxMs),
       String(c.fromAck.p99Ms),
-      `${c.p50MsFirstTenth} / ${c.p50MsLastTenth}`,
+      `${c.p50MsFirstTenth ?? 'none came'} / ${c.p50MsLastTenth ?? 'none came'}`,
       Object.entries(c.byInstance)
         .map(([i, x]) => `${i} ${x.p99Ms} (${x.deliveries})`)
         .join(', '),
@@ -126,6 +127,7 @@ export function printReport(
           [
             'channel',
             'deliveries',
+            'not arrived',
             'p50',
             'p99',
             'max',

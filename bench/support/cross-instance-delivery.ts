@@ -59,8 +59,8 @@ export interface ChannelDelivery {
    * p50 from send of the first and of the last tenth of the counted orders: a last tenth far
    * above the first means the subscribers' instances fell behind while the orders flowed.
    */
-  p50MsFirstTenth: number;
-  p50MsLastTenth: number;
+  p50MsFirstTenth: number | null;
+  p50MsLastTenth: number | null;
   /** Counted orders a connection had not received by the end of the drain. */
   missing: number;
 }
@@ -285,8 +285,9 @@ export async function crossInstanceDelivery(o: DeliveryOptions): Promise<Deliver
       return {
         fromSend: latencies(fromSend),
         fromAck: { p50Ms: pct(ack, 0.5), p99Ms: pct(ack, 0.99) },
-        p50MsFirstTenth: latencies(first).p50Ms,
-        p50MsLastTenth: latencies(last).p50Ms,
+        // null: none of them arrived.
+        p50MsFirstTenth: first.length === 0 ? null : latencies(first).p50Ms,
+        p50MsLastTenth: last.length === 0 ? null : latencies(last).p50Ms,
         byInstance: Object.fromEntries(
           o.subscribers.map(({ name }) => {
             const l = latencies(byInstance[name] ?? []);
