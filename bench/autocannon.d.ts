@@ -9,10 +9,13 @@ declare module 'autocannon' {
 
   export interface RequestSpec extends RawRequest {
     setupRequest?: (req: RawRequest, context: Record<string, unknown>) => RawRequest;
+    /** Called with every answer (the body as text). */
+    onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
   }
 
   export interface Options {
-    url: string;
+    /** Several URLs: connection i goes to url[i mod n]. */
+    url: string | string[];
     connections?: number;
     pipelining?: number;
     duration?: number;

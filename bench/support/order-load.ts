@@ -42,6 +42,11 @@ export interface Figures {
     mainThreadShare: number | null;
   } | null;
   /**
+   * Non-2xx answers by `"<status> <error code>"` (answerLabel), where the generator collected
+   * them (paced phases; autocannon phases with an `onResponse` that tallies them).
+   */
+  answers?: Record<string, number>;
+  /**
    * Paced phase only: the same percentiles measured from the moment the request was written
    * (leaves out the generator's own timer lateness and any wait for a free connection).
    */
@@ -148,27 +153,71 @@ export const pct = (sorted: number[], p: number): number =>
     ? 0
     : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] * 100) / 100;
 
+/** One answer of the paced generator, for a caller that looks at what each request got. */
+export interface PacedAnswer {
+  /** The request's place in the stream (0, 1, ...), and the port it went to. */
+  index: number;
+  port: number;
+  status: number;
+  /** The response body; valid only during the call. */
+  body: Buffer;
+  /** performance.now() when the request was due, written, and fully answered. */
+  dueAt: number;
+  sentAt: number;
+  answeredAt: number;
+}
+
+export interface PacedOptions {
+  /** Keep-alive connections, spread evenly over the ports (default 64). */
+  connections?: number;
+  /** Called for every answer (2xx or not), after it has been counted. */
+  onAnswer?: (a: PacedAnswer) => void;
+}
+
+/** `"<status> <error.code>"` of an error answer (`"<status>"` if its body names no code). */
+export function answerLabel(status: number, body: Buffer | string): string {
+  try {
+    const code = (JSON.parse(body.toString()) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? `${status} ${code}` : String(status);
+  } catch {
+    return String(status);
+  }
+}
+
 /**
  * Open-loop, evenly paced load: request k is due at start + k/rate; every millisecond the due
- * requests are sent over a keep-alive pool, and each latency counts from the due time.
+ * requests are sent over a keep-alive pool, and each latency counts from the due time. With
+ * several ports (instances behind a round-robin balancer), request k goes to port k mod n, each
+ * port over its own share of the pool. Non-2xx answers are counted by status and error code
+ * (`Figures.answers`).
  */
 export async function paced(
   host: string,
-  port: number,
+  port: number | readonly number[],
   rate: number,
   seconds: number,
   next: () => { key: string; body: string },
+  options: PacedOptions = {},
 ): Promise<Figures> {
   // Lean raw-socket connections (support/raw-http-client.ts), opened up front; a request that
-  // finds none idle waits in a queue, its latency still counted from when it was due.
-  const POOL = 64;
-  const idle: RawHttpConnection[] = await Promise.all(
-    Array.from({ length: POOL }, () => RawHttpConnection.open(host, port)),
+  // finds none idle on its port waits in that port's queue, its latency still counted from when
+  // it was due.
+  const ports = typeof port === 'number' ? [port] : [...port];
+  const perPort = Math.max(1, Math.ceil((options.connections ?? 64) / ports.length));
+  type Queued = { index: number; dueAt: number; request: Buffer };
+  const targets = await Promise.all(
+    ports.map(async (p) => ({
+      port: p,
+      idle: await Promise.all(
+        Array.from({ length: perPort }, () => RawHttpConnection.open(host, p)),
+      ),
+      queue: [] as Queued[],
+    })),
   );
-  const all = [...idle];
-  const queue: { dueAt: number; request: Buffer }[] = [];
+  const all = targets.flatMap((t) => [...t.idle]);
   const latencies: number[] = [];
   const fromSend: number[] = [];
+  const answers: Record<string, number> = {};
   let non2xx = 0;
   let errors = 0;
   let outstanding = 0;
@@ -179,46 +228,60 @@ export async function paced(
     const finished = (): void => {
       if (sent === total && outstanding === 0) resolve();
     };
+    type Target = (typeof targets)[number];
     /** A connection closed: open another in its place (the pool keeps its size). */
-    const replace = (): void => {
-      void RawHttpConnection.open(host, port).then(
+    const replace = (t: Target): void => {
+      void RawHttpConnection.open(host, t.port).then(
         (fresh) => {
           all.push(fresh);
-          idle.push(fresh);
-          dispatch();
+          t.idle.push(fresh);
+          dispatch(t);
         },
         () => undefined,
       );
     };
-    const dispatch = (): void => {
-      while (queue.length > 0 && idle.length > 0) {
-        const { dueAt, request } = queue.shift()!;
-        const conn = idle.pop()!;
+    const dispatch = (t: Target): void => {
+      while (t.queue.length > 0 && t.idle.length > 0) {
+        const { index, dueAt, request } = t.queue.shift()!;
+        const conn = t.idle.pop()!;
         if (conn.dead) {
           // Closed while idle: replace it and try the next one.
-          queue.unshift({ dueAt, request });
-          replace();
+          t.queue.unshift({ index, dueAt, request });
+          replace(t);
           continue;
         }
         const sentAt = performance.now();
         conn.send(
           request,
-          (status) => {
+          (status, body) => {
             const now = performance.now();
             if (status < 300) {
               latencies.push(now - dueAt);
               fromSend.push(now - sentAt);
-            } else non2xx++;
+            } else {
+              non2xx++;
+              const label = answerLabel(status, body);
+              answers[label] = (answers[label] ?? 0) + 1;
+            }
+            options.onAnswer?.({
+              index,
+              port: t.port,
+              status,
+              body,
+              dueAt,
+              sentAt,
+              answeredAt: now,
+            });
             outstanding--;
-            idle.push(conn);
-            dispatch();
+            t.idle.push(conn);
+            dispatch(t);
             finished();
           },
           () => {
             // The connection is gone: count the request as failed and replace the connection.
             errors++;
             outstanding--;
-            replace();
+            replace(t);
             finished();
           },
         );
@@ -230,14 +293,16 @@ export async function paced(
       while (sent < due) {
         const dueAt = start + (sent / rate) * 1000;
         const { key, body } = next();
-        sent++;
-        outstanding++;
-        queue.push({
+        const t = targets[sent % targets.length];
+        t.queue.push({
+          index: sent,
           dueAt,
           request: postRequest(host, '/api/v1/orders', { 'x-api-key': key }, body),
         });
+        sent++;
+        outstanding++;
       }
-      dispatch();
+      for (const t of targets) dispatch(t);
       if (sent < total) setTimeout(tick, 1);
       else finished();
     };
@@ -259,6 +324,7 @@ export async function paced(
     errors,
     durationSec: Math.round(elapsed * 100) / 100,
     serverCpuUsPerRequest: null,
+    answers,
     fromSend: {
       p50Ms: pct(sent2, 0.5),
       p90Ms: pct(sent2, 0.9),

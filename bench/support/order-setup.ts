@@ -31,21 +31,37 @@ export async function json(
   };
 }
 
-/** Registers and verifies a fresh account (the mailed token is read from platform.sqlite). */
-async function verifiedUser(api: string, dataDir: string, email: string): Promise<void> {
+/**
+ * Where a bench reads the verification mail the service sent to `email` (its body, or undefined
+ * if there is none): the service's platform.sqlite, or its PostgreSQL platform schema.
+ */
+export type MailReader = (email: string) => Promise<string | undefined>;
+
+/** The mail reader of a SQLite service whose data directory is `dataDir`. */
+export function sqliteMail(dataDir: string): MailReader {
+  return (email) => {
+    const db = new Database(join(dataDir, 'platform.sqlite'), { readonly: true });
+    try {
+      const mail = db
+        .prepare(
+          "SELECT body FROM mail_outbox WHERE to_address = ? AND kind = 'EMAIL_VERIFICATION' ORDER BY id DESC LIMIT 1",
+        )
+        .get(email) as { body: string } | undefined;
+      return Promise.resolve(mail?.body);
+    } finally {
+      db.close();
+    }
+  };
+}
+
+/** Registers and verifies a fresh account (the mailed token is read with `mail`). */
+async function verifiedUser(api: string, mail: MailReader, email: string): Promise<void> {
   const reg = await json(`${api}/auth/register`, {
     method: 'POST',
     json: { email, password: PASSWORD },
   });
   if (reg.status !== 201) throw new Error(`register ${email}: ${reg.status}`);
-  const db = new Database(join(dataDir, 'platform.sqlite'), { readonly: true });
-  const mail = db
-    .prepare(
-      "SELECT body FROM mail_outbox WHERE to_address = ? AND kind = 'EMAIL_VERIFICATION' ORDER BY id DESC LIMIT 1",
-    )
-    .get(email) as { body: string } | undefined;
-  db.close();
-  const token = /"token": "([0-9A-Za-z]+)"/.exec(mail?.body ?? '')?.[1];
+  const token = /"token": "([0-9A-Za-z]+)"/.exec((await mail(email)) ?? '')?.[1];
   if (token === undefined) throw new Error(`no verification mail for ${email}`);
   const ok = await json(`${api}/auth/verify-email`, { method: 'POST', json: { token } });
   if (ok.status !== 200) throw new Error(`verify ${email}: ${ok.status}`);
@@ -150,12 +166,16 @@ export function orderStream(
   };
 }
 
-/** The test keys of {@link TRADERS} traders on the service at `api` (data directory `dataDir`). */
-export async function traderKeys(api: string, dataDir: string): Promise<string[]> {
+/**
+ * The test keys of {@link TRADERS} traders on the service at `api`: its data directory (SQLite),
+ * or how to read its verification mail (PostgreSQL).
+ */
+export async function traderKeys(api: string, dataDir: string | MailReader): Promise<string[]> {
+  const mail = typeof dataDir === 'string' ? sqliteMail(dataDir) : dataDir;
   const keys = [await testKey(api, 'trader@sandbox.test', 'sandbox-password')];
   for (let i = 1; i < TRADERS; i++) {
     const email = `bench-${i}@orders.bench`;
-    await verifiedUser(api, dataDir, email);
+    await verifiedUser(api, mail, email);
     keys.push(await testKey(api, email, PASSWORD));
   }
   return keys;

@@ -7,7 +7,8 @@
  */
 import { connect, type Socket } from 'node:net';
 
-type Done = (status: number) => void;
+/** The answer's status and body (`body` is valid only during the call: copy what you keep). */
+type Done = (status: number, body: Buffer) => void;
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 const CONTENT_LENGTH = Buffer.from('\r\ncontent-length:');
@@ -110,7 +111,7 @@ export class RawHttpConnection {
     this.done = null;
     this.failed = null;
     if (buf.length > total) this.pending = Buffer.from(buf.subarray(total)); // not expected
-    done?.(status);
+    done?.(status, buf.subarray(headerEnd + 4, total));
   }
 }
 
