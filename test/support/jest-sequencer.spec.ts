@@ -25,7 +25,7 @@ describe('LongestFirstSequencer without a timing cache', () => {
       e2e('suites/schema-fuzz.e2e-suite.ts'),
       e2e('suites/config-boot.e2e-suite.ts'),
     ];
-    const sorted = sequencer.sort(paths.map(fresh)).map((t) => t.path);
+    const sorted = sequencer.sort(paths.map((p) => fresh(p))).map((t) => t.path);
     expect(sorted).toEqual([paths[2], paths[3], paths[1], paths[0]]);
   });
 
