@@ -1,12 +1,10 @@
-// The cluster suite (npm run test:cluster): three instances of the built service (dist/main.js)
-// on one throwaway PostgreSQL and one redis-server (test/support/services.ts). Not part of
-// `npm test`: it needs the Debian postgresql and redis-server packages and takes a minute.
-import { common } from './test/support/jest-common.js';
+// The cluster suite alone with its own config (the same as `npm run test:cluster`, which selects
+// the `cluster` project of jest.config.js): three instances of the built service (dist/main.js) on
+// one throwaway PostgreSQL and one redis-server (test/support/services.ts). It needs the Debian
+// postgresql and redis-server packages and takes a minute or two.
+import { clusterProject } from './test/support/jest-passes.js';
 
 export default {
-  ...common,
-  displayName: 'cluster',
-  roots: ['<rootDir>/test/cluster'],
-  testMatch: ['**/*.cluster-spec.ts'],
+  ...clusterProject,
   testTimeout: 180000,
 };

@@ -1,9 +1,23 @@
 // Jest runs the TypeScript sources as native ESM (NestJS 12 is ESM-only), transformed by SWC.
 import { fileURLToPath } from 'node:url';
 import { common } from './test/support/jest-common.js';
+import { clusterProject, postgresPassProject } from './test/support/jest-passes.js';
 import { suiteMembership } from './test/support/jest-suites.js';
 
-// The e2e project runs suite files (test/e2e/suites/*.e2e-suite.ts), each importing a set of case
+// The passes `npm test` runs (one Jest run, two workers, longest file first across all of them):
+// - 'sqlite': the unit specs (project `unit`) and the e2e suites on SQLite (project `e2e`);
+// - 'all': those, the same e2e suites on PostgreSQL + Redis (project `e2e-pg`: one throwaway
+//   cluster and redis-server for the run) and the cluster suite (project `cluster`: three
+//   instances, test/cluster).
+// TEST_PASSES=all|sqlite overrides it for one run; `--selectProjects e2e-pg` (npm run test:pg) or
+// `--selectProjects cluster` (npm run test:cluster) runs one pass alone.
+const DEFAULT_PASSES = 'sqlite';
+const passes = process.env.TEST_PASSES ?? DEFAULT_PASSES;
+if (passes !== 'sqlite' && passes !== 'all') {
+  throw new Error(`TEST_PASSES must be sqlite or all, not ${JSON.stringify(passes)}`);
+}
+
+// The e2e projects run suite files (test/e2e/suites/*.e2e-suite.ts), each importing a set of case
 // files (test/e2e/*.e2e-spec.ts): Jest gives every test file its own module registry, and a suite
 // links and evaluates the app's module graph once for all its case files (test/support/
 // jest-suite.ts). A case file named on the command line (`jest test/e2e/health.e2e-spec.ts`, or any
@@ -20,6 +34,13 @@ if (problems.length > 0) {
   );
 }
 
+const e2e = {
+  ...common,
+  displayName: 'e2e',
+  roots: ['<rootDir>/test'],
+  testMatch: caseFilesAlone ? ['**/e2e/**/*.e2e-spec.ts'] : ['**/e2e/suites/*.e2e-suite.ts'],
+};
+
 export default {
   projects: [
     {
@@ -28,12 +49,8 @@ export default {
       roots: ['<rootDir>/src', '<rootDir>/test/support'],
       testMatch: ['**/*.spec.ts'],
     },
-    {
-      ...common,
-      displayName: 'e2e',
-      roots: ['<rootDir>/test'],
-      testMatch: caseFilesAlone ? ['**/e2e/**/*.e2e-spec.ts'] : ['**/e2e/suites/*.e2e-suite.ts'],
-    },
+    e2e,
+    ...(passes === 'all' ? [postgresPassProject(e2e), clusterProject] : []),
   ],
   // Longest first by measured seconds, also without Jest's timing cache (fresh clone, CI).
   testSequencer: '<rootDir>/test/support/jest-sequencer.js',

@@ -1,9 +1,10 @@
 // Jest's global setup: one directory for the run's DATA_DIR templates (test/support/
 // data-dir-template.ts), named in the environment the workers inherit; global-teardown.js
-// removes it. With TEST_DATABASE=postgres it also starts the run's one PostgreSQL cluster and
-// redis-server (scripts/services.js) and names them to the workers (SVC_E2E_DATABASE_URL,
-// SVC_E2E_REDIS_URL): every suite file shares them, instead of each paying for an initdb (a
-// fresh database per app boot and a key prefix per database keep the boots apart).
+// removes it. With TEST_DATABASE=postgres (every e2e file on PostgreSQL), or when a file of the
+// `e2e-pg` project runs (global-setup-postgres.js), it also starts the run's one PostgreSQL
+// cluster and redis-server (scripts/services.js) and names them to the workers
+// (SVC_E2E_DATABASE_URL, SVC_E2E_REDIS_URL): every suite file shares them, instead of each paying
+// for an initdb (a fresh database per app boot and a key prefix per database keep the boots apart).
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,13 +15,17 @@ const SERVICES = fileURLToPath(new URL('../../scripts/services.js', import.meta.
 
 export default async function globalSetup() {
   process.env.SVC_E2E_TEMPLATE_ROOT = mkdtempSync(join(tmpdir(), 'svc-e2e-templates-'));
-  if (process.env.TEST_DATABASE === 'postgres' && !process.env.SVC_E2E_DATABASE_URL) {
-    const { child, databaseUrl, redisUrl } = await startServices();
-    // Read by global-teardown.js, which runs in this same process.
-    globalThis.__svcE2eServices = child;
-    process.env.SVC_E2E_DATABASE_URL = databaseUrl;
-    process.env.SVC_E2E_REDIS_URL = redisUrl;
-  }
+  if (process.env.TEST_DATABASE === 'postgres') await startRunServices();
+}
+
+/** Starts the run's PostgreSQL and Redis, unless they run already (or were given). */
+export async function startRunServices() {
+  if (process.env.SVC_E2E_DATABASE_URL) return;
+  const { child, databaseUrl, redisUrl } = await startServices();
+  // Read by global-teardown.js, which runs in this same process.
+  globalThis.__svcE2eServices = child;
+  process.env.SVC_E2E_DATABASE_URL = databaseUrl;
+  process.env.SVC_E2E_REDIS_URL = redisUrl;
 }
 
 function startServices() {

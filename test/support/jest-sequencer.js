@@ -6,9 +6,11 @@
 // So a file's weight here is, in order: Jest's cached duration of it; for an e2e suite, the sum of
 // its case files' seconds in test/e2e/suites/case-seconds.json (measured, committed), a case file
 // missing there counting its size at the table's own bytes per second (a case file run alone
-// likewise); for anything else (unit specs, about a second each) its size at 1,100 bytes a
-// second, which puts it after the suites. Files
-// that failed last time still run first, as with Jest's sequencer.
+// likewise); for another file listed in a case-seconds.json beside it (the cluster suite,
+// test/cluster/case-seconds.json), that; for anything else (unit specs, about a second each) its
+// size at 1,100 bytes a second, which puts it after the suites. The `e2e-pg` project runs the same
+// suite files on PostgreSQL + Redis, slower by PASS_FACTOR. Files that failed last time still run
+// first, as with Jest's sequencer.
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import TestSequencerModule from '@jest/test-sequencer';
@@ -16,6 +18,20 @@ import { CASE_SUFFIX, SUITE_DIR, SUITE_SUFFIX, importedCases } from './jest-suit
 
 const TestSequencer = TestSequencerModule.default ?? TestSequencerModule;
 const SECONDS_TABLE = 'case-seconds.json';
+/**
+ * How much longer a project's files take than the seconds measured on SQLite (the table's): the
+ * `e2e-pg` pass (a database created per boot, every statement a round trip to the server).
+ */
+export const PASS_FACTOR = { 'e2e-pg': 1.5 };
+
+/** A case-seconds.json table ({file: seconds}), or {} when there is none. */
+function readSeconds(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return {};
+  }
+}
 
 function size(path) {
   try {
@@ -25,19 +41,32 @@ function size(path) {
   }
 }
 
+/** A project's displayName (a string, or {name, color} once Jest has normalised it). */
+function projectOf(config) {
+  const d = config?.displayName;
+  return typeof d === 'string' ? d : d?.name;
+}
+
 export default class LongestFirstSequencer extends TestSequencer {
   /** e2e directory → {seconds: {case: s}, bytesPerSecond} */
   #tables = new Map();
 
+  /** The table of a directory that is not an e2e directory (test/cluster), memoised. */
+  #ownTable(dir) {
+    const key = `own:${dir}`;
+    let table = this.#tables.get(key);
+    if (table === undefined) {
+      table = { seconds: readSeconds(join(dir, SECONDS_TABLE)) };
+      this.#tables.set(key, table);
+    }
+    return table;
+  }
+
   #table(e2eDir) {
     let table = this.#tables.get(e2eDir);
     if (table === undefined) {
-      let seconds = {};
-      try {
-        seconds = JSON.parse(readFileSync(join(e2eDir, SUITE_DIR, SECONDS_TABLE), 'utf8'));
-      } catch {
-        // No table: every case file is weighed by its size.
-      }
+      // Without a table ({}), every case file is weighed by its size.
+      const seconds = readSeconds(join(e2eDir, SUITE_DIR, SECONDS_TABLE));
       let bytes = 0;
       let total = 0;
       for (const [c, s] of Object.entries(seconds)) {
@@ -53,13 +82,21 @@ export default class LongestFirstSequencer extends TestSequencer {
     return table;
   }
 
-  /** Estimated seconds of a test file that has no cached duration. */
-  estimate(path) {
+  /** Estimated seconds of a test file that has no cached duration, in `project` (a displayName). */
+  estimate(path, project) {
+    return this.#sqliteEstimate(path) * (PASS_FACTOR[project] ?? 1);
+  }
+
+  #sqliteEstimate(path) {
     const isSuite = path.endsWith(SUITE_SUFFIX) && basename(dirname(path)) === SUITE_DIR;
     const e2eDir = isSuite ? dirname(dirname(path)) : undefined;
     if (e2eDir === undefined) {
       // A case file run as a file of its own (SVC_JEST_CASE_FILES=1), or a unit spec.
-      if (!path.endsWith(CASE_SUFFIX)) return size(path) / 1100;
+      if (!path.endsWith(CASE_SUFFIX)) {
+        // A file measured in a table of its own directory (the cluster suite).
+        const own = this.#ownTable(dirname(path)).seconds[basename(path)];
+        return own ?? size(path) / 1100;
+      }
       const table = this.#table(dirname(path));
       return table.seconds[basename(path)] ?? size(path) / table.bytesPerSecond;
     }
@@ -77,7 +114,12 @@ export default class LongestFirstSequencer extends TestSequencer {
     for (const test of tests) {
       // Jest's field: its scheduler reads it (run in band when every known time is short).
       test.duration = this.time(test);
-      weight.set(test, test.duration != null ? test.duration / 1000 : this.estimate(test.path));
+      weight.set(
+        test,
+        test.duration != null
+          ? test.duration / 1000
+          : this.estimate(test.path, projectOf(test.context.config)),
+      );
     }
     return tests.sort((a, b) => {
       const failedA = this.hasFailed(a);

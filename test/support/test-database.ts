@@ -1,6 +1,6 @@
 import { afterAll } from '@jest/globals';
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -135,11 +135,41 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
   const key = `${now}-${config.appEnv}-${config.passwordScryptCost}`;
   let built = templates.get(key);
   if (built === undefined) {
-    const name = `tpl_${RUN_TAG}_${templates.size + 1}`;
-    built = (async () => {
-      await admin(base, `CREATE DATABASE "${name}"`);
+    built = sharedTemplate(base, key, config, now);
+    built.catch(() => templates.delete(key));
+    templates.set(key, built);
+  }
+  return built;
+}
+
+/**
+ * The template database of `key`, built once per Jest run on the run's cluster and shared by
+ * every suite file of both workers (each file is a module registry of its own, so a per-module
+ * template was migrated and seeded again by every suite file). The first file to ask builds it
+ * under an advisory lock the others wait on, into a scratch name renamed once complete, so a build
+ * cut short is never copied. Without the run's cluster (a file starting its own), per module.
+ */
+async function sharedTemplate(
+  base: URL,
+  key: string,
+  config: AppConfig,
+  now: number,
+): Promise<string> {
+  const runRoot = process.env.SVC_E2E_TEMPLATE_ROOT;
+  const shared = process.env.SVC_E2E_DATABASE_URL && runRoot !== undefined && runRoot !== '';
+  const run = shared ? createHash('sha256').update(runRoot).digest('hex').slice(0, 12) : RUN_TAG;
+  const name = `tpl_${run}_${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+  const client = new pg.Client({ connectionString: base.toString() });
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      const scratch = `${name}_building`;
+      await client.query(`DROP DATABASE IF EXISTS "${scratch}" WITH (FORCE)`);
+      await client.query(`CREATE DATABASE "${scratch}"`);
       const url = new URL(base);
-      url.pathname = `/${name}`;
+      url.pathname = `/${scratch}`;
       await migrateAndSeed(
         (schema, entities, migrations) =>
           postgresOptions(schema, url.toString(), entities, migrations),
@@ -147,12 +177,13 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
         mkdtempSync(join(tmpdir(), 'svc-pg-template-')),
         now,
       );
-      return name;
-    })();
-    built.catch(() => templates.delete(key));
-    templates.set(key, built);
+      await client.query(`ALTER DATABASE "${scratch}" RENAME TO "${name}"`);
+    }
+    return name;
+  } finally {
+    // Ending the session releases the lock.
+    await client.end();
   }
-  return built;
 }
 
 /**
