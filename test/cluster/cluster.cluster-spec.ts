@@ -257,8 +257,11 @@ describe('cluster: three instances, one writer per world', () => {
       }
     };
     const streams = keys.map((_, n) => stream(n));
-    // Orders flow through the writer for a moment, then it dies without a word.
-    await sleep(2000);
+    // Orders flow through the writer for a moment (a round of them acknowledged, at least 2 s;
+    // on a loaded machine the first ones take longer), then it dies without a word.
+    const flowing = Date.now() + 2000;
+    const latest = Date.now() + 15_000;
+    while (Date.now() < latest && (Date.now() < flowing || acked.length < STREAMS)) await sleep(50);
     const before = acked.length;
     writer.proc.kill('SIGKILL');
     killedAt = Date.now();
