@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type pg from 'pg';
 import { http } from '../support/harness.js';
 import { approveTier, keyFor, type Trader } from '../support/orders.js';
@@ -36,6 +38,7 @@ export async function startCluster(count = 3): Promise<Cluster> {
   };
   const stop = async (): Promise<void> => {
     await Promise.all(instances.map((i) => i.stop('SIGTERM', 10_000)));
+    saveLogs(instances);
     await services.stop();
   };
   try {
@@ -47,6 +50,21 @@ export async function startCluster(count = 3): Promise<Cluster> {
     throw err;
   }
   return { services, instances, spawn, stop };
+}
+
+/**
+ * CLUSTER_LOGS_DIR=<dir>: each instance's stdout and stderr are written there when the cluster
+ * stops (`<pid>.out`, `<pid>.err`, in a directory per cluster), to follow a failover afterwards.
+ */
+function saveLogs(instances: readonly ServiceProcess[]): void {
+  const root = process.env.CLUSTER_LOGS_DIR;
+  if (root === undefined || root === '') return;
+  const dir = join(root, String(Date.now()));
+  mkdirSync(dir, { recursive: true });
+  for (const i of instances) {
+    writeFileSync(join(dir, `${i.proc.pid}.out`), i.stdout());
+    writeFileSync(join(dir, `${i.proc.pid}.err`), i.stderr());
+  }
 }
 
 /** The instance that writes the world now, from cluster_writers (holder: `host:pid:random`). */
