@@ -101,7 +101,16 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
 
   poll(): void {
     if (this.stopped) return;
-    if (!this.engines.clustered) return this.pass();
+    if (!this.engines.clustered) {
+      // A timer's pass: a database that went away (PostgreSQL restarting) must not end the
+      // process; the next pass tries again.
+      try {
+        this.pass();
+      } catch (err) {
+        this.log.error(`webhook pass: ${err instanceof Error ? err.stack : String(err)}`);
+      }
+      return;
+    }
     // Not the holder: try for the lease once per poll interval, not on every wake-up.
     const now = Date.now();
     if (!this.delivering && now - this.triedAt < this.config.values.webhookPollMs) return;
