@@ -1,14 +1,9 @@
-import { spawn as spawnProcess, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type pg from 'pg';
 import { http } from '../support/harness.js';
 import { approveTier, keyFor, type Trader } from '../support/orders.js';
 import { sessionFor } from '../support/keys.js';
-import { freePort, spawnService, waitReady, type ServiceProcess } from '../support/process.js';
+import { spawnService, waitReady, type ServiceProcess } from '../support/process.js';
 import { startPlatformServices, type PlatformServices } from '../support/services.js';
 
 /** Three instances of the service on one PostgreSQL and one Redis, as behind a load balancer. */
@@ -21,7 +16,10 @@ export interface Cluster {
 }
 
 export interface ClusterOptions {
-  /** Another Redis than the services' one (a {@link RedisServer} the test stops and starts). */
+  /**
+   * Another Redis than the services' one: a RedisServer (test/support/redis-server.ts) the test
+   * stops and starts on one port (the services script takes PostgreSQL down when its Redis exits).
+   */
   redisUrl?: string;
   /** More environment for every instance. */
   env?: Record<string, string>;
@@ -116,68 +114,4 @@ export async function openMarket(svc: ServiceProcess, t: Trader): Promise<string
     throw new Error(`no open market: ${res.status} ${res.text}`);
   }
   return res.body.data[0].id as string;
-}
-
-/**
- * A redis-server of the test's own, which it can stop and start again on the same port (the one
- * `npm run services` starts takes PostgreSQL down with it when it exits). Like that one, it keeps
- * nothing on disk: started again, it is empty, as a Redis without persistence comes back.
- */
-export interface RedisServer {
-  url: string;
-  port: number;
-  /** Stops the server (SIGTERM) and waits until it has exited. */
-  stopRedis(): Promise<void>;
-  /** Starts it again on the same port and waits until it answers PING. */
-  startRedis(): Promise<void>;
-  /** Stops it for good and removes its directory. */
-  close(): Promise<void>;
-}
-
-export async function throwawayRedis(): Promise<RedisServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'svc-outage-redis-'));
-  let proc: ChildProcess | null = null;
-  const stopRedis = async (): Promise<void> => {
-    const p = proc;
-    proc = null;
-    if (p === null || p.exitCode !== null || p.signalCode !== null) return;
-    const gone = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    await gone;
-  };
-  const startRedis = async (): Promise<void> => {
-    if (proc !== null) return;
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly'];
-    proc = spawnProcess('redis-server', [...args, 'no', '--dir', dir], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const deadline = Date.now() + 10_000;
-    while (!(await redisAnswers(port))) {
-      if (Date.now() > deadline)
-        throw new Error(`redis-server did not answer on ${port} within 10 s`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  await startRedis();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    stopRedis,
-    startRedis,
-    close: async () => {
-      await stopRedis();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function redisAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ port, host: '127.0.0.1' });
-    s.setTimeout(500, () => (s.destroy(), resolve(false)));
-    s.on('connect', () => s.write('PING\r\n'));
-    s.on('data', (d) => (s.destroy(), resolve(d.toString().startsWith('+PONG'))));
-    s.on('error', () => resolve(false));
-  });
 }
