@@ -17,12 +17,23 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(count = 3): Promise<Cluster> {
+export interface ClusterOptions {
+  /**
+   * Another Redis than the services' one: a RedisServer (test/support/redis-server.ts) the test
+   * stops and starts on one port (the services script takes PostgreSQL down when its Redis exits).
+   */
+  redisUrl?: string;
+  /** More environment for every instance. */
+  env?: Record<string, string>;
+}
+
+export async function startCluster(count = 3, options: ClusterOptions = {}): Promise<Cluster> {
   const services = await startPlatformServices();
   // The instances share the secrets (sessions and keys are checked on every instance).
   const env = {
+    ...options.env,
     DATABASE_URL: services.databaseUrl,
-    REDIS_URL: services.redisUrl,
+    REDIS_URL: options.redisUrl ?? services.redisUrl,
     JWT_SECRET: randomBytes(24).toString('hex'),
     SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     // Clients come through a load balancer on this host; X-Forwarded-For names each client.

@@ -10,7 +10,7 @@ import { ROUTE_META_KEY, type RouteMeta } from '../../common/api/route-meta.js';
 import { planOf, planRoute } from '../../common/http/pipeline/route-plan.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { worldOfRequest } from '../worlds/world.decorator.js';
-import { endpointSiteOf, reachesWorldState } from './world-bound.js';
+import { answersForItsInstance, endpointSiteOf, reachesWorldState } from './world-bound.js';
 
 const FASTIFY_ROUTE_CONFIG = '__fastify_route_config__';
 const MODULES = fileURLToPath(new URL('..', import.meta.url));
@@ -86,7 +86,8 @@ describe('world-bound routes (cluster mode forwards them to the world writer)', 
     const local: string[] = [];
     for (const r of routes) {
       expect(endpointSiteOf(r.meta)).toEqual({ controller: r.controller, method: r.method });
-      const bound = takesWorld(r) || reachesWorldState(r.controller);
+      const bound =
+        !answersForItsInstance(r.controller) && (takesWorld(r) || reachesWorldState(r.controller));
       expect([r.name, forwarded(r.meta)]).toEqual([r.name, bound]);
       if (!bound) local.push(r.name);
     }
@@ -95,7 +96,9 @@ describe('world-bound routes (cluster mode forwards them to the world writer)', 
     for (const r of [...byName('OrdersController.'), ...byName('MarketsController.')]) {
       expect([r.name, forwarded(r.meta)]).toEqual([r.name, true]);
     }
-    for (const r of byName('ApiKeysController.')) {
+    // The health probes reach the engines (readiness reports them) but answer for their instance.
+    expect(byName('HealthController.')).toHaveLength(2);
+    for (const r of [...byName('ApiKeysController.'), ...byName('HealthController.')]) {
       expect([r.name, forwarded(r.meta)]).toEqual([r.name, false]);
     }
     expect(local.length).toBeGreaterThan(0);

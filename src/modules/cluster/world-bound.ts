@@ -9,6 +9,14 @@ import { worldOfRequest } from '../worlds/world.decorator.js';
  */
 export const HOLDS_WORLD_STATE = Symbol.for('svc.holdsWorldState');
 
+/**
+ * Marks a controller whose routes answer for the instance they arrive at, whatever providers they
+ * reach: the health probes. A load balancer asks each instance whether it lives and is ready; a
+ * probe forwarded to a world's writer would answer for the writer, and fail on every other
+ * instance whenever the writer cannot be reached (Redis away, a failover's gap).
+ */
+export const ANSWERS_FOR_ITS_INSTANCE = Symbol.for('svc.answersForItsInstance');
+
 /** Where an @Endpoint sits: its controller class and handler (set by the decorator). */
 export interface EndpointSite {
   controller: abstract new (...args: never[]) => unknown;
@@ -45,6 +53,10 @@ export function reachesWorldState(cls: unknown, path = new Set<unknown>()): bool
   return result;
 }
 
+export function answersForItsInstance(cls: unknown): boolean {
+  return (cls as Record<symbol, unknown>)[ANSWERS_FOR_ITS_INSTANCE] === true;
+}
+
 /** Whether the handler takes the request's world (@World()). */
 function takesWorld(site: EndpointSite): boolean {
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, site.controller, site.method) ??
@@ -61,5 +73,6 @@ export function isWorldBound(meta: RouteMeta | undefined): boolean {
   if (meta === undefined) return false;
   const site = SITES.get(meta);
   if (site === undefined) return false;
+  if (answersForItsInstance(site.controller)) return false;
   return takesWorld(site) || reachesWorldState(site.controller);
 }

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Endpoint } from '../../common/api/endpoint.decorator.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { ANSWERS_FOR_ITS_INSTANCE } from '../cluster/world-bound.js';
 import { ENGINE_DB, PLATFORM_DB } from '../../database/databases.js';
 import { RedisConnection } from '../redis/redis-connection.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
@@ -20,6 +21,9 @@ const STATUS_SCHEMA = {
 @ApiTags('Meta')
 @Controller('health')
 export class HealthController {
+  /** Cluster mode: each instance answers its probes itself, never through a world's writer. */
+  static readonly [ANSWERS_FOR_ITS_INSTANCE] = true;
+
   constructor(
     @InjectDataSource(PLATFORM_DB) private readonly platform: DataSource,
     @InjectDataSource(ENGINE_DB.live) private readonly live: DataSource,
