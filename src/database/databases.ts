@@ -46,6 +46,7 @@ import { Worlds1763769600029 } from './migrations/1763769600029-worlds.js';
 import { ClusterWriters1763769600030 } from './migrations/1763769600030-cluster-writers.js';
 import { IdempotencyClaims1763769600032 } from './migrations/1763769600032-idempotency-claims.js';
 import { WorldColumnWidths1763769600033 } from './migrations/1763769600033-world-column-widths.js';
+import { PlatformColumnWidths1763769600037 } from './migrations/1763769600037-platform-column-widths.js';
 import { Scenarios1763769600027 } from './migrations/1763769600027-scenarios.js';
 import { DataExports1763769600023 } from './migrations/1763769600023-data-exports.js';
 import { SelfTradePrevention1763769600028 } from './migrations/1763769600028-self-trade-prevention.js';
@@ -132,6 +133,7 @@ export const PLATFORM_MIGRATIONS: Ctor[] = [
   ClusterWriters1763769600030,
   IdempotencyClaims1763769600032,
   WorldColumnWidths1763769600033,
+  PlatformColumnWidths1763769600037,
 ];
 export const ENGINE_ENTITIES = [MarketEntity];
 export const ENGINE_MIGRATIONS: Ctor[] = [

@@ -7,11 +7,13 @@ import { signedFetch } from '../support/access.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor, type CreatedKey } from '../support/keys.js';
 import { RedisServer } from '../support/redis-server.js';
+import { copyDatabaseOf } from '../support/test-database.js';
 
 /**
  * REDIS_URL: two app instances on one Redis (a real redis-server on a free port) share a key's
  * limit windows and the signature replay cache. Each instance has its own DATA_DIR (SQLite is
- * one process's), both copied from one directory, so the same key exists in both.
+ * one process's), both copied from one directory (and on PostgreSQL its database), so the same
+ * key exists in both.
  */
 describe('two instances on one Redis', () => {
   let redis: RedisServer;
@@ -37,6 +39,7 @@ describe('two instances on one Redis', () => {
     await first.close({ keepData: true });
     const copy = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
     cpSync(dir, copy, { recursive: true });
+    await copyDatabaseOf(dir, copy);
     // One clock for both, as two machines on NTP would share one time.
     const clock = new ManualClock(NOW);
     clock.advance(60_000);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expectContractError, http } from '../support/harness.js';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { paperQuery, STARTING_BALANCE, TRADABLE, trader, type Trader } from '../support/orders.js';
+import { dropDatabaseOf, serviceDatabaseEnv } from '../support/test-database.js';
 import { until } from '../support/webhooks.js';
 import { REQUESTER_SCOPES, responder, rfqClient, walletCents, type Json } from '../support/rfq.js';
 
@@ -26,9 +27,12 @@ describe('rfq: kill -9 between quote and accept', () => {
   afterAll(async () => {
     await svc?.stop('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabaseOf(dataDir);
   });
 
   it('an OPEN quote keeps its hold across SIGKILL; the accept then works once; timers return', async () => {
+    // On PostgreSQL + Redis in that pass (the same database again after the kill).
+    Object.assign(env, await serviceDatabaseEnv(dataDir));
     svc = await startService({ dataDir, env });
     const market = TRADABLE[0];
     let rfq = rfqClient(svc);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Running } from '../support/harness.js';
 import { limit, paperQuery, place, TRADABLE, trader, type Trader } from '../support/orders.js';
 import { startService, type ServiceProcess } from '../support/process.js';
@@ -15,8 +17,9 @@ import {
   WEBHOOK_ENV,
   type Json,
 } from '../support/webhooks.js';
+import { insertionOrder } from '../support/db-introspection.js';
 import { failWrites } from '../support/fail-writes.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { dropDatabaseOf, openDatabaseOf, serviceDatabaseEnv } from '../support/test-database.js';
 
 /**
  * No webhook event is lost between the engine's commit and the outbox (issue 7, durability of
@@ -180,10 +183,11 @@ describe('webhooks: a spool backlog', () => {
         (n) => n === 0,
         'the spool drained',
       );
-      // Recorded in commit order.
+      // Recorded in commit order (webhook_events is insert-only).
       const recorded = platformQuery<{ payload: string }>(
         svc,
-        "SELECT payload FROM webhook_events WHERE type = 'order.created' ORDER BY rowid",
+        `SELECT payload FROM webhook_events WHERE type = 'order.created'
+         ORDER BY ${insertionOrder(svc.dataDir, 'platform')}`,
       ).map((r) => JSON.parse(r.payload).data.order.id as string);
       expect(recorded).toEqual(placed);
       expect(svc.logs.some((l) => l.includes('moving to the outbox again'))).toBe(true);
@@ -205,9 +209,10 @@ describe('webhooks: a spool backlog', () => {
 describe('webhooks: events of an acknowledged order survive kill -9 before the outbox write', () => {
   it('the event spooled with the order is delivered after the restart', async () => {
     const rx = await Receiver.start();
-    const env = { ...WEBHOOK_ENV, LOG_LEVEL: 'warn' };
-    let svc: ServiceProcess = await startService({ env });
-    const dataDir = svc.dataDir;
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-spool-kill-'));
+    // On PostgreSQL + Redis in that pass (the same database again after the kill).
+    const env = { ...WEBHOOK_ENV, LOG_LEVEL: 'warn', ...(await serviceDatabaseEnv(dataDir)) };
+    let svc: ServiceProcess = await startService({ dataDir, env });
     try {
       const t: Trader = await trader(svc, `spool-${process.pid}@hooks.test`, {
         scopes: HOOK_SCOPES,
@@ -234,6 +239,7 @@ describe('webhooks: events of an acknowledged order survive kill -9 before the o
       await svc.stop('SIGKILL');
       await rx.close();
       rmSync(dataDir, { recursive: true, force: true });
+      await dropDatabaseOf(dataDir);
     }
   });
 });

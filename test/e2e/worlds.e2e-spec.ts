@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { expectContractError, type Running } from '../support/harness.js';
 import {
   as,
@@ -12,6 +10,7 @@ import {
   trader,
   type Trader,
 } from '../support/orders.js';
+import { worldStorage } from '../support/test-database.js';
 import { platformQuery } from '../support/webhooks.js';
 import { idsOf } from '../support/worlds-groups.js';
 import { EngineRegistry } from '../../src/modules/trading/engine-registry.js';
@@ -39,12 +38,11 @@ describe('sandbox worlds', () => {
    */
   const footprint = async (t: Trader) => {
     const ids = (sql: string) => platformQuery<{ id: string }>(svc, sql, t.userId).map((r) => r.id);
-    const dir = join(svc.dataDir, 'worlds');
     return {
       listed: idsOf((await as(t, `${svc.api}/sandbox/worlds?limit=100`)).body),
       rows: ids('SELECT id FROM worlds WHERE user_id = ? ORDER BY id'),
       keys: ids('SELECT id FROM api_keys WHERE user_id = ? ORDER BY id'),
-      files: existsSync(dir) ? readdirSync(dir).sort() : [],
+      files: worldStorage(svc.dataDir),
     };
   };
 

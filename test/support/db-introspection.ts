@@ -76,3 +76,18 @@ export function queryPlan(dataDir: string, name: string, sql: string): string {
     db.close();
   }
 }
+
+/**
+ * An ORDER BY expression for the order rows of an insert-only table of database `name` were
+ * inserted in: the rowid on SQLite; on PostgreSQL the row's place in the heap (ctid), which
+ * follows insertion order as long as no row of the table was ever updated or deleted (nothing
+ * frees space an insert could reuse). Only for tables the service only inserts into.
+ */
+export function insertionOrder(dataDir: string, name: string): 'rowid' | 'ctid' {
+  const db = openDatabaseOf(dataDir, name, { readonly: true });
+  try {
+    return dialectOf(db) === 'postgres' ? 'ctid' : 'rowid';
+  } finally {
+    db.close();
+  }
+}

@@ -1,6 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +77,10 @@ export async function ensureBuilt(): Promise<void> {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const { output } = await run(process.execPath, [tsc, '-p', 'tsconfig.build.json']);
     if (!existsSync(MAIN)) throw new Error(`build produced no dist/main.js:\n${output}`);
+    // The build is incremental (tsBuildInfoFile): a main.js whose output did not change is not
+    // written again, so it stayed older than the sources and every later call built again.
+    const now = new Date();
+    utimesSync(MAIN, now, now);
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }

@@ -2,7 +2,7 @@ import { afterAll } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -238,6 +238,29 @@ export function worldDatabaseExists(dataDir: string, id: string): boolean {
 }
 
 /**
+ * What the ephemeral worlds' databases of the app booted on `dataDir` occupy, sorted: the files
+ * under DATA_DIR/worlds (SQLite: each world's file and its -wal, -shm or .part), or the worlds'
+ * schemas (PostgreSQL). For "creates nothing" checks.
+ */
+export function worldStorage(dataDir: string): string[] {
+  if (!urls.has(dataDir)) {
+    const dir = join(dataDir, 'worlds');
+    return existsSync(dir) ? readdirSync(dir).sort() : [];
+  }
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    const rows = db
+      .prepare(
+        "SELECT nspname AS name FROM pg_namespace WHERE nspname LIKE 'wld\\_%' ORDER BY nspname",
+      )
+      .all() as { name: string }[];
+    return rows.map((r) => r.name);
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * Plants what a create cut short leaves for world `id`: an empty file (SQLite), or an empty schema
  * of its name (PostgreSQL).
  */
@@ -253,4 +276,16 @@ export function plantHalfWorld(dataDir: string, id: string): void {
   } finally {
     db.close();
   }
+}
+
+/**
+ * The environment that puts a `node dist/main.js` process (test/support/process.ts) booting on
+ * `dataDir` on the run's database, as startApp puts an in-process app: on PostgreSQL
+ * DATABASE_URL of that DATA_DIR's database (made on first use, the same again for a restart on
+ * it) and REDIS_URL of the run's redis-server; nothing on SQLite, where DATA_DIR is the database.
+ * Spread it into startService's env; dropDatabaseOf(dataDir) when done.
+ */
+export async function serviceDatabaseEnv(dataDir: string): Promise<Record<string, string>> {
+  if (!testDatabaseIsPostgres()) return {};
+  return { DATABASE_URL: await databaseUrlFor(dataDir), REDIS_URL: await testRedisUrl() };
 }

@@ -149,7 +149,9 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
       graceSeconds,
       enabledAt: this.clock.nowDate().toISOString(),
     };
-    await this.repo.save(row);
+    // One statement (INSERT ... ON CONFLICT): save()'s SELECT then INSERT let two enables of one
+    // key at once both INSERT, and the second failed on the primary key (500 on PostgreSQL).
+    await this.repo.upsert(row, ['keyId']);
     this.settings.set(keyId, row);
     // A grace change applies to an already armed key from now on.
     if (this.armed.has(keyId)) this.armed.set(keyId, this.clock.now() + graceSeconds * 1000);

@@ -5,7 +5,7 @@ export type IdempotencyState = 'RUNNING' | 'DONE';
 /** A mutation seen under an Idempotency-Key, scoped to the credential's owner. */
 @Entity('idempotency_records')
 export class IdempotencyRecordEntity {
-  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 40 })
+  @PrimaryColumn({ name: 'owner_id', type: 'varchar', length: 60 })
   ownerId: string;
 
   @PrimaryColumn({ name: 'idem_key', type: 'varchar', length: 255 })
