@@ -132,6 +132,18 @@ export interface SpawnOptions {
   testDatabase?: boolean;
 }
 
+type TestDatabaseEnv = (dataDir: string) => Promise<Record<string, string>>;
+let testDatabaseEnvOf: TestDatabaseEnv | null = null;
+
+/**
+ * @internal Called by test-database.ts when it loads: how a process reaches the PostgreSQL pass's
+ * database and Redis. Handed over rather than imported, since test-database.ts registers Jest
+ * hooks and this module also serves code that runs outside Jest (bench/).
+ */
+export function provideTestDatabaseEnv(env: TestDatabaseEnv): void {
+  testDatabaseEnvOf = env;
+}
+
 /** DATABASE_URL and REDIS_URL of {@link SpawnOptions.testDatabase} in the PostgreSQL pass. */
 async function testDatabaseEnv(
   opts: SpawnOptions,
@@ -145,10 +157,10 @@ async function testDatabaseEnv(
   ) {
     return {};
   }
-  // Loaded only here: test-database.ts registers Jest hooks, and this module also serves code
-  // that runs outside Jest (bench/).
-  const { databaseUrlFor, testRedisUrl } = await import('./test-database.js');
-  return { DATABASE_URL: await databaseUrlFor(dataDir), REDIS_URL: await testRedisUrl() };
+  if (testDatabaseEnvOf === null) {
+    throw new Error('testDatabase: import test/support/test-database.ts in the test file');
+  }
+  return testDatabaseEnvOf(dataDir);
 }
 
 /** Starts `node dist/main.js` as the README's start command does (without the build step). */

@@ -20,6 +20,7 @@ import { sqliteConnection } from '../../src/common/sql/sqlite-dialect.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { postgresOptions } from '../../src/database/databases.js';
 import { migrateAndSeed } from './data-dir-template.js';
+import { provideTestDatabaseEnv } from './process.js';
 import { startServices, type Services } from './services.js';
 
 /**
@@ -98,6 +99,13 @@ function cluster(): Promise<Services> {
   });
   return services;
 }
+
+// A spawned process asked to run on the test database (SpawnOptions.testDatabase) gets this
+// DATA_DIR's database and the run's Redis, as startApp's boots do.
+provideTestDatabaseEnv(async (dataDir) => ({
+  DATABASE_URL: await databaseUrlFor(dataDir),
+  REDIS_URL: await testRedisUrl(),
+}));
 
 /**
  * REDIS_URL of the cluster's redis-server: the PostgreSQL pass is the PostgreSQL + Redis pass.
