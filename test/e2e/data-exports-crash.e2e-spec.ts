@@ -33,7 +33,7 @@ describe('data exports: memory and crash safety (child process)', () => {
   const dir = () => join(dataDir, 'exports', 'paper');
 
   beforeAll(async () => {
-    svc = await startService({ env: ENV, testDatabase: true });
+    svc = await startService({ env: ENV });
     dataDir = svc.dataDir;
     a = await trader(svc, 'a@crash-exports.test', { scopes: EXPORT_SCOPES });
     // Beside the running service, which the first test then uses (one boot fewer).
@@ -67,11 +67,7 @@ describe('data exports: memory and crash safety (child process)', () => {
 
   it('a kill -9 mid-export leaves no READY short file; at restart the job is re-queued and READY in full', async () => {
     // Small batches so the export is still running when it is killed.
-    svc = await startService({
-      dataDir,
-      env: { ...ENV, EXPORT_BATCH_ROWS: '20' },
-      testDatabase: true,
-    });
+    svc = await startService({ dataDir, env: { ...ENV, EXPORT_BATCH_ROWS: '20' } });
     let ex = exportsClient(svc);
     const created = await ex.created(a, body);
     const part = join(dir(), `${created.id}.csv.part`);
@@ -84,7 +80,7 @@ describe('data exports: memory and crash safety (child process)', () => {
     expect(existsSync(join(dir(), `${created.id}.csv`))).toBe(false);
     expect(existsSync(part)).toBe(true);
 
-    svc = await startService({ dataDir, env: ENV, testDatabase: true });
+    svc = await startService({ dataDir, env: ENV });
     ex = exportsClient(svc);
     const done = await ex.until(a, created.id, 'READY', 60_000);
     expect(done.record_count).toBe(ROWS);

@@ -42,7 +42,7 @@ describe('idempotency across a crash between the engine commit and the stored an
   };
 
   it('a deposit and an order applied before the crash are not run again by their retries', async () => {
-    svc = await startService({ env, testDatabase: true });
+    svc = await startService({ env });
     const dataDir = svc.dataDir;
     const email = `idem-crash-${process.pid}@orders.test`;
     const token = await verifiedAccount(svc, email);
@@ -106,7 +106,7 @@ describe('idempotency across a crash between the engine commit and the stored an
 
     await svc.stop('SIGKILL');
     allowAnswers();
-    svc = await startService({ dataDir, env, testDatabase: true });
+    svc = await startService({ dataDir, env });
 
     const again = await deposit('deposit-1');
     const err = expectContractError(again, 409, 'IDEMPOTENT_REQUEST_APPLIED');

@@ -55,7 +55,7 @@ describe('orders: durability across kill -9', () => {
   });
 
   it('acknowledged orders and fills survive SIGKILL mid-stream; the books are rebuilt from them', async () => {
-    svc = await startService({ dataDir, env, testDatabase: true });
+    svc = await startService({ dataDir, env });
     const a = await trader(svc);
     const b = await trader(svc, 'durable@orders.test');
     const [m1, m2, m3] = [TRADABLE[0], TRADABLE[1], TRADABLE[2]];
@@ -148,7 +148,7 @@ describe('orders: durability across kill -9', () => {
     expect(acked.size).toBeGreaterThanOrEqual(target);
 
     // Restart on the same directory.
-    svc = await startService({ dataDir, env, testDatabase: true });
+    svc = await startService({ dataDir, env });
 
     // 1. Every acknowledged order is there, in its acknowledged state or later progress.
     for (const [id, { user, order }] of acked) {

@@ -78,7 +78,7 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
 
   it('streams a header and 100,000 parse-checked rows under a 96 MB heap cap', async () => {
     // First start: schema, seeds, the user's key and one order placed through the API.
-    svc = await startService({ dataDir, env, testDatabase: true });
+    svc = await startService({ dataDir, env });
     const t = await trader(svc);
     const m = TRADABLE[0];
     const real = await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 3));
@@ -137,7 +137,6 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
     svc = await startService({
       dataDir,
       env: { ...env, NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
-      testDatabase: true,
     });
     const pid = svc.proc.pid!;
     // Warm up the route once (first-use allocations are not the export's).
