@@ -1,12 +1,12 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { verifiedAccount } from '../support/access.js';
 import { expectContractError } from '../support/harness.js';
 import { as, keyFor, limit, TRADABLE, type Trader } from '../support/orders.js';
-import { failWrites } from '../support/fail-writes.js';
 import { startService, type ServiceProcess } from '../support/process.js';
-import { openDatabaseOf } from '../support/test-database.js';
 
 /**
  * An Idempotency-Key never moves money or places orders twice, even across a crash (issue 3's
@@ -25,15 +25,16 @@ describe('idempotency across a crash between the engine commit and the stored an
   });
 
   const platform = (dataDir: string, sql: string, ...params: unknown[]): void => {
-    const db = openDatabaseOf(dataDir, 'platform');
+    const db = new Database(join(dataDir, 'platform.sqlite'));
     try {
+      db.pragma('busy_timeout = 5000');
       db.prepare(sql).run(...params);
     } finally {
       db.close();
     }
   };
-  const engineRows = <T>(dataDir: string, name: string, sql: string, ...params: unknown[]): T[] => {
-    const db = openDatabaseOf(dataDir, name, { readonly: true });
+  const engineRows = <T>(dataDir: string, file: string, sql: string, ...params: unknown[]): T[] => {
+    const db = new Database(join(dataDir, file), { readonly: true });
     try {
       return db.prepare(sql).all(...params) as T[];
     } finally {
@@ -66,10 +67,11 @@ describe('idempotency across a crash between the engine commit and the stored an
       });
 
     // The platform database will not store answers: the requests take effect, unanswered on disk.
-    const allowAnswers = failWrites(dataDir, 'platform', 'idempotency_records', 'UPDATE', {
-      when: "NEW.state = 'DONE'",
-      message: 'answers refused by the test',
-    });
+    platform(
+      dataDir,
+      `CREATE TRIGGER refuse_done BEFORE UPDATE ON idempotency_records WHEN NEW.state = 'DONE'
+       BEGIN SELECT RAISE(ABORT, 'answers refused by the test'); END`,
+    );
     const first = await deposit('deposit-1');
     expect(first.status).toBe(201);
     const placed = await order();
@@ -105,7 +107,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     );
 
     await svc.stop('SIGKILL');
-    allowAnswers();
+    platform(dataDir, 'DROP TRIGGER refuse_done');
     svc = await startService({ dataDir, env });
 
     const again = await deposit('deposit-1');
@@ -119,7 +121,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     });
     const deposits = engineRows<{ amount_cents: number }>(
       dataDir,
-      'live',
+      'live.sqlite',
       "SELECT amount_cents FROM ledger WHERE user_id = ? AND type = 'DEPOSIT'",
       live.userId,
     );
@@ -130,7 +132,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(orderErr.details.order_ids).toEqual([placed.body.id]);
     const orders = engineRows<{ id: string }>(
       dataDir,
-      'paper',
+      'paper.sqlite',
       "SELECT id FROM orders WHERE user_id = ? AND client_order_id = 'idem-1'",
       paper.userId,
     );
@@ -142,7 +144,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(
       engineRows<{ n: number }>(
         dataDir,
-        'paper',
+        'paper.sqlite',
         'SELECT COUNT(*) AS n FROM orders WHERE user_id = ? AND price = ?',
         paper.userId,
         m.reference - 12,
@@ -159,7 +161,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(
       engineRows<{ n: number }>(
         dataDir,
-        'live',
+        'live.sqlite',
         "SELECT COUNT(*) AS n FROM ledger WHERE user_id = ? AND type = 'DEPOSIT'",
         live.userId,
       ),

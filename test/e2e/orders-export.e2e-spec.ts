@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { as, limit, place, placeRaw, TRADABLE, trader } from '../support/orders.js';
 import { openDatabaseOf } from '../support/test-database.js';
-import { runDeferred } from '../../src/common/sql/sql-connection.js';
 
 const ROWS = 100_000;
 const HEAP_MB = 96;
@@ -95,18 +94,13 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
     );
     const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
     const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
-    // On PostgreSQL each insert would be a round trip: deferred, they go 10,000 to a query (the
-    // SELECT sends what is queued); on SQLite runDeferred is run.
-    const flush = db.prepare('SELECT 1 AS one');
     db.transaction(() => {
       for (let i = 0; i < ROWS; i++) {
-        if (i > 0 && i % 10_000 === 0) flush.get();
         const status = statuses[i % 3];
         const price = 1 + (i % 99);
         const qty = 1 + (i % 50);
         const filled = status === 'FILLED' ? qty : status === 'CANCELLED' ? Math.floor(qty / 2) : 0;
-        runDeferred(
-          insert,
+        insert.run(
           idOf(i),
           t.userId,
           t.keyId,
