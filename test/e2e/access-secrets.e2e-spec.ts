@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import {
   asKey,
   asSession,
@@ -14,7 +12,7 @@ import {
   TRADER,
 } from '../support/access.js';
 import { expectError, http, type JsonResponse, type Running } from '../support/harness.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { openDatabaseOf, platformStoreLabel, storedDataOf } from '../support/test-database.js';
 
 /**
  * One realistic session of a developer: keys of both classes, a signing key, a rotation and a
@@ -203,17 +201,19 @@ describe('secrets never leak: logs, outbox, list responses, error bodies, the da
     }
   });
 
-  it('no file in the data directory (databases, WAL, secrets) holds a key or signing secret', () => {
-    // Every file, those in folders too (data exports keep theirs under exports/).
-    const files = (readdirSync(svc.dataDir, { recursive: true }) as string[]).filter((f) =>
-      statSync(join(svc.dataDir, f)).isFile(),
-    );
-    expect(files).toContain('platform.sqlite');
-    for (const f of files) {
-      const bytes = readFileSync(join(svc.dataDir, f));
+  it('nothing the service stores (data directory files, database rows) holds a key or signing secret', () => {
+    // Every file, those in folders too (data exports keep theirs under exports/), and on
+    // PostgreSQL every row of the boot's schemas.
+    const stored = storedDataOf(svc.dataDir);
+    expect(stored.map((d) => d.label)).toContain(platformStoreLabel(svc.dataDir));
+    for (const d of stored) {
       for (const s of secrets) {
-        expect({ file: f, secret: s.label, found: bytes.includes(Buffer.from(s.value)) }).toEqual({
-          file: f,
+        expect({
+          file: d.label,
+          secret: s.label,
+          found: d.bytes.includes(Buffer.from(s.value)),
+        }).toEqual({
+          file: d.label,
           secret: s.label,
           found: false,
         });

@@ -13,7 +13,7 @@ import {
 } from '../support/harness.js';
 import { trader } from '../support/orders.js';
 import { WsClient } from '../support/ws.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { openDatabaseOf, testDatabaseIsPostgres } from '../support/test-database.js';
 
 /** What no response body may ever contain: stack frames, driver and ORM internals, file paths. */
 const LEAKS = [
@@ -843,7 +843,10 @@ describe('error model: 500 INTERNAL', () => {
     const lines = logLines(svc).filter((l) => l.req_id === reqId);
     const errorLine = lines.find((l) => l.level === 50);
     expect(errorLine).toMatchObject({ method: 'GET', route: '/api/v1/markets' });
-    expect(JSON.stringify(errorLine)).toContain('no such table');
+    // The engine's own words for the missing table.
+    expect(JSON.stringify(errorLine)).toContain(
+      testDatabaseIsPostgres() ? 'does not exist' : 'no such table',
+    );
     expect(lines.find((l) => l.msg === 'request')).toMatchObject({ status: 500 });
   });
 });

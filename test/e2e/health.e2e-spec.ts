@@ -3,7 +3,10 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { expectContractError, http, startApp, type Running } from '../support/harness.js';
 import { createKey, sessionFor } from '../support/keys.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { openDatabaseOf, testDatabaseIsPostgres } from '../support/test-database.js';
+
+/** The PostgreSQL pass runs on PostgreSQL + Redis: readiness checks Redis too. */
+const REDIS_CHECK = testDatabaseIsPostgres() ? { redis: 'ok' } : {};
 
 describe('health', () => {
   let svc: Running;
@@ -28,7 +31,14 @@ describe('health', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'ready',
-      checks: { platform: 'ok', live: 'ok', paper: 'ok', live_engine: 'ok', paper_engine: 'ok' },
+      checks: {
+        platform: 'ok',
+        live: 'ok',
+        paper: 'ok',
+        live_engine: 'ok',
+        paper_engine: 'ok',
+        ...REDIS_CHECK,
+      },
     });
   });
 
@@ -82,6 +92,7 @@ describe('health', () => {
         paper: 'unavailable',
         live_engine: 'ok',
         paper_engine: 'ok',
+        ...REDIS_CHECK,
       },
     });
     // A paper order cannot commit, and the engine cannot be rebuilt from a database that is gone:

@@ -37,7 +37,7 @@ describe('orders export: CSV injection', () => {
       `INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
        book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force,
        post_only, sequence, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'BUY', 'YES', 'LIMIT', 40, 'BID', 40, 1, 0, 0, 'CANCELLED', 'USER', 'GTC', 0, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, 'BUY', 'YES', 'LIMIT', 40, 'BID', 40, 1, 0, 0, 'CANCELLED', 'USER', 'GTC', FALSE, ?, ?, ?)`,
     );
     stored.forEach((cid, i) =>
       insert.run(

@@ -134,6 +134,45 @@ export interface SpawnOptions {
    * started (see killGroup).
    */
   script?: string;
+  /**
+   * In the PostgreSQL pass (TEST_DATABASE=postgres), runs the process on the harness's
+   * PostgreSQL + Redis as startApp does: DATABASE_URL of this DATA_DIR's database (made on first
+   * use, the same one again on a restart on the same DATA_DIR) and the run's REDIS_URL, unless
+   * `env` sets DATABASE_URL itself. Without it a process stays on SQLite files in both passes.
+   * Nothing changes in the SQLite pass.
+   */
+  testDatabase?: boolean;
+}
+
+type TestDatabaseEnv = (dataDir: string) => Promise<Record<string, string>>;
+let testDatabaseEnvOf: TestDatabaseEnv | null = null;
+
+/**
+ * @internal Called by test-database.ts when it loads: how a process reaches the PostgreSQL pass's
+ * database and Redis. Handed over rather than imported, since test-database.ts registers Jest
+ * hooks and this module also serves code that runs outside Jest (bench/).
+ */
+export function provideTestDatabaseEnv(env: TestDatabaseEnv): void {
+  testDatabaseEnvOf = env;
+}
+
+/** DATABASE_URL and REDIS_URL of {@link SpawnOptions.testDatabase} in the PostgreSQL pass. */
+async function testDatabaseEnv(
+  opts: SpawnOptions,
+  dataDir: string | null,
+): Promise<Record<string, string>> {
+  if (
+    opts.testDatabase !== true ||
+    process.env.TEST_DATABASE !== 'postgres' ||
+    dataDir === null ||
+    opts.env?.DATABASE_URL !== undefined
+  ) {
+    return {};
+  }
+  if (testDatabaseEnvOf === null) {
+    throw new Error('testDatabase: import test/support/test-database.ts in the test file');
+  }
+  return testDatabaseEnvOf(dataDir);
 }
 
 /** Starts `node dist/main.js` as the README's start command does (without the build step). */
@@ -149,6 +188,7 @@ export async function spawnService(opts: SpawnOptions = {}): Promise<ServiceProc
     LOG_LEVEL: 'info',
     ...(dataDir !== null ? { DATA_DIR: dataDir } : {}),
     ...testScryptCost(opts.env),
+    ...(await testDatabaseEnv(opts, dataDir)),
     ...opts.env,
   };
   const proc =

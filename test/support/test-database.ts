@@ -2,7 +2,15 @@ import { afterAll } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -12,6 +20,7 @@ import { sqliteConnection } from '../../src/common/sql/sqlite-dialect.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { postgresOptions } from '../../src/database/databases.js';
 import { migrateAndSeed } from './data-dir-template.js';
+import { provideTestDatabaseEnv } from './process.js';
 import { startServices, type Services } from './services.js';
 
 /**
@@ -90,6 +99,13 @@ function cluster(): Promise<Services> {
   });
   return services;
 }
+
+// A spawned process asked to run on the test database (SpawnOptions.testDatabase) gets this
+// DATA_DIR's database and the run's Redis, as startApp's boots do.
+provideTestDatabaseEnv(async (dataDir) => ({
+  DATABASE_URL: await databaseUrlFor(dataDir),
+  REDIS_URL: await testRedisUrl(),
+}));
 
 /**
  * REDIS_URL of the cluster's redis-server: the PostgreSQL pass is the PostgreSQL + Redis pass.
@@ -288,4 +304,65 @@ export function plantHalfWorld(dataDir: string, id: string): void {
 export async function serviceDatabaseEnv(dataDir: string): Promise<Record<string, string>> {
   if (!testDatabaseIsPostgres()) return {};
   return { DATABASE_URL: await databaseUrlFor(dataDir), REDIS_URL: await testRedisUrl() };
+}
+
+/** One place a booted app keeps data, as bytes to search (see {@link storedDataOf}). */
+export interface StoredData {
+  /** A path under DATA_DIR, or `postgres:<schema>` for a database schema on PostgreSQL. */
+  label: string;
+  bytes: Buffer;
+}
+
+/** The label {@link storedDataOf} gives the platform database on the engine in use. */
+export function platformStoreLabel(dataDir: string): string {
+  return urls.has(dataDir) ? 'postgres:platform' : 'platform.sqlite';
+}
+
+/**
+ * Everything the app booted on `dataDir` has stored, as bytes to search for what must never be
+ * stored (a secret in the clear): every file under DATA_DIR (SQLite databases, their WAL,
+ * secrets.json, exports) and, on PostgreSQL, every row of every table of each of the boot's
+ * schemas (platform, live, paper, the worlds'), each row as its text form.
+ */
+export function storedDataOf(dataDir: string): StoredData[] {
+  const stored: StoredData[] = (readdirSync(dataDir, { recursive: true }) as string[])
+    .filter((f) => statSync(join(dataDir, f)).isFile())
+    .map((f) => ({ label: f, bytes: readFileSync(join(dataDir, f)) }));
+  if (!urls.has(dataDir)) return stored;
+  const probe = openDatabaseOf(dataDir, 'platform', { readonly: true });
+  let schemas: string[];
+  try {
+    schemas = (
+      probe
+        .prepare(
+          `SELECT nspname AS name FROM pg_namespace
+           WHERE nspname IN ('platform', 'live', 'paper') OR nspname LIKE 'wld\\_%'`,
+        )
+        .all() as { name: string }[]
+    ).map((r) => r.name);
+  } finally {
+    probe.close();
+  }
+  for (const schema of schemas) {
+    const db = openDatabaseOf(dataDir, schema, { readonly: true });
+    try {
+      const tables = db
+        .prepare(
+          `SELECT table_name AS name FROM information_schema.tables
+           WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+        )
+        .all() as { name: string }[];
+      const rows: string[] = [];
+      for (const t of tables) {
+        const all = db.prepare(`SELECT t::text AS row FROM "${t.name}" t`).all() as {
+          row: string;
+        }[];
+        rows.push(...all.map((r) => r.row));
+      }
+      stored.push({ label: `postgres:${schema}`, bytes: Buffer.from(rows.join('\n'), 'utf8') });
+    } finally {
+      db.close();
+    }
+  }
+  return stored;
 }

@@ -106,6 +106,19 @@ describe.each(STORES)('LimitStore contract: %s', (_name, make) => {
     expect(await store.count(a, now)).toBe(25);
   });
 
+  it("a counter lives by the service clock's window, not by Redis's time", async () => {
+    // The service clock stands still (a manual clock, or an instance behind Redis's clock) while
+    // real time passes the window's remaining 150 ms: the counter still counts until the
+    // service's now reaches the window's end.
+    const a = fresh('still');
+    const c = { bucket: a, units: 2, limit: 2, windowEnd: now + 150 };
+    expect((await store.take([c], now)).ok).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await store.take([c], now)).toEqual({ ok: false, index: 0, count: 2 });
+    expect(await store.count(a, now)).toBe(2);
+    expect(await store.count(a, now + 150)).toBe(0);
+  });
+
   it('a counter ends with its window', async () => {
     const a = fresh('short');
     const t0 = Date.now();
