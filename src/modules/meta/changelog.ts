@@ -9,12 +9,62 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-redis-limit-windows-service-clock',
+    date: '2026-11-30',
+    title: 'Limits on Redis: windows end by the service clock',
+    kind: 'CHANGED',
+    description:
+      "Limits on Redis (`REDIS_URL`): a limit counter now ends with its window on the service's clock, as in the in-process store, instead of when Redis's own time said its window was over; an instance whose clock ran behind Redis's used to see its windows end early and let more requests through than the per-minute, per-route, batch and IP limits allow (found by the orders limit suites on PostgreSQL + Redis, where 189 batch legs passed a 120 limit). Redis drops a counter a minute after its window. Tests: in the e2e suites' PostgreSQL + Redis pass, the secrets-leak check searches every stored row, readiness and error-log cases expect the engine in use, and a spawned server process can be asked to run on the pass's PostgreSQL and Redis.",
+  },
+  {
+    id: '2026-11-30-cluster-failover-fixed',
+    date: '2026-11-30',
+    title: 'Cluster failover is dependable again',
+    kind: 'CHANGED',
+    description:
+      "**Cluster failover is dependable again (issue 24).** The cluster suite's kill -9 case had failed since the day's merges: its four clients streamed every order on one API key, past `POST /orders`' limit of 60 a minute per key (every attempt counts, 503s included), so once the faster order path let that stream reach its 61st order within a clock minute, every order after it \u2014 including all those after the kill \u2014 was `429 RATE_LIMITED` until the minute ended. The service's failover itself was not at fault: the writer's lock is released by PostgreSQL at once on a kill -9, and a survivor's term began 0.13 to 2.3 s after it in every run. The suite now streams from twelve keys, each within the limit, checks that it stays within it, and has a new case: revoking a key on one instance closes its WebSockets on all three (4401 `API_KEY_REVOKED`) and the key is then refused everywhere. Measured from the kill to the first order acknowledged after it, in thirteen runs on this 2-core machine shared with five other engineers' test suites: 0.3 to 2.8 s in eleven runs (load average 19 to 38), 4.4 and 4.5 s in two runs at 32 and 34 (the bound is 5 s; the time after the takeover is CPU: restoring the engine and re-quoting the house); every acknowledged order was found afterwards and every order in the gap was answered 503 `WRITER_UNAVAILABLE` with `Retry-After: 1`. `CLUSTER_LOGS_DIR` keeps the instances' logs of a cluster suite run.",
+  },
+  {
+    id: '2026-11-30-cluster-redis-outage',
+    date: '2026-11-30',
+    title:
+      'Cluster mode: Redis stopping and returning; health probes answer for their own instance',
+    kind: 'CHANGED',
+    description:
+      '**Cluster mode: Redis stopping and returning.** With three instances on one PostgreSQL and one Redis, stopping Redis keeps every instance serving: platform routes (sessions, API keys, webhook endpoints) answer everywhere with limits failing open; the world\'s writer keeps serving its world; the other instances answer world-bound requests at once with `503 WRITER_UNAVAILABLE` and `Retry-After: 1` (a request already handed to the writer waits at most its 3 s deadline plus 1 s). The health probes now answer for the instance they reach: `GET /health` and `GET /health/ready` were forwarded to the paper world\'s writer, so every other instance failed its probes while Redis was down (and during a failover\'s gap); they answer `200` there now, readiness with `"redis": "unavailable"`. When Redis is back, even empty, forwarding works again within 10 s (measured about 1 s, 3 s on a heavily loaded machine) and WebSocket clients of the other instances are resynced (a fresh orderbook snapshot holding the outage\'s orders, a skipped `seq` on `orders`, `fills`, `positions`, `wallet` and `trades`), then hear live events. A new cluster case (`test/cluster/redis-outage.cluster-spec.ts`, `npm run test:cluster -- test/cluster/redis-outage.cluster-spec.ts`) checks all of it. No new setting.',
+  },
+  {
+    id: '2026-11-30-postgres-500s-fixed',
+    date: '2026-11-30',
+    title:
+      'PostgreSQL: large starting balances, Idempotency-Key in worlds and concurrent cancel-on-disconnect no longer answer 500',
+    kind: 'CHANGED',
+    description:
+      "Three answers of 500 that only PostgreSQL showed are fixed (found by running the e2e suites with `TEST_DATABASE=postgres`). `POST /sandbox/worlds` with a `starting_balance_cents` above 2,147,483,647 (the documented maximum is 1,000,000,000,000) was refused by a 4-byte column. Inside an ephemeral world, every request with an `Idempotency-Key` failed, because the record's owner (`<world>:<user id>`, 53 characters) did not fit a 40-character column. Platform migration 1763769600037 makes `worlds.starting_balance_cents` a `bigint` and widens `idempotency_records.owner_id` to 60 characters on PostgreSQL; SQLite is unchanged. Two `POST /orders/cancel-on-disconnect` calls for one key at the same moment could both try to insert the key's setting, and the second failed. Enabling is now one insert-or-update statement. On SQLite neither case failed. In the e2e harness, `TEST_DATABASE=postgres` now also runs the restart cases that start `node dist/main.js` (webhooks spool kill -9, RFQ kill -9) on the run's PostgreSQL and Redis.",
+  },
+  {
+    id: '2026-11-30-bench-cluster',
+    date: '2026-11-30',
+    title: 'npm run bench:cluster: 1 and 3 cluster instances beside SQLite',
+    kind: 'ADDED',
+    description:
+      "**`npm run bench:cluster`.** One run measures `POST /api/v1/orders` through 1 and through 3 instances on one PostgreSQL and one Redis (cluster mode, load spread round-robin, non-writers forwarding to the paper world's writer) beside the SQLite single process, with `bench:orders`' load generator: orders/s and p99 at saturation (33 connections), server CPU per order, and p99 at an evenly paced rate of half the 1-instance saturation rate. Then realtime delivery across instances (subscribers on B and C on `orderbook:<market>` and the private `orders` channel while orders go through A, latency from the order's write and from its acknowledgement). For every phase it gives the CPU-seconds and share of wall time of each instance, PostgreSQL (postmaster and all its backends), redis-server and the load generator, and how long each process waited for a CPU. It starts and stops its own PostgreSQL and Redis (`npm run services`), prints a table and writes `bench/results/cluster-<date>.json`. It exits non-zero if a request gets any answer other than 2xx or `503 WRITER_UNAVAILABLE` (counted and printed), or if a delivery does not arrive within 20 s. Measured on the shared 2-core machine at load average 20 to 26, where orders/s are what the service got rather than what it can do, over two runs: SQLite 188 and 113 orders/s at 0.94 and 1.26 ms of server CPU per order; one cluster instance 184 and 81 at 1.74 and 3.46 ms (instance, PostgreSQL and Redis); three instances 168 and 41 at 2.98 and 6.06 ms, so more instances did not add order throughput. Cross-instance delivery p99 was 23 s and 18 s. In the first run 684 of 1,400 deliveries per channel did not arrive within 20 s and the bench failed. Followers fall behind a sustained order stream: on each remote batch (at most every 200 ms) a follower rebuilds the world's whole engine from PostgreSQL on its main thread, which took 40% of a follower's wall time in a CPU profile. See the README's cluster benchmark section.",
+  },
+  {
+    id: '2026-11-30-test-passes-projects',
+    date: '2026-11-30',
+    title: 'Test passes as Jest projects; lint beside the build and Jest',
+    kind: 'CHANGED',
+    description:
+      "The test command can run every pass of issue 24 in one Jest run: beside the unit specs (`unit`) and the e2e suites on SQLite (`e2e`), the same suite files on PostgreSQL + Redis (`e2e-pg`: the harness's engine is chosen per project by a setup file that sets `TEST_DATABASE` in each of its test files' environment, so the two workers interleave both engines; one PostgreSQL cluster and redis-server per run, started by that project's global setup only when one of its files runs; its seeded template databases are now built once per run and shared by every suite file, not migrated and seeded again by each, about 8 CPU-seconds less per suite file) and the cluster suite (`cluster`, with its 3-minute timeout). One line of `jest.config.js` (`DEFAULT_PASSES`, `'sqlite'` or `'all'`) chooses what `npm test` runs, `TEST_PASSES=all|sqlite` overrides it for one run, and `npm run test:pg` / `npm run test:cluster` select their project. `DEFAULT_PASSES` stays `'sqlite'` for now, so `npm test` runs the SQLite pass only: the PostgreSQL pass does not pass yet (most of its suite files still fail). On a fresh machine the files run longest first across all projects: an `e2e-pg` suite weighs its SQLite seconds times 1.5, the cluster suite its measured seconds (`test/cluster/case-seconds.json`). The lint (ESLint, Prettier) now runs at `nice 10` beside the compile-and-build step and Jest instead of before Jest, taking the cycles they leave; `npm test` still fails when it fails.",
+  },
+  {
     id: '2026-11-30-cluster-mode',
     date: '2026-11-30',
     title: 'Cluster mode: several instances on one database',
     kind: 'ADDED',
     description:
-      "**Several instances on one database.** With both `DATABASE_URL` and `REDIS_URL` set, any number of instances serve the same worlds from one PostgreSQL database and one Redis behind any load balancer: each world has one engine writer, elected with a PostgreSQL advisory lock and fenced in every commit, which runs its commands and timers; a request of a world that reaches another instance is checked there (limits, credential, scopes, Idempotency-Key) and answered by the writer, as if served locally. When a writer dies another instance takes over within seconds (0.9 to 3.0 s measured), losing no acknowledged order; requests in the gap are answered `503 WRITER_UNAVAILABLE` with `Retry-After: 1`. Cancel-on-disconnect runs on the writer whichever instance the socket was on. `npm run test:cluster` runs three instances and checks it. Known issue: after this day's other changes were merged, the cluster suite's kill -9 failover case fails (the other three pass); until that is fixed, do not rely on failover (see the README).",
+      "**Several instances on one database.** With both `DATABASE_URL` and `REDIS_URL` set, any number of instances serve the same worlds from one PostgreSQL database and one Redis behind any load balancer: each world has one engine writer, elected with a PostgreSQL advisory lock and fenced in every commit, which runs its commands and timers; a request of a world that reaches another instance is checked there (limits, credential, scopes, Idempotency-Key) and answered by the writer, as if served locally. When a writer dies another instance takes over within seconds (0.9 to 3.0 s measured), losing no acknowledged order; requests in the gap are answered `503 WRITER_UNAVAILABLE` with `Retry-After: 1`. Cancel-on-disconnect runs on the writer whichever instance the socket was on. `npm run test:cluster` runs three instances and checks it (seven cases, the kill -9 failover included, all passing; Redis stopping and returning in a file of its own). The kill -9 case had failed for a while after this day's other merges because of the test, not the service (see the entry on cluster failover).",
   },
   {
     id: '2026-11-30-concurrency-several-instances',
