@@ -270,7 +270,13 @@ describe('cluster: three instances, one writer per world', () => {
       scopes: ['data:read'],
     });
     const ex = exportsClient(a);
-    const job = await ex.created(reader, { dataset: 'LEDGER', format: 'CSV' });
+    const day = 86_400_000;
+    const job = await ex.created(reader, {
+      dataset: 'LEDGER',
+      format: 'CSV',
+      start: new Date(Date.now() - day).toISOString(),
+      end: new Date(Date.now() + day).toISOString(),
+    });
     const ready = await ex.until(reader, job.id as string);
     // Cut short as by a writer's death: RUNNING in the database, running on no instance.
     await cluster.services.admin.query(
