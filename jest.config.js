@@ -6,15 +6,18 @@ import { suiteMembership } from './test/support/jest-suites.js';
 
 // The passes `npm test` runs (one Jest run, two workers, longest file first across all of them):
 // - 'sqlite': the unit specs (project `unit`) and the e2e suites on SQLite (project `e2e`);
-// - 'all': those, the same e2e suites on PostgreSQL + Redis (project `e2e-pg`: one throwaway
-//   cluster and redis-server for the run) and the cluster suite (project `cluster`: three
-//   instances, test/cluster).
-// TEST_PASSES=all|sqlite overrides it for one run; `--selectProjects e2e-pg` (npm run test:pg) or
-// `--selectProjects cluster` (npm run test:cluster) runs one pass alone.
-const DEFAULT_PASSES = 'sqlite';
+// - 'sqlite+cluster': those and the cluster suite (project `cluster`: three instances on a
+//   PostgreSQL and a Redis of their own, test/cluster), the default until the PostgreSQL pass
+//   passes;
+// - 'all': those and the same e2e suites on PostgreSQL + Redis (project `e2e-pg`: one throwaway
+//   cluster and redis-server for the run).
+// TEST_PASSES=<one of them> overrides it for one run; `--selectProjects e2e-pg` (npm run test:pg)
+// or `--selectProjects cluster` (npm run test:cluster) runs one pass alone.
+const DEFAULT_PASSES = 'sqlite+cluster';
+const PASSES = ['sqlite', 'sqlite+cluster', 'all'];
 const passes = process.env.TEST_PASSES ?? DEFAULT_PASSES;
-if (passes !== 'sqlite' && passes !== 'all') {
-  throw new Error(`TEST_PASSES must be sqlite or all, not ${JSON.stringify(passes)}`);
+if (!PASSES.includes(passes)) {
+  throw new Error(`TEST_PASSES must be one of ${PASSES.join(', ')}, not ${JSON.stringify(passes)}`);
 }
 
 // The e2e projects run suite files (test/e2e/suites/*.e2e-suite.ts), each importing a set of case
@@ -50,7 +53,8 @@ export default {
       testMatch: ['**/*.spec.ts'],
     },
     e2e,
-    ...(passes === 'all' ? [postgresPassProject(e2e), clusterProject] : []),
+    ...(passes === 'all' ? [postgresPassProject(e2e)] : []),
+    ...(passes === 'sqlite' ? [] : [clusterProject]),
   ],
   // Longest first by measured seconds, also without Jest's timing cache (fresh clone, CI).
   testSequencer: '<rootDir>/test/support/jest-sequencer.js',

@@ -1,4 +1,4 @@
-// The Jest projects of the passes beside the SQLite one (jest.config.js, TEST_PASSES=all):
+// The Jest projects of the passes beside the SQLite one (jest.config.js: TEST_PASSES and its default):
 // - `e2e-pg`: the e2e project's own suite files, with the harness on PostgreSQL + Redis. The
 //   engine is chosen per project, not per process (jest-postgres-pass.js sets TEST_DATABASE in
 //   each of its test files' environment only), so its files share the two workers with the
