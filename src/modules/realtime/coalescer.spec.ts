@@ -56,14 +56,59 @@ describe('Coalescer', () => {
     const t = scripted();
     const co = new Coalescer(4, t);
     const c = connection();
-    fanOut(co, c); // t=0: written at once, the window opens
+    fanOut(co, c); // t=0: written at once
     t.advance(1);
-    fanOut(co, c); // t=1: held
+    fanOut(co, c); // t=1: within 4 ms of the last write: held, a window opens until t=5
     t.advance(2);
     fanOut(co, c); // t=3: held in the same batch
     expect(c.flushes).toBe(1);
     expect(t.pending()).toBe(1); // one timer, however many fan-outs
-    t.advance(1); // t=4: the window ends
+    t.advance(1.9); // t=4.9
+    expect(c.flushes).toBe(1);
+    t.advance(0.1); // t=5: the window of the first held message ends
+    expect(c.flushes).toBe(2);
+  });
+
+  it('counts the window from the first held message, not from the last write', () => {
+    // A steady stream (a message every 3 ms, window 5): each write carries a full window's
+    // messages, and no message waits longer than the window.
+    const t = scripted();
+    const co = new Coalescer(5, t);
+    const c = connection();
+    fanOut(co, c); // t=0: written
+    t.advance(3);
+    fanOut(co, c); // t=3: held until t=8
+    t.advance(3);
+    fanOut(co, c); // t=6: joins it
+    t.advance(1.9);
+    expect(c.flushes).toBe(1);
+    t.advance(0.1); // t=8: the held two leave in one write, 5 ms after the first of them
+    expect(c.flushes).toBe(2);
+    t.advance(1);
+    fanOut(co, c); // t=9: 1 ms after a write: held for a full window, until t=14
+    t.advance(3);
+    fanOut(co, c); // t=12
+    t.advance(1.9);
+    expect(c.flushes).toBe(2);
+    t.advance(0.1);
+    expect(c.flushes).toBe(3);
+    t.advance(5);
+    fanOut(co, c); // t=19: nothing written for 5 ms: leaves at once
+    expect(c.flushes).toBe(4);
+    expect(t.pending()).toBe(0);
+  });
+
+  it('counts the window from the end of the last write, however long the write took', () => {
+    const t = scripted();
+    const co = new Coalescer(4, t);
+    // Writing to this connection takes 6 ms (a fan-out to 1,000 sockets on a busy machine).
+    const c = { flushes: 0, flush: () => (c.flushes++, t.advance(6)) };
+    fanOut(co, c); // t=0: written, done at t=6
+    expect(c.flushes).toBe(1);
+    t.advance(1);
+    fanOut(co, c); // t=7: 1 ms after the write ended: held, not written alone
+    expect(c.flushes).toBe(1);
+    t.advance(4); // t=11
     expect(c.flushes).toBe(2);
   });
 
@@ -73,10 +118,10 @@ describe('Coalescer', () => {
     const c = connection();
     fanOut(co, c);
     t.advance(0.5);
-    fanOut(co, c); // 4.5 ms left in the window: the timer asks for 4 (whole ms, rounded down)
-    t.advance(3.9);
+    fanOut(co, c); // t=0.5: held for 5 ms
+    t.advance(4.9);
     expect(c.flushes).toBe(1);
-    t.advance(0.1); // t=4.5: written, within the window
+    t.advance(0.1); // t=5.5: written, 5 ms after it was held
     expect(c.flushes).toBe(2);
   });
 

@@ -96,36 +96,35 @@ export class Connection {
     const seq = (this.subscriptions.get(channel) ?? 0) + 1;
     this.subscriptions.set(channel, seq);
     if (this.closed || this.socket.readyState !== OPEN) return;
-    // In a batch the buffer is judged once, at the batch's first message: what the batch itself
-    // adds is held back on purpose, not a client falling behind.
-    const first = batch === null || this.batchId !== batch.id;
-    if (first && this.socket.bufferedAmount > this.maxBuffered) {
+    if (batch !== null) {
+      // The batch's later messages are only held: the buffer was judged at its first message
+      // (what the batch itself adds is held back on purpose, not a client falling behind), and
+      // the socket is chosen when the batch is written (see flush).
+      if (this.batchId === batch.id) {
+        const frame = message.frame(seq);
+        if (this.held === null) this.held = frame;
+        else (this.heldMore ??= []).push(frame);
+        return;
+      }
+      if (this.socket.bufferedAmount > this.maxBuffered) {
+        this.close(WS_CLOSE.SLOW_CONSUMER, 'slow consumer: send buffer full');
+        return;
+      }
+      this.batchId = batch.id;
+      this.held = message.frame(seq);
+      this.heldMore = null;
+      batch.connections.push(this);
+      return;
+    }
+    if (this.socket.bufferedAmount > this.maxBuffered) {
       this.close(WS_CLOSE.SLOW_CONSUMER, 'slow consumer: send buffer full');
       return;
     }
+    // Frames held for a coalesced write were sent before this message: they go first.
+    this.flush();
     const raw = rawSocketOf(this.socket);
-    if (raw === null) {
-      // ws holds frames back (it never does on this server, which negotiates no compression):
-      // whatever this batch holds goes first, so the order stays.
-      if (!first) this.flush();
-      this.socket.send(message.text(seq));
-      return;
-    }
-    const frame = message.frame(seq);
-    if (batch === null) {
-      // Frames held for a coalesced write go first, so the order stays.
-      this.flush();
-      raw.write(frame);
-    } else if (first) {
-      this.batchId = batch.id;
-      this.held = frame;
-      this.heldMore = null;
-      batch.connections.push(this);
-    } else if (this.held === null) {
-      this.held = frame;
-    } else {
-      (this.heldMore ??= []).push(frame);
-    }
+    if (raw === null) this.socket.send(message.text(seq));
+    else raw.write(message.frame(seq));
   }
 
   /**
@@ -257,6 +256,8 @@ export class EventMessage {
   private readonly head: Buffer;
   private readonly tail: Buffer;
   private readonly frames = new Map<number, Buffer>();
+  private lastSeq = -1;
+  private lastFrame: Buffer | null = null;
 
   /** `worldId`: set for a message of an ephemeral world, which names it (`world_id`). */
   constructor(channel: string, ts: number, data: unknown, worldId: string | null = null) {
@@ -276,11 +277,15 @@ export class EventMessage {
 
   /** The complete frame (FIN, text opcode, unmasked) for `seq`. */
   frame(seq: number): Buffer {
+    // Subscribers that joined together ask for the same seq one after the other.
+    if (seq === this.lastSeq) return this.lastFrame!;
     let frame = this.frames.get(seq);
     if (frame === undefined) {
       frame = textFrame(this.head, Buffer.from(String(seq)), this.tail);
       this.frames.set(seq, frame);
     }
+    this.lastSeq = seq;
+    this.lastFrame = frame;
     return frame;
   }
 }
