@@ -300,6 +300,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       view = this.resync(world, runtime, `writer term ${extras.term}`);
     }
     view.apply(batch);
+    if (extras?.book !== undefined) this.log.log(`follower of ${world} has the writer's book`);
   }
 
   /** The follower view rebuilt from the database, and the writer asked for its book. */
