@@ -586,6 +586,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const engine = this.engines.reads(env);
     const worldId = isWorldId(env) ? env : null;
     if (batch.rebuilt === true) {
+      // The writer's book sent for other instances' followers: nothing changed here.
+      if (batch.remote !== true && batch.follow?.book !== undefined) return;
       if (batch.lost === true) this.skipLost(env);
       this.resnapshot(env);
       return;

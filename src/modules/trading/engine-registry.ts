@@ -73,8 +73,8 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly followers = new Map<WorldName, FollowerView>();
   /** Worlds whose writer was asked for its book and has not answered yet. */
   private readonly booksAsked = new Set<WorldName>();
-  /** Cluster mode: how many times a follower view was rebuilt from the database (diagnostics). */
-  followerRebuilds = 0;
+  /** Worlds that resynced again while their book was asked for. */
+  private readonly booksAgain = new Set<WorldName>();
   /** Set by the cluster module: campaign for a loaded ephemeral world; a fenced-off term. */
   cluster: {
     campaign(world: WorldId): void;
@@ -308,20 +308,33 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     runtime.reload();
     const view = FollowerView.fromEngine(runtime.reads);
     this.followers.set(world, view);
-    this.followerRebuilds++;
     this.log.log(`follower of ${world} rebuilt from the database (${why})`);
-    if (this.cluster !== null && !this.booksAsked.has(world)) {
-      this.booksAsked.add(world);
-      this.onWriter(world, FOLLOWER_BOOK, {})
-        .catch((err: unknown) =>
-          // No writer now: the next term's first batch resyncs and asks again.
-          this.log.warn(
-            `the writer of ${world} did not send its book: ${err instanceof Error ? err.message : String(err)}`,
-          ),
-        )
-        .finally(() => this.booksAsked.delete(world));
-    }
+    this.askBook(world);
     return view;
+  }
+
+  /**
+   * Asks the world's writer for its book (once at a time; again when another resync came
+   * meanwhile, as the answer may be from a writer whose term has ended).
+   */
+  private askBook(world: WorldName): void {
+    if (this.cluster === null) return;
+    if (this.booksAsked.has(world)) {
+      this.booksAgain.add(world);
+      return;
+    }
+    this.booksAsked.add(world);
+    this.onWriter(world, FOLLOWER_BOOK, {})
+      .catch((err: unknown) =>
+        // No writer now: the next term's first batch resyncs and asks again.
+        this.log.warn(
+          `the writer of ${world} did not send its book: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
+      .finally(() => {
+        this.booksAsked.delete(world);
+        if (this.booksAgain.delete(world) && !this.terms.has(world)) this.askBook(world);
+      });
   }
 
   /**
