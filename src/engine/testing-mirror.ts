@@ -4,6 +4,7 @@
  * that the events are sufficient.
  */
 import type { EngineEvent } from './events.js';
+import { LevelMirror } from './level-mirror.js';
 import type { MatchingEngine } from './matching-engine.js';
 import type { BookSide, OrderStatus } from './types.js';
 
@@ -34,7 +35,7 @@ export class EventMirror {
   readonly orders = new Map<string, MirrorOrder>();
   readonly positions = new Map<string, MirrorPosition>();
   readonly balances = new Map<string, number>();
-  readonly levels = new Map<string, number>();
+  readonly levels = new LevelMirror();
   /** Quote holds: id -> account and amount. */
   readonly holds = new Map<string, { accountId: string; amountCents: number }>();
   readonly problems: string[] = [];
@@ -121,12 +122,9 @@ export class EventMirror {
           if (key.startsWith(`${e.accountId}|`)) this.positions.delete(key);
         }
         break;
-      case 'book.level': {
-        const key = `${e.marketId}|${e.side}|${e.price}`;
-        if (e.quantity === 0) this.levels.delete(key);
-        else this.levels.set(key, e.quantity);
+      case 'book.level':
+        this.levels.apply(e);
         break;
-      }
       case 'hold.placed':
         if (this.holds.has(e.holdId)) this.problems.push(`hold ${e.holdId} placed twice`);
         this.holds.set(e.holdId, { accountId: e.accountId, amountCents: e.amountCents });
@@ -195,13 +193,12 @@ export class EventMirror {
       ] as const) {
         for (const l of levels) {
           n++;
-          if (this.levels.get(`${marketId}|${side}|${l.price}`) !== l.quantity) {
+          if (this.levels.quantity(marketId, side, l.price) !== l.quantity) {
             out.push(`level ${marketId} ${side} ${l.price} differs`);
           }
         }
       }
-      let mirrored = 0;
-      for (const key of this.levels.keys()) if (key.startsWith(`${marketId}|`)) mirrored++;
+      const mirrored = this.levels.count(marketId);
       if (mirrored !== n)
         out.push(`market ${marketId}: mirror has ${mirrored} levels, engine ${n}`);
     }

@@ -448,7 +448,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       }
       if (
         (p.kind === 'orderbook' || p.kind === 'trades') &&
-        this.engines.get(env).marketSummary(p.marketId) === undefined
+        this.engines.reads(env).marketSummary(p.marketId) === undefined
       ) {
         throw new DomainError('UNKNOWN_CHANNEL', `No market ${p.marketId}`, { channel: name });
       }
@@ -487,7 +487,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
     // A snapshot shows committed state only: orders of this event-loop turn still waiting for
     // their group commit are committed (and fanned out, before this connection joins) first.
-    if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.get(env).committedReads();
+    if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.committedReads(env);
     for (const [name, p] of parsed) {
       // Re-subscribing restarts the channel: a fresh snapshot with seq 1.
       conn.subscriptions.set(name, 0);
@@ -506,7 +506,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   }
 
   private snapshotMessage(env: WorldName, channel: string, marketId: string): EventMessage {
-    const depth = this.engines.get(env).reads.depth(marketId, 99);
+    const depth = this.engines.reads(env).depth(marketId, 99);
     return new EventMessage(
       channel,
       this.engines.clockOf(env).now(),
@@ -529,7 +529,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     }
     const tickers = this.publicSubs.get(`${env}|ticker`);
     if (tickers === undefined) return;
-    const engine = this.engines.get(env).reads;
+    const engine = this.engines.reads(env);
     for (const marketId of engine.marketIds()) {
       const message = new EventMessage(
         'ticker',
@@ -583,9 +583,11 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private fanOut(batch: CommittedEvents): void {
     if (this.connections.size === 0) return;
     const env = batch.world;
-    const engine = this.engines.get(env).reads;
+    const engine = this.engines.reads(env);
     const worldId = isWorldId(env) ? env : null;
     if (batch.rebuilt === true) {
+      // The writer's book sent for other instances' followers: nothing changed here.
+      if (batch.remote !== true && batch.follow?.book !== undefined) return;
       if (batch.lost === true) this.skipLost(env);
       this.resnapshot(env);
       return;

@@ -104,7 +104,7 @@ describe('RedisStreamsEventBus', () => {
     await waitFor(has(gotA, '~B999'));
     await waitFor(has(gotB, '~A999'));
     const fromSelf = (got: CommittedEvents[]) =>
-      got.map(label).filter((l) => !l.startsWith('~') && !l.endsWith('999'));
+      got.map(label).filter((l) => !l.startsWith('~') && !l.endsWith('999') && l !== 'rebuilt');
     const fromOther = (got: CommittedEvents[]) =>
       got.map(label).filter((l) => l.startsWith('~') && !l.endsWith('999'));
     // Own batches unmarked, the other's marked remote; each exactly once, in publish order (a
@@ -116,6 +116,19 @@ describe('RedisStreamsEventBus', () => {
     expect(fromOther(gotB)).toEqual(expected.filter((l) => l.startsWith('A')).map((l) => `~${l}`));
     expect(gotA.map(label).filter((l) => l === 'resync')).toEqual([]);
     expect(gotB.map(label).filter((l) => l === 'resync')).toEqual([]);
+    // Following a world starts with a refresh (nothing lost): what it held before came in no
+    // batch read here, so consumers' state (the followers' views) is rebuilt then.
+    for (const got of [gotA, gotB]) {
+      expect(got.map(label).filter((l) => l === 'rebuilt')).toEqual(['rebuilt']);
+      expect(got.find((x) => x.rebuilt === true)).toEqual({
+        environment: 'test',
+        world: w,
+        events: [],
+        committedAt: expect.any(Number),
+        rebuilt: true,
+        remote: true,
+      });
+    }
     // A remote batch is the batch as committed (events, times, world).
     expect(gotB.find((x) => label(x) === '~A1')).toEqual({ ...batch(w, 'A', 1), remote: true });
   });
@@ -134,7 +147,8 @@ describe('RedisStreamsEventBus', () => {
     await waitFor(() => c.following(w));
     for (let n = 7; n <= 9; n++) a.publish(batch(w, 'A', n));
     await waitFor(has(gotC, '~A9'));
-    expect(gotC.map(label)).toEqual(['~A7', '~A8', '~A9']);
+    // A refresh as each world starts being followed (the other one, then this one).
+    expect(gotC.map(label)).toEqual(['rebuilt', 'rebuilt', '~A7', '~A8', '~A9']);
     // Let go of: no more batches of that world.
     release();
     a.publish(batch(w, 'A', 10));
@@ -142,7 +156,7 @@ describe('RedisStreamsEventBus', () => {
     const probe = await bus();
     probe.publish(batch(other, 'P', 1));
     await waitFor(has(gotC, '~P1'));
-    expect(gotC.map(label)).toEqual(['~A7', '~A8', '~A9', '~P1']);
+    expect(gotC.map(label)).toEqual(['rebuilt', 'rebuilt', '~A7', '~A8', '~A9', '~P1']);
   });
 
   it('a stream trimmed past a reader: the reader hands on a resync, then the newer batches', async () => {
@@ -173,8 +187,17 @@ describe('RedisStreamsEventBus', () => {
       raw.disconnect();
     }
     await waitFor(has(gotB, '~X31'));
-    expect(gotB.map(label)).toEqual(['~A1', 'resync', '~X27', '~X28', '~X29', '~X30', '~X31']);
-    expect(gotB[1]).toEqual({
+    expect(gotB.map(label)).toEqual([
+      'rebuilt',
+      '~A1',
+      'resync',
+      '~X27',
+      '~X28',
+      '~X29',
+      '~X30',
+      '~X31',
+    ]);
+    expect(gotB[2]).toEqual({
       environment: 'test',
       world: w,
       events: [],
@@ -220,7 +243,7 @@ describe('RedisStreamsEventBus', () => {
     await waitFor(() => a.owedMarkers.length === 0);
     a.publish(batch(w, 'A', 26));
     await waitFor(has(gotB, '~A26'));
-    const after = gotB.map(label).slice(1);
+    const after = gotB.map(label).slice(2);
     expect(after.at(-1)).toBe('~A26');
     expect(after.slice(0, -1).length).toBeGreaterThanOrEqual(1);
     expect(new Set(after.slice(0, -1))).toEqual(new Set(['resync']));
@@ -242,6 +265,6 @@ describe('RedisStreamsEventBus', () => {
     await waitFor(() => a.owedMarkers.length === 0);
     a.publish(batch(w, 'A', 3));
     await waitFor(has(gotB, '~A3'));
-    expect(gotB.map(label)).toEqual(['~A1', 'resync', '~A3']);
+    expect(gotB.map(label)).toEqual(['rebuilt', '~A1', 'resync', '~A3']);
   });
 });

@@ -320,7 +320,9 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
       for (const world of this.cursors.keys()) this.emitResync(world);
     }
     this.followed = false;
-    await this.position();
+    // Newly followed worlds are read from here on: what they held before is in no batch this
+    // reader hands on, so consumers refresh from it (a resync with nothing lost).
+    for (const world of await this.position()) this.emitResync(world, false);
     this.readerId ??= String(await this.reader.client('ID'));
     const worlds = [...this.cursors.keys()];
     // Followed while positioning: position that one too before blocking.
@@ -345,16 +347,21 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
     if (reply !== null) for (const [key, entries] of reply) this.deliver(key, entries);
   }
 
-  /** Worlds newly followed start at their stream's newest entry: batches from now on. */
-  private async position(): Promise<void> {
+  /**
+   * Worlds newly followed start at their stream's newest entry: batches from now on. Answers the
+   * worlds positioned.
+   */
+  private async position(): Promise<WorldName[]> {
     const fresh = [...this.follows.keys()].filter((w) => !this.cursors.has(w));
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) return [];
     const newest = await Promise.all(
       fresh.map((w) => this.reader.xrevrange(streamKey(w), '+', '-', 'COUNT', 1)),
     );
+    const positioned: WorldName[] = [];
     fresh.forEach((world, i) => {
       // Let go of while this was asked.
       if (!this.follows.has(world)) return;
+      positioned.push(world);
       const last = newest[i][0];
       this.cursors.set(
         world,
@@ -363,6 +370,7 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
           : { id: last[0], seq: decodeEntry(last[1]).seq },
       );
     });
+    return positioned;
   }
 
   private deliver(key: string, entries: [string, string[]][]): void {
@@ -387,7 +395,8 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
     }
   }
 
-  private emitResync(world: WorldName): void {
+  /** A resync of the world: `lost` when batches were missed (else it starts being followed). */
+  private emitResync(world: WorldName, lost = true): void {
     this.subject.next({
       environment: environmentOf(world),
       world,
@@ -395,7 +404,7 @@ export class RedisStreamsEventBus extends EventBus implements OnApplicationShutd
       committedAt: this.now(),
       rebuilt: true,
       remote: true,
-      lost: true,
+      ...(lost ? { lost: true } : {}),
     });
   }
 }

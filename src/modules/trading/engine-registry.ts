@@ -25,11 +25,12 @@ import { EngineRuntime, HOUSE_ACCOUNT, type FeedSettings, type Spooler } from '.
 import { FencedError, WriterUnavailableError } from '../cluster/cluster-errors.js';
 import { fenceSync } from '../cluster/fence.js';
 import { HOLDS_WORLD_STATE } from '../cluster/world-bound.js';
-import { EventBus } from './event-bus.js';
+import { EventBus, type CommittedEvents } from './event-bus.js';
+import { FollowerView, type FanOutReads } from './follower-view.js';
 import { TradingRepository } from './trading.repository.js';
 
-/** Cluster mode: a follower engine is rebuilt from the database at most this often (ms). */
-const FOLLOWER_REFRESH_MS = 200;
+/** The command a follower sends a world's writer for its book (FollowerView, after a resync). */
+const FOLLOWER_BOOK = 'follower.book';
 
 /** How many feed steps one advance of a world's clock runs at most (a year's advance stays cheap). */
 export const MAX_FEED_STEPS_PER_ADVANCE = 100;
@@ -61,15 +62,19 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   ) => void)[] = [];
   /**
    * Cluster mode (DATABASE_URL and REDIS_URL; see docs/cluster.md): the worlds this instance is
-   * the writer of, with their term's fencing epoch. Only these commit and run timers; the other
-   * engines are followers, rebuilt from the database as other writers' batches arrive, read by
-   * the realtime fan-out only (requests of their worlds are served by the writer).
+   * the writer of, with their term's fencing epoch. Only these commit and run timers. For the
+   * other worlds the realtime fan-out (the only reader: their requests are served by the writer)
+   * reads a {@link FollowerView}, kept current from the writer's batches as they arrive.
    */
   readonly clustered: boolean;
   private readonly terms = new Map<WorldName, number>();
   private readonly termStarts: ((world: WorldName) => void)[] = [];
-  private readonly refreshedAt = new Map<WorldName, number>();
-  private readonly refreshTimers = new Map<WorldName, NodeJS.Timeout>();
+  /** Cluster mode: the read model of each world this instance follows (does not write). */
+  private readonly followers = new Map<WorldName, FollowerView>();
+  /** Worlds whose writer was asked for its book and has not answered yet. */
+  private readonly booksAsked = new Set<WorldName>();
+  /** Worlds that resynced again while their book was asked for. */
+  private readonly booksAgain = new Set<WorldName>();
   /** Set by the cluster module: campaign for a loaded ephemeral world; a fenced-off term. */
   cluster: {
     campaign(world: WorldId): void;
@@ -99,11 +104,25 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     databases.onUnload((world) => this.unloadWorld(world));
     const c = config.values;
     this.clustered = c.databaseUrl !== null && c.redisUrl !== null;
-    // Subscribed before the realtime hub (which depends on this registry): a follower is fresh
-    // when the hub routes the batch that refreshed it.
+    // Subscribed before the realtime hub (which depends on this registry): a follower view has
+    // applied a batch when the hub routes it.
     if (this.clustered) {
       bus.stream.subscribe((batch) => {
-        if (batch.remote === true && !this.terms.has(batch.world)) this.refresh(batch.world);
+        if (batch.remote === true && !this.terms.has(batch.world)) {
+          try {
+            this.follow(batch);
+          } catch (err) {
+            this.log.error(
+              `following ${batch.world} failed: ${err instanceof Error ? err.stack : String(err)}`,
+            );
+          }
+        }
+      });
+      // On the writer: a follower that resynced asks for the book (the house's quotes are in
+      // no database); it goes out in the stream, after every batch committed so far.
+      this.defineCommand(FOLLOWER_BOOK, (world) => {
+        this.get(world).announceBook();
+        return true;
       });
     }
   }
@@ -190,6 +209,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
    */
   beginTerm(world: WorldName, epoch: number): void {
     this.terms.set(world, epoch);
+    this.followers.delete(world);
     if (isWorldId(world)) {
       // Loaded again (as the writer, house quoting) on its next request.
       this.unloadWorld(world);
@@ -197,6 +217,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       const runtime = this.runtimes.get(world);
       if (runtime === undefined) throw new Error(`engine ${world} not started`);
       runtime.reload();
+      runtime.term = epoch;
       this.startWriting(world, runtime);
     }
     for (const cb of this.termStarts) cb(world);
@@ -205,7 +226,9 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   /** Cluster mode: the term ended; the engine is a follower again (its commits are refused). */
   endTerm(world: WorldName): void {
     this.terms.delete(world);
-    this.loaded(world)?.stop();
+    const runtime = this.loaded(world);
+    if (runtime !== null) runtime.term = null;
+    runtime?.stop();
   }
 
   /**
@@ -247,20 +270,86 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     this.termStarts.push(cb);
   }
 
-  /** A follower rebuilt from the database, at most every FOLLOWER_REFRESH_MS (then once more). */
-  private refresh(world: WorldName): void {
+  /**
+   * Cluster mode, another instance's batch of a world this instance does not write: applied to
+   * the world's follower view, in stream order, with no database read. A resync (a break in the
+   * stream, the writer's own rebuild, this instance starting to follow the world) or a batch of
+   * a new writer term (its engine was restored from the database with no event for what that
+   * dropped: the old house quotes) rebuilds the view from the database first; the writer's book
+   * then follows in the stream (asked for here), as only the writer holds the house's quotes.
+   */
+  private follow(batch: CommittedEvents): void {
+    const world = batch.world;
     const runtime = this.loaded(world);
-    if (runtime === null || this.refreshTimers.has(world)) return;
-    const wait = (this.refreshedAt.get(world) ?? 0) + FOLLOWER_REFRESH_MS - Date.now();
-    const run = (): void => {
-      this.refreshTimers.delete(world);
-      this.refreshedAt.set(world, Date.now());
-      if (!this.terms.has(world)) runtime.reload();
-    };
-    if (wait <= 0) return run();
-    const timer = setTimeout(run, wait);
-    timer.unref();
-    this.refreshTimers.set(world, timer);
+    // An ephemeral world not loaded here: its view is built when it is first read.
+    if (runtime === null) return;
+    const extras = batch.follow;
+    let view = this.followers.get(world);
+    if (batch.rebuilt === true && extras?.book === undefined) {
+      this.resync(world, runtime, batch.lost === true ? 'a break in the stream' : 'a resync');
+      return;
+    }
+    if (view === undefined) {
+      view = this.resync(world, runtime, 'first batch');
+    } else if (
+      extras !== undefined &&
+      view.term !== null &&
+      extras.term !== view.term &&
+      extras.book === undefined
+    ) {
+      view = this.resync(world, runtime, `writer term ${extras.term}`);
+    }
+    view.apply(batch);
+    if (extras?.book !== undefined) this.log.log(`follower of ${world} has the writer's book`);
+  }
+
+  /** The follower view rebuilt from the database, and the writer asked for its book. */
+  private resync(world: WorldName, runtime: EngineRuntime, why: string): FollowerView {
+    runtime.reload();
+    const view = FollowerView.fromEngine(runtime.reads);
+    this.followers.set(world, view);
+    this.log.log(`follower of ${world} rebuilt from the database (${why})`);
+    this.askBook(world);
+    return view;
+  }
+
+  /**
+   * Asks the world's writer for its book (once at a time; again when another resync came
+   * meanwhile, as the answer may be from a writer whose term has ended).
+   */
+  private askBook(world: WorldName): void {
+    if (this.cluster === null) return;
+    if (this.booksAsked.has(world)) {
+      this.booksAgain.add(world);
+      return;
+    }
+    this.booksAsked.add(world);
+    this.onWriter(world, FOLLOWER_BOOK, {})
+      .catch((err: unknown) =>
+        // No writer now: the next term's first batch resyncs and asks again.
+        this.log.warn(
+          `the writer of ${world} did not send its book: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
+      .finally(() => {
+        this.booksAsked.delete(world);
+        if (this.booksAgain.delete(world) && !this.terms.has(world)) this.askBook(world);
+      });
+  }
+
+  /**
+   * What the realtime fan-out reads of a world: the engine where this instance writes it (always
+   * with one instance), else the world's follower view (built from the database on first use).
+   */
+  reads(world: WorldName): FanOutReads {
+    const runtime = this.get(world);
+    if (this.writes(world)) return runtime.reads;
+    return this.followers.get(world) ?? this.resync(world, runtime, 'first read');
+  }
+
+  /** As {@link reads}, with a writer's waiting batch committed first (snapshots). */
+  committedReads(world: WorldName): FanOutReads {
+    return this.writes(world) ? this.get(world).committedReads() : this.reads(world);
   }
 
   /** Installs the webhook spooler on every engine, now or once they are built. */
@@ -382,6 +471,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     runtime.world = world;
     runtime.spooler = this.spooler;
     runtime.fence = this.fenceOf(world);
+    runtime.term = this.terms.get(world) ?? null;
     // No timers: the feed steps when the world's clock is advanced, and markets close on the
     // next command (every command checks), so an idle world costs no CPU.
     // Registered before the house opens: its opening quotes are a committed batch, whose
@@ -411,11 +501,11 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     w.runtime.flush();
     for (const cb of this.unloading) cb(world, w.runtime);
     this.worlds.delete(world);
+    this.followers.delete(world);
   }
 
   /** Stops the feed before the databases close (graceful shutdown). */
   onModuleDestroy(): void {
-    for (const t of this.refreshTimers.values()) clearTimeout(t);
     for (const r of this.runtimes.values()) r.stop();
     for (const id of [...this.worlds.keys()]) this.unloadWorld(id);
   }

@@ -21,8 +21,9 @@ import {
 import type { Clock } from '../../common/clock/clock.js';
 import type { Environment, WorldName } from '../../common/environment.js';
 import { WriterUnavailableError } from '../cluster/cluster-errors.js';
-import type { EventBus } from './event-bus.js';
+import type { CommittedEvents, EventBus } from './event-bus.js';
 import { OpenOrderIndex } from './open-order-index.js';
+import { bookSnapshot, followerExtras } from './follower-view.js';
 import type { WebhookSpoolStore } from './stores/webhook-spool.store.js';
 import type { EffectRecord } from './stores/effect.store.js';
 import type { LedgerRow } from './stores/ledger.store.js';
@@ -43,7 +44,14 @@ export type OrderExportReads = Pick<OrderStore, 'newestOrderId' | 'countExport' 
  */
 export type EngineReads = Pick<
   MatchingEngine,
-  'marketSummary' | 'marketIds' | 'depth' | 'getAccount' | 'positions' | 'openOrders' | 'getOrder'
+  | 'marketSummary'
+  | 'marketIds'
+  | 'depth'
+  | 'getAccount'
+  | 'accountIds'
+  | 'positions'
+  | 'openOrders'
+  | 'getOrder'
 >;
 
 /** The Idempotency-Key a command runs under (per owner), so its effect is recorded with it. */
@@ -146,6 +154,12 @@ export class EngineRuntime {
    * WriterUnavailableError; null: one instance, no fence.
    */
   fence: ((db: SqlConnection) => void) | null = null;
+  /**
+   * Cluster mode: this instance's writer term (fencing epoch) of the world, set by the registry
+   * while it writes the world; null otherwise (and always with one instance). While set, each
+   * published batch carries what followers need to apply it (src/modules/trading/follower-view.ts).
+   */
+  term: number | null = null;
   /**
    * The world this engine serves: its environment, or an ephemeral world's id (set by the
    * registry before the engine serves anything). Committed batches and spooled webhooks carry it.
@@ -293,16 +307,39 @@ export class EngineRuntime {
         events: [],
         committedAt: now,
         rebuilt: true,
+        ...(this.term === null ? {} : { follow: { term: this.term } }),
       });
       // After the snapshots of the rebuilt state went out, so its deltas apply on top of them.
       this.reopenHouse();
       throw err;
     }
-    this.bus.publish({
+    const batch: CommittedEvents = {
       environment: this.environment,
       world: this.world,
       events,
       committedAt: now,
+    };
+    // One check with a single instance: no follower to tell.
+    if (this.term !== null)
+      batch.follow = followerExtras(this.engine, events, this.term, HOUSE_ACCOUNT);
+    this.bus.publish(batch);
+  }
+
+  /**
+   * Cluster mode, on a follower's request: publishes the whole book and market figures as they
+   * stand now, in the stream after every batch committed so far (no commit: nothing changes).
+   * Followers replace theirs with it (the house's quotes are in no database), then resnapshot.
+   */
+  announceBook(): void {
+    if (this.term === null) return;
+    const reads = this.committedReads();
+    this.bus.publish({
+      environment: this.environment,
+      world: this.world,
+      events: [],
+      committedAt: this.clock.now(),
+      rebuilt: true,
+      follow: { term: this.term, book: bookSnapshot(reads) },
     });
   }
 

@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import type { EngineEvent } from '../../engine/index.js';
+import type { EngineEvent, MarketStatus, Outcome } from '../../engine/index.js';
 import type { Environment, WorldName } from '../../common/environment.js';
 
 /** A batch of engine events, published once its database transaction has committed. */
@@ -25,7 +25,43 @@ export interface CommittedEvents {
    * messages were lost.
    */
   lost?: boolean;
+  /**
+   * Cluster mode: what a follower needs beside the events to keep its read model of the world
+   * current without reading the database (src/modules/trading/follower-view.ts), set by the
+   * writer: its fencing epoch, and the figures after the batch of what the events touched.
+   */
+  follow?: FollowerExtras;
 }
+
+/** What a writer adds to each batch in cluster mode (see {@link CommittedEvents.follow}). */
+export interface FollowerExtras {
+  /** The writer's term (fencing epoch): a new one means the engine was restored without events. */
+  term: number;
+  /** Account id -> [balance, reserved] after the batch, for every account its events name. */
+  accounts?: Record<string, [number, number]>;
+  /** Market id -> [last price (0: none), volume] after the batch, for the markets that traded. */
+  markets?: Record<string, [number, number]>;
+  /**
+   * The writer's whole book and market figures at this point of the stream (sent on a
+   * follower's request after it resynced): the house's quotes are in no database.
+   */
+  book?: BookSnapshot;
+}
+
+/** Every market's levels and figures, as a follower replaces its own with them. */
+export type BookSnapshot = Record<
+  string,
+  {
+    status: MarketStatus;
+    outcome: Outcome | null;
+    lastPrice: number | null;
+    volume: number;
+    orphanYes: number;
+    orphanNo: number;
+    bids: [number, number][];
+    asks: [number, number][];
+  }
+>;
 
 /**
  * The one place committed engine events fan out from (realtime channels, webhook outbox).
