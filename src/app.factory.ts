@@ -255,8 +255,10 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
     pipeline.operations = operationsOf(contract.document);
     const cluster = app.get(ClusterService, { strict: false });
     if (cluster.enabled) {
-      cluster.start(fastify);
       pipeline.cluster = cluster;
+      // Before the app listens: the worlds this instance can write are written from the first
+      // request (a restart of a lone instance serves at once, instead of 503 until its round).
+      await cluster.start(fastify);
     }
   } catch (err) {
     await app.close().catch(() => undefined);

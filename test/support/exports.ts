@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { as, type Svc, type Trader } from './orders.js';
 import type { JsonResponse } from './harness.js';
-import { runDeferred } from '../../src/common/sql/sql-connection.js';
+import { dialectOf } from '../../src/common/sql/sql-connection.js';
 import { openDatabaseOf } from './test-database.js';
 
 // Export bodies are read field by field.
@@ -43,26 +43,38 @@ export function seedTrades(
 ): void {
   const world = opts.world ?? 'paper';
   const db = openDatabaseOf(dataDir, world);
+  const at = opts.createdAt ?? '2026-11-22T11:00:00.000Z';
+  const prefix = opts.prefix ?? 'fil_seed';
+  const taker = opts.userId ?? 'usr_seedtaker';
+  if (dialectOf(db) === 'postgres') {
+    // The same rows in one statement. Sent 10,000 to a query, 600,000 rows held this process
+    // (the synchronous connection blocks it) for a minute and more on a loaded machine: the
+    // app's keep-alive sockets expired unseen, and the next request met a reset (ECONNRESET).
+    try {
+      db.prepare(
+        `INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id, taker_user_id, taker_book_side, created_at)
+         SELECT ? || lpad(CAST(i AS text), 9, '0'), ?, 1 + i % 99, 1 + i % 7, 'ord_seedmaker',
+           'ord_seedtaker', 'usr_seedmaker', ?, CASE WHEN i % 2 = 0 THEN 'BID' ELSE 'ASK' END, ?
+         FROM generate_series(0, ?) AS g(i)`,
+      ).run(prefix, marketId, taker, at, n - 1);
+    } finally {
+      db.close();
+    }
+    return;
+  }
   try {
     const ins = db.prepare(
       `INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id, taker_user_id, taker_book_side, created_at)
        VALUES (?, ?, ?, ?, 'ord_seedmaker', 'ord_seedtaker', 'usr_seedmaker', ?, ?, ?)`,
     );
-    const at = opts.createdAt ?? '2026-11-22T11:00:00.000Z';
-    const prefix = opts.prefix ?? 'fil_seed';
-    // On PostgreSQL each insert would be a round trip: deferred, they go 10,000 to a query
-    // (the SELECT sends what is queued); on SQLite runDeferred is run.
-    const flush = db.prepare('SELECT 1 AS one');
     db.transaction(() => {
       for (let i = 0; i < n; i++) {
-        if (i > 0 && i % 10_000 === 0) flush.get();
-        runDeferred(
-          ins,
+        ins.run(
           `${prefix}${String(i).padStart(9, '0')}`,
           marketId,
           1 + (i % 99),
           1 + (i % 7),
-          opts.userId ?? 'usr_seedtaker',
+          taker,
           i % 2 === 0 ? 'BID' : 'ASK',
           at,
         );

@@ -35,6 +35,25 @@ export function testDatabaseIsPostgres(): boolean {
   return process.env.TEST_DATABASE === 'postgres';
 }
 
+/** The reasons given to {@link sqliteOnly} in this file's PostgreSQL pass, in order. */
+export const sqliteOnlyReasons: string[] = [];
+
+/**
+ * The one way a case that checks SQLite itself (its files on disk, the WAL, a file lock) is left
+ * out of the PostgreSQL pass: true on the SQLite pass (run it), false on the PostgreSQL pass,
+ * where `reason` (what of SQLite it checks) is recorded. Prefer `startApp({ sqliteFiles: true })`,
+ * which runs such a case on SQLite files in both passes; never for a case that is slow or flaky
+ * on PostgreSQL.
+ *
+ *     (sqliteOnly('the -wal file is truncated by the checkpoint') ? it : it.skip)('...', ...);
+ */
+export function sqliteOnly(reason: string): boolean {
+  if (reason.trim() === '') throw new Error('sqliteOnly: say what of SQLite the case checks');
+  if (!testDatabaseIsPostgres()) return true;
+  sqliteOnlyReasons.push(reason);
+  return false;
+}
+
 let services: Promise<Services> | null = null;
 /**
  * Names this module registry's databases: the worker's pid and a random part, since the suite

@@ -17,18 +17,30 @@ export function startSampling(
   atOnce = false,
 ): NodeJS.Timeout {
   const tick = (): void => {
-    for (const env of ['live', 'test'] as const) {
-      try {
-        catchUp(env);
-      } catch (err) {
-        log.warn(
-          `sampling the ${env} ${what} failed: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }
-    }
+    for (const env of ['live', 'test'] as const) sampleNow(log, what, catchUp, env);
   };
   if (atOnce) tick();
   const timer = setInterval(tick, TICK_MS);
   timer.unref();
   return timer;
+}
+
+/**
+ * One environment's catch-up now, its error logged (the next round tries again): what the timer
+ * runs, and what a cluster writer's term start runs (EngineRegistry.onTermStart), so that a
+ * restart's catch-up is done before its first request, as at once at boot on one instance.
+ */
+export function sampleNow(
+  log: Logger,
+  what: string,
+  catchUp: (env: Environment) => unknown,
+  env: Environment,
+): void {
+  try {
+    catchUp(env);
+  } catch (err) {
+    log.warn(
+      `sampling the ${env} ${what} failed: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
 }

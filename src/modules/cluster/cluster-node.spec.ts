@@ -74,11 +74,12 @@ describe('two instances', () => {
   it('run every command of a world on its one writer, forwarding from the other', async () => {
     const log: Log = { terms: [], ran: [] };
     const a = await node('a', log);
-    a.start(['test']);
-    await until('a to write', () => a.isWriter('test'));
+    // start() settles after the first round, with the term it won begun: a writes at once.
+    await a.start(['test']);
+    expect(a.isWriter('test')).toBe(true);
+    expect(log.terms).toEqual(['a writes test @1']);
     const b = await node('b', log);
-    b.start(['test']);
-    await b.election.tick();
+    await b.start(['test']);
     expect(b.isWriter('test')).toBe(false);
 
     const viaB = await b.execute('test', { op: 'orders.place', args: {} });
@@ -91,10 +92,10 @@ describe('two instances', () => {
   it("fail over within 5 s when the writer's session dies: the new writer runs them, the deposed one forwards", async () => {
     const log: Log = { terms: [], ran: [] };
     const a = await node('a', log);
-    a.start(['wld_fo']);
-    await until('a to write', () => a.isWriter('wld_fo'));
+    await a.start(['wld_fo']);
+    expect(a.isWriter('wld_fo')).toBe(true);
     const b = await node('b', log);
-    b.start(['wld_fo']);
+    await b.start(['wld_fo']);
     expect(await b.execute('wld_fo', { op: 'before', args: {} })).toMatchObject({ ran_on: 'a' });
 
     const killedAt = Date.now();
@@ -116,7 +117,7 @@ describe('two instances', () => {
     const log: Log = { terms: [], ran: [] };
     const b = await node('b', log);
     // b serves other worlds, but nobody campaigns for this one.
-    b.start(['test']);
+    await b.start(['test']);
     const start = Date.now();
     await expect(b.execute('wld_orphan', { op: 'x', args: {} })).rejects.toBeInstanceOf(
       WriterUnavailableError,

@@ -72,11 +72,18 @@ export class ClusterNode {
     });
   }
 
-  /** Campaigns for these worlds (and later ones with campaign()) and starts forwarding. */
-  start(worlds: readonly string[]): void {
+  /**
+   * Campaigns for these worlds (and later ones with campaign()) and starts forwarding. Settles
+   * once the first campaign round is over and the terms it won have begun (their engines
+   * restored, their timers caught up): an instance that starts listening after this serves the
+   * worlds it could take at once, instead of answering 503 until its first round.
+   */
+  async start(worlds: readonly string[]): Promise<void> {
     for (const w of worlds) this.election.campaign(w);
     this.forwarder.start();
     this.election.start();
+    await this.election.tick();
+    await this.changes;
   }
 
   campaign(world: string): void {

@@ -91,13 +91,17 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
     };
   }
 
-  /** Campaigns for live and paper, and serves forwarded requests through this Fastify. */
-  start(fastify: FastifyInstance): void {
+  /**
+   * Campaigns for live and paper, and serves forwarded requests through this Fastify. Settles
+   * after the first campaign round, the terms it won begun (ClusterNode.start), so the app
+   * listens only once it writes the worlds nobody else holds.
+   */
+  async start(fastify: FastifyInstance): Promise<void> {
     if (this.node === null || this.fastify !== null) return;
     this.fastify = fastify;
     for (const w of ['live', 'test']) this.campaigned.add(w);
-    this.node.start(['live', 'test']);
     this.log.log(`cluster instance ${this.instanceId} campaigning for live and test`);
+    await this.node.start(['live', 'test']);
   }
 
   /** Whether this instance writes the world now (always true outside cluster mode). */

@@ -5,10 +5,15 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { Subject } from 'rxjs';
-import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
+import {
+  isWorldId,
+  type Environment,
+  type WorldId,
+  type WorldName,
+} from '../../common/environment.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
-import { startSampling } from '../../common/sampling/sampling-timer.js';
+import { sampleNow, startSampling } from '../../common/sampling/sampling-timer.js';
 import { instant } from '../../common/validation/instant.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
@@ -74,14 +79,16 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   onApplicationBootstrap(): void {
+    const catchUp = (env: Environment): unknown =>
+      this.engines.writes(env) && this.feed(env).catchUp();
     this.engines.whenReady(() => {
-      this.timer = startSampling(
-        this.log,
-        'crypto indices',
-        // Cluster mode: on the world's writer only.
-        (env) => this.engines.writes(env) && this.feed(env).catchUp(),
-        true,
-      );
+      // Cluster mode: on the world's writer only.
+      this.timer = startSampling(this.log, 'crypto indices', catchUp, true);
+    });
+    // Cluster mode: the boot's catch-up (a restart settles what it missed) when the term begins,
+    // before the instance listens (ClusterService.start).
+    this.engines.onTermStart((world) => {
+      if (!isWorldId(world)) sampleNow(this.log, 'crypto indices', catchUp, world);
     });
   }
 

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { describe, expect, it } from '@jest/globals';
 import type { FastifyReply } from 'fastify';
 import type { RouteMeta } from '../../common/api/route-meta.js';
@@ -6,8 +7,8 @@ import type { DomainError } from '../../common/errors/domain-error.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { loadConfig } from '../../config/app-config.js';
 import { ConfigService } from '../../config/config.service.js';
-import { MemoryLimitStore } from './limit-store.js';
-import { LimitsService } from './limits.service.js';
+import { MemoryLimitStore, type Charge, type LimitStore } from './limit-store.js';
+import { LimitsService, STORE_TIMEOUT_MS } from './limits.service.js';
 
 function fakeReply(): FastifyReply & { headers: Record<string, string> } {
   const headers: Record<string, string> = {};
@@ -28,12 +29,24 @@ const META: RouteMeta = {
   environment: 'any',
 };
 
-function service(clock: ManualClock, env: Record<string, string> = {}): LimitsService {
+function service(
+  clock: ManualClock,
+  env: Record<string, string> = {},
+  store: LimitStore = new MemoryLimitStore(),
+): LimitsService {
   const config = new ConfigService(loadConfig(env), {
     jwtSecret: 'x'.repeat(32),
     encryptionKey: '0'.repeat(64),
   });
-  return new LimitsService(new MemoryLimitStore(), clock, config);
+  return new LimitsService(store, clock, config);
+}
+
+/** Keeps the event loop busy (a burst of requests' synchronous work) for `ms`. */
+function busyFor(ms: number): void {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    // spin
+  }
 }
 
 describe('LimitsService', () => {
@@ -166,5 +179,51 @@ describe('LimitsService', () => {
       details: { limit_scope: 'route', limit: 10 },
     });
     expect(counts('10.0.0.1')).toEqual({ ip: 115, key: 10, route: 10 });
+  });
+
+  describe('a shared store (Redis) that answers over I/O', () => {
+    const meta: RouteMeta = { ...META, routeLimitPerMinute: 1 };
+
+    /** The in-process store behind one I/O round trip (a stat), as a Redis answer arrives in one read. */
+    function overIo(): LimitStore {
+      const inner = new MemoryLimitStore();
+      return {
+        async take(charges: readonly Charge[], now: number) {
+          await stat(import.meta.filename);
+          return inner.take(charges, now);
+        },
+        async count(bucket: string, now: number) {
+          await stat(import.meta.filename);
+          return inner.count(bucket, now);
+        },
+      };
+    }
+
+    it('an answer that arrived while the event loop was busy past the timeout is used: a burst does not fail open', async () => {
+      const clock = new ManualClock('2027-01-01T00:00:05.000Z');
+      const limits = service(clock, {}, overIo());
+      await limits.checkCredential(cred, meta, 'POST /x', fakeReply());
+      // The store answers at once, but the loop is busy for longer than the timeout: the timer
+      // and the answer are both due when it is free again. The answer (a refusal) counts.
+      const second = limits.checkCredential(cred, meta, 'POST /x', fakeReply());
+      busyFor(STORE_TIMEOUT_MS * 3);
+      await expect(second).rejects.toMatchObject({
+        code: 'RATE_LIMITED',
+        details: { limit_scope: 'route', limit: 1 },
+      });
+    });
+
+    it('a store that does not answer within the timeout fails open (the route limit holds locally)', async () => {
+      const clock = new ManualClock('2027-01-01T00:00:05.000Z');
+      const silent: LimitStore = { take: () => new Promise(() => {}), count: () => 0 };
+      const limits = service(clock, {}, silent);
+      const started = Date.now();
+      await limits.checkHandshake('10.0.0.9');
+      await limits.checkCredential(cred, meta, 'POST /x', fakeReply());
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2 * STORE_TIMEOUT_MS - 5);
+      await expect(
+        limits.checkCredential(cred, meta, 'POST /x', fakeReply()),
+      ).rejects.toMatchObject({ details: { limit_scope: 'route' } });
+    });
   });
 });

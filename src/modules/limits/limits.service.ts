@@ -422,16 +422,27 @@ export class LimitsService {
     }
   }
 
+  /**
+   * The store's answer, or an error when it has not answered after STORE_TIMEOUT_MS. When the
+   * timer fires, the answer may be waiting unread on the socket: Node runs expired timers before
+   * it polls for I/O, so after the event loop was busy for longer than the timeout (a burst of
+   * requests on a loaded machine) every pending charge's timer would fire before the store's
+   * answers were read, and the ceilings would fail open exactly under a burst. One poll of I/O
+   * (setImmediate runs after it) reads them first; only a store still silent then is unavailable.
+   */
   private withTimeout<T>(value: T | Promise<T>): T | Promise<T> {
     if (!(value instanceof Promise)) return value;
     let timer: NodeJS.Timeout | undefined;
+    let immediate: NodeJS.Immediate | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer in ${STORE_TIMEOUT_MS} ms`)),
-        STORE_TIMEOUT_MS,
-      );
+      timer = setTimeout(() => {
+        immediate = setImmediate(() => reject(new Error(`no answer in ${STORE_TIMEOUT_MS} ms`)));
+      }, STORE_TIMEOUT_MS);
     });
-    return Promise.race([value, timeout]).finally(() => clearTimeout(timer));
+    return Promise.race([value, timeout]).finally(() => {
+      clearTimeout(timer);
+      if (immediate !== undefined) clearImmediate(immediate);
+    });
   }
 }
 

@@ -4,8 +4,8 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import type { WorldName } from '../../common/environment.js';
-import { startSampling } from '../../common/sampling/sampling-timer.js';
+import { isWorldId, type Environment, type WorldName } from '../../common/environment.js';
+import { sampleNow, startSampling } from '../../common/sampling/sampling-timer.js';
 import { ConfigService } from '../../config/config.service.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
@@ -47,15 +47,15 @@ export class RankSamplerService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   onApplicationBootstrap(): void {
+    const catchUp = (env: Environment): unknown => this.engines.writes(env) && this.catchUp(env);
     this.engines.whenReady(() => {
       this.started = true;
-      this.timer = startSampling(
-        this.log,
-        'rank history',
-        // Cluster mode: on the world's writer only.
-        (env) => this.engines.writes(env) && this.catchUp(env),
-        true,
-      );
+      // Cluster mode: on the world's writer only.
+      this.timer = startSampling(this.log, 'rank history', catchUp, true);
+    });
+    // Cluster mode: the boot's catch-up when the term begins, before the instance listens.
+    this.engines.onTermStart((world) => {
+      if (!isWorldId(world)) sampleNow(this.log, 'rank history', catchUp, world);
     });
   }
 
