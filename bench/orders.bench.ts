@@ -24,8 +24,13 @@
  * The order stream: mostly resting LIMIT orders at non-crossing prices over every market, so
  * books grow, and a share of marketable orders that trade with the house and with other traders'
  * resting orders; 16 traders' test keys, round robin.
+ * Each of the service's rounds also prints its own view of the phase (support/loop-stats.ts): how
+ * late its event loop ran a 10 ms timer (p50/p99/max) and its GC pauses by kind, steadier than
+ * the client's latencies on a loaded machine; BENCH_STALLS=<ms> lists every stall longer than that
+ * with its split into time on a CPU, waiting for one, and GC (support/stall-monitor.ts).
  * BENCH_SERVICE_ONLY=1 runs only phase 2 against the service (no reference, no file written):
- * with BENCH_PROF=<dir> (support/server-args.ts) that is a CPU profile of the order path alone.
+ * with BENCH_PROF=<dir> (support/server-args.ts) that is a CPU profile of the order path alone;
+ * BENCH_PACED_RATE=<orders/s> then adds paced rounds at that rate.
  * On a machine others load, the orders/s ratio moves with how much CPU each phase happened to get
  * (a server at saturation there is not idle in its code: its event loop is busy but waits on the
  * run queue most of the time); the ratio per server CPU second moves far less.
@@ -49,6 +54,7 @@ import {
   TRADERS,
 } from './support/order-setup.js';
 import { startReferenceServer } from './support/reference.js';
+import { type LoopStats, loopStatsLine, loopStatsOf } from './support/loop-stats.js';
 import { startBenchServer } from './support/server.js';
 
 /** The repository root (this file runs from dist-bench/bench/). */
@@ -84,6 +90,8 @@ async function idleCpu(pid: number, seconds: number): Promise<number | null> {
 }
 
 async function main(): Promise<void> {
+  // The service's own view of each of its phases (event-loop delay, GC pauses): support/loop-stats.ts.
+  process.env.BENCH_LOOP_STATS ??= '1';
   // Books grow for the whole run: enough money and open-order room for every resting order.
   const server = await startBenchServer('orders', {
     SANDBOX_STARTING_BALANCE_CENTS: '1000000000000',
@@ -147,6 +155,15 @@ async function main(): Promise<void> {
           await measured(pid, orders('service', PHASE_SECONDS)),
         );
       }
+      // BENCH_PACED_RATE=<orders/s>: then the paced rounds against the service alone.
+      const pacedRate = Number(process.env.BENCH_PACED_RATE ?? 0);
+      for (let r = 1; pacedRate > 0 && r <= ROUNDS; r++) {
+        const f = await loopStatsOf(server, () =>
+          paced('127.0.0.1', port, pacedRate, PHASE_SECONDS, stream),
+        );
+        print(`round ${r} service POST /orders (paced ${pacedRate}/s)`, f.result);
+        console.log(`  ${loopStatsLine(f.stats)}`);
+      }
       return;
     }
     const healthOf = {} as Record<Name, Figures>;
@@ -164,11 +181,32 @@ async function main(): Promise<void> {
       console.log(`${name} idle CPU over ${IDLE_SECONDS} s: ${idleCores[name] ?? '?'} cores`);
     }
     const saturation: Record<Name, Figures[]> = { reference: [], service: [] };
+    const serviceLoop: { saturation: (LoopStats | null)[]; paced: (LoopStats | null)[] } = {
+      saturation: [],
+      paced: [],
+    };
+    /** Runs a phase; the service's phases with its loop stats, printed and kept. */
+    const phase = async (
+      name: Name,
+      kind: 'saturation' | 'paced',
+      run: () => Promise<Figures>,
+    ): Promise<Figures> => {
+      if (name !== 'service') return run();
+      const { result, stats } = await loopStatsOf(server, run);
+      serviceLoop[kind].push(stats);
+      return Object.assign(result, { loopStatsLine: loopStatsLine(stats) });
+    };
+    const printWithLoop = (label: string, f: Figures & { loopStatsLine?: string }): void => {
+      print(label, f);
+      if (f.loopStatsLine !== undefined) console.log(`${''.padEnd(36)} ${f.loopStatsLine}`);
+    };
     for (let r = 1; r <= ROUNDS; r++) {
       for (const name of NAMES) {
-        const f = await measured(servers[name].pid, orders(name, PHASE_SECONDS));
+        const f = await phase(name, 'saturation', () =>
+          measured(servers[name].pid, orders(name, PHASE_SECONDS)),
+        );
         saturation[name].push(f);
-        print(`round ${r} ${name} POST /orders (saturation)`, f);
+        printWithLoop(`round ${r} ${name} POST /orders (saturation)`, f);
       }
     }
     const satOf = (name: Name): number => median(saturation[name].map((f) => f.requestsPerSec));
@@ -176,9 +214,11 @@ async function main(): Promise<void> {
     const pacedOf: Record<Name, Figures[]> = { reference: [], service: [] };
     for (let r = 1; r <= ROUNDS; r++) {
       for (const name of NAMES) {
-        const f = await paced('127.0.0.1', servers[name].port, rate, PHASE_SECONDS, stream);
+        const f = await phase(name, 'paced', () =>
+          paced('127.0.0.1', servers[name].port, rate, PHASE_SECONDS, stream),
+        );
         pacedOf[name].push(f);
-        print(`round ${r} ${name} POST /orders (paced ${rate}/s)`, f);
+        printWithLoop(`round ${r} ${name} POST /orders (paced ${rate}/s)`, f);
       }
     }
 
@@ -244,6 +284,8 @@ async function main(): Promise<void> {
       ratioPerServerCpuSecond: cpuRatio,
       roundRatios,
       pacedRatePerSec: rate,
+      // The service's event-loop delay and GC pauses over each of its rounds (support/loop-stats.ts).
+      serviceLoop,
       rounds: { saturation, paced: pacedOf, health: healthOf },
       storedAfterRun: stored,
       targets: {
@@ -264,6 +306,12 @@ async function main(): Promise<void> {
     console.log(
       `paced at ${rate}/s (half the reference): p99 reference ${ref.pacedP99Ms} ms, service ${svc.pacedP99Ms} ms (target < 5 ms: ${svc.pacedP99Ms < 5 ? 'met' : 'NOT met'}); p50 ${ref.pacedP50Ms} / ${svc.pacedP50Ms} ms`,
     );
+    const pacedLoop = serviceLoop.paced.filter((x) => x !== null);
+    if (pacedLoop.length > 0) {
+      console.log(
+        `service over its paced rounds: event-loop delay p99 ${pacedLoop.map((x) => x.delayP99Ms).join(' / ')} ms, max ${pacedLoop.map((x) => x.delayMaxMs).join(' / ')} ms; GC pauses ${pacedLoop.map((x) => x.gcTotalMs).join(' / ')} ms`,
+      );
+    }
     console.log(
       `stored: service ${stored.orders} orders (${stored.resting} resting, ${stored.trades} trades); reference ${stored.referenceRows} rows`,
     );

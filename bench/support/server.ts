@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
-import { SERVER_NODE_ARGS } from './server-args.js';
+import { serverNodeArgs } from './server-args.js';
 
 /** The repository root (this file runs from dist-bench/bench/support/). */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -40,7 +40,7 @@ export async function startBenchServer(
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `svc-bench-${name}-`));
   const echo = process.env.BENCH_ECHO !== undefined && process.env.BENCH_ECHO !== '';
-  const proc = spawn(process.execPath, [...SERVER_NODE_ARGS, main], {
+  const proc = spawn(process.execPath, [...serverNodeArgs(), main], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

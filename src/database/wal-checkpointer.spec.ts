@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WalCheckpointer, type WriterConnection } from './wal-checkpointer.js';
+import { WalCheckpointer, writerFinishes, type WriterConnection } from './wal-checkpointer.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,14 +82,52 @@ describe('WalCheckpointer', () => {
     const a = writer();
     const c = new WalCheckpointer();
     checkpointers.push(c);
-    await c.start([a.conn], 5);
+    await c.start([a.conn], 60_000);
     fill(a.db, 40_000); // ~2,500+ frames in one go
-    const t0 = Date.now();
-    while (c.finishedByWriter === 0 && Date.now() - t0 < 5000) await sleep(5);
-    expect(c.finishedByWriter).toBeGreaterThan(0);
+    const [r] = await c.checkpointNow();
+    expect(r.log).toBeGreaterThan(2000);
+    // The worker's report as it comes when the writer kept committing during its copy: a few
+    // frames short of the end.
+    const report = { ...r, checkpointed: r.log - 100 };
+    expect(writerFinishes(report)).toBe(true);
+    (c as unknown as { onMessage(m: unknown): void }).onMessage({
+      type: 'progress',
+      results: [report],
+    });
+    expect(c.finishedByWriter).toBe(1);
     fill(a.db, 1);
     const [after] = await c.checkpointNow();
     expect(after.log).toBeLessThan(50); // restarted from the beginning
+  });
+
+  it('leaves a wholly copied log to restart at the next commit, with no checkpoint on the writer', async () => {
+    const a = writer();
+    const c = new WalCheckpointer();
+    checkpointers.push(c);
+    await c.start([a.conn], 5);
+    fill(a.db, 40_000); // ~2,500+ frames in one go, all copied by the worker's next rounds
+    const t0 = Date.now();
+    let r = (await c.checkpointNow())[0];
+    while (r.checkpointed < r.log && Date.now() - t0 < 5000) r = (await c.checkpointNow())[0];
+    expect(r.log).toBeGreaterThan(2000);
+    expect(r.checkpointed).toBe(r.log);
+    await sleep(50); // ten more progress reports of the same, wholly copied log
+    // A checkpoint by the writer would have cost the request thread two fsyncs for nothing.
+    expect(c.finishedByWriter).toBe(0);
+    fill(a.db, 1);
+    const [after] = await c.checkpointNow();
+    expect(after.log).toBeLessThan(50); // restarted from the beginning all the same
+  });
+
+  it('has the writer finish only a long log with a few frames left to copy', () => {
+    const at = (log: number, checkpointed: number, error?: string) =>
+      writerFinishes({ file: 'x', busy: 0, log, checkpointed, ...(error ? { error } : {}) });
+    expect(at(2500, 2400)).toBe(true);
+    expect(at(2000, 1999)).toBe(true);
+    expect(at(2500, 2500)).toBe(false); // wholly copied: the next commit restarts it
+    expect(at(2500, 2000)).toBe(false); // too much left: the worker copies it
+    expect(at(1999, 1900)).toBe(false); // short: not worth a checkpoint
+    expect(at(2500, 2400, 'busy')).toBe(false);
   });
 
   it('gives the writers their automatic checkpoints back when it stops or its worker dies', async () => {

@@ -10,7 +10,11 @@
  * a loop. A PASSIVE checkpoint never blocks the writer, which keeps appending while the copy
  * runs. The log restarts from its beginning at the next write once everything in it has been
  * copied, so when the worker reports a long log that is almost all copied, the writer finishes
- * the last few frames itself (a small, cheap checkpoint) and the next commit restarts the log.
+ * the last few frames itself (a small checkpoint) and the next commit restarts the log. A log the
+ * worker reports as wholly copied is left alone: the next commit restarts it anyway, and a
+ * checkpoint by the writer then would copy the frames committed since the report and wait for
+ * two fsyncs on the request thread. Measured under bench:orders, 39 of 40 of the writer's
+ * checkpoints were of such logs, 4 to 32 ms each of blocked event loop for 0.1 to 4 ms of CPU.
  * The writer's own automatic checkpoint is off while the worker runs and comes back if the worker
  * ever stops, so the log stays bounded either way.
  */
@@ -80,6 +84,20 @@ parentPort.on('message', (m) => {
 });
 parentPort.postMessage({ type: 'ready' });
 `;
+
+/**
+ * Whether the writer finishes a log the worker reported (see the file comment): a long log with a
+ * few frames left to copy. None left: the next commit restarts it with no checkpoint at all.
+ */
+export function writerFinishes(r: CheckpointResult): boolean {
+  const left = r.log - r.checkpointed;
+  return (
+    r.error === undefined &&
+    r.log >= FINISH_LOG_FRAMES &&
+    left > 0 &&
+    left <= FINISH_REMAINING_FRAMES
+  );
+}
 
 interface WorkerMessage {
   type: 'ready' | 'progress' | 'checkpointed' | 'stopped';
@@ -172,7 +190,7 @@ export class WalCheckpointer {
     }
     if (m.type !== 'progress' && m.type !== 'checkpointed') return;
     for (const r of results) {
-      if (r.log < FINISH_LOG_FRAMES || r.log - r.checkpointed > FINISH_REMAINING_FRAMES) continue;
+      if (!writerFinishes(r)) continue;
       const writer = this.writers.find((w) => w.file === r.file);
       if (writer === undefined) continue;
       try {
