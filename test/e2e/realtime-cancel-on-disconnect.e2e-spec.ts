@@ -307,7 +307,8 @@ describe('realtime: cancel-on-disconnect when the server ends the connection', (
   let clock: ManualClock;
 
   beforeAll(async () => {
-    svc = await startOrdersApp({ env: { WS_HEARTBEAT_MS: '200' } });
+    // A client that never pongs is cut on the second beat after it connects: 500 to 1000 ms.
+    svc = await startOrdersApp({ env: { WS_HEARTBEAT_MS: '500' } });
     clock = svc.clock as ManualClock;
   });
   afterAll(async () => {
@@ -317,8 +318,9 @@ describe('realtime: cancel-on-disconnect when the server ends the connection', (
   it('a dead client cut by the heartbeat (4000) arms it: its orders go after the grace', async () => {
     const t = await trader(svc, 'cod-heartbeat@orders.test', { scopes: WS_SCOPES });
     expect((await cod(svc, t, 'POST', { grace_seconds: 2 })).status).toBe(200);
-    const dead = await WsClient.authed(svc.baseUrl, { api_key: t.key }, { autoPong: false });
+    // The orders first: the count below must be read while the dead client is still connected.
     const ids = await rest(svc, t, 2, 3);
+    const dead = await WsClient.authed(svc.baseUrl, { api_key: t.key }, { autoPong: false });
     expect((await cod(svc, t, 'GET')).body).toMatchObject({ connections: 1, cancels_at: null });
     expect((await dead.waitClose(3000)).code).toBe(4000);
     await connectionsAre(svc, t, 0);

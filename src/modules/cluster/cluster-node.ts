@@ -90,6 +90,11 @@ export class ClusterNode {
     this.election.campaign(world);
   }
 
+  /** Settles once the role changes seen so far are applied (the terms won have begun). */
+  async applied(): Promise<void> {
+    await this.changes;
+  }
+
   /** Whether this instance runs the world's commands itself now. */
   isWriter(world: string): boolean {
     return this.election.isWriter(world) && this.inbox.isServing(world);

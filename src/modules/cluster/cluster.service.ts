@@ -20,7 +20,10 @@ import type { ForwardedCommand } from './command-wire.js';
 
 /** The forwarded-command operation of a whole HTTP request (the only one). */
 const HTTP_OP = 'http';
-/** How long a request of an ephemeral world nobody writes yet waits for a writer's election. */
+/**
+ * How long a request of a new ephemeral world waits, after the election round that included it,
+ * for another instance's presence as its writer.
+ */
 const FIRST_ELECTION_MS = 1_500;
 
 /**
@@ -121,9 +124,13 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
     if (!isWorldId(world) || this.campaigned.has(world)) {
       return node.forwarder.forward<ForwardedAnswer>(world, { op: HTTP_OP, args: request });
     }
-    // An ephemeral world nobody here campaigned for yet: stand, and give the election a moment.
+    // An ephemeral world nobody here campaigned for yet: stand, and wait for a round that
+    // includes it (the one in progress may not: a burst of new worlds waited for the next timer
+    // round and answered 503 on a lone instance) and for the term it won to begin. Then serve it,
+    // or forward it to the writer another instance is (its presence may take a moment).
     this.campaign(world);
-    await node.election.tick();
+    await node.election.nextRound();
+    await node.applied();
     const deadline = Date.now() + FIRST_ELECTION_MS;
     for (;;) {
       if (node.isWriter(world)) return null;

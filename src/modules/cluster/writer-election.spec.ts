@@ -206,6 +206,26 @@ describe('writer election', () => {
     }
   }, 60_000);
 
+  it('nextRound settles after a round that includes a world campaigned for during the round in progress', async () => {
+    // Timer rounds a second apart: the worlds below are elected by nextRound's round, not one.
+    const e = new WriterElection({
+      databaseUrl: services.databaseUrl,
+      instanceId: 'rounds',
+      retryMs: 1000,
+      log: quiet,
+    });
+    elections.push(e);
+    e.campaign('test');
+    e.start();
+    const inProgress = e.tick();
+    const worlds = Array.from({ length: 20 }, (_, i) => `wld_round${i}`);
+    for (const w of worlds) e.campaign(w);
+    await Promise.all(worlds.map(() => e.nextRound()));
+    await inProgress;
+    expect(worlds.filter((w) => !e.isWriter(w))).toEqual([]);
+    expect(e.isWriter('test')).toBe(true);
+  });
+
   it('gives a lease to one instance, and to the next one when the holder session dies', async () => {
     const a = election('a');
     const b = election('b');

@@ -145,6 +145,16 @@ export class WriterElection {
     return this.round;
   }
 
+  /**
+   * A whole campaign round begun after this call: the round in progress (which may have started
+   * before a world just campaigned for was wanted) is waited out first. Concurrent callers share
+   * the new round, so a burst of new worlds is one round, not one each.
+   */
+  async nextRound(): Promise<void> {
+    await this.round;
+    await this.tick();
+  }
+
   /** Stops campaigning and ends the session: PostgreSQL releases every lock at once. */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../../common/sql/sql-connection.js';
 import { iso } from '../../../common/clock/iso.js';
 
 /** An Idempotency-Key's effect on an engine: the orders it placed, the ledger references it wrote. */
@@ -45,7 +49,8 @@ export class EffectStore {
    * of an expired earlier use of the key). Call inside the transaction of the effect.
    */
   record(e: EffectRecord, now: number): void {
-    this.insert.run(
+    runDeferred(
+      this.insert,
       e.ownerId,
       e.key,
       JSON.stringify(e.orderIds),

@@ -86,12 +86,12 @@ export class LedgerStore {
       runDeferred(this.upsertAccount, e.accountId, e.balance, at, at);
       return;
     }
-    this.upsertAccount.run(e.accountId, e.balance, at, at);
+    runDeferred(this.upsertAccount, e.accountId, e.balance, at, at);
     if (e.accountId === this.houseAccountId) return;
     const id = this.ledgerId();
     this.last = { userId: e.accountId, id };
     const type = ledgerTypeOf(e.reason, this.environment);
-    this.insertLedger.run(id, e.accountId, type, e.delta, e.balance, e.referenceId, at);
+    runDeferred(this.insertLedger, id, e.accountId, type, e.delta, e.balance, e.referenceId, at);
   }
 
   /**

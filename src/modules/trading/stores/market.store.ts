@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../../common/sql/sql-connection.js';
 import type { MarketResolvedEvent, TradeEvent } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
 
@@ -46,7 +50,7 @@ export class MarketStore {
   }
 
   traded(e: TradeEvent): void {
-    this.lastTrade.run(e.price, e.quantity, iso(e.timestamp), e.marketId);
+    runDeferred(this.lastTrade, e.price, e.quantity, iso(e.timestamp), e.marketId);
   }
 
   statusChanged(marketId: string, status: string, at: string): void {

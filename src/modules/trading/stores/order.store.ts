@@ -200,7 +200,8 @@ export class OrderStore {
       this.houseOrders.add(o.id);
       return;
     }
-    this.insertOrder.run(
+    runDeferred(
+      this.insertOrder,
       o.id,
       o.accountId,
       o.tag,
@@ -232,22 +233,38 @@ export class OrderStore {
       if (e.status === 'FILLED') this.houseOrders.delete(e.orderId);
       return;
     }
-    this.updateFill.run(e.filledQuantity, e.fillCost, e.status, iso(e.updatedAt), e.orderId);
+    runDeferred(
+      this.updateFill,
+      e.filledQuantity,
+      e.fillCost,
+      e.status,
+      iso(e.updatedAt),
+      e.orderId,
+    );
   }
 
   /** A cancelled or expired order's final state. */
   ended(e: OrderCancelledEvent | OrderExpiredEvent): void {
     if (this.houseOrders.delete(e.orderId)) return;
     const status = e.type === 'order.cancelled' ? 'CANCELLED' : 'EXPIRED';
-    this.updateFinal.run(status, e.reason, iso(e.updatedAt), e.orderId);
+    runDeferred(this.updateFinal, status, e.reason, iso(e.updatedAt), e.orderId);
   }
 
   amended(e: OrderAmendedEvent): void {
-    this.updateAmend.run(e.price, e.bookPrice, e.quantity, e.sequence, iso(e.updatedAt), e.orderId);
+    runDeferred(
+      this.updateAmend,
+      e.price,
+      e.bookPrice,
+      e.quantity,
+      e.sequence,
+      iso(e.updatedAt),
+      e.orderId,
+    );
   }
 
   traded(e: TradeEvent): void {
-    this.insertTrade.run(
+    runDeferred(
+      this.insertTrade,
       e.id,
       e.marketId,
       e.price,
