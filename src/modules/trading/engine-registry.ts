@@ -68,6 +68,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   readonly clustered: boolean;
   private readonly terms = new Map<WorldName, number>();
   private readonly termStarts: ((world: WorldName) => void)[] = [];
+  private readonly termEnds: ((world: WorldName) => void)[] = [];
   private readonly refreshedAt = new Map<WorldName, number>();
   private readonly refreshTimers = new Map<WorldName, NodeJS.Timeout>();
   /** Set by the cluster module: campaign for a loaded ephemeral world; a fenced-off term. */
@@ -206,6 +207,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   endTerm(world: WorldName): void {
     this.terms.delete(world);
     this.loaded(world)?.stop();
+    for (const cb of this.termEnds) cb(world);
   }
 
   /**
@@ -245,6 +247,20 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   /** Runs `cb` whenever a writer term of a world begins here (cluster mode). */
   onTermStart(cb: (world: WorldName) => void): void {
     this.termStarts.push(cb);
+  }
+
+  /** Runs `cb` whenever a writer term of a world ends here (cluster mode: stepped down). */
+  onTermEnd(cb: (world: WorldName) => void): void {
+    this.termEnds.push(cb);
+  }
+
+  /**
+   * The world's fence, to run first inside a transaction of another repository than the
+   * engine's that only the writer may commit (cluster mode; null alone): throws
+   * WriterUnavailableError (FencedError) once another instance took the world over.
+   */
+  fence(world: WorldName): EngineRuntime['fence'] {
+    return this.fenceOf(world);
   }
 
   /** A follower rebuilt from the database, at most every FOLLOWER_REFRESH_MS (then once more). */
