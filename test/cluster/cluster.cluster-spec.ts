@@ -135,7 +135,7 @@ describe('cluster: three instances, one writer per world', () => {
         await sleep(50);
       }
       const restored = logged('test engine restored');
-      const placed = await place(a);
+      const placed = await client.place(a);
       expect(placed.status).toBe(201);
       // Subscribed after the order: B's snapshot holds it, and the house's quotes (asks: this
       // suite's orders are all bids at 5¢).
@@ -152,7 +152,7 @@ describe('cluster: three instances, one writer per world', () => {
       // The next order through A reaches B's book as a delta, promptly.
       const sentAt = Date.now();
       const from = ws.mark();
-      expect((await place(a)).status).toBe(201);
+      expect((await client.place(a)).status).toBe(201);
       await ws.waitFor(
         (m) =>
           m.type === 'event' &&
@@ -171,7 +171,7 @@ describe('cluster: three instances, one writer per world', () => {
       let last: unknown = null;
       for (let i = 0; i < 50 && !same; i++) {
         await ws.sync();
-        const rest = await get(writer, `/markets/${market}/orderbook?depth=99`);
+        const rest = await client.get(writer, `/markets/${market}/orderbook?depth=99`);
         expect(rest.status).toBe(200);
         last = { writer: { bids: rest.body.bids, asks: rest.body.asks }, b: book.levels() };
         same =
