@@ -30,6 +30,7 @@ import { CryptoModule } from './modules/crypto/crypto.module.js';
 import { RankModule } from './modules/rank/rank.module.js';
 import { SandboxModule } from './modules/sandbox/sandbox.module.js';
 import { SandboxClockController } from './modules/sandbox/sandbox-clock.controller.js';
+import { ServiceClockSync } from './modules/sandbox/service-clock-sync.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { WorldsModule } from './modules/worlds/worlds.module.js';
 import { WatchlistsModule } from './modules/watchlists/watchlists.module.js';
@@ -107,7 +108,7 @@ export class AppModule {
       // SANDBOX_CLOCK_CONTROL says, so the route is always there; outside a world it answers 404
       // unless the control is on (its guard).
       controllers: [MetaController, HealthController, SandboxClockController],
-      providers: [SeedService],
+      providers: [SeedService, ServiceClockSync],
     };
   }
 }

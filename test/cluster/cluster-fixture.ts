@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { http } from '../support/harness.js';
+import { randomUUID } from 'node:crypto';
+import { http, type JsonResponse } from '../support/harness.js';
 import { approveTier, keyFor, type Trader } from '../support/orders.js';
 import { sessionFor } from '../support/keys.js';
 import { spawnService, waitReady, type ServiceProcess } from '../support/process.js';
@@ -132,4 +133,94 @@ export async function openMarket(svc: ServiceProcess, t: Trader): Promise<string
     throw new Error(`no open market: ${res.status} ${res.text}`);
   }
   return res.body.data[0].id as string;
+}
+
+/** An answer and how long it took (ms, from the call to the parsed body). */
+export interface Timed {
+  res: JsonResponse;
+  ms: number;
+}
+
+/** The timing wrapper: the same call, answering {@link Timed}. */
+export function timed<A extends unknown[]>(
+  call: (...args: A) => Promise<JsonResponse>,
+): (...args: A) => Promise<Timed> {
+  return async (...args: A) => {
+    const started = Date.now();
+    const res = await call(...args);
+    return { res, ms: Date.now() - started };
+  };
+}
+
+export interface PlaceOptions {
+  /** Cents; default 5 (far under the house's quotes: the order rests). */
+  price?: number;
+  /** The Idempotency-Key; default a new one. */
+  key?: string;
+  /** Another API key than the trader's. */
+  apiKey?: string;
+}
+
+/** A trader's requests to any instance of a cluster, each from a client address of its own. */
+export interface ClusterClient {
+  /** X-API-Key (the trader's, or `apiKey`) and the next client address in the subnet. */
+  headers(apiKey?: string): Record<string, string>;
+  /** POST /orders: a LIMIT bid for one YES contract of the market (resting, far from quotes). */
+  place(svc: ServiceProcess, o?: PlaceOptions): Promise<JsonResponse>;
+  /** GET `path` (under /api/v1) with {@link headers}, or the headers given. */
+  get(svc: ServiceProcess, path: string, headers?: Record<string, string>): Promise<JsonResponse>;
+  /** The same calls with the time each took. */
+  timed: {
+    place(svc: ServiceProcess, o?: PlaceOptions): Promise<Timed>;
+    get(svc: ServiceProcess, path: string, headers?: Record<string, string>): Promise<Timed>;
+  };
+  /** Ids of the orders place() got 201 for, in answer order. */
+  acked: string[];
+}
+
+/**
+ * The trader's client for a cluster suite: requests carry `X-Forwarded-For: 10.<subnet>.x.y`,
+ * a new address per request (the instances trust the local load balancer), because the per-IP
+ * ceiling is not what the suites measure; each suite takes its own subnet. A request not
+ * answered in `timeoutMs` fails (a hang is a failure, never a wait).
+ */
+export function clusterClient(
+  trader: Trader,
+  market: string,
+  subnet: number,
+  timeoutMs = 15_000,
+): ClusterClient {
+  let n = 0;
+  const headers = (apiKey = trader.key): Record<string, string> => {
+    const i = n++;
+    return {
+      'x-api-key': apiKey,
+      'x-forwarded-for': `10.${subnet}.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`,
+    };
+  };
+  const acked: string[] = [];
+  const place = async (svc: ServiceProcess, o: PlaceOptions = {}): Promise<JsonResponse> => {
+    const res = await http(`${svc.api}/orders`, {
+      method: 'POST',
+      headers: { ...headers(o.apiKey), 'idempotency-key': o.key ?? randomUUID() },
+      json: {
+        market_id: market,
+        action: 'BUY',
+        side: 'YES',
+        type: 'LIMIT',
+        price: o.price ?? 5,
+        quantity: 1,
+      },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (res.status === 201) acked.push(res.body.id as string);
+    return res;
+  };
+  const get = (
+    svc: ServiceProcess,
+    path: string,
+    auth: Record<string, string> = headers(),
+  ): Promise<JsonResponse> =>
+    http(`${svc.api}${path}`, { headers: auth, signal: AbortSignal.timeout(timeoutMs) });
+  return { headers, place, get, timed: { place: timed(place), get: timed(get) }, acked };
 }

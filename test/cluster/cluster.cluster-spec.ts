@@ -9,11 +9,13 @@ import { ClientBook, WsClient } from '../support/ws.js';
 import { download, exportsClient, sha256 } from '../support/exports.js';
 import {
   alive,
+  clusterClient,
   enterpriseTrader,
   openMarket,
   startCluster,
   waitWriter,
   type Cluster,
+  type ClusterClient,
 } from './cluster-fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -61,45 +63,20 @@ describe('cluster: three instances, one writer per world', () => {
   let cluster: Cluster;
   let t: Trader;
   let market: string;
-  let clientIp = 0;
+  let client: ClusterClient;
 
   beforeAll(async () => {
-    cluster = await startCluster(3);
+    // The clock control is on for the last case (it moves every instance's service clock).
+    cluster = await startCluster(3, { env: { SANDBOX_CLOCK_CONTROL: 'true' } });
     await waitWriter(cluster.services.admin, cluster.instances);
     t = await enterpriseTrader(cluster.instances[0]);
     market = await openMarket(cluster.instances[0], t);
+    client = clusterClient(t, market, 1, 10_000);
   }, 420_000);
 
   afterAll(async () => {
     await cluster?.stop();
   }, 60_000);
-
-  /** A resting order far from the market (5¢), from its own client address. */
-  const place = (svc: ServiceProcess, key = randomUUID(), apiKey = t.key): Promise<JsonResponse> =>
-    http(`${svc.api}/orders`, {
-      method: 'POST',
-      headers: {
-        'x-api-key': apiKey,
-        'idempotency-key': key,
-        // A client per request: the per-IP ceiling is not what this suite measures.
-        'x-forwarded-for': `10.1.${Math.floor(clientIp / 250) % 250}.${(clientIp++ % 250) + 1}`,
-      },
-      json: {
-        market_id: market,
-        action: 'BUY',
-        side: 'YES',
-        type: 'LIMIT',
-        price: 5,
-        quantity: 1,
-      },
-      signal: AbortSignal.timeout(10_000),
-    });
-
-  const get = (svc: ServiceProcess, path: string): Promise<JsonResponse> =>
-    http(`${svc.api}${path}`, {
-      headers: { 'x-api-key': t.key },
-      signal: AbortSignal.timeout(10_000),
-    });
 
   /** The instances ordered writer first, then the two others. */
   const roles = async (): Promise<[ServiceProcess, ServiceProcess, ServiceProcess]> => {
@@ -116,7 +93,7 @@ describe('cluster: three instances, one writer per world', () => {
     const ws = await WsClient.authed(b.baseUrl, { api_key: t.key });
     try {
       await ws.subscribe(['orders']);
-      const placed = await place(a);
+      const placed = await client.place(a);
       expect(placed.status).toBe(201);
       const id = placed.body.id as string;
       const event = await ws.waitFor(
@@ -124,12 +101,12 @@ describe('cluster: three instances, one writer per world', () => {
         10_000,
       );
       expect(event.data.order_id).toBe(id);
-      const listed = await get(writer, '/orders?limit=200');
+      const listed = await client.get(writer, '/orders?limit=200');
       expect(listed.status).toBe(200);
       expect((listed.body.data as { id: string }[]).map((o) => o.id)).toContain(id);
       // And the non-writers answer the same order (forwarded reads).
       for (const svc of [a, b]) {
-        const one = await get(svc, `/orders/${id}`);
+        const one = await client.get(svc, `/orders/${id}`);
         expect(one.status).toBe(200);
         expect(one.body).toEqual(placed.body);
       }
@@ -158,7 +135,7 @@ describe('cluster: three instances, one writer per world', () => {
         await sleep(50);
       }
       const restored = logged('test engine restored');
-      const placed = await place(a);
+      const placed = await client.place(a);
       expect(placed.status).toBe(201);
       // Subscribed after the order: B's snapshot holds it, and the house's quotes (asks: this
       // suite's orders are all bids at 5¢).
@@ -175,7 +152,7 @@ describe('cluster: three instances, one writer per world', () => {
       // The next order through A reaches B's book as a delta, promptly.
       const sentAt = Date.now();
       const from = ws.mark();
-      expect((await place(a)).status).toBe(201);
+      expect((await client.place(a)).status).toBe(201);
       await ws.waitFor(
         (m) =>
           m.type === 'event' &&
@@ -194,7 +171,7 @@ describe('cluster: three instances, one writer per world', () => {
       let last: unknown = null;
       for (let i = 0; i < 50 && !same; i++) {
         await ws.sync();
-        const rest = await get(writer, `/markets/${market}/orderbook?depth=99`);
+        const rest = await client.get(writer, `/markets/${market}/orderbook?depth=99`);
         expect(rest.status).toBe(200);
         last = { writer: { bids: rest.body.bids, asks: rest.body.asks }, b: book.levels() };
         same =
@@ -212,15 +189,15 @@ describe('cluster: three instances, one writer per world', () => {
   it('the same Idempotency-Key replayed on another instance answers the same, and places one order', async () => {
     const [writer, a, b] = await roles();
     const key = randomUUID();
-    const first = await place(a, key);
+    const first = await client.place(a, { key });
     expect(first.status).toBe(201);
     for (const svc of [b, writer]) {
-      const again = await place(svc, key);
+      const again = await client.place(svc, { key });
       expect(again.status).toBe(201);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect(again.body).toEqual(first.body);
     }
-    const listed = await get(b, '/orders?limit=200');
+    const listed = await client.get(b, '/orders?limit=200');
     const same = (listed.body.data as { id: string; created_at: string }[]).filter(
       (o) => o.created_at === first.body.created_at && o.id !== first.body.id,
     );
@@ -318,7 +295,7 @@ describe('cluster: three instances, one writer per world', () => {
       expect(created.status).toBe(201);
       // Orders through all three instances; each one's order.created is one delivery.
       const placed = await Promise.all(
-        [writer, a, b, writer, a, b, writer, a, b].map((svc) => place(svc)),
+        [writer, a, b, writer, a, b, writer, a, b].map((svc) => client.place(svc)),
       );
       expect(placed.map((r) => r.status)).toEqual(new Array(9).fill(201));
       const ids = placed.map((r) => r.body.id as string);
@@ -393,7 +370,7 @@ describe('cluster: three instances, one writer per world', () => {
       await sleep((n * PACE_MS) / STREAMS);
       for (let i = n; !stop; i++) {
         const start = Date.now();
-        const res = await place(survivors[i % 2], randomUUID(), key);
+        const res = await client.place(survivors[i % 2], { apiKey: key });
         answers.push({ key, start, end: Date.now(), res });
         if (res.status === 201) acked.push(res.body.id as string);
         // The rest of the second (a 503's Retry-After: 1 is honoured by the same wait).
@@ -447,8 +424,54 @@ describe('cluster: three instances, one writer per world', () => {
     }
     // Every acknowledged order is there, read through either survivor.
     for (const [i, id] of acked.entries()) {
-      const one = await get(survivors[i % survivors.length], `/orders/${id}`);
+      const one = await client.get(survivors[i % survivors.length], `/orders/${id}`);
       expect([id, one.status]).toEqual([id, 200]);
     }
   });
+
+  // Last: the service clock runs five minutes ahead from here on.
+  it('POST /sandbox/clock through one instance moves the service clock of every instance: time rules read the same clock wherever a request lands', async () => {
+    // The kill cases before this one left two instances: a third joins (A, B and C are needed).
+    while (cluster.instances.filter(alive).length < 3) await cluster.spawn();
+    const [writer, a, b] = await roles();
+    // A per-key limit window is read where the request arrives: it ends with the minute of the
+    // clock of the instance that served it (X-RateLimit-Reset, unix seconds).
+    const windowEnd = async (svc: ServiceProcess): Promise<number> => {
+      const res = await client.get(svc, '/auth/me');
+      expect(res.status).toBe(200);
+      return Number(res.headers.get('x-ratelimit-reset'));
+    };
+    // Five minutes: the writer's timers catch up what the move skipped (feed steps, samplers),
+    // which an hour would make take many seconds on a loaded machine.
+    const ahead = 300;
+    for (const svc of [writer, a, b]) {
+      expect(await windowEnd(svc)).toBeLessThan(Date.now() / 1000 + 120);
+    }
+    const moved = await http(`${a.api}/sandbox/clock`, {
+      method: 'POST',
+      json: { advance_seconds: ahead },
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(moved.status).toBe(200);
+    const now = Date.parse(moved.body.now as string);
+    expect(now).toBeGreaterThan(Date.now() + (ahead - 60) * 1000);
+    // Every instance follows at once (a signal over Redis); the clock read through each is the
+    // moved one, and so are the limit windows each instance serves.
+    for (const svc of [b, writer, a]) {
+      const deadline = Date.now() + 5_000;
+      let end = await windowEnd(svc);
+      while (end < Date.now() / 1000 + ahead && Date.now() < deadline) {
+        await sleep(100);
+        end = await windowEnd(svc);
+      }
+      expect(end).toBeGreaterThan(Date.now() / 1000 + ahead - 60);
+      const read = await http(`${svc.api}/sandbox/clock`, {
+        method: 'POST',
+        json: { advance_seconds: 0 },
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(read.status).toBe(200);
+      expect(Date.parse(read.body.now as string)).toBeGreaterThanOrEqual(now);
+    }
+  }, 240_000);
 });

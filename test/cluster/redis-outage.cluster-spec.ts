@@ -7,11 +7,13 @@ import type { ServiceProcess } from '../support/process.js';
 import { RedisServer } from '../support/redis-server.js';
 import { ClientBook, WsClient, type WsMessage } from '../support/ws.js';
 import {
+  clusterClient,
   enterpriseTrader,
   openMarket,
   startCluster,
   waitWriter,
   type Cluster,
+  type ClusterClient,
 } from './cluster-fixture.js';
 
 /** This test's orders rest at these prices and below, far under the house's quotes. */
@@ -47,9 +49,8 @@ describe('cluster: Redis stopped under three instances', () => {
   let b: ServiceProcess;
   let ws: WsClient;
   const book = new ClientBook();
-  /** Every order acknowledged (201), wherever and whenever. */
-  const acked: string[] = [];
-  let clientIp = 0;
+  /** The trader's requests; `client.acked`: every order acknowledged (201), wherever and whenever. */
+  let client: ClusterClient;
   /** The order of the first case, cancelled on the writer while Redis is down. */
   let before = '';
 
@@ -65,6 +66,7 @@ describe('cluster: Redis stopped under three instances', () => {
     [a, b] = cluster.instances.filter((i) => i !== writer);
     t = await enterpriseTrader(cluster.instances[0]);
     market = await openMarket(cluster.instances[0], t);
+    client = clusterClient(t, market, 3);
   }, 420_000);
 
   afterAll(async () => {
@@ -73,33 +75,11 @@ describe('cluster: Redis stopped under three instances', () => {
     await redis?.stop();
   }, 60_000);
 
-  const headers = (): Record<string, string> => ({
-    'x-api-key': t.key,
-    // A client per request: the per-IP ceiling is not what this suite measures.
-    'x-forwarded-for': `10.3.${Math.floor(clientIp / 250) % 250}.${(clientIp++ % 250) + 1}`,
-  });
-
-  /** A resting bid far below the house's quotes, so nothing fills. */
-  const place = async (svc: ServiceProcess, price: number, key = randomUUID()) => {
-    const started = Date.now();
-    const res = await http(`${svc.api}/orders`, {
-      method: 'POST',
-      headers: { ...headers(), 'idempotency-key': key },
-      json: { market_id: market, action: 'BUY', side: 'YES', type: 'LIMIT', price, quantity: 1 },
-      signal: AbortSignal.timeout(15_000),
-    });
-    if (res.status === 201) acked.push(res.body.id as string);
-    return { res, ms: Date.now() - started };
-  };
-
-  const get = async (svc: ServiceProcess, path: string, auth = headers()) => {
-    const started = Date.now();
-    const res = await http(`${svc.api}${path}`, {
-      headers: auth,
-      signal: AbortSignal.timeout(15_000),
-    });
-    return { res, ms: Date.now() - started };
-  };
+  /** Resting bids far below the house's quotes (nothing fills), timed; 201s land in `acked`. */
+  const place = (svc: ServiceProcess, price: number, key?: string) =>
+    client.timed.place(svc, { price, key });
+  const get = (svc: ServiceProcess, path: string, auth?: Record<string, string>) =>
+    client.timed.get(svc, path, auth);
 
   const expectWriterUnavailable = (res: JsonResponse, ms: number): void => {
     expect([res.status, res.body?.error?.code]).toEqual([503, 'WRITER_UNAVAILABLE']);
@@ -187,7 +167,7 @@ describe('cluster: Redis stopped under three instances', () => {
         const token = await sessionFor(svc.api);
         seen.push(`login ${Date.now() - started}ms`);
         const reads: [string, Record<string, string>][] = [
-          ['/auth/me', headers()],
+          ['/auth/me', client.headers()],
           ['/api-keys', { authorization: `Bearer ${token}` }],
           ['/health', {}],
           ['/health/ready', {}],
@@ -221,7 +201,7 @@ describe('cluster: Redis stopped under three instances', () => {
     expect([first.res.status, second.res.status]).toEqual([201, 201]);
     const cancel = await http(`${writer.api}/orders/${before}`, {
       method: 'DELETE',
-      headers: headers(),
+      headers: client.headers(),
       signal: AbortSignal.timeout(15_000),
     });
     expect(cancel.status).toBe(200);
@@ -286,16 +266,16 @@ describe('cluster: Redis stopped under three instances', () => {
       ls
         .filter((l) => l.price <= OWN_PRICES)
         .map((l) => ({ price: l.price, quantity: l.quantity }));
-    const client = book.levels();
-    expect({ bids: own(client.bids), asks: own(client.asks) }).toEqual({
+    const seen = book.levels();
+    expect({ bids: own(seen.bids), asks: own(seen.asks) }).toEqual({
       bids: own(rest.res.body.bids),
       asks: own(rest.res.body.asks),
     });
-    expect(own(client.bids).map((l) => l.price)).toEqual([11, 10, 9, 8, 7, 6, 3]);
+    expect(own(seen.bids).map((l) => l.price)).toEqual([11, 10, 9, 8, 7, 6, 3]);
 
     // Nothing acknowledged was lost: every order answered 201 (before, during, after) is there,
     // read through a follower (forwarded again).
-    for (const id of acked) {
+    for (const id of client.acked) {
       const one = await get(a, `/orders/${id}`);
       expect([id, one.res.status]).toEqual([id, 200]);
     }

@@ -44,6 +44,19 @@ export class RedisServer {
     }
   }
 
+  /**
+   * SIGSTOP: a frozen Redis (as under `DEBUG SLEEP` or a stalled host): connections stay open,
+   * commands are accepted into the socket and nothing answers until {@link thaw}.
+   */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** SIGCONT: the frozen Redis runs again, and answers what queued meanwhile. */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** SIGKILL, and waits until the process is gone. */
   async stop(): Promise<void> {
     const child = this.child;

@@ -57,6 +57,16 @@ export class AdjustableClock extends Clock {
     this.saved?.save(next);
     this.offsetMs = next;
   }
+
+  /**
+   * Runs `offsetMs` ahead, if that is further than now (another instance's clock moved): the
+   * offset only grows, so offsets applied late or twice change nothing. False when ignored.
+   */
+  follow(offsetMs: number): boolean {
+    if (!Number.isSafeInteger(offsetMs) || offsetMs <= this.offsetMs) return false;
+    this.advance(Math.min(offsetMs, MAX_CLOCK_OFFSET_MS) - this.offsetMs);
+    return true;
+  }
 }
 
 /** Where an {@link AdjustableClock} keeps its offset between runs. */

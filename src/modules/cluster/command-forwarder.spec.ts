@@ -258,6 +258,96 @@ describe('command forwarding', () => {
     release();
   });
 
+  it('logs no failed read while its readers connect at boot', async () => {
+    const warnings: string[] = [];
+    const log = { ...quiet, warn: (m: string) => void warnings.push(m) };
+    const f = new CommandForwarder({
+      redis: await connected(client()),
+      instanceId: `fwd-${++n}`,
+      timeoutMs: 2000,
+      graceMs: 500,
+      log,
+    });
+    f.start();
+    closers.push(() => f.stop());
+    const i = new WriterInbox({
+      redis: await connected(client()),
+      instanceId: `writer-${++n}`,
+      handler: () => 'ok',
+      blockMs: 200,
+      log,
+    });
+    closers.push(() => i.stop());
+    i.serve('wld_boot');
+    expect(await f.forward('wld_boot', place)).toBe('ok');
+    expect(warnings).toEqual([]);
+  });
+
+  it('answers 503 within the deadline plus grace while Redis is frozen; the command is never run after it thaws', async () => {
+    const ran: string[] = [];
+    const writer = await inbox((_, cmd) => {
+      ran.push(cmd.op);
+      return 'ok';
+    });
+    writer.serve('wld_frozen');
+    const f = await forwarder(600, 300);
+    expect(await f.forward('wld_frozen', { op: 'before', args: {} })).toBe('ok');
+    // Connections stay open and nothing answers (SIGSTOP, as DEBUG SLEEP would) for 2.5 s.
+    server.freeze();
+    const thawed = new Promise<void>((r) =>
+      setTimeout(() => {
+        server.thaw();
+        r();
+      }, 2500),
+    );
+    let r: Awaited<ReturnType<typeof timed>>;
+    try {
+      r = await timed(f.forward('wld_frozen', { op: 'frozen', args: {} }));
+    } finally {
+      await thawed;
+    }
+    expect(r.error).toBeInstanceOf(WriterUnavailableError);
+    expect((r.error as WriterUnavailableError).headers['Retry-After']).toBe('1');
+    expect(r.ms).toBeGreaterThanOrEqual(850);
+    expect(r.ms).toBeLessThan(2000);
+    // The script queued in the frozen Redis's socket ran at the thaw, past the command's
+    // deadline: it added nothing, and the writer serves the next command.
+    await untilAsync(
+      async () => (await timed(f.forward('wld_frozen', { op: 'after', args: {} }))).value === 'ok',
+    );
+    expect(ran).toEqual(['before', 'after']);
+    expect(await writerRedis(f).xlen(commandStream('wld_frozen'))).toBe(0);
+  }, 20_000);
+
+  it('the writer drops unrun and unanswered an entry it reads after its absolute deadline', async () => {
+    const ran: string[] = [];
+    const writer = await inbox((_, cmd) => void ran.push(cmd.op));
+    const redis = writerRedis(writer);
+    const [s] = await redis.time();
+    // A generous time to live from its arrival, but the caller's absolute deadline has passed
+    // (it began waiting before a freeze that delayed the entry's arrival).
+    await redis.xadd(
+      commandStream('wld_backlog'),
+      '*',
+      'id',
+      'c-late',
+      'reply',
+      'reply:{late}',
+      'ttl',
+      '60000',
+      'dl',
+      String(Number(s) * 1000 - 1),
+      'cmd',
+      JSON.stringify({ op: 'late', args: {} }),
+    );
+    writer.serve('wld_backlog');
+    await untilAsync(async () => (await redis.xlen(commandStream('wld_backlog'))) === 0);
+    const f = await forwarder(2000, 500);
+    expect(await f.forward('wld_backlog', { op: 'next', args: {} })).toBeNull();
+    expect(ran).toEqual(['next']);
+    expect(await redis.exists('reply:{late}')).toBe(0);
+  });
+
   it('fails fast with 503 while Redis is down (not a hang), and forwards again once it is back', async () => {
     const writer = await inbox(() => 'ok');
     writer.serve('test');

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { WriterUnavailableError } from './cluster-errors.js';
 import {
   commandStream,
   errorOf,
   fieldsOf,
+  readyWithin,
   replyStream,
   writerPresenceKey,
   type CommandAnswer,
@@ -15,13 +17,17 @@ import type { ClusterLog } from './lock-session.js';
 /**
  * Adds the command to the world's stream only while a writer is present (its presence key,
  * refreshed by the writer's inbox, expires a few seconds after it dies): with no writer the
- * caller is answered 503 at once instead of waiting out the timeout. One script, one round trip;
- * both keys share the world's hash tag.
+ * caller is answered 503 at once instead of waiting out the timeout. A script that runs at or
+ * after the command's absolute deadline (ARGV[5], Redis time: a Redis that froze with the script
+ * in its socket runs it when it thaws, after the caller was answered 503) adds nothing and
+ * returns 0. One script, one round trip; both keys share the world's hash tag.
  */
 const FORWARD_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[5]) then return 0 end
 return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*',
-  'id', ARGV[2], 'reply', ARGV[3], 'ttl', ARGV[4], 'cmd', ARGV[5])`;
+  'id', ARGV[2], 'reply', ARGV[3], 'ttl', ARGV[4], 'dl', ARGV[5], 'cmd', ARGV[6])`;
 
 /** Most entries a world's command stream keeps (approximately); older unread ones are dropped. */
 const STREAM_MAXLEN = '10000';
@@ -30,6 +36,9 @@ const READ_BLOCK_MS = 1000;
 const READ_RETRY_MS = 200;
 /** How long a command waits for a reply reader that is (re)connecting before it is refused. */
 const READER_WAIT_MS = 500;
+/** How often Redis's clock is sampled, and how many recent samples the offset is taken from. */
+const CLOCK_SAMPLE_MS = 5_000;
+const CLOCK_SAMPLES = 12;
 
 export interface ForwarderOptions {
   /** The instance's Redis client (no offline queue: commands fail at once while Redis is away). */
@@ -68,14 +77,17 @@ export class CommandForwarder {
   private stopped = false;
   private reading: Promise<void> | null = null;
   private readonly replies: string;
+  private readonly clock: RedisClock;
 
   constructor(private readonly opts: ForwarderOptions) {
     this.replies = replyStream(opts.instanceId);
+    this.clock = new RedisClock(opts.redis);
   }
 
   /** Starts reading this instance's reply stream (a connection of its own: reads block). */
   start(): void {
     if (this.reader !== null || this.stopped) return;
+    this.clock.start();
     this.reader = this.opts.redis.duplicate({
       connectionName: `svc-replies:${this.opts.instanceId}`,
     });
@@ -89,6 +101,10 @@ export class CommandForwarder {
    * it), or throws its DomainError, or WriterUnavailableError.
    */
   async forward<T = unknown>(world: string, command: ForwardedCommand): Promise<T> {
+    // Everything below, Redis round trips included, fits in the deadline plus grace from now:
+    // a Redis that froze (connections open, no answers) costs the caller a 503, never a hang.
+    const started = performance.now();
+    const waitMs = this.opts.timeoutMs + this.opts.graceMs;
     const { redis } = this.opts;
     if (this.reader === null) this.start();
     if (redis.status !== 'ready' || !(await this.readerReady())) {
@@ -98,38 +114,45 @@ export class CommandForwarder {
     const answered = new Promise<CommandAnswer>((resolve, reject) =>
       this.waiting.set(id, { world, resolve, reject }),
     );
-    let added: unknown;
-    try {
-      added = await redis.eval(
-        FORWARD_SCRIPT,
-        2,
-        writerPresenceKey(world),
-        commandStream(world),
-        STREAM_MAXLEN,
-        id,
-        this.replies,
-        String(this.opts.timeoutMs),
-        JSON.stringify(command),
-      );
-    } catch (err) {
-      this.waiting.delete(id);
-      this.opts.log.warn(`forwarding to the ${world} writer failed: ${String(err)}`);
-      throw new WriterUnavailableError(world, 'Redis is unavailable');
-    }
-    if (added === null) {
-      this.waiting.delete(id);
-      throw new WriterUnavailableError(world, 'no writer is elected');
-    }
-    // Counted from the entry's arrival (it is in Redis now), so the wait ends after its deadline.
-    const waitMs = this.opts.timeoutMs + this.opts.graceMs;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.waiting.delete(id);
-        reject(new WriterUnavailableError(world, `no answer within ${waitMs} ms`));
-      }, waitMs);
+      timer = setTimeout(
+        () => {
+          this.waiting.delete(id);
+          reject(new WriterUnavailableError(world, `no answer within ${waitMs} ms`));
+        },
+        Math.max(0, started + waitMs - performance.now()),
+      );
     });
     try {
+      const offset = await Promise.race([this.clock.offset(), late]);
+      if (offset === null) throw new WriterUnavailableError(world, 'Redis is unavailable');
+      // The absolute deadline, on Redis's clock: the writer starts the command only before it.
+      const deadline = Math.floor(started + offset + this.opts.timeoutMs);
+      let added: unknown;
+      try {
+        added = await Promise.race([
+          redis.eval(
+            FORWARD_SCRIPT,
+            2,
+            writerPresenceKey(world),
+            commandStream(world),
+            STREAM_MAXLEN,
+            id,
+            this.replies,
+            String(this.opts.timeoutMs),
+            String(deadline),
+            JSON.stringify(command),
+          ),
+          late,
+        ]);
+      } catch (err) {
+        if (err instanceof WriterUnavailableError) throw err;
+        this.opts.log.warn(`forwarding to the ${world} writer failed: ${String(err)}`);
+        throw new WriterUnavailableError(world, 'Redis is unavailable');
+      }
+      if (added === null) throw new WriterUnavailableError(world, 'no writer is elected');
+      if (added === 0) throw new WriterUnavailableError(world, 'Redis answered after the deadline');
       const answer = await Promise.race([answered, late]);
       if (answer.ok) return answer.result as T;
       throw errorOf(answer);
@@ -141,15 +164,7 @@ export class CommandForwarder {
 
   /** The reply reader is connected, or connects within a moment (it is just starting). */
   private async readerReady(): Promise<boolean> {
-    const reader = this.reader;
-    if (reader === null || reader.status === 'ready') return reader !== null;
-    let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, READER_WAIT_MS);
-      reader.once('ready', resolve);
-    });
-    clearTimeout(timer);
-    return (reader.status as string) === 'ready';
+    return this.reader !== null && readyWithin(this.reader, READER_WAIT_MS);
   }
 
   /** Callers still waiting for an answer. */
@@ -160,6 +175,7 @@ export class CommandForwarder {
   /** Stops reading; callers still waiting are answered 503. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.clock.stop();
     this.reader?.disconnect();
     await this.reading;
     for (const [id, w] of this.waiting) {
@@ -173,6 +189,8 @@ export class CommandForwarder {
     let last = '0-0';
     let failing = false;
     while (!this.stopped) {
+      // Not connected yet (the boot) or reconnecting: wait for it, it is no failed read.
+      if (!(await readyWithin(reader, READ_BLOCK_MS))) continue;
       try {
         const res = (await reader.xread(
           'COUNT',
@@ -209,5 +227,55 @@ export class CommandForwarder {
     } catch (err) {
       w.reject(err);
     }
+  }
+}
+
+/**
+ * Redis's clock as seen from this process: a lower bound of (Redis time - performance.now()),
+ * the largest of the last few samples. A sample's TIME ran between the call and its answer, so
+ * Redis's time minus the local time at the answer never exceeds the true offset: a deadline
+ * computed with it falls no later on Redis's clock than the caller stops waiting. Monotonic
+ * local time, so a stepped wall clock changes nothing; instances' clocks need not agree.
+ */
+export class RedisClock {
+  private readonly samples: number[] = [];
+  private sampling: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly redis: Redis) {}
+
+  start(): void {
+    if (this.timer !== null) return;
+    void this.sample();
+    this.timer = setInterval(() => void this.sample(), CLOCK_SAMPLE_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** The offset (ms); before a first sample, one is taken (null: Redis did not answer it). */
+  async offset(): Promise<number | null> {
+    if (this.samples.length === 0) await this.sample();
+    return this.samples.length === 0 ? null : Math.max(...this.samples);
+  }
+
+  /** One TIME round trip (one at a time); a failed one leaves the samples as they were. */
+  private sample(): Promise<void> {
+    this.sampling ??= (async () => {
+      try {
+        const [s, us] = await this.redis.time();
+        const offset = Number(s) * 1000 + Number(us) / 1000 - performance.now();
+        this.samples.push(offset);
+        if (this.samples.length > CLOCK_SAMPLES) this.samples.shift();
+      } catch {
+        // Redis away: the next sample decides.
+      } finally {
+        this.sampling = null;
+      }
+    })();
+    return this.sampling;
   }
 }

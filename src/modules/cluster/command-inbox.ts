@@ -5,8 +5,9 @@ import {
   WRITERS_GROUP,
   answerOf,
   commandStream,
-  entryTime,
+  entryDeadline,
   fieldsOf,
+  readyWithin,
   writerPresenceKey,
   type CommandAnswer,
   type ForwardedCommand,
@@ -141,6 +142,8 @@ export class WriterInbox {
         this.wake = null;
         continue;
       }
+      // Not connected yet (its first term) or reconnecting: wait for it, it is no failed read.
+      if (!(await readyWithin(reader, this.blockMs))) continue;
       try {
         await this.refreshPresence();
         for (const world of this.served) if (!this.ready.has(world)) await this.takeOver(world);
@@ -225,7 +228,7 @@ export class WriterInbox {
       for (const [id, flat] of entries) {
         if (this.running.has(id) || flat === null) continue;
         const fields = fieldsOf(flat);
-        const expired = now >= entryTime(id) + Number(fields.ttl);
+        const expired = now >= entryDeadline(id, fields);
         // Not run again: the writer that read it may have committed it before it died.
         await this.settle(
           world,
@@ -252,7 +255,7 @@ export class WriterInbox {
       );
       return;
     }
-    if (now >= entryTime(id) + Number(fields.ttl)) {
+    if (now >= entryDeadline(id, fields)) {
       // Its caller stops waiting about now, and gets a 503: it must not happen after all.
       void this.settle(world, id, fields, null);
       return;

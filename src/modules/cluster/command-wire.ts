@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { DomainError } from '../../common/errors/domain-error.js';
 import { ERROR_CODES, type ErrorCode } from '../../common/errors/error-codes.js';
 import { WriterUnavailableError } from './cluster-errors.js';
@@ -75,9 +76,39 @@ export function entryTime(id: string): number {
   return Number(id.slice(0, id.indexOf('-')));
 }
 
+/**
+ * The absolute deadline of a forwarded command's entry on Redis's clock (ms): the one its
+ * forwarder computed from when its caller began waiting (`dl`), and never later than the entry's
+ * arrival plus its time to live (`ttl`; the only one in entries of older versions).
+ */
+export function entryDeadline(id: string, fields: Record<string, string>): number {
+  const byArrival = entryTime(id) + Number(fields.ttl);
+  const dl = Number(fields.dl);
+  return fields.dl !== undefined && Number.isFinite(dl) ? Math.min(dl, byArrival) : byArrival;
+}
+
 /** A stream entry's fields as a record (Redis returns them as a flat list). */
 export function fieldsOf(flat: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i]] = flat[i + 1];
   return out;
+}
+
+/**
+ * Waits until a connection is ready, at most `ms`: a blocking reader's fresh duplicate (or one
+ * reconnecting) refuses commands until then (no offline queue), which is no failure to report.
+ * True when ready.
+ */
+export async function readyWithin(conn: Redis, ms: number): Promise<boolean> {
+  if (conn.status === 'ready') return true;
+  let timer: NodeJS.Timeout | undefined;
+  let onReady: (() => void) | undefined;
+  await new Promise<void>((resolve) => {
+    onReady = resolve;
+    timer = setTimeout(resolve, ms);
+    conn.once('ready', onReady);
+  });
+  clearTimeout(timer);
+  conn.off('ready', onReady!);
+  return (conn.status as string) === 'ready';
 }

@@ -116,7 +116,11 @@ export class DataExportsRepository {
     return this.s.requeueOne.run(id).changes === 1;
   }
 
-  /** RUNNING -> READY with its figures, in one update; false when the job was deleted meanwhile. */
+  /**
+   * RUNNING -> READY with its figures, in one update; false when the job was deleted meanwhile.
+   * `fence` (cluster mode: the world's writer fence) runs first in the same transaction, so a
+   * deposed writer never marks a job READY (it throws, and nothing is written).
+   */
   ready(
     id: string,
     v: {
@@ -126,8 +130,13 @@ export class DataExportsRepository {
       ready_at: string;
       expires_at: string;
     },
+    fence: ((db: SqlConnection) => void) | null = null,
   ): boolean {
-    return this.s.ready.run({ id, ...v }).changes === 1;
+    if (fence === null) return this.s.ready.run({ id, ...v }).changes === 1;
+    return this.transaction(() => {
+      fence(this.db);
+      return this.s.ready.run({ id, ...v }).changes === 1;
+    });
   }
 
   failed(id: string, error: string): boolean {

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
 import { ConfigService } from '../../config/config.service.js';
 import { NotificationsService } from '../notifications/notifications.service.js';
+import { WriterUnavailableError } from '../cluster/cluster-errors.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
@@ -39,6 +40,11 @@ interface Running {
   userId: string;
   /** Stopped by DELETE, reset or shutdown: not a failure. */
   cancelled: boolean;
+  /**
+   * Cluster mode: this instance's writer term of the world ended while the job ran. Stopped,
+   * left RUNNING in the database, for the world's new writer to re-queue and run.
+   */
+  deposed: boolean;
   /** The job's worker thread, once started. */
   thread: ExportThread | null;
   done: Promise<void>;
@@ -140,6 +146,8 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       this.resume(world, this.parts.repos.get(world));
       this.schedule();
     });
+    // A term that ends (deposed, yet alive) stops the world's jobs here: the new writer runs them.
+    this.engines.onTermEnd((world) => void this.depose(world));
     this.sweep();
     this.schedule();
     this.sweepTimer = setInterval(() => this.sweep(), this.config.values.exportSweepMs);
@@ -190,6 +198,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         world,
         userId: row.user_id,
         cancelled: false,
+        deposed: false,
         thread: null,
         done: Promise.resolve(),
       };
@@ -208,6 +217,22 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     r.cancelled = true;
     await r.thread?.stop();
     await r.done;
+  }
+
+  /**
+   * Cluster mode: this instance no longer writes `world`. Its jobs running here stop (their
+   * workers terminated, partial files removed) and stay RUNNING in the database: the world's new
+   * writer re-queues and runs them (its term start); none is marked READY or FAILED from here.
+   */
+  async depose(world: WorldName): Promise<void> {
+    const mine = [...this.running].filter(([, r]) => r.world === world);
+    for (const [, r] of mine) r.deposed = r.cancelled = true;
+    await Promise.all(mine.map(([id]) => this.cancel(id)));
+    if (mine.length > 0) {
+      this.log.warn(
+        `${world}: ${mine.length} export(s) stopped, no longer its writer; the new writer re-runs them`,
+      );
+    }
   }
 
   /**
@@ -318,13 +343,25 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       if (entry.cancelled) throw new Error('export stopped');
       await files.complete(world, row.id, row.format);
       const readyAt = this.clocks.for(world).now();
-      const marked = repos.get(world).ready(row.id, {
-        record_count: written.records,
-        size_bytes: written.bytes,
-        sha256: written.sha256,
-        ready_at: new Date(readyAt).toISOString(),
-        expires_at: new Date(readyAt + EXPORT_TTL_MS).toISOString(),
-      });
+      let marked: boolean;
+      try {
+        // Fenced in cluster mode: a writer deposed meanwhile marks nothing (the new one re-runs it).
+        marked = repos.get(world).ready(
+          row.id,
+          {
+            record_count: written.records,
+            size_bytes: written.bytes,
+            sha256: written.sha256,
+            ready_at: new Date(readyAt).toISOString(),
+            expires_at: new Date(readyAt + EXPORT_TTL_MS).toISOString(),
+          },
+          this.engines.fence(world),
+        );
+      } catch (err) {
+        files.remove(world, row.id, row.format);
+        if (err instanceof WriterUnavailableError) entry.deposed = entry.cancelled = true;
+        throw err;
+      }
       if (!marked) {
         // Deleted (or reset) while it ran: nothing may keep its file.
         files.remove(world, row.id, row.format);
@@ -343,6 +380,10 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         } catch {
           // Its world was deleted meanwhile: the job went with it.
         }
+      } else if (entry.deposed) {
+        this.log.log(
+          `export ${row.id} (${world}) stopped: this instance no longer writes ${world}`,
+        );
       } else if (this.stopped && entry.thread !== null) {
         this.log.log(
           `export ${row.id} (${world}) stopped by shutdown after ${entry.thread.records} rows: re-queued at the next boot`,

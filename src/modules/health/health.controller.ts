@@ -70,8 +70,11 @@ export class HealthController {
       ok &&= healthy;
     }
     // Redis (REDIS_URL) holds shared limit windows and the replay cache, which fail open: its
-    // absence is reported, and the instance stays ready.
-    if (this.redis.client !== null) checks.redis = this.redis.ready ? 'ok' : 'unavailable';
+    // absence is reported, and the instance stays ready. A PING bounded in time, so a frozen
+    // Redis is reported too, and never holds the probe.
+    if (this.redis.client !== null) {
+      checks.redis = (await this.redis.answers()) ? 'ok' : 'unavailable';
+    }
     if (!ok) {
       throw new DomainError('SERVICE_UNAVAILABLE', 'A database or engine is unavailable', {
         checks,

@@ -228,6 +228,25 @@ describe('RedisLimitStore through LimitsService', () => {
     expect(await check(limits, c)).toBe('RATE_LIMITED');
     expect((await peer.usage(c)).per_minute.used).toBe(60);
   });
+
+  it('fails open, bounded, while Redis is frozen (connections open, no answers)', async () => {
+    const clock = new ManualClock('2027-03-01T12:00:00Z');
+    const conn = await connection();
+    const limits = new LimitsService(new RedisLimitStore(conn.client!), clock, configFor());
+    const c = { ...cred, keyId: 'key_frozen' };
+    expect(await check(limits, c)).toBe('ok');
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    server.freeze();
+    try {
+      expect(conn.ready).toBe(true); // the status alone cannot tell
+      const started = Date.now();
+      for (let i = 0; i < 5; i++) expect(await check(limits, c)).toBe('ok');
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      server.thaw();
+      warn.mockRestore();
+    }
+  });
 });
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {

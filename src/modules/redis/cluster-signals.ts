@@ -20,7 +20,9 @@ export type ClusterSignal =
   /** The last connection of a key on every instance closed: its orders go at `at` (service ms). */
   | { kind: 'cod.armed'; keyId: string; at: number; world: string; by: string }
   /** A connection of the key came back (anywhere): nothing is cancelled. */
-  | { kind: 'cod.disarmed'; keyId: string };
+  | { kind: 'cod.disarmed'; keyId: string }
+  /** The service clock (SANDBOX_CLOCK_CONTROL) runs `offsetMs` ahead of the wall clock now. */
+  | { kind: 'clock.advanced'; offsetMs: number };
 
 export type SignalKind = ClusterSignal['kind'];
 export type SignalOf<K extends SignalKind> = Extract<ClusterSignal, { kind: K }>;

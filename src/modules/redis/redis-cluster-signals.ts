@@ -22,6 +22,7 @@ const KINDS: ReadonlySet<SignalKind> = new Set<SignalKind>([
   'cod.settings',
   'cod.armed',
   'cod.disarmed',
+  'clock.advanced',
 ]);
 
 /**

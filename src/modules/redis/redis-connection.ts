@@ -6,6 +6,8 @@ import { ConfigService } from '../../config/config.service.js';
 const FIRST_CONNECT_MS = 3_000;
 /** Most time between reconnection attempts while Redis is away. */
 const MAX_RECONNECT_DELAY_MS = 1_000;
+/** How long a readiness probe waits for Redis's PING answer (a frozen Redis never answers). */
+export const REDIS_PROBE_MS = 500;
 
 /**
  * The one Redis client of the process when REDIS_URL is set (null otherwise): shared limit
@@ -38,6 +40,29 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   /** Configured and connected now. */
   get ready(): boolean {
     return this.client?.status === 'ready';
+  }
+
+  /**
+   * Connected and answering a PING within `timeoutMs`: a frozen Redis (connections open, no
+   * answers) keeps the status 'ready', so the status alone would report it healthy.
+   */
+  async answers(timeoutMs = REDIS_PROBE_MS): Promise<boolean> {
+    const client = this.client;
+    if (client === null || client.status !== 'ready') return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        client.ping().then(
+          (pong) => pong === 'PONG',
+          () => false,
+        ),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async onModuleInit(): Promise<void> {

@@ -17,6 +17,7 @@ import { ConfigService } from '../../config/config.service.js';
 import { isWorldId, type WorldName } from '../../common/environment.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { World } from '../worlds/world.decorator.js';
+import { ServiceClockSync } from './service-clock-sync.js';
 
 export class AdvanceClockDto {
   @ApiProperty({ type: 'integer', minimum: 0, maximum: 31_536_000, example: 300 })
@@ -60,6 +61,7 @@ export class SandboxClockController {
   constructor(
     private readonly clock: Clock,
     private readonly engines: EngineRegistry,
+    private readonly sync: ServiceClockSync,
   ) {}
 
   @Post()
@@ -94,6 +96,8 @@ export class SandboxClockController {
       ]);
     }
     this.clock.advance(ms);
+    // Cluster mode: every instance's time rules follow (this one is the world's writer).
+    this.sync.advanced();
     return { now: this.clock.nowDate().toISOString() };
   }
 }

@@ -69,6 +69,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   readonly clustered: boolean;
   private readonly terms = new Map<WorldName, number>();
   private readonly termStarts: ((world: WorldName) => void)[] = [];
+  private readonly termEnds: ((world: WorldName) => void)[] = [];
   /** Cluster mode: the read model of each world this instance follows (does not write). */
   private readonly followers = new Map<WorldName, FollowerView>();
   /** Worlds whose writer was asked for its book and has not answered yet. */
@@ -229,6 +230,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     const runtime = this.loaded(world);
     if (runtime !== null) runtime.term = null;
     runtime?.stop();
+    for (const cb of this.termEnds) cb(world);
   }
 
   /**
@@ -268,6 +270,20 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   /** Runs `cb` whenever a writer term of a world begins here (cluster mode). */
   onTermStart(cb: (world: WorldName) => void): void {
     this.termStarts.push(cb);
+  }
+
+  /** Runs `cb` whenever a writer term of a world ends here (cluster mode: stepped down). */
+  onTermEnd(cb: (world: WorldName) => void): void {
+    this.termEnds.push(cb);
+  }
+
+  /**
+   * The world's fence, to run first inside a transaction of another repository than the
+   * engine's that only the writer may commit (cluster mode; null alone): throws
+   * WriterUnavailableError (FencedError) once another instance took the world over.
+   */
+  fence(world: WorldName): EngineRuntime['fence'] {
+    return this.fenceOf(world);
   }
 
   /**
