@@ -9,6 +9,59 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-follower-views',
+    date: '2026-11-30',
+    title:
+      "Cluster mode: followers apply the writer's batches instead of rebuilding from the database",
+    kind: 'CHANGED',
+    description:
+      "Cluster mode: an instance that does not write a world keeps its realtime view of it current by applying the writer's batches (with the figures the writer now adds to each) instead of rebuilding the whole engine from PostgreSQL up to every 200 ms; snapshots after a resync are no longer stale, and followers' orderbook snapshots now include the house's quotes. The shared event bus hands on a refresh when an instance starts following a world, so its first snapshots are not built from state older than the stream it reads. Measured (`npm run bench:cluster`, two shared cores, load average 29-43): realtime delivery across instances p99 12.5 s before, 28 ms after (50 orders/s through A, 1,400 deliveries each, none missing); a follower's CPU profile spent 33% of its busy time in engine reloads before, 0.6-1.2% after (its one rebuild when it starts following).",
+  },
+  {
+    id: '2026-11-30-frozen-redis-clock-exports',
+    date: '2026-11-30',
+    title:
+      'Cluster mode: a frozen Redis never holds a request; the sandbox clock moves on every instance; exports follow the writer',
+    kind: 'CHANGED',
+    description:
+      'Cluster mode: a frozen Redis (connections open, no answers) no longer holds a forwarded request. It gets `503 WRITER_UNAVAILABLE` with `Retry-After` within 4 s. A command that reaches Redis after its absolute deadline is neither queued nor run. `GET /health/ready` reports a Redis that does not answer `PING` within 500 ms as `"redis": "unavailable"`. Each instance\'s first reads no longer log "reading writer answers failed" while the reader connection is still opening. Cluster mode: `POST /sandbox/clock` (service clock) now moves the clock of every instance, not just the one that served it. A writer deposed while alive stops its export jobs, and the new writer runs them.',
+  },
+  {
+    id: '2026-11-30-pga-listen-after-election',
+    date: '2026-11-30',
+    title:
+      'Cluster mode: an instance listens after its first writer round; Redis limits hold under a burst',
+    kind: 'CHANGED',
+    description:
+      "Cluster mode: an instance starts listening after its first writer election round, with the worlds it won restored and their boot catch-ups done (crypto markets due during downtime settle before the first request; no 503 `WRITER_UNAVAILABLE` right after a lone instance's restart). Redis limits: an answer that arrived while the instance was busy is no longer taken for a Redis timeout, so a burst can no longer pass the per-IP and batch ceilings by failing open.",
+  },
+  {
+    id: '2026-11-30-pgb-postgres-round-trips',
+    date: '2026-11-30',
+    title:
+      'PostgreSQL: clock advances and engine commits in one round trip; new worlds in cluster mode without 503s',
+    kind: 'CHANGED',
+    description:
+      "On PostgreSQL, advancing a sandbox world's clock (or the service clock) by a year takes 0.2-0.65 s instead of 0.6-2.7 s. The crypto catch-up writes one row per price and per candle bucket in a single round trip, and engine commits defer their writes in the same way. While the service waited on about 12,000 blocking statements, idle keep-alive connections could be reset and expired keys' WebSockets were closed late. Cluster mode: a burst of new sandbox worlds on one instance no longer answers `503 WRITER_UNAVAILABLE`. The first request for a world waits for an election round that includes it.",
+  },
+  {
+    id: '2026-11-30-orderpath-wal-checkpoint',
+    date: '2026-11-30',
+    title:
+      "POST /orders: no WAL checkpoint of a wholly copied log on the request thread; bench:orders shows the service's stalls",
+    kind: 'CHANGED',
+    description:
+      "Fixed: POST /orders latency spikes from the WAL checkpointer. The request thread ran a checkpoint of its own each time the worker reported a long log, even one already wholly copied. That checkpoint copied the few frames committed since and waited for two fsyncs: Each cost 4 to 32 ms of blocked event loop; one bench run of about 2.5 minutes at 400 to 1,400 orders/s had 40 of them. bench:orders prints the service's event-loop delay and GC pauses per round (`serviceLoop` in bench/results/orders.json). `BENCH_STALLS` splits each stall into time on a CPU, waiting for a CPU and GC. `BENCH_SERVICE_ONLY=1 BENCH_PACED_RATE=<n>` adds paced rounds against the service alone.",
+  },
+  {
+    id: '2026-11-30-wsfan-coalescing',
+    date: '2026-11-30',
+    title: 'WebSocket fan-out: coalescing holds a full window from the end of the last write',
+    kind: 'CHANGED',
+    description:
+      "WebSocket fan-out: with `WS_COALESCE_MS` set, the coalescing window counts from the end of the previous socket write and holds a batch for the full window from its first event (still at most `WS_COALESCE_MS` of added delay; an event after a quiet spell still leaves at once). Before, a fan-out to 1,000 subscribers that took longer than the window to write turned coalescing off (each later event was written alone, 1,000 system calls per update). The fan-out holds a batch's later messages without re-checking the socket per message, and builds each distinct frame once. `npm run bench:ws-fanout`: the fan-out alone, CPU \u00b5s and write calls per update, optionally A/B against another checkout's build in the same run.",
+  },
+  {
     id: '2026-11-30-redis-limit-windows-service-clock',
     date: '2026-11-30',
     title: 'Limits on Redis: windows end by the service clock',
