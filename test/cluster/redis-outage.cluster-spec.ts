@@ -16,6 +16,9 @@ import {
   type ClusterClient,
 } from './cluster-fixture.js';
 
+/** The stream case's order streams: one key each, at most one order every PACE_MS. */
+const STREAMS = 15;
+const PACE_MS = 1000;
 /** This test's orders rest at these prices and below, far under the house's quotes. */
 const OWN_PRICES = 11;
 /** How long after Redis answers again forwarding must work (docs/sections/outage.md). */
@@ -106,23 +109,31 @@ describe('cluster: Redis stopped under three instances', () => {
   it('Redis stopping under a stream of orders through every instance: each answer is 201 or a prompt 503 WRITER_UNAVAILABLE, never a 500 or a hang', async () => {
     const answers: { svc: ServiceProcess; start: number; ms: number; res: JsonResponse }[] = [];
     let stop = false;
-    // A key of its own per worker: the stream's orders must not spend the trader's key's
-    // 60 a minute on POST /orders, which the later cases' orders on the writer need (with Redis
-    // down each instance counts that limit alone, and a fast stream used it up: 429).
-    const routes = [writer, a, b, a, b];
+    // Keys of their own, each sending at most one order a second (as the failover case's
+    // streams): POST /orders takes 60 a minute per key, every attempt counted, and with Redis
+    // down each instance counts that limit alone. One fast stream on the trader's key used it up
+    // (429 RATE_LIMITED in the stream, and in the later cases' orders on the writer).
+    const routes = Array.from({ length: STREAMS }, (_, n) => [writer, a, b][n % 3]);
     const keys = await Promise.all(routes.map(() => keyFor(a, t.email, t.token)));
     const worker = async (svc: ServiceProcess, n: number): Promise<void> => {
+      // Staggered, so that some stream sends every PACE_MS / STREAMS ms.
+      await new Promise((r) => setTimeout(r, (n * PACE_MS) / STREAMS));
       while (!stop) {
         const start = Date.now();
         const { res, ms } = await client.timed.place(svc, { price: 3, apiKey: keys[n].key });
         answers.push({ svc, start, ms, res });
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, Math.max(0, start + PACE_MS - Date.now())));
       }
     };
     const workers = routes.map(worker);
     // Orders flow (forwarded ones acknowledged too), then Redis stops under them.
+    // Every stream has sent (a full PACE_MS and more), and at least STREAMS orders are in.
+    const streaming = Date.now() + 2 * PACE_MS;
     const flowing = Date.now() + 20_000;
-    while (Date.now() < flowing && answers.filter((x) => x.res.status === 201).length < 5) {
+    while (
+      Date.now() < flowing &&
+      (Date.now() < streaming || answers.filter((x) => x.res.status === 201).length < STREAMS)
+    ) {
       await new Promise((r) => setTimeout(r, 50));
     }
     await redis.stop();
