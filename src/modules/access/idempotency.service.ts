@@ -391,7 +391,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
           : '';
     const type = reply.getHeader('content-type');
     try {
-      await this.repo.update(
+      const stored = await this.repo.update(
         { ...this.claimOf(idem), state: 'RUNNING' },
         {
           state: 'DONE',
@@ -400,6 +400,12 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
           responseType: typeof type === 'string' ? type : null,
         },
       );
+      if (stored.affected === 0) {
+        // Settled by a peer that took this instance for gone: never expected (see PgClaimants).
+        this.log.error(
+          `the answer under Idempotency-Key ${idem.key} was not stored: its claim was settled while the request ran`,
+        );
+      }
     } catch (err) {
       // The request took effect: the client still gets its answer. The key stays RUNNING (a
       // retry is 409 IDEMPOTENCY_KEY_IN_USE) until this instance is gone and its claims are
