@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-idempotency-claim-sessions',
+    date: '2026-11-30',
+    title:
+      'Idempotency-Key on PostgreSQL: a dropped claim session no longer lets a retry run the request twice',
+    kind: 'CHANGED',
+    description:
+      'Fixed: on PostgreSQL (several instances), an `Idempotency-Key` request could run twice when the claim session of the instance running it dropped while it ran (a connection reset or `pg_terminate_backend`): a peer took the instance for stopped, released its key, and the retry ran the request again. An instance now holds its claim on two sessions (`svc-idempotency:<instance>`, `svc-idempotency-instance:<instance>`, one more connection per instance), takes a dropped one back at once, and is settled by a peer only when both are free a second apart.',
+  },
+  {
     id: '2026-11-30-follower-views',
     date: '2026-11-30',
     title:
