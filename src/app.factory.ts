@@ -26,13 +26,10 @@ import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
 import { lazyRequestLogger } from './common/http/request-logger.js';
+import { installGracefulDrain } from './common/http/graceful-drain.js';
 import { installJsonBodyParser } from './common/http/json-body.js';
 import { installPipeline } from './common/http/pipeline/pipeline.js';
-import {
-  pipelineServices,
-  shuttingDown,
-  type Lifecycle,
-} from './common/http/pipeline/pipeline-state.js';
+import { pipelineServices, shuttingDown } from './common/http/pipeline/pipeline-state.js';
 import { requestIdFor } from './common/http/request-id.js';
 import { RouteRegistry } from './common/http/route-registry.js';
 import { operationsOf } from './common/http/operation-inputs.js';
@@ -189,18 +186,7 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
   const pipeline = pipelineServices();
-  // Closing starts before Nest's destroy hooks (the webhook worker's wait among them), which run
-  // before the HTTP server closes: from the first moment, new requests (readiness included) are
-  // 503 and their connections close, so no new order lands on a stopping service.
-  const beforeClose = adapter.beforeClose.bind(adapter);
-  adapter.beforeClose = () => {
-    pipeline.closing = true;
-    log.info(
-      { drain_ms: config.shutdownDrainMs },
-      'shutting down: new requests are answered 503; requests in flight may finish',
-    );
-    beforeClose();
-  };
+  installGracefulDrain(adapter, pipeline, config.shutdownDrainMs, log);
   installPipeline(fastify, { routes, clock, log, config, services: pipeline });
   installJsonBodyParser(fastify);
 
@@ -249,7 +235,6 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
       refuseWhileClosing(); // the charge may have waited on the limit store
     });
     answerOddHttp(fastify.server);
-    drainWithDeadline(fastify, config.shutdownDrainMs, pipeline, log);
     const contract = buildOpenApi(app, config.stagingBaseUrl, opts.contractStore);
     app.get(OpenApiService, { strict: false }).set(contract.document, contract.json);
     pipeline.operations = operationsOf(contract.document);
@@ -278,40 +263,6 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
       }
     },
   };
-}
-
-/**
- * Graceful shutdown waits for in-flight requests, but not for ever: a client that stalled in the
- * middle of its request would hold SIGTERM indefinitely. SHUTDOWN_DRAIN_MS after closing starts,
- * the connections still open are closed.
- */
-function drainWithDeadline(
-  fastify: FastifyInstance,
-  drainMs: number,
-  state: Lifecycle,
-  log: Logger,
-): void {
-  let timer: NodeJS.Timeout | null = null;
-  let forced = false;
-  fastify.addHook('preClose', (done) => {
-    state.closing = true;
-    timer = setTimeout(() => {
-      forced = true;
-      log.warn(
-        { drain_ms: drainMs },
-        'SHUTDOWN_DRAIN_MS passed: closing the connections still open, requests in flight included',
-      );
-      fastify.server.closeAllConnections();
-    }, drainMs);
-    timer.unref();
-    done();
-  });
-  fastify.addHook('onClose', (_instance, done) => {
-    if (timer !== null) clearTimeout(timer);
-    if (forced) log.warn('HTTP server closed after the drain deadline; closing the databases');
-    else log.info('HTTP server closed: every request answered; closing the databases');
-    done();
-  });
 }
 
 /** GET /openapi.json: outside the /api/v1 prefix, deprecated, 308 until its sunset, then 410. */
