@@ -19,6 +19,7 @@ import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
 import { PeerTolerantWsAdapter } from './modules/realtime/ws-adapter.js';
 import { ScenarioGate } from './modules/scenarios/scenario-gate.js';
+import { WebhookWorker } from './modules/webhooks/webhook-worker.service.js';
 import { ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
 import { DomainError } from './common/errors/domain-error.js';
@@ -186,7 +187,7 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
   const pipeline = pipelineServices();
-  installGracefulDrain(adapter, pipeline, config.shutdownDrainMs, log);
+  const drain = installGracefulDrain(adapter, pipeline, config.shutdownDrainMs, log);
   installPipeline(fastify, { routes, clock, log, config, services: pipeline });
   installJsonBodyParser(fastify);
 
@@ -221,6 +222,8 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });
     pipeline.limits = app.get(LimitsService, { strict: false });
     pipeline.scenarios = app.get(ScenarioGate, { strict: false });
+    const webhooks = app.get(WebhookWorker, { strict: false });
+    drain.first = () => webhooks.drain();
     await app.init();
     const trusted =
       config.trustedProxies.length > 0 ? proxyaddr.compile(config.trustedProxies) : null;

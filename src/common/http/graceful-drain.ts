@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Lifecycle } from './pipeline/pipeline-state.js';
 
 /**
- * A graceful shutdown's first step: drain HTTP. Nest (12) closes an application as: the HTTP
+ * A graceful shutdown's first step: drain HTTP (after the webhook deliveries in flight: `first`). Nest (12) closes an application as: the HTTP
  * adapter's beforeClose, every module's onModuleDestroy, every beforeApplicationShutdown, the HTTP
  * server's close (NestApplication.dispose), then every onApplicationShutdown. The server closing
  * only after the destroy hooks, the requests in flight are waited for here, in beforeClose
@@ -29,7 +29,8 @@ export function installGracefulDrain(
   state: Lifecycle,
   drainMs: number,
   log: Logger,
-): void {
+): GracefulDrain {
+  const drain: GracefulDrain = { first: null };
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
   let timer: NodeJS.Timeout | null = null;
   let forced = false;
@@ -76,6 +77,11 @@ export function installGracefulDrain(
       'shutting down: new requests are answered 503; requests in flight may finish',
     );
     beforeClose();
+    // The webhook deliveries in flight first, while new requests are still told 503.
+    await drain.first?.();
+    // No new connection from here (README: it stops accepting connections, then finishes the
+    // requests in flight); Fastify's own close later finds the listener closed already.
+    if (fastify.server.listening) fastify.server.close();
     startDeadline();
     if (inFlight.size === 0 || forced) return;
     await new Promise<void>((resolve) => (drained = resolve));
@@ -85,4 +91,13 @@ export function installGracefulDrain(
       'the requests in flight at shutdown are answered: stopping the timers, then the writer terms',
     );
   };
+  return drain;
+}
+
+export interface GracefulDrain {
+  /**
+   * Awaited at the start of closing, before the server stops accepting connections (new
+   * requests meanwhile are answered 503): the webhook worker's wait for its deliveries.
+   */
+  first: (() => Promise<void>) | null;
 }
