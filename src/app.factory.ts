@@ -19,6 +19,7 @@ import type { LimitStore } from './modules/limits/limit-store.js';
 import { LimitsService } from './modules/limits/limits.service.js';
 import { PeerTolerantWsAdapter } from './modules/realtime/ws-adapter.js';
 import { ScenarioGate } from './modules/scenarios/scenario-gate.js';
+import { WebhookWorker } from './modules/webhooks/webhook-worker.service.js';
 import { ROUTE_META_KEY } from './common/api/route-meta.js';
 import { AdjustableClock, type Clock } from './common/clock/clock.js';
 import { DomainError } from './common/errors/domain-error.js';
@@ -26,13 +27,10 @@ import { mapError } from './common/errors/error-mapper.js';
 import { ErrorFilter } from './common/http/error.filter.js';
 import { PinoNestLogger } from './common/http/nest-logger.js';
 import { lazyRequestLogger } from './common/http/request-logger.js';
+import { installGracefulDrain } from './common/http/graceful-drain.js';
 import { installJsonBodyParser } from './common/http/json-body.js';
 import { installPipeline } from './common/http/pipeline/pipeline.js';
-import {
-  pipelineServices,
-  shuttingDown,
-  type Lifecycle,
-} from './common/http/pipeline/pipeline-state.js';
+import { pipelineServices, shuttingDown } from './common/http/pipeline/pipeline-state.js';
 import { requestIdFor } from './common/http/request-id.js';
 import { RouteRegistry } from './common/http/route-registry.js';
 import { operationsOf } from './common/http/operation-inputs.js';
@@ -189,18 +187,7 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
   });
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
   const pipeline = pipelineServices();
-  // Closing starts before Nest's destroy hooks (the webhook worker's wait among them), which run
-  // before the HTTP server closes: from the first moment, new requests (readiness included) are
-  // 503 and their connections close, so no new order lands on a stopping service.
-  const beforeClose = adapter.beforeClose.bind(adapter);
-  adapter.beforeClose = () => {
-    pipeline.closing = true;
-    log.info(
-      { drain_ms: config.shutdownDrainMs },
-      'shutting down: new requests are answered 503; requests in flight may finish',
-    );
-    beforeClose();
-  };
+  const drain = installGracefulDrain(adapter, pipeline, config.shutdownDrainMs, log);
   installPipeline(fastify, { routes, clock, log, config, services: pipeline });
   installJsonBodyParser(fastify);
 
@@ -235,6 +222,8 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });
     pipeline.limits = app.get(LimitsService, { strict: false });
     pipeline.scenarios = app.get(ScenarioGate, { strict: false });
+    const webhooks = app.get(WebhookWorker, { strict: false });
+    drain.first = () => webhooks.drain();
     await app.init();
     const trusted =
       config.trustedProxies.length > 0 ? proxyaddr.compile(config.trustedProxies) : null;
@@ -249,7 +238,6 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
       refuseWhileClosing(); // the charge may have waited on the limit store
     });
     answerOddHttp(fastify.server);
-    drainWithDeadline(fastify, config.shutdownDrainMs, pipeline, log);
     const contract = buildOpenApi(app, config.stagingBaseUrl, opts.contractStore);
     app.get(OpenApiService, { strict: false }).set(contract.document, contract.json);
     pipeline.operations = operationsOf(contract.document);
@@ -278,40 +266,6 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
       }
     },
   };
-}
-
-/**
- * Graceful shutdown waits for in-flight requests, but not for ever: a client that stalled in the
- * middle of its request would hold SIGTERM indefinitely. SHUTDOWN_DRAIN_MS after closing starts,
- * the connections still open are closed.
- */
-function drainWithDeadline(
-  fastify: FastifyInstance,
-  drainMs: number,
-  state: Lifecycle,
-  log: Logger,
-): void {
-  let timer: NodeJS.Timeout | null = null;
-  let forced = false;
-  fastify.addHook('preClose', (done) => {
-    state.closing = true;
-    timer = setTimeout(() => {
-      forced = true;
-      log.warn(
-        { drain_ms: drainMs },
-        'SHUTDOWN_DRAIN_MS passed: closing the connections still open, requests in flight included',
-      );
-      fastify.server.closeAllConnections();
-    }, drainMs);
-    timer.unref();
-    done();
-  });
-  fastify.addHook('onClose', (_instance, done) => {
-    if (timer !== null) clearTimeout(timer);
-    if (forced) log.warn('HTTP server closed after the drain deadline; closing the databases');
-    else log.info('HTTP server closed: every request answered; closing the databases');
-    done();
-  });
 }
 
 /** GET /openapi.json: outside the /api/v1 prefix, deprecated, 308 until its sunset, then 410. */

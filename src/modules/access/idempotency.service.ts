@@ -5,6 +5,7 @@ import {
   Logger,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
+  type OnModuleDestroy,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -53,7 +54,9 @@ declare module 'fastify' {
  * rotate answer holds a full key, which must never sit on disk in clear.
  */
 @Injectable()
-export class IdempotencyService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class IdempotencyService
+  implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown
+{
   private readonly repo: Repository<IdempotencyRecordEntity>;
   private readonly box: SecretBox;
 
@@ -62,6 +65,8 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
   private readonly log = new Logger('Idempotency');
   private sweeper: NodeJS.Timeout | null = null;
   private orphanSweeper: NodeJS.Timeout | null = null;
+  /** The orphan sweep in progress, if any. */
+  private sweeping: Promise<void> | null = null;
   /** This instance and its peers on the database: whose RUNNING claims are orphans. */
   readonly claimants: IdempotencyClaimants;
 
@@ -103,9 +108,14 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     await this.settleOrphans();
     if (this.claimants instanceof PgClaimants) {
       this.orphanSweeper = setInterval(() => {
-        this.settleOrphans().catch((err: unknown) => {
-          this.log.warn(`settling the claims of stopped instances failed: ${String(err)}`);
-        });
+        // One sweep at a time; the one running at a shutdown is waited for (onModuleDestroy).
+        if (this.sweeping !== null) return;
+        this.sweeping = this.settleOrphans()
+          .then(() => undefined)
+          .catch((err: unknown) => {
+            this.log.warn(`settling the claims of stopped instances failed: ${String(err)}`);
+          })
+          .finally(() => (this.sweeping = null));
       }, ORPHAN_SWEEP_MS);
       this.orphanSweeper.unref();
     }
@@ -180,11 +190,21 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     };
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops the sweeps with the other timers (after the HTTP drain), and waits for one in progress:
+   * left running past the shutdown it would meet a closed claim session and closed databases.
+   */
+  async onModuleDestroy(): Promise<void> {
     if (this.sweeper !== null) clearInterval(this.sweeper);
     if (this.orphanSweeper !== null) clearInterval(this.orphanSweeper);
     this.sweeper = null;
     this.orphanSweeper = null;
+    await this.sweeping;
+  }
+
+  /** The claim session ends with the other connections, once the requests are answered. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.onModuleDestroy();
     await this.claimants.close();
   }
 

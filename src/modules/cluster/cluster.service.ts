@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import { isWorldId, type WorldName } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
@@ -38,7 +38,7 @@ const FIRST_ELECTION_MS = 1_500;
  * credential is used instead of authenticating again.
  */
 @Injectable()
-export class ClusterService implements ClusterGate, OnModuleDestroy {
+export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
   readonly instanceId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private node: ClusterNode | null = null;
   private fastify: FastifyInstance | null = null;
@@ -177,10 +177,18 @@ export class ClusterService implements ClusterGate, OnModuleDestroy {
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Resigns the writer terms (ends the lock session: another instance takes the worlds over at
+   * its next round) in the shutdown's third step: after the HTTP drain (app.factory.ts: the
+   * requests in flight are answered, their orders committed under this writer's epoch) and the
+   * destroy hooks (the engines' and other timers stopped, so none commits as a deposed writer),
+   * and before the application-shutdown hooks close Redis and the databases this stop still uses.
+   * Stepping down earlier, in onModuleDestroy, fenced an order in flight off with 503
+   * WRITER_UNAVAILABLE.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     const node = this.node;
     this.node = null;
-    // Ends the lock session: another instance takes the worlds over at its next round.
     await node?.stop();
   }
 }

@@ -4,6 +4,9 @@ import type { LockKey } from './lock-key.js';
 
 export type ClusterLog = Pick<Logger, 'log' | 'warn' | 'error'>;
 
+/** How long close() waits for the connection to end (a dead socket's end() may never settle). */
+const CLOSE_WAIT_MS = 1_000;
+
 export interface LockSessionOptions {
   databaseUrl: string;
   /** Shown in pg_stat_activity, so an operator can tell which instance holds what. */
@@ -70,8 +73,8 @@ export class LockSession {
       keepAlive: true,
     });
     // Until connected, a failure rejects connect() itself; afterwards it ends the session.
-    client.on('error', (err) => this.drop(client, err));
-    client.on('end', () => this.drop(client, new Error('the lock session ended')));
+    client.on('error', (err) => void this.drop(client, err));
+    client.on('end', () => void this.drop(client, new Error('the lock session ended')));
     await client.connect();
     try {
       const r = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
@@ -92,7 +95,7 @@ export class LockSession {
     try {
       return (await client.query<R>(sql, params)).rows;
     } catch (err) {
-      if (sessionFailure(err)) this.drop(client, err);
+      if (sessionFailure(err)) void this.drop(client, err);
       throw err;
     }
   }
@@ -109,26 +112,33 @@ export class LockSession {
     await this.query('SELECT pg_advisory_unlock($1, $2)', [key[0], key[1]]);
   }
 
-  /** Ends the session: PostgreSQL releases every lock it holds. */
+  /**
+   * Ends the session: PostgreSQL releases every lock it holds. Settles once the connection has
+   * ended (so a stopped app leaves no socket behind), or after CLOSE_WAIT_MS over a dead one.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const client = this.client;
     if (client === null) return;
-    this.drop(client, new Error('the lock session was closed'));
+    const ended = this.drop(client, new Error('the lock session was closed'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
-  private drop(client: pg.Client, err: unknown): void {
-    if (this.client !== client) return;
+  private drop(client: pg.Client, err: unknown): Promise<void> {
+    if (this.client !== client) return Promise.resolve();
     this.client = null;
     this.pid = null;
-    // Not awaited: over a dead socket end() may never settle; the socket goes either way.
-    void client.end().catch(() => undefined);
+    // Not awaited here: over a dead socket end() may never settle; the socket goes either way.
+    const ended = client.end().catch(() => undefined);
     if (!this.closed) {
       this.opts.log.warn(
         `the cluster lock session was lost (${err instanceof Error ? err.message : String(err)}); every writer role and lease it held is given up`,
       );
     }
     for (const cb of this.lost) cb(err);
+    return ended;
   }
 }
 

@@ -34,6 +34,7 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private timer: NodeJS.Timeout | null = null;
   private scheduled = false;
   private stopped = false;
+  private draining: Promise<void> | null = null;
   private readonly pending = new Set<Promise<void>>();
   /** Where the next pass starts in the endpoint list (round robin). */
   private rotation = 0;
@@ -62,7 +63,20 @@ export class WebhookWorker implements OnApplicationBootstrap, OnModuleDestroy {
    * stay marked as attempting: after the restart the attempt counts and they are delivered again,
    * unless it was their last attempt (then they are dead-lettered).
    */
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): Promise<void> {
+    return this.drain();
+  }
+
+  /**
+   * The wait above, once: the graceful shutdown runs it first (app.factory.ts, while new requests
+   * are answered 503 and before the HTTP server stops accepting), onModuleDestroy finds it done.
+   */
+  drain(): Promise<void> {
+    this.draining ??= this.stopAndWait();
+    return this.draining;
+  }
+
+  private async stopAndWait(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     if (this.pending.size === 0) return;
