@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-graceful-shutdown-drains-first',
+    date: '2026-11-30',
+    title: 'Graceful shutdown drains HTTP before the timers stop and the writer resigns',
+    kind: 'CHANGED',
+    description:
+      'Graceful shutdown drains HTTP first: requests in flight finish before the timers stop, the cluster writer terms are resigned and Redis and the databases close. In cluster mode an order in flight at a shutdown was answered 503 `WRITER_UNAVAILABLE` (the instance stepped down as writer before its commit); it is now committed and answered 201. The idempotency orphan sweep (PostgreSQL) stops with the other timers, and a sweep in progress is waited for, instead of running on after shutdown.',
+  },
+  {
     id: '2026-11-30-idempotency-claim-sessions',
     date: '2026-11-30',
     title:
