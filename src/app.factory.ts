@@ -221,7 +221,9 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
     pipeline.access = app.get(AccessPipeline, { strict: false });
     pipeline.idempotency = app.get(IdempotencyService, { strict: false });
     pipeline.limits = app.get(LimitsService, { strict: false });
-    pipeline.scenarios = app.get(ScenarioGate, { strict: false });
+    const scenarios = app.get(ScenarioGate, { strict: false });
+    pipeline.scenarios = scenarios;
+    drain.closing = () => scenarios.stop();
     const webhooks = app.get(WebhookWorker, { strict: false });
     drain.first = () => webhooks.drain();
     await app.init();

@@ -30,7 +30,7 @@ export function installGracefulDrain(
   drainMs: number,
   log: Logger,
 ): GracefulDrain {
-  const drain: GracefulDrain = { first: null };
+  const drain: GracefulDrain = { closing: null, first: null };
   const fastify = adapter.getInstance() as unknown as FastifyInstance;
   let timer: NodeJS.Timeout | null = null;
   let forced = false;
@@ -77,6 +77,8 @@ export function installGracefulDrain(
       'shutting down: new requests are answered 503; requests in flight may finish',
     );
     beforeClose();
+    // Waits a shutdown cuts short end now, so the drain below does not wait them out.
+    drain.closing?.();
     // The webhook deliveries in flight first, while new requests are still told 503.
     await drain.first?.();
     // No new connection from here (README: it stops accepting connections, then finishes the
@@ -95,6 +97,11 @@ export function installGracefulDrain(
 }
 
 export interface GracefulDrain {
+  /**
+   * Called at the start of closing, before any wait: what a shutdown cuts short instead of
+   * waiting it out (a sandbox scenario's DELAY answers 503 at once).
+   */
+  closing: (() => void) | null;
   /**
    * Awaited at the start of closing, before the server stops accepting connections (new
    * requests meanwhile are answered 503): the webhook worker's wait for its deliveries.

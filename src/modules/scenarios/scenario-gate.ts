@@ -51,9 +51,17 @@ export class ScenarioGate implements OnModuleDestroy {
     return this.shape(fired, credential);
   }
 
-  onModuleDestroy(): void {
+  /**
+   * A shutdown began: pending DELAYs end at once with 503 and new ones are refused (called at the
+   * start of closing, before the HTTP drain waits for the requests in flight, which they are).
+   */
+  stop(): void {
     this.stopping = true;
     for (const stop of [...this.delays]) stop();
+  }
+
+  onModuleDestroy(): void {
+    this.stop();
   }
 
   private async shape({ id, effect }: FiredScenario, credential: Credential): Promise<void> {
