@@ -2,22 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { CryptoWalk } from '../../engine/index.js';
 import { CryptoFeed, MAX_STEPS_PER_CATCH_UP, type IndexPrice } from './crypto-feed.js';
+import { cryptoDatabase } from '../../../test/support/crypto-tables.js';
 import { CryptoRepository, type DueMarket } from './crypto.repository.js';
 
 const SYMBOLS = [{ symbol: 'BTC-USD', startCents: 10_000_000, sigma: 0.01 }];
 const T0 = Date.parse('2026-11-22T12:00:00.000Z');
 
-/** The tables the feed reads and writes, as the migration makes them (SQLite). */
-function database(): Database.Database {
-  const db = new Database(':memory:');
-  db.exec(`
-    CREATE TABLE crypto_prices (symbol TEXT PRIMARY KEY, price_cents INTEGER, steps INTEGER, as_of TEXT);
-    CREATE TABLE crypto_candles (symbol TEXT, interval TEXT, bucket TEXT, open_cents INTEGER,
-      high_cents INTEGER, low_cents INTEGER, close_cents INTEGER, PRIMARY KEY (symbol, interval, bucket));
-    CREATE TABLE markets (id TEXT PRIMARY KEY, status TEXT, close_time TEXT, index_symbol TEXT, strike_cents INTEGER);
-  `);
-  return db;
-}
+const database = cryptoDatabase;
 
 function feed(
   db: Database.Database,

@@ -6,20 +6,12 @@ import {
   CANDLE_INTERVALS,
   CANDLE_RETENTION_DAYS,
 } from './crypto-symbols.js';
+import { cryptoDatabase } from '../../../test/support/crypto-tables.js';
 import { CryptoRepository, type PriceTick } from './crypto.repository.js';
 
 const T0 = Date.parse('2026-11-22T12:00:00.000Z');
 
-function database(): Database.Database {
-  const db = new Database(':memory:');
-  db.exec(`
-    CREATE TABLE crypto_prices (symbol TEXT PRIMARY KEY, price_cents INTEGER, steps INTEGER, as_of TEXT);
-    CREATE TABLE crypto_candles (symbol TEXT, interval TEXT, bucket TEXT, open_cents INTEGER,
-      high_cents INTEGER, low_cents INTEGER, close_cents INTEGER, PRIMARY KEY (symbol, interval, bucket));
-    CREATE TABLE markets (id TEXT PRIMARY KEY, status TEXT, close_time TEXT, index_symbol TEXT, strike_cents INTEGER);
-  `);
-  return db;
-}
+const database = cryptoDatabase;
 
 /** The rule record() keeps, written as a write per tick (what it did before it merged rows). */
 function recordPerTick(db: Database.Database, last: Map<string, number>, ticks: PriceTick[]) {
