@@ -1,7 +1,8 @@
 /**
  * bench:ws-fanout — the WebSocket fan-out alone, by CPU: N (BENCH_WS_SUBSCRIBERS, default 1,000)
  * `ws` server sockets on 127.0.0.1 fed by this checkout's Connection, EventMessage and Coalescer
- * (dist/), the way RealtimeHub.fanOut feeds them, at BENCH_WS_RATE updates/s (default 300) with
+ * (dist/), the way RealtimeHub.fanOut feeds them (one Feed of the channel and sendToFeed; a
+ * checkout from before feeds: Connection.sendEvent per subscriber), at BENCH_WS_RATE updates/s (default 300) with
  * WS_COALESCE_MS = BENCH_WS_COALESCE_MS (default 5). The subscribers are the raw clients of
  * bench:ws in a child process. Per phase it prints the server's CPU µs and write system calls per
  * update, CPU figures that mean something on a loaded shared machine where wall-clock latency
@@ -37,18 +38,33 @@ interface Realtime {
     maxBuffered: number,
     budget: unknown,
   ) => {
-    subscriptions: Map<string, number>;
+    subscriptions: Map<string, unknown>;
     sendEvent(channel: string, message: unknown, batch: unknown): void;
   };
   EventMessage: new (channel: string, ts: number, data: unknown) => unknown;
   Coalescer: new (windowMs: number) => { batch(): unknown; release(): void; flushNow(): void };
+  /** Absent in a checkout from before feeds (seq per connection in `subscriptions`). */
+  Feed?: new (channel: string) => { sent: number; join(conn: unknown): FeedSub };
+  sendToFeed?: (feed: unknown, message: unknown, batch: unknown) => void;
+}
+
+interface FeedSub {
+  base: number;
+  readonly seq: number;
 }
 
 async function load(name: string, root: string): Promise<Realtime> {
   const dir = join(root, 'dist', 'modules', 'realtime');
   const c = (await import(pathToFileURL(join(dir, 'connection.js')).href)) as Realtime;
   const k = (await import(pathToFileURL(join(dir, 'coalescer.js')).href)) as Realtime;
-  return { name, Connection: c.Connection, EventMessage: c.EventMessage, Coalescer: k.Coalescer };
+  return {
+    name,
+    Connection: c.Connection,
+    EventMessage: c.EventMessage,
+    Coalescer: k.Coalescer,
+    Feed: c.Feed,
+    sendToFeed: c.sendToFeed,
+  };
 }
 
 /** Write system calls this process made so far (Linux /proc/self/io). */
@@ -87,9 +103,18 @@ async function main(): Promise<void> {
   let seqs = sockets.map(() => 0);
   for (let round = 0; round < ROUNDS; round++) {
     for (const impl of impls) {
+      const feed = impl.Feed === undefined ? null : new impl.Feed(CHANNEL);
+      const subs: FeedSub[] = [];
       const conns = sockets.map((ws, i) => {
         const c = new impl.Connection(`c${i}`, ws, '127.0.0.1', 64 << 20, null);
-        c.subscriptions.set(CHANNEL, seqs[i]); // the seq goes on from the last phase
+        // The seq goes on from the last phase.
+        if (feed === null) c.subscriptions.set(CHANNEL, seqs[i]);
+        else {
+          const sub = feed.join(c);
+          sub.base -= seqs[i];
+          c.subscriptions.set(CHANNEL, sub);
+          subs.push(sub);
+        }
         return c;
       });
       const coalescer = new impl.Coalescer(WINDOW_MS);
@@ -106,7 +131,8 @@ async function main(): Promise<void> {
           const data = { kind: 'delta', side: sent % 2 ? 'bids' : 'asks', price: 1 + (sent % 40) };
           const message = new impl.EventMessage(CHANNEL, Date.now(), { ...data, quantity: sent });
           const batch = coalescer.batch();
-          for (const c of conns) c.sendEvent(CHANNEL, message, batch);
+          if (feed !== null) impl.sendToFeed!(feed, message, batch);
+          else for (const c of conns) c.sendEvent(CHANNEL, message, batch);
           coalescer.release();
         }
         await sleep(Math.max(1, Math.ceil(start + ((sent + 1) * 1000) / RATE - Date.now())));
@@ -117,7 +143,10 @@ async function main(): Promise<void> {
       await sleep(500);
       child.send('count');
       const { messages } = await ask();
-      seqs = conns.map((c) => c.subscriptions.get(CHANNEL)!);
+      seqs =
+        feed === null
+          ? conns.map((c) => c.subscriptions.get(CHANNEL) as number)
+          : subs.map((s) => s.seq);
       const per = (v: number) => Math.round(v / sent);
       console.log(
         `${impl.name}: ${per(cpu.user + cpu.system)} µs CPU per update (user ${per(cpu.user)}, ` +

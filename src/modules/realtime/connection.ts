@@ -9,8 +9,11 @@ const OPEN = 1;
 /** One client socket: its credential, its subscriptions with their sequence numbers, its buffer. */
 export class Connection {
   credential: Credential | null = null;
-  /** channel -> last seq sent on it (seq rises by 1 per channel per connection). */
-  readonly subscriptions = new Map<string, number>();
+  /**
+   * channel -> this connection's subscription to it, which knows the last seq sent on it (seq
+   * rises by 1 per channel per connection).
+   */
+  readonly subscriptions = new Map<string, FeedSubscription>();
   alive = true;
   authTimer: NodeJS.Timeout | null = null;
   closed = false;
@@ -87,14 +90,28 @@ export class Connection {
   }
 
   /**
-   * Sends one event on `channel` with this connection's next seq. The frame comes from `message`,
-   * which builds it once per distinct seq, so a fan-out to subscribers that joined together costs
-   * no per-connection serialisation. Within a {@link Batch} the frames are held and leave in one
-   * socket write per connection when the batch is flushed.
+   * Sends one event on `channel` to this connection alone (a snapshot on subscribe, say) with its
+   * next seq; the channel's other subscribers' seqs do not move. Not subscribed: the channel gets
+   * a feed of its own for this connection. A message for every subscriber of a channel goes
+   * through {@link sendToFeed} instead, which touches no per-connection state to number it.
    */
   sendEvent(channel: string, message: EventMessage, batch: Batch | null = null): void {
-    const seq = (this.subscriptions.get(channel) ?? 0) + 1;
-    this.subscriptions.set(channel, seq);
+    let sub = this.subscriptions.get(channel);
+    if (sub === undefined) {
+      sub = new Feed(channel).join(this);
+      this.subscriptions.set(channel, sub);
+    }
+    sub.base -= 1;
+    this.deliver(sub.feed.sent - sub.base, message, batch);
+  }
+
+  /**
+   * Sends one event frame with sequence number `seq`. The frame comes from `message`, which builds
+   * it once per distinct seq, so a fan-out to subscribers that joined together costs no
+   * per-connection serialisation. Within a {@link Batch} the frames are held and leave in one
+   * socket write per connection when the batch is flushed.
+   */
+  deliver(seq: number, message: EventMessage, batch: Batch | null): void {
     if (this.closed || this.socket.readyState !== OPEN) return;
     if (batch !== null) {
       // The batch's later messages are only held: the buffer was judged at its first message
@@ -169,6 +186,66 @@ export class Connection {
       this.socket.terminate();
     }
   }
+}
+
+/**
+ * The messages of one channel to its subscribers: a public channel of a world, or a user's private
+ * channel in a world. Sequence numbers are counted once per feed, not per connection: `sent`
+ * messages went to every subscriber, and a subscriber's seq is `sent` minus its own `base`. A
+ * subscription starts at seq 0 (`base` = `sent` when it joins); a message to one connection alone
+ * (a snapshot) or a seq skipped for it (a lost batch) moves its `base` down by one.
+ */
+export class Feed {
+  /** Messages sent to every subscriber of the feed. */
+  sent = 0;
+  readonly subscribers = new Set<FeedSubscription>();
+
+  constructor(readonly channel: string) {}
+
+  /** Subscribes `conn` at seq 0 (its next message is seq 1). */
+  join(conn: Connection): FeedSubscription {
+    const sub = new FeedSubscription(conn, this, this.sent);
+    this.subscribers.add(sub);
+    return sub;
+  }
+}
+
+/** One connection's subscription to a {@link Feed}. */
+export class FeedSubscription {
+  constructor(
+    readonly conn: Connection,
+    readonly feed: Feed,
+    /** The feed's `sent` at seq 0 of this subscription, less its own messages and skips. */
+    public base: number,
+  ) {}
+
+  /** The last seq sent on this subscription. */
+  get seq(): number {
+    return this.feed.sent - this.base;
+  }
+
+  /** Starts again at seq 0 (a resubscribe: its snapshot is seq 1). */
+  restart(): void {
+    this.base = this.feed.sent;
+  }
+
+  /** The next message on this subscription shows a gap of one seq. */
+  skip(): void {
+    this.base -= 1;
+  }
+
+  leave(): void {
+    this.feed.subscribers.delete(this);
+  }
+}
+
+/**
+ * Sends `message` to every subscriber of `feed`, each with its next seq: one counter moves for the
+ * feed, and each subscriber's seq is a subtraction (no per-connection map to read or write).
+ */
+export function sendToFeed(feed: Feed, message: EventMessage, batch: Batch | null = null): void {
+  const sent = ++feed.sent;
+  for (const sub of feed.subscribers) sub.conn.deliver(sent - sub.base, message, batch);
 }
 
 let batchIds = 0;

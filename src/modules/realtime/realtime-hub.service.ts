@@ -23,17 +23,25 @@ import { CancelOnDisconnectService } from './cancel-on-disconnect.service.js';
 import { CryptoService, type CryptoPriceMoved } from '../crypto/crypto.service.js';
 import { RfqNotices, type RfqChannelMessage } from '../rfq/rfq-notices.service.js';
 import { isCryptoSymbol } from '../crypto/crypto-symbols.js';
-import { CHANNEL_PATTERNS, parseChannel, PRIVATE_SCOPE, route, tickerData } from './channels.js';
+import {
+  CHANNEL_PATTERNS,
+  parseChannel,
+  PRIVATE_CHANNELS,
+  PRIVATE_SCOPE,
+  route,
+  tickerData,
+} from './channels.js';
 import { MessageBudget } from './message-budget.js';
 import { Coalescer } from './coalescer.js';
-import { Connection, EventMessage } from './connection.js';
+import { Connection, EventMessage, Feed, sendToFeed, type FeedSubscription } from './connection.js';
 import { toWsError, WS_CLOSE } from './ws-errors.js';
 
 /**
  * The realtime feed: first-message auth, subscriptions, and fan-out of committed engine events.
  * Public channels are per environment (a test key sees only the paper engine); private channels
- * are per environment and user. Each message is serialised once per channel; only the
- * per-connection seq is spliced in.
+ * are per environment and user. Each channel is a {@link Feed}: a message is serialised once for
+ * it, numbered with one counter for all its subscribers, and only the per-connection seq is
+ * spliced in (one frame per distinct seq).
  */
 /** Bytes of received messages a connection may have waiting to be handled (see accept). */
 export const MAX_WAITING_BYTES = 1_048_576;
@@ -47,10 +55,10 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger('Realtime');
   private readonly connections = new Set<Connection>();
   private readonly perIp = new Map<string, number>();
-  /** `${env}|${channel}` -> subscribers of a public channel. */
-  private readonly publicSubs = new Map<string, Set<Connection>>();
-  /** `${env}|${userId}` -> that user's authenticated connections. */
-  private readonly byUser = new Map<string, Set<Connection>>();
+  /** `${env}|${channel}` -> the feed of a public channel (while it has subscribers). */
+  private readonly publicFeeds = new Map<string, Feed>();
+  /** `${env}|${userId}|${channel}` -> the feed of a user's private channel (same). */
+  private readonly privateFeeds = new Map<string, Feed>();
   private busSub: Subscription | null = null;
   private cryptoSub: Subscription | null = null;
   private keySubs: (() => void)[] = [];
@@ -400,10 +408,6 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
       conn.credential = credential;
       this.authedAt.set(conn, this.clock.now());
       if (conn.authTimer !== null) clearTimeout(conn.authTimer);
-      const key = userKey(credential.world, credential.userId);
-      let set = this.byUser.get(key);
-      if (set === undefined) this.byUser.set(key, (set = new Set()));
-      set.add(conn);
       // Its world's batches committed on other instances reach this one too (REDIS_URL).
       conn.unfollow = this.bus.follow(credential.world);
       this.cod.connected(credential);
@@ -488,15 +492,11 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     // A snapshot shows committed state only: orders of this event-loop turn still waiting for
     // their group commit are committed (and fanned out, before this connection joins) first.
     if (parsed.some(([, p]) => p.kind === 'orderbook')) this.engines.committedReads(env);
-    for (const [name, p] of parsed) {
+    for (const [name] of parsed) {
       // Re-subscribing restarts the channel: a fresh snapshot with seq 1.
-      conn.subscriptions.set(name, 0);
-      if (p.kind !== 'private') {
-        const k = `${env}|${name}`;
-        let set = this.publicSubs.get(k);
-        if (set === undefined) this.publicSubs.set(k, (set = new Set()));
-        set.add(conn);
-      }
+      const existing = conn.subscriptions.get(name);
+      if (existing !== undefined) existing.restart();
+      else conn.subscriptions.set(name, this.feed(env, c.userId, name).join(conn));
     }
     conn.sendJson({ type: 'subscribed', channels: list });
     for (const [name, p] of parsed) {
@@ -521,13 +521,13 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
    * market's ticker (seq keeps rising).
    */
   private resnapshot(env: WorldName): void {
-    for (const [key, subs] of this.publicSubs) {
-      const channel = key.slice(env.length + 1);
+    for (const [key, feed] of this.publicFeeds) {
+      const channel = feed.channel;
       if (!key.startsWith(`${env}|orderbook:`)) continue;
       const message = this.snapshotMessage(env, channel, channel.slice('orderbook:'.length));
-      for (const c of subs) c.sendEvent(channel, message);
+      sendToFeed(feed, message);
     }
-    const tickers = this.publicSubs.get(`${env}|ticker`);
+    const tickers = this.publicFeeds.get(`${env}|ticker`);
     if (tickers === undefined) return;
     const engine = this.engines.reads(env);
     for (const marketId of engine.marketIds()) {
@@ -537,7 +537,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
         tickerData(engine, marketId),
         isWorldId(env) ? env : null,
       );
-      for (const c of tickers) c.sendEvent('ticker', message);
+      sendToFeed(tickers, message);
     }
   }
 
@@ -551,9 +551,8 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   private skipLost(env: WorldName): void {
     for (const c of this.connections) {
       if (c.credential?.world !== env) continue;
-      for (const [channel, seq] of c.subscriptions) {
-        if (channel.startsWith('trades:') || LOSSY_PRIVATE.has(channel))
-          c.subscriptions.set(channel, seq + 1);
+      for (const [channel, sub] of c.subscriptions) {
+        if (channel.startsWith('trades:') || LOSSY_PRIVATE.has(channel)) sub.skip();
       }
     }
   }
@@ -562,8 +561,10 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const list = this.channelList(channels);
     const env = conn.credential!.world;
     for (const name of list) {
+      const sub = conn.subscriptions.get(name);
+      if (sub === undefined) continue;
       conn.subscriptions.delete(name);
-      this.leave(env, name, conn);
+      this.leave(env, sub);
     }
     conn.sendJson({ type: 'unsubscribed', channels: list });
   }
@@ -598,21 +599,15 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const writes = this.coalescer.batch();
     try {
       for (const out of outs) {
-        if (out.scope === 'public') {
-          const subs = this.publicSubs.get(`${env}|${out.channel}`);
-          if (subs === undefined || subs.size === 0) continue;
-          const message = new EventMessage(out.channel, batch.committedAt, out.data, worldId);
-          for (const c of subs) c.sendEvent(out.channel, message, writes);
-        } else {
-          const conns = this.byUser.get(userKey(env, out.userId));
-          if (conns === undefined) continue;
-          let message: EventMessage | null = null;
-          for (const c of conns) {
-            if (!c.subscriptions.has(out.channel)) continue;
-            message ??= new EventMessage(out.channel, batch.committedAt, out.data, worldId);
-            c.sendEvent(out.channel, message, writes);
-          }
-        }
+        // The channel's subscribers only: a user's connections that did not subscribe to one of
+        // its private channels are not visited.
+        const feed =
+          out.scope === 'public'
+            ? this.publicFeeds.get(`${env}|${out.channel}`)
+            : this.privateFeeds.get(privateKey(env, out.userId, out.channel));
+        if (feed === undefined) continue;
+        const message = new EventMessage(out.channel, batch.committedAt, out.data, worldId);
+        sendToFeed(feed, message, writes);
       }
     } finally {
       this.coalescer.release();
@@ -622,15 +617,15 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
   /** A stored crypto index move -> the subscribers of crypto:<symbol> in its world. */
   private deliverCrypto({ world, price }: CryptoPriceMoved): void {
     const channel = `crypto:${price.symbol}`;
-    const subs = this.publicSubs.get(`${world}|${channel}`);
-    if (subs === undefined || subs.size === 0) return;
+    const feed = this.publicFeeds.get(`${world}|${channel}`);
+    if (feed === undefined) return;
     const message = new EventMessage(
       channel,
       Date.parse(price.as_of),
       price,
       isWorldId(world) ? world : null,
     );
-    for (const c of subs) c.sendEvent(channel, message);
+    sendToFeed(feed, message);
   }
 
   /**
@@ -641,30 +636,23 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     const worldId = isWorldId(environment) ? environment : null;
     let message: EventMessage | null = null;
     for (const userId of userIds) {
-      const conns = this.byUser.get(userKey(environment, userId));
-      if (conns === undefined) continue;
-      for (const c of conns) {
-        if (!c.subscriptions.has('rfq')) continue;
-        message ??= new EventMessage('rfq', at, { event, ...data }, worldId);
-        c.sendEvent('rfq', message);
-      }
+      const feed = this.privateFeeds.get(privateKey(environment, userId, 'rfq'));
+      if (feed === undefined) continue;
+      message ??= new EventMessage('rfq', at, { event, ...data }, worldId);
+      sendToFeed(feed, message);
     }
   }
 
   /** A stored notification -> its owner's connections in its world that follow `notifications`. */
   private deliverNotification({ userId, environment, notification }: CreatedNotification): void {
-    const conns = this.byUser.get(userKey(environment, userId));
-    if (conns === undefined) return;
-    let message: EventMessage | null = null;
-    for (const c of conns) {
-      if (!c.subscriptions.has('notifications')) continue;
-      message ??= new EventMessage(
-        'notifications',
-        Date.parse(notification.created_at),
-        notification,
-      );
-      c.sendEvent('notifications', message);
-    }
+    const feed = this.privateFeeds.get(privateKey(environment, userId, 'notifications'));
+    if (feed === undefined) return;
+    const message = new EventMessage(
+      'notifications',
+      Date.parse(notification.created_at),
+      notification,
+    );
+    sendToFeed(feed, message);
   }
 
   /**
@@ -682,18 +670,31 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     if (authPhase) conn.close(close ?? WS_CLOSE.UNAUTHENTICATED, message.code);
   }
 
-  /** Takes `conn` off a public channel's subscribers; a channel nobody follows is forgotten. */
-  private leave(env: WorldName, channel: string, conn: Connection): void {
-    const key = `${env}|${channel}`;
-    const subs = this.publicSubs.get(key);
-    if (subs === undefined) return;
-    subs.delete(conn);
-    if (subs.size === 0) this.publicSubs.delete(key);
+  /** The feed of `channel` (public, or the user's private one) in `env`, made on first use. */
+  private feed(env: WorldName, userId: string, channel: string): Feed {
+    const [feeds, key] = this.feedKey(env, userId, channel);
+    let feed = feeds.get(key);
+    if (feed === undefined) feeds.set(key, (feed = new Feed(channel)));
+    return feed;
+  }
+
+  private feedKey(env: WorldName, userId: string, channel: string): [Map<string, Feed>, string] {
+    return isPrivateChannel(channel)
+      ? [this.privateFeeds, privateKey(env, userId, channel)]
+      : [this.publicFeeds, `${env}|${channel}`];
+  }
+
+  /** Takes a subscription off its feed; a feed nobody follows is forgotten. */
+  private leave(env: WorldName, sub: FeedSubscription): void {
+    sub.leave();
+    if (sub.feed.subscribers.size > 0) return;
+    const [feeds, key] = this.feedKey(env, sub.conn.credential!.userId, sub.feed.channel);
+    if (feeds.get(key) === sub.feed) feeds.delete(key);
   }
 
   /** How many public channels have subscribers (for tests and diagnostics). */
   get followedChannels(): number {
-    return this.publicSubs.size;
+    return this.publicFeeds.size;
   }
 
   private drop(conn: Connection): void {
@@ -707,11 +708,7 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     else this.perIp.set(conn.ip, n);
     const c = conn.credential;
     if (c === null) return;
-    for (const name of conn.subscriptions.keys()) this.leave(c.world, name, conn);
-    const key = userKey(c.world, c.userId);
-    const set = this.byUser.get(key);
-    set?.delete(conn);
-    if (set !== undefined && set.size === 0) this.byUser.delete(key);
+    for (const sub of conn.subscriptions.values()) this.leave(c.world, sub);
     this.release(conn);
   }
 
@@ -751,6 +748,10 @@ const ROTATED_MESSAGE = 'The API key was rotated: reconnect with its new secret'
 /** Private channels fed by committed engine batches. */
 const LOSSY_PRIVATE = new Set<string>(['orders', 'fills', 'positions', 'wallet']);
 
-function userKey(env: WorldName, userId: string): string {
-  return `${env}|${userId}`;
+function privateKey(env: WorldName, userId: string, channel: string): string {
+  return `${env}|${userId}|${channel}`;
+}
+
+function isPrivateChannel(channel: string): boolean {
+  return (PRIVATE_CHANNELS as readonly string[]).includes(channel);
 }
