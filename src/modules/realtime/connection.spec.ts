@@ -16,8 +16,10 @@ const WebSocketServer = serverWs.WebSocketServer;
 import {
   Connection,
   EventMessage,
+  Feed,
   flushBatch,
   frameText,
+  sendToFeed,
   startBatch,
   textFrame,
 } from './connection.js';
@@ -340,5 +342,65 @@ describe('Connection.sendEvent over a real socket', () => {
     conn.handled(600);
     expect(conn.wait(500, 1000)).toBe(true);
     expect(conn.waitingBytes).toBe(900);
+  });
+});
+
+describe('Feed: one seq counter per channel, each subscriber its own seq', () => {
+  const seqs = async (x: { next: (n: number) => Promise<string[]> }, n: number) =>
+    (await x.next(n)).map((t) => {
+      const m = JSON.parse(t) as { seq: number; data: { i: number } };
+      return [m.seq, m.data.i];
+    });
+
+  it('numbers each subscription from 1: a late joiner, a message to one alone, a resubscribe, a skipped seq', async () => {
+    const p = await pair();
+    const q = await pair();
+    try {
+      const feed = new Feed('orderbook:m');
+      const m = (i: number) => new EventMessage('orderbook:m', i, { i });
+      const ps = feed.join(p.conn);
+      p.conn.subscriptions.set('orderbook:m', ps);
+      sendToFeed(feed, m(1));
+      sendToFeed(feed, m(2));
+      // q joins after two messages: its snapshot (to q alone) is its seq 1, p's seq does not move.
+      const qs = feed.join(q.conn);
+      q.conn.subscriptions.set('orderbook:m', qs);
+      q.conn.sendEvent('orderbook:m', m(10));
+      const batch = startBatch();
+      sendToFeed(feed, m(3), batch);
+      sendToFeed(feed, m(4), batch);
+      flushBatch(batch);
+      expect(await seqs(p, 4)).toEqual([
+        [1, 1],
+        [2, 2],
+        [3, 3],
+        [4, 4],
+      ]);
+      expect(await seqs(q, 3)).toEqual([
+        [1, 10],
+        [2, 3],
+        [3, 4],
+      ]);
+      expect([ps.seq, qs.seq]).toEqual([4, 3]);
+      // p resubscribes (seq 0 again: its snapshot is 1); q loses one (its next shows the gap).
+      ps.restart();
+      p.conn.sendEvent('orderbook:m', m(20));
+      qs.skip();
+      sendToFeed(feed, m(5));
+      expect((await seqs(p, 6)).slice(4)).toEqual([
+        [1, 20],
+        [2, 5],
+      ]);
+      expect((await seqs(q, 4)).slice(3)).toEqual([[5, 5]]);
+      // A subscription that left hears no more; the others go on.
+      ps.leave();
+      sendToFeed(feed, m(6));
+      expect((await seqs(q, 5)).slice(4)).toEqual([[6, 6]]);
+      expect(p.received).toHaveLength(6);
+      expect(feed.subscribers.size).toBe(1);
+    } finally {
+      await p.close();
+      await q.close();
+    }
   });
 });
