@@ -150,7 +150,9 @@ async function main(): Promise<void> {
       const per = (v: number) => Math.round(v / sent);
       console.log(
         `${impl.name}: ${per(cpu.user + cpu.system)} µs CPU per update (user ${per(cpu.user)}, ` +
-          `system ${per(cpu.system)}), ${per(writes)} write calls per update; ${sent} updates ` +
+          `system ${per(cpu.system)}), ${per(writes)} write calls per update ` +
+          `(${((cpu.user + cpu.system) / writes).toFixed(1)} µs CPU per write call, all else ` +
+          `included: a flush to ${N} sockets costs at least ${N} write calls); ${sent} updates ` +
           `of ${SECONDS * RATE} due, ${messages} of ${sent * N} deliveries read; load ${load0.toFixed(1)}`,
       );
     }
