@@ -92,6 +92,31 @@ describe('realtime on the Redis event stream', () => {
     expect(remote).toMatchObject({ environment: 'test', world: 'test', remote: true });
   });
 
+  it("the reader starting to read the world (a resync, nothing lost) sends no snapshot where the world's engine is: the book goes on from the subscriber's own", async () => {
+    const appBus = svc.app.get(EventBus) as RedisStreamsEventBus;
+    const c = await WsClient.authed(svc.baseUrl, { api_key: t.key });
+    const ch = `orderbook:${m.id}`;
+    expect((await c.subscribe([ch])).type).toBe('subscribed');
+    await c.waitFor((x) => x.channel === ch);
+    // What the reader hands on once it is positioned on a world newly followed (a WebSocket
+    // client's first connection to it): `rebuilt`, no events, not `lost`.
+    appBus.publish({
+      environment: 'test',
+      world: 'test',
+      events: [],
+      committedAt: Date.now(),
+      rebuilt: true,
+      remote: true,
+    });
+    await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 21, 1));
+    await c.sync();
+    expect(c.events(ch).map((x) => [x.seq, x.data.kind])).toEqual([
+      [1, 'snapshot'],
+      [2, 'delta'],
+    ]);
+    await c.close();
+  });
+
   it('Redis stopped: orders are served and delivered here; back: the others and the clients resync', async () => {
     const logsBefore = svc.logs.length;
     await redis.stop();

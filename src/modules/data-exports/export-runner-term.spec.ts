@@ -116,4 +116,43 @@ describe('export jobs when a writer term ends', () => {
     expect(runner.isRunning('exp_paper')).toBe(false);
     await runner.onModuleDestroy();
   });
+
+  it('an ephemeral world opened here before its term began re-queues its cut-short jobs when the term begins', async () => {
+    // After a restart, the first request to a world opens it (its sandbox-scenario stage) before
+    // the forward stage campaigns for it: its jobs' rows are read while no instance writes it.
+    const dataDir = mkdtempSync(join(tmpdir(), 'export-term-'));
+    dirs.push(dataDir);
+    const world = 'wld_termstart' as WorldName;
+    const worldDb = database();
+    let writer = false;
+    let termStart: (world: WorldName) => void = () => undefined;
+    const engines = {
+      writes: (w: WorldName) => w !== world || writer,
+      onTermStart: (cb: (world: WorldName) => void) => (termStart = cb),
+      onTermEnd: () => undefined,
+      fence: () => null,
+    } as unknown as EngineRegistry;
+    const worlds = {
+      perWorld: <T>(make: (db: SqlConnection, world: WorldName) => T) =>
+        new WorldScoped<T>((w) => make(w === world ? worldDb : database(), w)),
+      onLoad: () => undefined,
+    } as unknown as WorldDatabases;
+    const config = { values: { dataDir, exportSweepMs: 60_000 } } as unknown as ConfigService;
+    const runner = new ExportRunner(
+      worlds,
+      config,
+      { for: () => ({ nowDate: () => new Date(), now: () => Date.now() }) } as never,
+      {} as never,
+      {} as never,
+      engines,
+    );
+    runner.onApplicationBootstrap();
+    // Nothing starts a job in this test: only the world's rows are looked at.
+    await runner.onModuleDestroy();
+    const repo = runner.parts.repos.get(world);
+    expect(repo.get('exp_1')!.status).toBe('RUNNING');
+    writer = true;
+    termStart(world);
+    expect(repo.get('exp_1')!.status).toBe('QUEUED');
+  });
 });

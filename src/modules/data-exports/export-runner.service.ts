@@ -139,10 +139,17 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
         );
       }
     }
-    // Cluster mode: the world's jobs become this instance's (an ephemeral world's resume when it
-    // is next opened, as the writer).
+    // Cluster mode: the world's jobs become this instance's. An ephemeral world's resume when it
+    // is next opened, as the writer, or now if it was opened before the term began: the first
+    // request after a restart opens the world in its sandbox-scenario stage, before the forward
+    // stage campaigns for it, so its jobs' rows were read here while no instance wrote it (no
+    // resume), and the term that begins then opens nothing again.
     this.engines.onTermStart((world) => {
-      if (isWorldId(world)) return;
+      if (isWorldId(world)) {
+        const repo = this.parts.repos.peek(world);
+        if (repo !== undefined) this.resume(world, repo);
+        return;
+      }
       this.resume(world, this.parts.repos.get(world));
       this.schedule();
     });

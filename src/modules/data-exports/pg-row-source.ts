@@ -30,10 +30,31 @@ const types = {
 };
 
 /**
+ * The session settings of an export worker's client: read-only, on the world's schema, each
+ * statement bounded, and `enable_sort=off`. A page (`... WHERE row_seq > @lo AND row_seq <= @hi
+ * AND <scope> ORDER BY row_seq LIMIT @limit`) must walk the `row_seq` index from `lo` and stop
+ * after `limit` rows in scope, as SQLite walks the rowid. A table just filled faster than
+ * autovacuum analyses it (no statistics yet: 200,000 trades seeded in one statement, a busy
+ * world) made the planner take the range `(lo, hi]` for a few hundred rows and plan a bitmap
+ * scan of all of it, then a top-N sort: each page read every row after `lo`, a 20,000-row job
+ * at 10 rows a page read 200 million rows (0.3 s a page here) and a 200,000-row one never
+ * finished. Without a sort the only plan left is the index walk in `row_seq` order, which every
+ * exported table has (migration 1763769600031). The session runs nothing but these pages and
+ * counts (which sort nothing), so the setting touches no other statement.
+ */
+export const PG_READER_OPTIONS = (schema: string): string =>
+  [
+    `-c search_path=${quoteIdent(schema)}`,
+    '-c default_transaction_read_only=on',
+    `-c statement_timeout=${STATEMENT_TIMEOUT_MS}`,
+    '-c enable_sort=off',
+  ].join(' ');
+
+/**
  * An export job's rows on PostgreSQL, read by its worker thread through a `pg` client of its own
  * (the service's connections belong to the main thread): the reader's statements
  * ({@link readerSql}) in keyset pages on `row_seq`, each a named prepared statement of this
- * client. The session is read-only, its search_path the world's schema.
+ * client, in a session set by {@link PG_READER_OPTIONS}.
  */
 export class PgRowSource implements RowSource {
   private readonly texts = new Map<string, PostgresSql>();
@@ -43,11 +64,7 @@ export class PgRowSource implements RowSource {
   static async open(url: string, schema: string): Promise<PgRowSource> {
     const client = new pg.Client({
       connectionString: url,
-      options: [
-        `-c search_path=${quoteIdent(schema)}`,
-        '-c default_transaction_read_only=on',
-        `-c statement_timeout=${STATEMENT_TIMEOUT_MS}`,
-      ].join(' '),
+      options: PG_READER_OPTIONS(schema),
     });
     // A lost connection fails the query under way; the idle client's error event needs a listener.
     client.on('error', () => undefined);

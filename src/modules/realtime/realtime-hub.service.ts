@@ -589,6 +589,12 @@ export class RealtimeHub implements OnModuleInit, OnModuleDestroy {
     if (batch.rebuilt === true) {
       // The writer's book sent for other instances' followers: nothing changed here.
       if (batch.remote !== true && batch.follow?.book !== undefined) return;
+      // The shared stream's reader started reading the world (its first realtime connection
+      // here): nothing was lost, and where this instance writes the world its engine, which every
+      // snapshot reads, has every batch already. Only a follower view, which missed the
+      // batches before the reader was positioned, is rebuilt and resent; a snapshot here would
+      // repeat the subscribers' books mid-stream for nothing.
+      if (batch.remote === true && batch.lost !== true && this.engines.writes(env)) return;
       if (batch.lost === true) this.skipLost(env);
       this.resnapshot(env);
       return;

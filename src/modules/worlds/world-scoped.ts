@@ -19,6 +19,11 @@ export class WorldScoped<T> {
     return v;
   }
 
+  /** The world's value if it was made already (never makes one). */
+  peek(world: WorldName): T | undefined {
+    return this.made.get(world);
+  }
+
   /** The values made so far (the live and paper ones, and those of loaded worlds). */
   entries(): IterableIterator<[WorldName, T]> {
     return this.made.entries();
