@@ -11,6 +11,9 @@
  * round's figures and the candidate's CPU per order as a share of the baseline's (per round and
  * the median), and writes bench/results/orders-ab.json.
  * BENCH_ROUNDS (default 4), BENCH_PHASE_SECONDS (default 8), BENCH_WARMUP_SECONDS (default 8).
+ * BENCH_PG=1 runs both on PostgreSQL: a throwaway cluster (test/support/services.ts) holding one
+ * database per build (DATABASE_URL, one instance each, no Redis). The server CPU per order is
+ * then the Node process's (its pg worker thread included), not PostgreSQL's backends'.
  */
 import autocannon, { type RawRequest } from 'autocannon';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +22,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measured, print, type Figures } from './support/order-load.js';
 import { json, orderStream, seededMarkets, traderKeys } from './support/order-setup.js';
+import pg from 'pg';
+import { startServices, type Services } from '../test/support/services.js';
 import { startBenchServer, type BenchServer } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -80,16 +85,36 @@ async function main(): Promise<void> {
     throw new Error('BENCH_BASELINE=<root of the built checkout to compare with> is required');
   }
   const servers: BenchServer[] = [];
+  let services: Services | null = null;
   try {
-    servers.push(await startBenchServer('ab-baseline', SERVER_ENV, resolve(baselineRoot)));
-    servers.push(await startBenchServer('ab-candidate', SERVER_ENV));
+    const dbs = { baseline: {}, candidate: {} } as Record<Side['name'], Record<string, string>>;
+    if (process.env.BENCH_PG === '1') {
+      services = await startServices(90_000, ROOT);
+      const admin = new pg.Client({ connectionString: services.databaseUrl });
+      await admin.connect();
+      for (const name of ['baseline', 'candidate'] as const) {
+        await admin.query(`CREATE DATABASE ab_${name}`);
+        const url = new URL(services.databaseUrl);
+        url.pathname = `/ab_${name}`;
+        dbs[name] = { DATABASE_URL: url.toString() };
+      }
+      await admin.end();
+    }
+    servers.push(
+      await startBenchServer(
+        'ab-baseline',
+        { ...SERVER_ENV, ...dbs.baseline },
+        resolve(baselineRoot),
+      ),
+    );
+    servers.push(await startBenchServer('ab-candidate', { ...SERVER_ENV, ...dbs.candidate }));
     const sides = [await prepare('baseline', servers[0]), await prepare('candidate', servers[1])];
     console.log(
       `bench:orders-ab: ${cpus().length} CPUs, node ${process.version}, load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(
           ' ',
-        )}; baseline ${resolve(baselineRoot)}, candidate ${ROOT}; ${CONNECTIONS} connections, ${PHASE_SECONDS} s a phase, ${ROUNDS} rounds A B`,
+        )}; baseline ${resolve(baselineRoot)}, candidate ${ROOT}; ${services === null ? 'SQLite' : 'PostgreSQL'}; ${CONNECTIONS} connections, ${PHASE_SECONDS} s a phase, ${ROUNDS} rounds A B`,
     );
     for (const side of sides) await orders(side, WARMUP_SECONDS)();
     const shares: number[] = [];
@@ -124,6 +149,7 @@ async function main(): Promise<void> {
           node: process.version,
           date: new Date().toISOString(),
           loadavgAtEnd: loadavg(),
+          database: services === null ? 'sqlite' : 'postgres',
           baseline: { root: resolve(baselineRoot), ...base },
           candidate: { root: ROOT, ...cand },
           candidateCpuShareMedian: cpuShare,
@@ -136,6 +162,7 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const s of servers) await s.stop();
+    await services?.stop();
   }
 }
 
