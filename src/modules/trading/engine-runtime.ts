@@ -200,7 +200,7 @@ export class EngineRuntime {
     readonly startingBalance: number,
   ) {
     this.world = environment;
-    this.pipelined = typeof repo.db.commitAsync === 'function';
+    this.pipelined = typeof (repo.db as SqlConnection | undefined)?.commitAsync === 'function';
     this.engine = this.restore();
   }
 
