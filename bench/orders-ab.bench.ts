@@ -21,7 +21,14 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measured, print, type Figures } from './support/order-load.js';
-import { json, orderStream, seededMarkets, traderKeys } from './support/order-setup.js';
+import {
+  json,
+  orderStream,
+  postgresMail,
+  seededMarkets,
+  traderKeys,
+  type MailReader,
+} from './support/order-setup.js';
 import pg from 'pg';
 import { startServices, type Services } from '../test/support/services.js';
 import { startBenchServer, type BenchServer } from './support/server.js';
@@ -50,8 +57,12 @@ interface Side {
   rounds: Figures[];
 }
 
-async function prepare(name: Side['name'], server: BenchServer): Promise<Side> {
-  const keys = await traderKeys(server.api, server.dataDir);
+async function prepare(
+  name: Side['name'],
+  server: BenchServer,
+  mail: MailReader | undefined,
+): Promise<Side> {
+  const keys = await traderKeys(server.api, mail ?? server.dataDir);
   const stream = orderStream(seededMarkets(ROOT), keys);
   const probe = stream();
   const first = await json(`${server.api}/orders`, {
@@ -86,6 +97,8 @@ async function main(): Promise<void> {
   }
   const servers: BenchServer[] = [];
   let services: Services | null = null;
+  const clients: pg.Client[] = [];
+  const mails: Partial<Record<Side['name'], MailReader>> = {};
   try {
     const dbs = { baseline: {}, candidate: {} } as Record<Side['name'], Record<string, string>>;
     if (process.env.BENCH_PG === '1') {
@@ -97,6 +110,10 @@ async function main(): Promise<void> {
         const url = new URL(services.databaseUrl);
         url.pathname = `/ab_${name}`;
         dbs[name] = { DATABASE_URL: url.toString() };
+        const client = new pg.Client({ connectionString: url.toString() });
+        await client.connect();
+        clients.push(client);
+        mails[name] = postgresMail(client);
       }
       await admin.end();
     }
@@ -108,7 +125,10 @@ async function main(): Promise<void> {
       ),
     );
     servers.push(await startBenchServer('ab-candidate', { ...SERVER_ENV, ...dbs.candidate }));
-    const sides = [await prepare('baseline', servers[0]), await prepare('candidate', servers[1])];
+    const sides = [
+      await prepare('baseline', servers[0], mails.baseline),
+      await prepare('candidate', servers[1], mails.candidate),
+    ];
     console.log(
       `bench:orders-ab: ${cpus().length} CPUs, node ${process.version}, load average ${loadavg()
         .map((l) => l.toFixed(2))
@@ -161,6 +181,7 @@ async function main(): Promise<void> {
       ) + '\n',
     );
   } finally {
+    for (const c of clients) await c.end();
     for (const s of servers) await s.stop();
     await services?.stop();
   }

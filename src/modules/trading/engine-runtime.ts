@@ -283,6 +283,11 @@ export class EngineRuntime {
     let commit: SqlCommitInFlight;
     try {
       this.assertUsable();
+    } catch (err) {
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    try {
       commit = this.repo.db.commitAsync!(() => this.stage(events, effects, now));
     } catch (err) {
       // Refused before anything was sent (not the writer now, the connection closed).
