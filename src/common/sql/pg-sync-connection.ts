@@ -82,8 +82,9 @@ export class PgSyncConnection implements SqlConnection {
   }
 
   /**
-   * A batch of statements in one transaction, answered without blocking the thread (the
-   * pipelined group commit builds on it): the next batch can form while this one commits.
+   * A batch of statements in one transaction, answered without blocking the thread, each
+   * statement's row count returned (the engine's group commit uses {@link commitAsync}, which
+   * sends the writes a transaction deferred).
    */
   async submit(
     statements: { sql: string; params?: unknown[] | Record<string, unknown> }[],

@@ -227,6 +227,20 @@ describe('pipelined group commit on PostgreSQL', () => {
     expect(await storedOrderIds()).toEqual(ids2);
   });
 
+  it('flush (shutdown, a world unloading) waits for the batch in flight and commits the one formed on top', async () => {
+    const { rt, published } = runtime();
+    const a = rt.runBatched(order('a'));
+    await turn(); // in flight
+    const b = rt.runBatched(order('b')); // forms on top, not sent
+    rt.flush();
+    // Both committed and published before flush returned, in order, one transaction each.
+    expect(published).toHaveLength(2);
+    const [ra, rb] = await Promise.all([a, b]);
+    const both = [ra.ok ? ra.order.id : '', rb.ok ? rb.order.id : ''];
+    expect(acceptedIds(published)).toEqual(both);
+    expect(await storedOrderIds()).toEqual(both);
+  });
+
   it('the fence goes with the COMMIT: the batch of a deposed writer is refused 503-class and nothing of it is stored', async () => {
     await admin.query('CREATE SCHEMA IF NOT EXISTS fencing');
     await admin.query(
