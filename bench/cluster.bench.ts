@@ -44,10 +44,10 @@ import {
   json,
   MARKETABLE_SHARE,
   orderStream,
+  postgresMail,
   seededMarkets,
   traderKeys,
   TRADERS,
-  type MailReader,
 } from './support/order-setup.js';
 import {
   childProcesses,
@@ -79,17 +79,6 @@ const ROOMY = {
 };
 
 type Stream = ReturnType<typeof orderStream>;
-
-/** The verification mail of the cluster's platform schema. */
-const postgresMail =
-  (admin: pg.Client): MailReader =>
-  async (email) => {
-    const r = await admin.query<{ body: string }>(
-      "SELECT body FROM platform.mail_outbox WHERE to_address = $1 AND kind = 'EMAIL_VERIFICATION' ORDER BY id DESC LIMIT 1",
-      [email],
-    );
-    return r.rows[0]?.body;
-  };
 
 /** One order through the stream, checked: a setup that cannot place one measures nothing. */
 async function probe(server: BenchServer, stream: Stream): Promise<void> {

@@ -11,6 +11,9 @@
  * round's figures and the candidate's CPU per order as a share of the baseline's (per round and
  * the median), and writes bench/results/orders-ab.json.
  * BENCH_ROUNDS (default 4), BENCH_PHASE_SECONDS (default 8), BENCH_WARMUP_SECONDS (default 8).
+ * BENCH_PG=1 runs both on PostgreSQL: a throwaway cluster (test/support/services.ts) holding one
+ * database per build (DATABASE_URL, one instance each, no Redis). The server CPU per order is
+ * then the Node process's (its pg worker thread included), not PostgreSQL's backends'.
  */
 import autocannon, { type RawRequest } from 'autocannon';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,16 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measured, print, type Figures } from './support/order-load.js';
-import { json, orderStream, seededMarkets, traderKeys } from './support/order-setup.js';
+import {
+  json,
+  orderStream,
+  postgresMail,
+  seededMarkets,
+  traderKeys,
+  type MailReader,
+} from './support/order-setup.js';
+import pg from 'pg';
+import { startServices, type Services } from '../test/support/services.js';
 import { startBenchServer, type BenchServer } from './support/server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -45,8 +57,12 @@ interface Side {
   rounds: Figures[];
 }
 
-async function prepare(name: Side['name'], server: BenchServer): Promise<Side> {
-  const keys = await traderKeys(server.api, server.dataDir);
+async function prepare(
+  name: Side['name'],
+  server: BenchServer,
+  mail: MailReader | undefined,
+): Promise<Side> {
+  const keys = await traderKeys(server.api, mail ?? server.dataDir);
   const stream = orderStream(seededMarkets(ROOT), keys);
   const probe = stream();
   const first = await json(`${server.api}/orders`, {
@@ -80,16 +96,45 @@ async function main(): Promise<void> {
     throw new Error('BENCH_BASELINE=<root of the built checkout to compare with> is required');
   }
   const servers: BenchServer[] = [];
+  let services: Services | null = null;
+  const clients: pg.Client[] = [];
+  const mails: Partial<Record<Side['name'], MailReader>> = {};
   try {
-    servers.push(await startBenchServer('ab-baseline', SERVER_ENV, resolve(baselineRoot)));
-    servers.push(await startBenchServer('ab-candidate', SERVER_ENV));
-    const sides = [await prepare('baseline', servers[0]), await prepare('candidate', servers[1])];
+    const dbs = { baseline: {}, candidate: {} } as Record<Side['name'], Record<string, string>>;
+    if (process.env.BENCH_PG === '1') {
+      services = await startServices(90_000, ROOT);
+      const admin = new pg.Client({ connectionString: services.databaseUrl });
+      await admin.connect();
+      for (const name of ['baseline', 'candidate'] as const) {
+        await admin.query(`CREATE DATABASE ab_${name}`);
+        const url = new URL(services.databaseUrl);
+        url.pathname = `/ab_${name}`;
+        dbs[name] = { DATABASE_URL: url.toString() };
+        const client = new pg.Client({ connectionString: url.toString() });
+        await client.connect();
+        clients.push(client);
+        mails[name] = postgresMail(client);
+      }
+      await admin.end();
+    }
+    servers.push(
+      await startBenchServer(
+        'ab-baseline',
+        { ...SERVER_ENV, ...dbs.baseline },
+        resolve(baselineRoot),
+      ),
+    );
+    servers.push(await startBenchServer('ab-candidate', { ...SERVER_ENV, ...dbs.candidate }));
+    const sides = [
+      await prepare('baseline', servers[0], mails.baseline),
+      await prepare('candidate', servers[1], mails.candidate),
+    ];
     console.log(
       `bench:orders-ab: ${cpus().length} CPUs, node ${process.version}, load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(
           ' ',
-        )}; baseline ${resolve(baselineRoot)}, candidate ${ROOT}; ${CONNECTIONS} connections, ${PHASE_SECONDS} s a phase, ${ROUNDS} rounds A B`,
+        )}; baseline ${resolve(baselineRoot)}, candidate ${ROOT}; ${services === null ? 'SQLite' : 'PostgreSQL'}; ${CONNECTIONS} connections, ${PHASE_SECONDS} s a phase, ${ROUNDS} rounds A B`,
     );
     for (const side of sides) await orders(side, WARMUP_SECONDS)();
     const shares: number[] = [];
@@ -124,6 +169,7 @@ async function main(): Promise<void> {
           node: process.version,
           date: new Date().toISOString(),
           loadavgAtEnd: loadavg(),
+          database: services === null ? 'sqlite' : 'postgres',
           baseline: { root: resolve(baselineRoot), ...base },
           candidate: { root: ROOT, ...cand },
           candidateCpuShareMedian: cpuShare,
@@ -135,7 +181,9 @@ async function main(): Promise<void> {
       ) + '\n',
     );
   } finally {
+    for (const c of clients) await c.end();
     for (const s of servers) await s.stop();
+    await services?.stop();
   }
 }
 

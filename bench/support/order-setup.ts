@@ -3,6 +3,7 @@
  * the seeded markets, and the deterministic order stream every server is driven with.
  */
 import Database from 'better-sqlite3';
+import type pg from 'pg';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,6 +37,17 @@ export async function json(
  * if there is none): the service's platform.sqlite, or its PostgreSQL platform schema.
  */
 export type MailReader = (email: string) => Promise<string | undefined>;
+
+/** The mail reader of a PostgreSQL service: its platform schema, through `admin`. */
+export const postgresMail =
+  (admin: pg.Client): MailReader =>
+  async (email) => {
+    const r = await admin.query<{ body: string }>(
+      "SELECT body FROM platform.mail_outbox WHERE to_address = $1 AND kind = 'EMAIL_VERIFICATION' ORDER BY id DESC LIMIT 1",
+      [email],
+    );
+    return r.rows[0]?.body;
+  };
 
 /** The mail reader of a SQLite service whose data directory is `dataDir`. */
 export function sqliteMail(dataDir: string): MailReader {

@@ -28,6 +28,15 @@ export interface PgErrorFields {
   severity?: string;
 }
 
+/** A request sent without blocking (see PgSyncBridge.start). */
+export interface PgFlight {
+  readonly id: number;
+  /** Set once the worker's reply has been taken off the port. */
+  reply: PgReply | undefined;
+  /** Settles (never rejects) once `reply` is set. */
+  readonly answered: Promise<void>;
+}
+
 /** A request without its id (the bridge numbers it). */
 export type PgRequest = { cid: number; op: string } & Record<string, unknown>;
 
@@ -108,12 +117,38 @@ export class PgSyncBridge {
 
   /** Sends a request and resolves with its reply without blocking the thread. */
   submit(request: PgRequest): Promise<PgReply> {
-    const id = this.post(request);
-    return new Promise<PgReply>((resolve, reject) => {
-      this.waiting.set(id, (r) =>
-        r.ok ? resolve(r) : reject(new PgSqlError(r.error!, String(request.text ?? ''))),
-      );
+    const flight = this.start(request);
+    return flight.answered.then(() => {
+      const r = flight.reply!;
+      if (!r.ok) throw new PgSqlError(r.error!, String(request.text ?? ''));
+      return r;
     });
+  }
+
+  /**
+   * Sends a request without blocking the thread. Its reply is set on the returned flight as soon
+   * as it is taken off the port (by the port's message event, or by a synchronous call waiting
+   * for its own reply meanwhile), and `answered` then settles; {@link join} blocks for it.
+   */
+  start(request: PgRequest): PgFlight {
+    const id = this.post(request);
+    let answer!: () => void;
+    const flight: PgFlight = {
+      id,
+      reply: undefined,
+      answered: new Promise<void>((resolve) => (answer = resolve)),
+    };
+    this.waiting.set(id, (r) => {
+      flight.reply = r;
+      answer();
+    });
+    return flight;
+  }
+
+  /** Blocks until a started request has answered, and returns its reply (ok or not). */
+  join(flight: PgFlight): PgReply {
+    if (flight.reply === undefined) this.deliver(this.wait(flight.id));
+    return flight.reply!;
   }
 
   private post(request: PgRequest): number {

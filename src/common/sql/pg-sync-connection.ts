@@ -1,6 +1,7 @@
-import { PgSyncBridge, type PgReply } from './pg-sync-bridge.js';
+import { PgSqlError, PgSyncBridge, type PgReply } from './pg-sync-bridge.js';
 import { toPostgres } from './postgres-dialect.js';
 import type {
+  SqlCommitInFlight,
   SqlConnection,
   SqlRunResult,
   SqlStatement,
@@ -81,8 +82,9 @@ export class PgSyncConnection implements SqlConnection {
   }
 
   /**
-   * A batch of statements in one transaction, answered without blocking the thread (the
-   * pipelined group commit builds on it): the next batch can form while this one commits.
+   * A batch of statements in one transaction, answered without blocking the thread, each
+   * statement's row count returned (the engine's group commit uses {@link commitAsync}, which
+   * sends the writes a transaction deferred).
    */
   async submit(
     statements: { sql: string; params?: unknown[] | Record<string, unknown> }[],
@@ -125,6 +127,51 @@ export class PgSyncConnection implements SqlConnection {
     const tx = run as unknown as SqlTransaction<F>;
     tx.immediate = run as SqlTransaction<F>['immediate'];
     return tx;
+  }
+
+  /**
+   * A top-level transaction whose end does not block: `fn` runs now (what it defers is queued,
+   * what needs an answer goes at once, as in {@link transaction}), then the queue and the COMMIT
+   * go as one request whose answer the caller joins later. The worker rolls the transaction back
+   * if any of it fails, before this connection's next request runs; requests sent meanwhile run
+   * after the COMMIT, so they see it (or its rollback).
+   */
+  commitAsync(fn: () => void): SqlCommitInFlight {
+    if (this.depth !== 0) throw new TypeError('commitAsync inside a transaction');
+    if (this.closed) throw new TypeError('The database connection is not open');
+    this.pending.push('BEGIN');
+    this.depth = 1;
+    try {
+      fn();
+    } catch (err) {
+      this.depth = 0;
+      this.rollback('BEGIN', ['ROLLBACK']);
+      throw err;
+    }
+    this.depth = 0;
+    if (this.pending[this.pending.length - 1] === 'BEGIN') {
+      // Nothing ran in it: nothing to send.
+      this.pending.pop();
+      return { answered: Promise.resolve(), join: () => undefined };
+    }
+    const before = this.pending.map((p) =>
+      typeof p === 'string' ? p : { text: p.text, values: p.values },
+    );
+    this.pending = [];
+    const flight = this.bridge.start({
+      cid: this.cid,
+      op: 'exec',
+      text: 'COMMIT',
+      before,
+      atomic: true,
+    });
+    return {
+      answered: flight.answered,
+      join: () => {
+        const r = this.bridge.join(flight);
+        if (!r.ok) throw new PgSqlError(r.error!, 'COMMIT');
+      },
+    };
   }
 
   close(): this {

@@ -10,7 +10,8 @@
  * async `submit` of a batch).
  *
  * Ops: open { url, options } (one pg.Client per connection id), query { text, values, name,
- * rowMode, before }, exec { text, before } (simple protocol, several statements), batch
+ * rowMode, before }, exec { text, before, atomic } (simple protocol, several statements;
+ * atomic: it ends a transaction, which is rolled back if any of it fails), batch
  * { statements } (one transaction), close. `before` is what the connection had not sent yet:
  * transaction control (BEGIN, SAVEPOINT) and statements deferred in a transaction ({ text,
  * values }); they go to the server as ONE simple-protocol query, the values inlined as quoted
@@ -159,7 +160,18 @@ async function handle(m) {
       await runBefore(client, m.before);
       return query(client, m);
     case 'exec':
-      await runBefore(client, m.before, m.text);
+      if (!m.atomic) {
+        await runBefore(client, m.before, m.text);
+        return {};
+      }
+      // A whole transaction (BEGIN ... COMMIT) sent at once: if any of it fails, it is rolled
+      // back here, before the connection's next request runs (which would find it aborted).
+      try {
+        await runBefore(client, m.before, m.text);
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
       return {};
     case 'batch': {
       const results = [];

@@ -41,6 +41,17 @@ export interface SqlTransaction<F extends SqlTransactionBody> {
 
 export type SqlDialect = 'sqlite' | 'postgres';
 
+/** A transaction whose COMMIT was sent without blocking the thread (see SqlConnection.commitAsync). */
+export interface SqlCommitInFlight {
+  /** Settles (never rejects) once the COMMIT has answered. */
+  readonly answered: Promise<void>;
+  /**
+   * Blocks until the COMMIT has answered (at once if it has); throws its error if the
+   * transaction failed (it was rolled back: nothing of it is stored).
+   */
+  join(): void;
+}
+
 export interface SqlConnection {
   /**
    * Which engine answers. better-sqlite3's connections carry 'sqlite' on their prototype
@@ -54,6 +65,13 @@ export interface SqlConnection {
     sql: string,
   ): P extends unknown[] ? SqlStatement<P, R> : SqlStatement<[P], R>;
   transaction<F extends SqlTransactionBody>(fn: F): SqlTransaction<F>;
+  /**
+   * PostgreSQL only: runs `fn` in a transaction as `transaction` does, but sends what it left
+   * unsent (its deferred writes, see runDeferred) with the COMMIT without waiting for the answer.
+   * The connection's later calls run after that COMMIT (one connection answers in order).
+   * Absent on SQLite, whose commit is a local write.
+   */
+  commitAsync?(fn: () => void): SqlCommitInFlight;
   /** Runs SQL text of one or more statements, no parameters, no rows. */
   exec(sql: string): unknown;
   close(): unknown;

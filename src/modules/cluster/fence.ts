@@ -36,6 +36,38 @@ export function fenceStatement(world: string, epoch: number, schema = 'platform'
   };
 }
 
+/** What a refused deferred fence fails with (see {@link deferredFenceStatement}). */
+const REFUSED = 'writer fenced off';
+
+/**
+ * The fence as one statement that needs no answer read: it fails (SQLSTATE 22P02, a cast of
+ * {@link REFUSED} to an integer) when the row does not hold the writer's epoch, which aborts the
+ * transaction. So it can be deferred (runDeferred) and go with the COMMIT in one round trip,
+ * even one sent without waiting (the pipelined group commit); {@link isFenceRefusal} recognises
+ * its failure. The cast is of a subquery's value, which PostgreSQL does not fold at plan time.
+ */
+export function deferredFenceStatement(
+  world: string,
+  epoch: number,
+  schema = 'platform',
+): FenceStatement {
+  return {
+    sql:
+      `WITH f AS (UPDATE ${table(schema)} SET epoch = epoch WHERE world = ? AND epoch = ? RETURNING 1) ` +
+      `SELECT CAST((SELECT '${REFUSED}' WHERE NOT EXISTS (SELECT 1 FROM f)) AS integer) AS refused`,
+    params: [world, epoch],
+  };
+}
+
+/** Whether a commit's error is the refusal of {@link deferredFenceStatement}. */
+export function isFenceRefusal(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    (err as { code?: unknown }).code === '22P02' &&
+    err.message.includes(REFUSED)
+  );
+}
+
 /** What the synchronous port offers (a subset of better-sqlite3's Database, as pgport's port). */
 export interface SyncRunner {
   prepare(sql: string): { run(...params: unknown[]): { changes: number } };

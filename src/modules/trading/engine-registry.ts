@@ -23,7 +23,8 @@ import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { EngineRuntime, HOUSE_ACCOUNT, type FeedSettings, type Spooler } from './engine-runtime.js';
 import { FencedError, WriterUnavailableError } from '../cluster/cluster-errors.js';
-import { fenceSync } from '../cluster/fence.js';
+import { deferredFenceStatement, fenceSync, isFenceRefusal } from '../cluster/fence.js';
+import { dialectOf, runDeferred } from '../../common/sql/sql-connection.js';
 import { HOLDS_WORLD_STATE } from '../cluster/world-bound.js';
 import { EventBus, type CommittedEvents } from './event-bus.js';
 import { FollowerView, type FanOutReads } from './follower-view.js';
@@ -156,7 +157,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
         env === 'test' ? c.sandboxStartingBalanceCents : 0,
       );
       runtime.spooler = this.spooler;
-      runtime.fence = this.fenceOf(env);
+      this.installFence(env, runtime);
       this.runtimes.set(env, runtime);
       // In cluster mode a follower until this instance's term of the world begins (beginTerm).
       if (!this.clustered) this.startWriting(env, runtime);
@@ -182,7 +183,10 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     runtime.startClosing();
   }
 
-  /** Cluster mode: the fence of the world's commits (null: one instance, no fence). */
+  /**
+   * Cluster mode: the world's fence as one synchronous statement (null: one instance, no fence),
+   * for transactions of other repositories than the engine's (see {@link fence}).
+   */
   private fenceOf(world: WorldName): EngineRuntime['fence'] {
     if (!this.clustered) return null;
     return (db) => {
@@ -197,6 +201,44 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
         throw err;
       }
     };
+  }
+
+  /**
+   * Cluster mode: the fence of the engine's commits (null: one instance, no fence), and what
+   * turns a commit its deferred statement refused into the FencedError (the instance steps down).
+   * On PostgreSQL the fence is deferred: it goes with the COMMIT, one round trip for the batch.
+   */
+  private installFence(world: WorldName, runtime: EngineRuntime): void {
+    if (!this.clustered) {
+      runtime.fence = null;
+      runtime.fenceRefusal = null;
+      return;
+    }
+    let checked: number | null = null;
+    const refused = (epoch: number): FencedError => {
+      this.cluster?.fenced(world, epoch);
+      return new FencedError(world, epoch);
+    };
+    runtime.fence = (db) => {
+      const epoch = this.terms.get(world);
+      if (epoch === undefined) {
+        throw new WriterUnavailableError(world, 'this instance is not its writer');
+      }
+      checked = epoch;
+      if (dialectOf(db) === 'postgres') {
+        const f = deferredFenceStatement(world, epoch);
+        runDeferred(db.prepare(f.sql), ...f.params);
+        return;
+      }
+      try {
+        fenceSync(db, world, epoch);
+      } catch (err) {
+        if (err instanceof FencedError) throw refused(epoch);
+        throw err;
+      }
+    };
+    runtime.fenceRefusal = (err) =>
+      checked !== null && isFenceRefusal(err) ? refused(checked) : null;
   }
 
   /** Whether this instance runs the world's commits and timers (always, outside cluster mode). */
@@ -486,7 +528,7 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     );
     runtime.world = world;
     runtime.spooler = this.spooler;
-    runtime.fence = this.fenceOf(world);
+    this.installFence(world, runtime);
     runtime.term = this.terms.get(world) ?? null;
     // No timers: the feed steps when the world's clock is advanced, and markets close on the
     // next command (every command checks), so an idle world costs no CPU.

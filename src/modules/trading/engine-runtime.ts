@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { SqlConnection } from '../../common/sql/sql-connection.js';
+import type { SqlCommitInFlight, SqlConnection } from '../../common/sql/sql-connection.js';
 import {
   type CrossQuoteRequest,
   type CrossQuoteResult,
@@ -108,6 +108,16 @@ const HOUSE_BALANCE = 1_000_000_000_000;
  */
 export type Spooler = (world: WorldName, events: readonly EngineEvent[]) => string | null;
 
+/** A batch whose COMMIT is on its way (PostgreSQL's pipelined group commit). */
+interface InFlight {
+  commit: SqlCommitInFlight;
+  events: readonly EngineEvent[];
+  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
+  committedAt: number;
+  /** The followers' figures, taken when the batch was sent (the engine runs ahead after). */
+  follow: CommittedEvents['follow'];
+}
+
 export interface FeedSettings {
   seed: number;
   intervalMs: number;
@@ -130,6 +140,13 @@ export class EngineRuntime {
   private pendingEffects = new Map<string, EffectRecord>();
   private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushScheduled = false;
+  /**
+   * PostgreSQL: the batch whose COMMIT was sent and has not answered yet (at most one; the next
+   * batch forms meanwhile and is sent when it has answered). Null on SQLite, always.
+   */
+  private inflight: InFlight | null = null;
+  /** Whether batches commit without blocking the thread (the connection offers commitAsync). */
+  private readonly pipelined: boolean;
   private broken = false;
   private rebuilding = false;
   /** Reference prices as last stored (only moved ones are written). */
@@ -155,6 +172,11 @@ export class EngineRuntime {
    */
   fence: ((db: SqlConnection) => void) | null = null;
   /**
+   * Cluster mode: the WriterUnavailableError (FencedError) a commit's error stands for when the
+   * fence's deferred statement failed it, else null. Null: one instance, no fence.
+   */
+  fenceRefusal: ((err: unknown) => Error | null) | null = null;
+  /**
    * Cluster mode: this instance's writer term (fencing epoch) of the world, set by the registry
    * while it writes the world; null otherwise (and always with one instance). While set, each
    * published batch carries what followers need to apply it (src/modules/trading/follower-view.ts).
@@ -178,6 +200,7 @@ export class EngineRuntime {
     readonly startingBalance: number,
   ) {
     this.world = environment;
+    this.pipelined = typeof (repo.db as SqlConnection | undefined)?.commitAsync === 'function';
     this.engine = this.restore();
   }
 
@@ -200,9 +223,15 @@ export class EngineRuntime {
   /**
    * Group commit for the order hot path: runs the command now (so commands keep their arrival
    * order and see each other at once), but commits its events together with every other command
-   * of the same event-loop turn in one SQLite transaction. The promise settles only after that
-   * commit, so an answer is never sent for something a crash could take back. If the commit
-   * fails, every command of the batch is refused and the engine is rebuilt from the database.
+   * of the same event-loop turn in one transaction. The promise settles only after that commit,
+   * so an answer is never sent for something a crash could take back. If the commit fails, every
+   * command of the batch is refused and the engine is rebuilt from the database.
+   *
+   * On PostgreSQL the commit is pipelined: the batch's transaction is sent without blocking the
+   * thread, and while it is on its way the next batch forms (its commands run on the engine that
+   * includes the batch in flight); it is sent when the first has answered, so batches commit in
+   * order, one transaction each, at most one in flight. If a commit fails, the batch formed on
+   * top of it is refused too (nothing of it was sent) and the engine is rebuilt.
    */
   runBatched<T extends object>(
     command: (engine: MatchingEngine) => Result<T>,
@@ -217,20 +246,121 @@ export class EngineRuntime {
     if (idempotency !== undefined) addEffect(this.pendingEffects, idempotency, result.events);
     return new Promise((resolve, reject) => {
       this.pendingWaiters.push({ resolve: () => resolve(result), reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.settle);
-      }
+      this.schedule();
     });
   }
 
+  /** Commits the waiting batch at the end of this event-loop turn (see {@link kick}). */
+  private schedule(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(this.kick);
+  }
+
   /**
-   * Commits the waiting batch now and settles its commands. If that commit fails they are all
-   * refused and the engine is rebuilt from the database; either way, afterwards nothing is
-   * pending and `this.engine` holds only committed state.
+   * The end of an event-loop turn with a batch waiting: on SQLite it commits now
+   * ({@link settle}); on PostgreSQL it is sent without blocking, unless a batch is in flight
+   * (then it goes when that one has answered, see {@link land}).
    */
-  private readonly settle = (): void => {
+  private readonly kick = (): void => {
     this.flushScheduled = false;
+    if (!this.pipelined) {
+      this.settle();
+      return;
+    }
+    if (this.inflight === null && this.pendingEvents.length > 0) this.send();
+  };
+
+  /** Sends the waiting batch's transaction without waiting for its answer (PostgreSQL). */
+  private send(): void {
+    const events = this.pendingEvents;
+    const waiters = this.pendingWaiters;
+    const effects = this.pendingEffects;
+    this.pendingEvents = [];
+    this.pendingWaiters = [];
+    this.pendingEffects = new Map();
+    const now = this.clock.now();
+    let commit: SqlCommitInFlight;
+    try {
+      this.assertUsable();
+    } catch (err) {
+      for (const w of waiters) w.reject(err);
+      return;
+    }
+    try {
+      commit = this.repo.db.commitAsync!(() => this.stage(events, effects, now));
+    } catch (err) {
+      // Refused before anything was sent (not the writer now, the connection closed).
+      let refusal = err;
+      try {
+        this.recover(err, now);
+      } catch (rethrown) {
+        refusal = rethrown;
+      }
+      for (const w of waiters) w.reject(refusal);
+      return;
+    }
+    const flight: InFlight = {
+      commit,
+      events,
+      waiters,
+      committedAt: now,
+      follow:
+        this.term === null
+          ? undefined
+          : followerExtras(this.engine, events, this.term, HOUSE_ACCOUNT),
+    };
+    this.inflight = flight;
+    void commit.answered.then(() => this.land(flight, true));
+  }
+
+  /**
+   * The batch in flight has answered (or a synchronous caller waits for it now: `next` false).
+   * Committed: it is published and its waiters resolve, then the batch formed meanwhile is sent.
+   * Failed: its waiters and those of the batch formed on top of it are refused, nothing of that
+   * one was sent, and the engine is rebuilt from the database (as {@link write} does).
+   */
+  private land(flight: InFlight, next: boolean): void {
+    if (this.inflight !== flight) return; // landed already, by a synchronous caller
+    this.inflight = null;
+    try {
+      flight.commit.join();
+    } catch (err) {
+      const onTop = this.pendingWaiters;
+      this.pendingEvents = [];
+      this.pendingWaiters = [];
+      this.pendingEffects = new Map();
+      let refusal = err;
+      try {
+        this.recover(err, flight.committedAt);
+      } catch (rethrown) {
+        refusal = rethrown;
+      }
+      for (const w of flight.waiters) w.reject(refusal);
+      for (const w of onTop) w.reject(refusal);
+      return;
+    }
+    const batch: CommittedEvents = {
+      environment: this.environment,
+      world: this.world,
+      events: flight.events,
+      committedAt: flight.committedAt,
+    };
+    if (flight.follow !== undefined) batch.follow = flight.follow;
+    this.bus.publish(batch);
+    for (const w of flight.waiters) w.resolve();
+    if (next && this.inflight === null && this.pendingEvents.length > 0) this.send();
+  }
+
+  /**
+   * Waits for the batch in flight (PostgreSQL), then commits the waiting batch now and settles
+   * its commands, blocking the thread. If a commit fails its commands are refused and the engine
+   * is rebuilt from the database; either way, afterwards nothing is pending or in flight and
+   * `this.engine` holds only committed state.
+   */
+  private settle(): void {
+    this.flushScheduled = false;
+    if (this.inflight !== null) this.land(this.inflight, false);
     if (this.pendingEvents.length === 0) return;
     const events = this.pendingEvents;
     const waiters = this.pendingWaiters;
@@ -245,7 +375,7 @@ export class EngineRuntime {
       return;
     }
     for (const w of waiters) w.resolve();
-  };
+  }
 
   /**
    * Commits and publishes events a caller produced on committed state (it settled first, as
@@ -253,7 +383,7 @@ export class EngineRuntime {
    * from an engine that a failed flush discards, so they are refused.
    */
   commit(events: readonly EngineEvent[], idempotency?: IdempotencyScope): void {
-    if (this.pendingEvents.length > 0) {
+    if (this.pendingEvents.length > 0 || this.inflight !== null) {
       throw new Error('commit() with a batch still waiting: settle() before running commands');
     }
     if (events.length === 0) return;
@@ -276,42 +406,12 @@ export class EngineRuntime {
     after?: InCommit,
   ): void {
     this.assertUsable();
+    if (this.inflight !== null) throw new Error('write() with a commit in flight: settle() first');
     const now = this.clock.now();
     try {
-      this.repo.transaction(() => {
-        this.fence?.(this.repo.db);
-        before?.();
-        this.repo.apply(events, now);
-        after?.(this.repo.db);
-        for (const e of effects.values()) this.repo.effects.record(e, now);
-        const spooled = this.spooler === null ? null : this.spooler(this.world, events);
-        if (spooled !== null) this.repo.webhookSpool.spool(spooled, now);
-      });
+      this.repo.transaction(() => this.stage(events, effects, now, before, after));
     } catch (err) {
-      // A commit failing while the engine is being rebuilt (the house's opening quote) is not
-      // rebuilt again: the rebuild gives up and the runtime refuses commands until restart.
-      if (this.rebuilding) throw err;
-      if (err instanceof WriterUnavailableError) {
-        // Fenced off (another instance writes the world now): nothing committed; memory goes
-        // back to the database, and the 503 reaches the caller. No house re-quote: not ours.
-        this.rebuild();
-        throw err;
-      }
-      this.log.error(
-        `commit failed in the ${this.environment} engine, rebuilding from the database`,
-      );
-      this.rebuild();
-      this.bus.publish({
-        environment: this.environment,
-        world: this.world,
-        events: [],
-        committedAt: now,
-        rebuilt: true,
-        ...(this.term === null ? {} : { follow: { term: this.term } }),
-      });
-      // After the snapshots of the rebuilt state went out, so its deltas apply on top of them.
-      this.reopenHouse();
-      throw err;
+      this.recover(err, now);
     }
     const batch: CommittedEvents = {
       environment: this.environment,
@@ -323,6 +423,53 @@ export class EngineRuntime {
     if (this.term !== null)
       batch.follow = followerExtras(this.engine, events, this.term, HOUSE_ACCOUNT);
     this.bus.publish(batch);
+  }
+
+  /** The statements of one commit, inside its transaction (see {@link write}). */
+  private stage(
+    events: readonly EngineEvent[],
+    effects: ReadonlyMap<string, EffectRecord>,
+    now: number,
+    before?: () => void,
+    after?: InCommit,
+  ): void {
+    this.fence?.(this.repo.db);
+    before?.();
+    this.repo.apply(events, now);
+    after?.(this.repo.db);
+    for (const e of effects.values()) this.repo.effects.record(e, now);
+    const spooled = this.spooler === null ? null : this.spooler(this.world, events);
+    if (spooled !== null) this.repo.webhookSpool.spool(spooled, now);
+  }
+
+  /**
+   * A commit failed (rolled back): memory goes back to the database, then the error (or the
+   * fence's refusal it stands for) is thrown.
+   */
+  private recover(failure: unknown, now: number): never {
+    const err = this.fenceRefusal?.(failure) ?? failure;
+    // A commit failing while the engine is being rebuilt (the house's opening quote) is not
+    // rebuilt again: the rebuild gives up and the runtime refuses commands until restart.
+    if (this.rebuilding) throw err;
+    if (err instanceof WriterUnavailableError) {
+      // Fenced off (another instance writes the world now): nothing committed; memory goes
+      // back to the database, and the 503 reaches the caller. No house re-quote: not ours.
+      this.rebuild();
+      throw err;
+    }
+    this.log.error(`commit failed in the ${this.environment} engine, rebuilding from the database`);
+    this.rebuild();
+    this.bus.publish({
+      environment: this.environment,
+      world: this.world,
+      events: [],
+      committedAt: now,
+      rebuilt: true,
+      ...(this.term === null ? {} : { follow: { term: this.term } }),
+    });
+    // After the snapshots of the rebuilt state went out, so its deltas apply on top of them.
+    this.reopenHouse();
+    throw err;
   }
 
   /**
@@ -791,12 +938,15 @@ export class EngineRuntime {
       if (r.ok) events.push(...r.events);
     }
     this.nextCloseAt = soonest(this.closeTimes);
-    if (this.pendingEvents.length === 0) {
+    if (this.pendingEvents.length === 0 && this.inflight === null) {
       this.commit(events);
       return;
     }
+    // On top of a batch waiting or in flight: the closes join the next batch.
+    if (events.length === 0) return;
     this.index.apply(events);
     for (const e of events) this.pendingEvents.push(e);
+    this.schedule();
   }
 
   /** Checks for markets to close every second, so they close with no command arriving. */

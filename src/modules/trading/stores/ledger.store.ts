@@ -74,7 +74,7 @@ export class LedgerStore {
   }
 
   accountCreated(accountId: string, balance: number, at: string): void {
-    this.upsertAccount.run(accountId, balance, at, at);
+    runDeferred(this.upsertAccount, accountId, balance, at, at);
   }
 
   balanceChanged(e: BalanceChangedEvent): void {

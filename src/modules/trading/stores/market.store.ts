@@ -54,12 +54,12 @@ export class MarketStore {
   }
 
   statusChanged(marketId: string, status: string, at: string): void {
-    this.status.run(status, at, marketId);
+    runDeferred(this.status, status, at, marketId);
   }
 
   resolvedAs(e: MarketResolvedEvent): void {
     const at = iso(e.timestamp);
-    this.resolved.run(e.outcome, at, at, e.marketId);
+    runDeferred(this.resolved, e.outcome, at, at, e.marketId);
   }
 
   /**

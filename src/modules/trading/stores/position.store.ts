@@ -45,12 +45,22 @@ export class PositionStore {
   }
 
   changed(e: PositionChangedEvent, at: string): void {
-    this.upsert.run(e.accountId, e.marketId, e.yes, e.no, e.yesCost, e.noCost, e.realizedPnl, at);
+    runDeferred(
+      this.upsert,
+      e.accountId,
+      e.marketId,
+      e.yes,
+      e.no,
+      e.yesCost,
+      e.noCost,
+      e.realizedPnl,
+      at,
+    );
   }
 
   /** A settled position is flat, its realized P&L kept. */
   settled(e: PositionSettledEvent, at: string): void {
-    this.upsert.run(e.accountId, e.marketId, 0, 0, 0, 0, e.realizedPnl, at);
+    runDeferred(this.upsert, e.accountId, e.marketId, 0, 0, 0, 0, e.realizedPnl, at);
   }
 
   /** A sandbox reset: the user's positions are gone (deferred, as the orders' delete). */

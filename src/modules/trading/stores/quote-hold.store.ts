@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../../common/sql/sql-connection.js';
 import type { HoldPlacedEvent, HoldReleasedEvent } from '../../../engine/index.js';
 import { iso } from '../../../common/clock/iso.js';
 
@@ -30,11 +34,11 @@ export class QuoteHoldStore {
   }
 
   placed(e: HoldPlacedEvent): void {
-    this.insert.run(e.holdId, e.accountId, e.marketId, e.amountCents, iso(e.timestamp));
+    runDeferred(this.insert, e.holdId, e.accountId, e.marketId, e.amountCents, iso(e.timestamp));
   }
 
   released(e: HoldReleasedEvent): void {
-    this.remove.run(e.holdId);
+    runDeferred(this.remove, e.holdId);
   }
 
   /** Every hold, oldest first (the order a restore places them in). */

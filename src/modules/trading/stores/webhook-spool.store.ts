@@ -1,4 +1,4 @@
-import type { SqlConnection } from '../../../common/sql/sql-connection.js';
+import { runDeferred, type SqlConnection } from '../../../common/sql/sql-connection.js';
 import { iso } from '../../../common/clock/iso.js';
 
 /**
@@ -21,9 +21,12 @@ export class WebhookSpoolStore {
     this.removeThrough = db.prepare<[number]>('DELETE FROM webhook_spool WHERE id <= ?');
   }
 
-  /** Stores a batch's serialised webhook events; call inside the batch's transaction. */
+  /**
+   * Stores a batch's serialised webhook events; call inside the batch's transaction (deferred:
+   * on PostgreSQL it goes with the COMMIT).
+   */
   spool(payload: string, now: number): void {
-    this.insert.run(payload, iso(now));
+    runDeferred(this.insert, payload, iso(now));
   }
 
   /** The oldest spooled batches not yet moved to the outbox, oldest first. */
