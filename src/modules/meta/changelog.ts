@@ -9,6 +9,31 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-realtime-channel-feeds',
+    date: '2026-11-30',
+    title: 'Realtime fan-out numbers messages per channel feed',
+    kind: 'CHANGED',
+    description:
+      "Realtime fan-out: one sequence counter per channel feed (public per world, private per world and user) instead of a per-connection map read and written per message; a private-channel message visits that channel's subscribers only. About half the per-subscriber fan-out CPU (453 \u2192 201 \u00b5s per update in a bench:ws profile); frames, seq rules, coalescing and its default are unchanged. Benchmarks: `bench/support/ws-profile-attribution.ts` splits a bench:ws server profile (`BENCH_PROF`) into fan-out writes, per-subscriber work, HTTP order path, SQLite commit and the rest; `bench:ws-fanout` prints the CPU per write call.",
+  },
+  {
+    id: '2026-11-30-pipelined-group-commit-postgres',
+    date: '2026-11-30',
+    title: 'Pipelined group commit on PostgreSQL',
+    kind: 'CHANGED',
+    description:
+      "On PostgreSQL, the order hot path's group commit is pipelined: a batch's transaction (with its Idempotency-Key effects, webhook spool rows and the cluster fence) is sent as one request without blocking the event loop, the next batch forms while it is in flight, and at most one commit is in flight per world. Answers still wait for their own COMMIT; a failed commit refuses the batch formed on top of it too and rebuilds the engine from the database. Measured side by side on PostgreSQL (load average 9-10): 600 \u2192 820 orders/s, 668 \u2192 434 \u00b5s of server CPU per order. `BENCH_PG=1 npm run bench:orders-ab` compares two builds on PostgreSQL (one database each).",
+  },
+  {
+    id: '2026-11-30-exports-on-postgres-index-walk',
+    date: '2026-11-30',
+    title:
+      'Data exports on PostgreSQL walk the row_seq index; export jobs and realtime resyncs in cluster mode',
+    kind: 'CHANGED',
+    description:
+      "Data exports on PostgreSQL read each page by walking the `row_seq` index (the export worker's session sets `enable_sort=off`): on a table without planner statistics yet (a bulk load, a busy world), each page had re-read every later row, and jobs of 20,000 or 200,000 rows stalled. Cluster mode: an ephemeral world's export job cut short by a restart is re-queued when the instance becomes the world's writer, also when the world was opened before (it stayed `RUNNING`). Realtime with `REDIS_URL`: the world's writer no longer sends its orderbook subscribers a second snapshot (and its ticker subscribers every ticker) when its stream reader starts reading the world; followers still refresh then.",
+  },
+  {
     id: '2026-11-30-graceful-shutdown-drains-first',
     date: '2026-11-30',
     title: 'Graceful shutdown drains HTTP before the timers stop and the writer resigns',
