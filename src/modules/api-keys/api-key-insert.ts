@@ -1,5 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error.js';
-import type { SqlConnection } from '../../common/sql/sql-connection.js';
+import { runDeferred, type SqlConnection } from '../../common/sql/sql-connection.js';
 import type { ApiKeyEntity } from './entities/api-key.entity.js';
 
 /**
@@ -12,20 +12,22 @@ import type { ApiKeyEntity } from './entities/api-key.entity.js';
  */
 export function insertKeyWithinCap(db: SqlConnection, key: ApiKeyEntity, cap: number): void {
   db.transaction(() => {
-    // The lock: a write of a column that never changes (held to the commit). The user may have
-    // been deleted since the request was authenticated.
-    const user = db
-      .prepare('UPDATE users SET created_at = created_at WHERE id = ?')
-      .run(key.userId);
-    if (user.changes === 0) {
-      throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
-    }
-    const { active } = db
+    // The lock: a write of a column that never changes (held to the commit). Deferred: on
+    // PostgreSQL it goes with the count's round trip, and still runs before it, so the count
+    // (a statement of its own, with a snapshot taken after the lock) sees every key committed by
+    // the transaction that held the lock before. The user may have been deleted since the
+    // request was authenticated: then nothing was locked and `present` is 0.
+    runDeferred(db.prepare('UPDATE users SET created_at = created_at WHERE id = ?'), key.userId);
+    const { active, present } = db
       .prepare(
-        `SELECT COUNT(*) AS active FROM api_keys
+        `SELECT COUNT(*) AS active, (SELECT COUNT(*) FROM users WHERE id = ?) AS present
+         FROM api_keys
          WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
       )
-      .get(key.userId, key.createdAt) as { active: number };
+      .get(key.userId, key.userId, key.createdAt) as { active: number; present: number };
+    if (present === 0) {
+      throw new DomainError('UNAUTHENTICATED', 'The account no longer exists');
+    }
     if (active >= cap) {
       throw new DomainError(
         'API_KEY_LIMIT_REACHED',
@@ -33,12 +35,14 @@ export function insertKeyWithinCap(db: SqlConnection, key: ApiKeyEntity, cap: nu
         { limit: cap, active },
       );
     }
-    db.prepare(
-      `INSERT INTO api_keys (id, user_id, name, environment, prefix, secret_hash, scopes, tier,
+    // Deferred: the insert goes with the COMMIT (one round trip on PostgreSQL).
+    runDeferred(
+      db.prepare(
+        `INSERT INTO api_keys (id, user_id, name, environment, prefix, secret_hash, scopes, tier,
          expires_at, signing_required, signing_secret_enc, created_at, rotated_at, last_used_at,
          revoked_at, world_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
+      ),
       key.id,
       key.userId,
       key.name,

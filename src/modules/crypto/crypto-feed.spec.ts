@@ -74,6 +74,49 @@ describe('CryptoFeed', () => {
     expect(settled).toHaveLength(2);
   });
 
+  it('looks for due markets again only once the clock has moved, when none was due', () => {
+    const db = database();
+    const clock = { now: T0 };
+    const repo = new CryptoRepository(db);
+    let looks = 0;
+    const due = repo.dueMarkets.bind(repo);
+    repo.dueMarkets = (at: number) => {
+      looks++;
+      return due(at);
+    };
+    const settled: string[] = [];
+    const f = new CryptoFeed({
+      seed: 7,
+      symbols: SYMBOLS,
+      intervalMs: 60_000,
+      stepsOnClock: true,
+      repo,
+      now: () => clock.now,
+      publish: () => {},
+      resolve: (m: DueMarket) => {
+        settled.push(m.id);
+        db.prepare(`UPDATE markets SET status = 'RESOLVED' WHERE id = ?`).run(m.id);
+      },
+    });
+    f.catchUp();
+    f.catchUp();
+    f.prices();
+    expect(looks).toBe(1);
+    // A market closing in the future cannot be due before the clock moves past its close.
+    db.prepare(`INSERT INTO markets VALUES ('m1', 'OPEN', ?, 'BTC-USD', 1)`).run(
+      new Date(T0 + 30_000).toISOString(),
+    );
+    f.catchUp();
+    expect([looks, settled]).toEqual([1, []]);
+    clock.now = T0 + 60_000;
+    f.catchUp();
+    expect([looks, settled]).toEqual([2, ['m1']]);
+    // A look that settled something is not taken for a quiet one: the next looks once more.
+    f.catchUp();
+    f.catchUp();
+    expect([looks, settled]).toEqual([3, ['m1']]);
+  });
+
   it('restarts from the stored price and step count, continuing the same path', () => {
     const db = database();
     const clock = { now: T0 };

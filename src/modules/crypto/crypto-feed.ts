@@ -52,6 +52,8 @@ export class CryptoFeed {
    * the steps it crossed.
    */
   private owedSteps = 0;
+  /** The clock's instant at which the last look for due markets found none (null: look). */
+  private quietAt: number | null = null;
 
   constructor(private readonly opts: CryptoFeedOptions) {
     const stored = opts.repo.latestPrices();
@@ -158,7 +160,13 @@ export class CryptoFeed {
   }
 
   private settleDue(at: readonly number[]): void {
-    const due = this.opts.repo.dueMarkets(this.opts.now());
+    const now = this.opts.now();
+    // Nothing was due at this very instant last time, and nothing can have become due since: a
+    // market closes in the future of the world's clock (created or edited so), so only a moved
+    // clock makes one due. Every catch-up (each timer round, each read) asked again before,
+    // one blocking round trip per call on PostgreSQL while the clock stood still.
+    const due = now === this.quietAt ? [] : this.opts.repo.dueMarkets(now);
+    this.quietAt = due.length === 0 ? now : null;
     let next = 0;
     const settleBefore = (limit: number): void => {
       while (next < due.length && Date.parse(due[next].close_time) < limit) {

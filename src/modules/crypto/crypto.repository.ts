@@ -130,7 +130,8 @@ export class CryptoRepository {
   /** Deletes every candle and stored price (a world's walk starts again); answers the candles deleted. */
   clear(): number {
     return this.db.transaction(() => {
-      this.clearPrices.run();
+      // Deferred: goes with the candles' delete (one round trip on PostgreSQL).
+      runDeferred(this.clearPrices);
       this.lastBucket.clear();
       return this.clearCandles.run().changes;
     })();
@@ -143,7 +144,7 @@ export class CryptoRepository {
   /** Stores prices without a candle (the walk's starting point on a fresh database). */
   savePrices(ticks: readonly PriceTick[]): void {
     this.db.transaction(() => {
-      for (const t of ticks) this.upsertPrice.run(t.symbol, t.cents, t.steps, iso(t.at));
+      for (const t of ticks) runDeferred(this.upsertPrice, t.symbol, t.cents, t.steps, iso(t.at));
     })();
   }
 

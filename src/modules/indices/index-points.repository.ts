@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 import type { IndexValue } from './index-math.js';
 import { LAST_INSTANT } from '../../common/validation/instant.js';
 
@@ -67,15 +71,17 @@ export class IndexPointsRepository implements IndexPointStore {
 
   record(time: string, values: readonly IndexValue[], cutoff: string): void {
     this.db.transaction(() => {
+      // Deferred: on PostgreSQL the points and the prune are the COMMIT's one round trip.
       for (const v of values) {
-        this.insert.run(
+        runDeferred(
+          this.insert,
           v.slug,
           time,
           v.value === null ? null : Math.round(v.value * 100),
           v.market_count,
         );
       }
-      this.prune.run(cutoff);
+      runDeferred(this.prune, cutoff);
     })();
   }
 

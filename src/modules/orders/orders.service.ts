@@ -166,7 +166,8 @@ export class OrdersService {
     if (row === undefined || row.user_id !== c.userId) {
       throw new DomainError('NOT_FOUND', `No order ${orderId}`, { order_id: orderId });
     }
-    return rowToDto(row, c.environment, rt.storedTrades(orderId));
+    // An order never filled has no trades: no query for them.
+    return rowToDto(row, c.environment, row.filled_quantity === 0 ? [] : rt.storedTrades(orderId));
   }
 
   list(c: Credential, q: ListOrdersQueryDto): Page<OrderDto> {
@@ -183,9 +184,11 @@ export class OrdersService {
           limit: take,
         }),
       keyOf: (r) => [r.id],
-      // One trade query for the page, not one per order.
+      // One trade query for the page, not one per order (none when no order of it filled).
       mapPage: (rows) => {
-        const trades = rt.storedTradesOfOrders(rows.map((r) => r.id));
+        const trades = rt.storedTradesOfOrders(
+          rows.filter((r) => r.filled_quantity > 0).map((r) => r.id),
+        );
         return rows.map((r) => rowToDto(r, c.environment, trades.get(r.id) ?? []));
       },
     });
@@ -218,10 +221,12 @@ export class OrdersService {
   }
 
   private withStoredFills(rt: EngineRuntime, o: OrderSnapshot, env: Environment): OrderDto {
+    // An order never filled has no trades: no query for them.
+    const trades = o.filledQuantity === 0 ? [] : rt.storedTrades(o.id);
     return toDto(
       o,
       env,
-      rt.storedTrades(o.id).map((t) => tradeToFill(t, o.id, o.side)),
+      trades.map((t) => tradeToFill(t, o.id, o.side)),
     );
   }
 }

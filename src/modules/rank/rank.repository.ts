@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 import { StatementCache } from '../../common/sql/statement-cache.js';
 import type { AccountPnl, Standing } from './rank-math.js';
 import type { RankStore } from './rank-sampler.js';
@@ -113,12 +117,13 @@ export class RankRepository implements RankStore {
     return this.db.transaction(() => {
       const claimed = this.insertSample.run(time, points.length, iso(nowMs)).changes === 1;
       if (!claimed) return false;
+      // Deferred: on PostgreSQL the points and the prunes go with the COMMIT (one round trip).
       for (const p of points) {
-        this.insertPoint.run(p.accountId, time, p.rank, p.participants, p.realizedPnl);
+        runDeferred(this.insertPoint, p.accountId, time, p.rank, p.participants, p.realizedPnl);
       }
       const cutoff = iso(cutoffMs);
-      this.prunePoints.run(cutoff);
-      this.pruneSamples.run(cutoff);
+      runDeferred(this.prunePoints, cutoff);
+      runDeferred(this.pruneSamples, cutoff);
       return true;
     })();
   }

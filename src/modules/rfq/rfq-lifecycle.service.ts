@@ -25,6 +25,8 @@ export class RfqLifecycle {
   readonly repos: WorldScoped<RfqRepository>;
   /** Loaded ephemeral worlds whose stranded quotes were ended since they loaded. */
   private readonly checked = new Set<WorldId>();
+  /** Per world, the clock's instant at which the last sweep found nothing due (see expireDue). */
+  private readonly quietAt = new Map<WorldName, string>();
 
   constructor(
     worlds: WorldDatabases,
@@ -33,7 +35,10 @@ export class RfqLifecycle {
     private readonly notices: RfqNotices,
   ) {
     this.repos = worlds.perWorld((db) => new RfqRepository(db));
-    worlds.onUnload((world) => this.checked.delete(world));
+    worlds.onUnload((world) => {
+      this.checked.delete(world);
+      this.quietAt.delete(world);
+    });
   }
 
   /** The world's time (an ephemeral world's own clock, POST /sandbox/clock moves it). */
@@ -108,8 +113,17 @@ export class RfqLifecycle {
     }
     const repo = this.repos.get(env);
     const now = this.nowIso(env);
-    for (const q of repo.dueQuotes(now, SWEEP_CHUNK)) this.endQuote(env, q, 'EXPIRED');
-    for (const r of repo.dueRfqs(now, SWEEP_CHUNK)) this.endRfq(env, r, 'EXPIRED');
+    // Nothing was due at this very instant last time, and nothing can have become due since:
+    // an RFQ or a quote expires at least a second after the world's clock when it is made, so
+    // only a moved clock makes one due. Each sweep and each RFQ read or write asked again
+    // before: two blocking round trips on PostgreSQL while the clock stood still.
+    if (this.quietAt.get(env) === now) return;
+    const quotes = repo.dueQuotes(now, SWEEP_CHUNK);
+    for (const q of quotes) this.endQuote(env, q, 'EXPIRED');
+    const rfqs = repo.dueRfqs(now, SWEEP_CHUNK);
+    for (const r of rfqs) this.endRfq(env, r, 'EXPIRED');
+    if (quotes.length === 0 && rfqs.length === 0) this.quietAt.set(env, now);
+    else this.quietAt.delete(env);
   }
 
   /** At boot: quotes left OPEN on ended RFQs by a stop in between are ended (holds released). */

@@ -1,5 +1,9 @@
 import type { StoredBrief } from '../markets/market-summary.js';
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 
 /** A stored watchlist (its markets apart). */
 export interface WatchlistRow {
@@ -101,15 +105,15 @@ export class WatchlistsRepository {
   }
 
   insert(userId: string, row: WatchlistRow, key: string): void {
-    this.insertStmt.run(row.id, userId, row.name, key, row.created_at, row.updated_at);
+    runDeferred(this.insertStmt, row.id, userId, row.name, key, row.created_at, row.updated_at);
   }
 
   rename(id: string, name: string, key: string, at: string): void {
-    this.renameStmt.run(name, key, at, id);
+    runDeferred(this.renameStmt, name, key, at, id);
   }
 
   touch(id: string, at: string): void {
-    this.touchStmt.run(at, id);
+    runDeferred(this.touchStmt, at, id);
   }
 
   /** Deletes one of the owner's lists (its markets go with it); false if there was none. */
@@ -133,13 +137,13 @@ export class WatchlistsRepository {
 
   /** The list's markets become exactly `marketIds`, in that order. */
   replaceMarkets(watchlistId: string, marketIds: readonly string[]): void {
-    this.clearMarketsStmt.run(watchlistId);
-    marketIds.forEach((m, i) => this.insertMarketStmt.run(watchlistId, m, i));
+    runDeferred(this.clearMarketsStmt, watchlistId);
+    marketIds.forEach((m, i) => runDeferred(this.insertMarketStmt, watchlistId, m, i));
   }
 
   /** Puts a market last in the list. */
   appendMarket(watchlistId: string, marketId: string): void {
-    this.appendMarketStmt.run(watchlistId, marketId, watchlistId);
+    runDeferred(this.appendMarketStmt, watchlistId, marketId, watchlistId);
   }
 
   /** Takes a market out of the list; false if it was not in it. */

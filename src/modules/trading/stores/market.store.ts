@@ -70,7 +70,7 @@ export class MarketStore {
     if (refs.size === 0) return;
     const at = iso(now);
     this.db.transaction(() => {
-      for (const [id, price] of refs) this.reference.run(price, at, id);
+      for (const [id, price] of refs) runDeferred(this.reference, price, at, id);
     })();
   }
 
