@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-postgres-fewer-round-trips',
+    date: '2026-11-30',
+    title: 'Fewer blocking round trips per request on PostgreSQL',
+    kind: 'CHANGED',
+    description:
+      "PostgreSQL: orders never filled read no trades (`GET`, `DELETE`, `PATCH /orders/{id}`, `GET /orders`); the paper feed's reference prices go with their COMMIT. Sampler points, watchlist writes and a world's crypto restart are deferred to their COMMIT; the sandbox reset's comments cleaner is set-based. World creation clones the template with pg_catalog instead of information_schema (about twice as fast). API key creation is 2 round trips instead of 4. The crypto settlement, RFQ expiry and world expiry polls skip a look when they found nothing due at the same clock instant. Tests on PostgreSQL: `openDatabaseOf` reuses idle connections per database and schema instead of connecting for every read.",
+  },
+  {
     id: '2026-11-30-realtime-channel-feeds',
     date: '2026-11-30',
     title: 'Realtime fan-out numbers messages per channel feed',
