@@ -40,6 +40,7 @@ import {
   serveOtherUpgradesAsHttp,
 } from './common/http/raw-http.js';
 import { createValidationPipe } from './common/http/validation.pipe.js';
+import { sharedValidatorCompilers } from './common/http/validator-compilers.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigService } from './config/config.service.js';
 import { ensureSecrets } from './config/secrets.js';
@@ -177,6 +178,8 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
         strictTypes: false,
       },
     },
+    // One Ajv and its compiled body schemas for every boot of this process (the e2e tests').
+    schemaController: { compilersFactory: { buildValidator: sharedValidatorCompilers } },
     // The client IP comes from the socket; X-Forwarded-For only from configured proxies.
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     // Errors raised before any hook runs (malformed URL, over-long path parameter, malformed

@@ -15,7 +15,7 @@ import { testScryptCost } from './scrypt-cost.js';
 import { assertStatementsListed, watchStatements } from './statement-log.js';
 import {
   databaseUrlFor,
-  dropDatabaseOf,
+  dropDatabaseLater,
   testDatabaseIsPostgres,
   testRedisUrl,
 } from './test-database.js';
@@ -130,7 +130,7 @@ export async function startApp(opts: StartOptions = {}): Promise<Running> {
       await created.close();
       if (closeOpts?.keepData !== true) {
         rmSync(dataDir, { recursive: true, force: true });
-        if (postgres) await dropDatabaseOf(dataDir);
+        if (postgres) dropDatabaseLater(dataDir);
       }
       assertStatementsListed();
     },

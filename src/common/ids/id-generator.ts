@@ -8,6 +8,8 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower 
  */
 export class IdGenerator {
   private lastMs = -1;
+  /** encodeTime(lastMs): ids come many to a millisecond (all of them on a stopped test clock). */
+  private lastTime = '';
   private counter = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -20,9 +22,10 @@ export class IdGenerator {
       this.counter++;
     } else {
       this.counter = 0;
+      this.lastTime = encodeTime(ms);
     }
     this.lastMs = ms;
-    return `${prefix}_${encodeTime(ms)}${encodeCounter(this.counter)}${randomPart(8)}`;
+    return `${prefix}_${this.lastTime}${encodeCounter(this.counter)}${randomPart(8)}`;
   }
 }
 

@@ -9,9 +9,10 @@
  * the request's id, so a caller waiting synchronously for its own reply can stash others (the
  * async `submit` of a batch).
  *
- * Ops: open { url, options } (one pg.Client per connection id), query { text, values, name,
- * rowMode, before }, exec { text, before, atomic } (simple protocol, several statements;
- * atomic: it ends a transaction, which is rolled back if any of it fails), batch
+ * Ops: open { url, options } (one pg.Client per connection id; a later request of a connection
+ * that failed to open fails with that error), query { text, values, name, rowMode, before }, exec
+ * { text, before, atomic } (simple protocol, several statements; atomic: it ends a transaction,
+ * which is rolled back if any of it fails), batch
  * { statements } (one transaction), close. `before` is what the connection had not sent yet:
  * transaction control (BEGIN, SAVEPOINT) and statements deferred in a transaction ({ text,
  * values }); they go to the server as ONE simple-protocol query, the values inlined as quoted
@@ -145,16 +146,31 @@ async function runBefore(client, before, tail) {
   if (tail !== undefined) parts.push(tail);
   if (parts.length > 0) await client.query(parts.join(';\n'));
 }
+// Connection id -> why it could not connect: its open is not waited for (see
+// PgSyncConnection), so its next requests fail with that error.
+const failedOpens = new Map();
 async function handle(m) {
   if (m.op === 'open') {
     const client = new pg.Client({ connectionString: m.url, options: m.options });
     client.on('error', () => {});
-    await client.connect();
+    try {
+      await client.connect();
+    } catch (err) {
+      failedOpens.set(m.cid, err);
+      throw err;
+    }
     clients.set(m.cid, client);
     return {};
   }
   const client = clients.get(m.cid);
-  if (client === undefined) throw new Error('connection ' + m.cid + ' is not open');
+  if (client === undefined) {
+    const failed = failedOpens.get(m.cid);
+    if (m.op === 'close') {
+      failedOpens.delete(m.cid);
+      return {};
+    }
+    throw failed || new Error('connection ' + m.cid + ' is not open');
+  }
   switch (m.op) {
     case 'query':
       await runBefore(client, m.before);

@@ -334,6 +334,37 @@ describe('PgSyncConnection only', () => {
     }
   });
 
+  it('opens without blocking: its first statement waits for the connection, or fails with why it could not connect', () => {
+    const bridge = PgSyncBridge.instance();
+    const call = bridge.call.bind(bridge);
+    const blocking: string[] = [];
+    bridge.call = (request, sql) => {
+      blocking.push(request.op);
+      return call(request, sql);
+    };
+    try {
+      const missing = new URL(services.databaseUrl);
+      missing.pathname = '/no_such_database';
+      const broken = new PgSyncConnection(missing.toString(), 'port');
+      const db = new PgSyncConnection(services.databaseUrl, 'port');
+      expect(blocking).toEqual([]);
+      let failure: unknown;
+      try {
+        broken.prepare('SELECT 1 AS one').get();
+      } catch (err) {
+        failure = err;
+      }
+      // PostgreSQL's invalid_catalog_name, as a constructor that waited used to throw.
+      expect(failure).toMatchObject({ code: '3D000' });
+      expect(db.prepare('SELECT 1 AS one').get()).toEqual({ one: 1 });
+      broken.close();
+      db.close();
+      expect(blocking).toEqual(['query', 'query', 'close', 'close']);
+    } finally {
+      bridge.call = call;
+    }
+  });
+
   it('answers an async batch beside synchronous calls, in one transaction', async () => {
     const db = new PgSyncConnection(services.databaseUrl, 'port');
     try {

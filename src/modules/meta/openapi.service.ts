@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 
+/** The last document's ETag: a process that boots the app again hashes the same 1.7 MB once. */
+let last: { json: string; tag: string } | null = null;
+
+function etagOf(json: string): string {
+  if (last?.json !== json) {
+    last = { json, tag: `"${createHash('sha256').update(json).digest('base64url')}"` };
+  }
+  return last.tag;
+}
+
 /** Holds the serialized contract and its strong ETag; built once at boot. */
 @Injectable()
 export class OpenApiService {
@@ -12,7 +22,7 @@ export class OpenApiService {
   set(document: Record<string, unknown>, json = JSON.stringify(document)): void {
     this.doc = document;
     this.json = json;
-    this.tag = `"${createHash('sha256').update(this.json).digest('base64url')}"`;
+    this.tag = etagOf(json);
   }
 
   get document(): Record<string, unknown> {
