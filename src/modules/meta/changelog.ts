@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-cheaper-boots',
+    date: '2026-11-30',
+    title: 'Cheaper app boots in the e2e harness; PgSyncConnection connects without blocking',
+    kind: 'CHANGED',
+    description:
+      "Tests: an app boot in the e2e harness is cheaper. One Ajv and its compiled body schemas per process, the OpenAPI document parsed and hashed once per process (frozen); on PostgreSQL a boot's database is copied from its template one boot ahead and a closed boot's database is dropped in the background. PostgreSQL: `PgSyncConnection` connects without blocking the event loop; its first statement waits for the connection (or fails with PostgreSQL's error).",
+  },
+  {
     id: '2026-11-30-postgres-fewer-round-trips',
     date: '2026-11-30',
     title: 'Fewer blocking round trips per request on PostgreSQL',
