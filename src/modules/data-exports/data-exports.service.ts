@@ -26,7 +26,6 @@ import {
   type DataExportEstimateDto,
   type DatasetDto,
 } from './dto/data-export.dto.js';
-import { estimateSize } from './export-writer.js';
 import { ExportRunner } from './export-runner.service.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
 
@@ -102,8 +101,8 @@ export class DataExportsService implements OnModuleInit {
     const scope = this.scope(world, c, body);
     const reader = this.runner.parts.readers.get(world);
     const hi = reader.lastRowid(scope.def);
-    const count = await this.runner.count(world, scope, hi);
-    return { record_count: count, size_bytes: estimateSize(reader, scope, body.format, hi, count) };
+    const { count, size } = await this.runner.estimate(world, scope, body.format, hi);
+    return { record_count: count, size_bytes: size };
   }
 
   async create(world: WorldName, c: Credential, body: CreateDataExportDto): Promise<DataExportDto> {

@@ -14,10 +14,17 @@ import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import { DataExportsRepository, type ExportRow } from './data-exports.repository.js';
-import { DatasetReader, type ExportScope } from './datasets.js';
-import { countRows } from './export-writer.js';
+import { DatasetReader, type ExportFormat, type ExportScope } from './datasets.js';
+import { countRows, estimateSize, sampleSize } from './export-writer.js';
 import { ExportFileStore } from './export-file-store.js';
-import { countInThread, ExportThread, exportSourceOf, type ExportSource } from './export-thread.js';
+import {
+  countAndSampleInThread,
+  countInThread,
+  ExportThread,
+  exportSourceOf,
+  type CountThreadJob,
+  type ExportSource,
+} from './export-thread.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
 
 /** Jobs one user may have RUNNING at once (all worlds together); more wait QUEUED. */
@@ -250,7 +257,40 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
     if (hi <= MAIN_THREAD_COUNT_ROWIDS) {
       return countRows(this.parts.readers.get(world), scope, hi, stopAbove);
     }
-    return countInThread({
+    return countInThread(this.countJob(world, scope, hi, stopAbove));
+  }
+
+  /**
+   * An estimate: the count and the size, from a sample of the first rows read where the count
+   * is read (in the worker thread for a large table, never the request thread's PostgreSQL
+   * connection then, see countAndSampleInThread).
+   */
+  async estimate(
+    world: WorldName,
+    scope: ExportScope,
+    format: ExportFormat,
+    hi: number,
+  ): Promise<{ count: number; size: number }> {
+    if (hi <= MAIN_THREAD_COUNT_ROWIDS) {
+      const reader = this.parts.readers.get(world);
+      const count = await countRows(reader, scope, hi);
+      const sample = count > 0 ? await sampleSize(reader, scope, format, hi) : null;
+      return { count, size: estimateSize(scope, format, count, sample) };
+    }
+    const { count, sample } = await countAndSampleInThread({
+      ...this.countJob(world, scope, hi),
+      sample: format,
+    });
+    return { count, size: estimateSize(scope, format, count, sample) };
+  }
+
+  private countJob(
+    world: WorldName,
+    scope: ExportScope,
+    hi: number,
+    stopAbove?: number,
+  ): CountThreadJob {
+    return {
       count: true,
       source: this.parts.sources.get(world),
       dataset: scope.def.dataset,
@@ -260,7 +300,7 @@ export class ExportRunner implements OnApplicationBootstrap, OnModuleDestroy {
       marketIds: scope.marketIds,
       hi,
       stopAbove: stopAbove ?? Number.MAX_SAFE_INTEGER,
-    });
+    };
   }
 
   isRunning(id: string): boolean {

@@ -5,7 +5,7 @@ import { PgSyncConnection } from '../../common/sql/pg-sync-connection.js';
 import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import { sqliteFileOf } from '../../common/sql/sqlite-dialect.js';
 import type { Dataset, ExportFormat } from './datasets.js';
-import type { Written } from './export-writer.js';
+import type { SizeSample, Written } from './export-writer.js';
 
 /**
  * Where an export's worker thread reads its world's rows on a connection of its own: the world's
@@ -45,12 +45,20 @@ export interface ExportThreadJob {
 export type CountThreadJob = Omit<ExportThreadJob, 'format' | 'path' | 'batchRows'> & {
   count: true;
   stopAbove: number;
+  /** An estimate's: the first rows formatted in this format too (see sampleSize). */
+  sample?: ExportFormat;
 };
+
+/** What a count job reports: the count, and the sample when one was asked for and rows exist. */
+export interface Counted {
+  count: number;
+  sample: SizeSample | null;
+}
 
 /** Messages from the worker thread. */
 export type ExportThreadMessage =
   | { type: 'progress'; records: number }
-  | { type: 'counted'; count: number }
+  | { type: 'counted'; count: number; sample: SizeSample | null }
   | { type: 'done'; written: Written }
   | { type: 'failed'; message: string };
 
@@ -78,18 +86,34 @@ export function exportWorkerFile(): string {
  * hundreds of milliseconds of SQLite work, which on the request thread would delay the requests
  * served meanwhile (bench:exports). Rejects when the worker fails or stops without a count.
  */
-export function countInThread(job: CountThreadJob, file = exportWorkerFile()): Promise<number> {
+export async function countInThread(
+  job: CountThreadJob,
+  file = exportWorkerFile(),
+): Promise<number> {
+  return (await countAndSampleInThread(job, file)).count;
+}
+
+/**
+ * {@link countInThread}, and the sample of an estimate (job.sample): on PostgreSQL the request
+ * thread's connection is synchronous, and a sample planned badly (a scan and sort of the whole
+ * range on a table not yet analysed) would block the event loop; the worker's session cannot
+ * sort (PG_READER_OPTIONS).
+ */
+export function countAndSampleInThread(
+  job: CountThreadJob,
+  file = exportWorkerFile(),
+): Promise<Counted> {
   if (!existsSync(file)) {
     return Promise.reject(
       new Error(`the export worker ${file} is missing: build the service (npm run build)`),
     );
   }
   const worker = new Worker(file, { workerData: job, resourceLimits: RESOURCE_LIMITS });
-  return new Promise<number>((resolve, reject) => {
-    let count: number | null = null;
+  return new Promise<Counted>((resolve, reject) => {
+    let count: Counted | null = null;
     let failure: string | null = null;
     worker.on('message', (m: ExportThreadMessage) => {
-      if (m.type === 'counted') count = m.count;
+      if (m.type === 'counted') count = { count: m.count, sample: m.sample };
       else if (m.type === 'failed') failure = m.message;
     });
     worker.on('error', (err) => {

@@ -21,7 +21,7 @@ import type {
   ExportThreadJob,
   ExportThreadMessage,
 } from './export-thread.js';
-import { countRows, writeRows } from './export-writer.js';
+import { countRows, sampleSize, writeRows } from './export-writer.js';
 
 /** Progress is reported at most this often: each message is main-thread work. */
 const PROGRESS_MS = 1000;
@@ -82,7 +82,11 @@ async function main(): Promise<void> {
     };
     if ('count' in job) {
       const count = await countRows(reader, scope, job.hi, job.stopAbove);
-      post({ type: 'counted', count });
+      const sample =
+        job.sample !== undefined && count > 0
+          ? await sampleSize(reader, scope, job.sample, job.hi)
+          : null;
+      post({ type: 'counted', count, sample });
       return;
     }
     let reported = Date.now();

@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DATASET_DEFS, DatasetReader, type ExportScope } from './datasets.js';
-import { countInThread } from './export-thread.js';
-import { writeRows } from './export-writer.js';
+import { countAndSampleInThread, countInThread } from './export-thread.js';
+import { estimateSize, sampleSize, writeRows } from './export-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'export-writer-'));
 const dbFile = join(dir, 'engine.sqlite');
@@ -63,6 +63,30 @@ describe('counting in a worker thread (the build’s export-worker.js)', () => {
     const n = await countInThread({ ...job, hi: ROWS, stopAbove: 1000 });
     expect(n).toBeGreaterThan(1000);
     expect(n).toBeLessThan(inWindow(ROWS));
+  });
+
+  it('an estimate’s sample is read in the thread too, the same as on the request thread', async () => {
+    const db = new Database(dbFile, { readonly: true });
+    try {
+      const main = await sampleSize(new DatasetReader(db), scope, 'JSONL', ROWS);
+      expect(main.rows).toBe(100);
+      const got = await countAndSampleInThread({
+        ...job,
+        hi: ROWS,
+        stopAbove: Number.MAX_SAFE_INTEGER,
+        sample: 'JSONL',
+      });
+      expect(got).toEqual({ count: inWindow(ROWS), sample: main });
+      // JSONL has no header: the mean sampled row's size times the count.
+      expect(estimateSize(scope, 'JSONL', got.count, got.sample)).toBe(
+        Math.round((main.bytes / main.rows) * got.count),
+      );
+      // A count alone samples nothing.
+      const plain = await countAndSampleInThread({ ...job, hi: 10, stopAbove: 100 });
+      expect(plain).toEqual({ count: inWindow(10), sample: null });
+    } finally {
+      db.close();
+    }
   });
 
   it('rejects with the reader’s error', async () => {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import {
-  DatasetReader,
   formatRows,
   type RowSource,
   headerOf,
@@ -42,20 +41,41 @@ export async function countRows(
   return n;
 }
 
-/** The estimated size: the header plus the mean size of a sample of rows times the count. */
-export function estimateSize(
-  reader: DatasetReader,
+/** The first rows of a scope, formatted: what an estimate scales by the count. */
+export interface SizeSample {
+  rows: number;
+  bytes: number;
+}
+
+/** Rows an estimate samples. */
+const SAMPLE_ROWS = 100;
+
+/**
+ * The first {@link SAMPLE_ROWS} rows of the scope through row order `hi`, formatted. Read where
+ * the count is read: on the request thread for a small table, else in the count's worker thread
+ * (on PostgreSQL its session's plan walks the row_seq index, see PG_READER_OPTIONS).
+ */
+export async function sampleSize(
+  reader: RowSource,
   scope: ExportScope,
   format: ExportFormat,
   hi: number,
+): Promise<SizeSample> {
+  const sample = await reader.page(scope, 0, hi, SAMPLE_ROWS);
+  if (sample.length === 0) return { rows: 0, bytes: 0 };
+  return { rows: sample.length, bytes: Buffer.byteLength(formatRows(scope.def, format, sample)) };
+}
+
+/** The estimated size: the header plus the mean size of the sampled rows times the count. */
+export function estimateSize(
+  scope: ExportScope,
+  format: ExportFormat,
   count: number,
+  sample: SizeSample | null,
 ): number {
   const header = Buffer.byteLength(headerOf(scope.def, format));
-  if (count === 0) return header;
-  const sample = reader.page(scope, 0, hi, 100);
-  if (sample.length === 0) return header;
-  const bytes = Buffer.byteLength(formatRows(scope.def, format, sample));
-  return header + Math.round((bytes / sample.length) * count);
+  if (count === 0 || sample === null || sample.rows === 0) return header;
+  return header + Math.round((sample.bytes / sample.rows) * count);
 }
 
 export interface Written {

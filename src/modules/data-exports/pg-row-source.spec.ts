@@ -9,6 +9,7 @@ import {
   postgresOptions,
 } from '../../database/databases.js';
 import { DATASET_DEFS, readerParams, readerSql, type ExportScope } from './datasets.js';
+import { countAndSampleInThread } from './export-thread.js';
 import { PG_READER_OPTIONS, PgRowSource } from './pg-row-source.js';
 
 /**
@@ -55,6 +56,25 @@ const scope = (marketIds: string[] | null): ExportScope => ({
 });
 
 describe('export pages on PostgreSQL', () => {
+  it('an estimate of a large table counts and samples in the worker thread’s session', async () => {
+    const job = {
+      count: true as const,
+      source: { postgresUrl: services.databaseUrl, schema: 'paper' },
+      dataset: 'TRADES' as const,
+      userId: 'usr_t',
+      start: '2026-01-01T00:00:00Z',
+      end: '2026-12-31T00:00:00Z',
+      marketIds: ['mkt_b'],
+      hi: ROWS,
+      stopAbove: Number.MAX_SAFE_INTEGER,
+      sample: 'CSV' as const,
+    };
+    const got = await countAndSampleInThread(job);
+    expect(got.count).toBe(ROWS - ROWS / 10);
+    expect(got.sample?.rows).toBe(100);
+    expect(got.sample?.bytes).toBeGreaterThan(100 * 20);
+  });
+
   it('a page walks the row_seq index and sorts nothing, on a table with no statistics', async () => {
     const stats = await admin.query(
       `SELECT count(*) AS n FROM pg_stats WHERE schemaname = 'paper' AND tablename = 'trades'`,
@@ -67,10 +87,16 @@ describe('export pages on PostgreSQL', () => {
     });
     await client.connect();
     try {
-      for (const markets of [null, ['mkt_b']]) {
-        const s = scope(markets);
+      // A job's page, and an estimate's sample (the first 100 rows: export-writer sampleSize).
+      for (const [markets, lo, limit] of [
+        [null, 100, 10],
+        [['mkt_b'], 100, 10],
+        [null, 0, 100],
+        [['mkt_b'], 0, 100],
+      ] as const) {
+        const s = scope(markets === null ? null : [...markets]);
         const sql = toPostgres(readerSql('postgres', 'page', s.def, markets !== null));
-        const params = { ...readerParams(s, 100, ROWS), limit: 10 };
+        const params = { ...readerParams(s, lo, ROWS), limit };
         const plan = await client.query<{ 'QUERY PLAN': string }>({
           text: `EXPLAIN ${sql.text}`,
           values: (sql.names ?? []).map((n) => params[n as keyof typeof params]),

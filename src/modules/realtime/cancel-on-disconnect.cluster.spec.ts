@@ -38,6 +38,8 @@ interface Instance {
   signals: RedisClusterSignals;
   /** Keys whose orders this instance's engine cancelled. */
   cancels: string[];
+  /** While set, this instance's reads of a setting (the reload) wait for it: a slow database. */
+  reads: { gate: Promise<void> | null };
 }
 
 let seq = 0;
@@ -66,10 +68,21 @@ async function instance(keyIds: string[]): Promise<Instance> {
     graceSeconds: GRACE_MS / 1000,
     enabledAt: clock.nowDate().toISOString(),
   }));
+  const reads: Instance['reads'] = { gate: null };
   const repo = {
     find: () => Promise.resolve(rows),
-    findOneBy: ({ keyId }: { keyId: string }) =>
-      Promise.resolve(rows.find((r) => r.keyId === keyId) ?? null),
+    findOneBy: async ({ keyId }: { keyId: string }) => {
+      await reads.gate;
+      return rows.find((r) => r.keyId === keyId) ?? null;
+    },
+    upsert: (row: (typeof rows)[number]) => {
+      rows.splice(
+        rows.findIndex((r) => r.keyId === row.keyId),
+        1,
+        row,
+      );
+      return Promise.resolve();
+    },
   };
   const keys = { find: () => Promise.resolve(keyIds.map((id) => ({ id, scopes: 'websocket' }))) };
   const db = { getRepository: (e: { name: string }) => (e.name === 'ApiKeyEntity' ? keys : repo) };
@@ -99,7 +112,7 @@ async function instance(keyIds: string[]): Promise<Instance> {
   );
   await waitFor(() => signals.listening);
   await counter.refresh();
-  return { cod, counter, signals, cancels };
+  return { cod, counter, signals, cancels, reads };
 }
 
 function cred(keyId: string): Credential {
@@ -211,6 +224,42 @@ describe('cancel-on-disconnect over two instances on one Redis', () => {
     await pastGrace(a, b);
     expect(a.cancels).toEqual([key]);
     expect(b.cancels).toEqual([key]);
+  });
+});
+
+describe('the grace changed while armed', () => {
+  it('counts from the change, however late the reload of the setting reads it', async () => {
+    const key = `key_cluster${++seq}`;
+    const [a, b] = await instances(2, [key]);
+    a.cod.connected(cred(key));
+    await waitFor(async () => (await b.cod.status(cred(key))).cancels_at === null);
+    a.cod.disconnected(cred(key));
+    await waitFor(async () => (await b.cod.status(cred(key))).cancels_at !== null);
+    // A armed it; its reload of the new setting (cod.settings) reads slowly, as on a loaded
+    // PostgreSQL: the service clock moves on before the read answers.
+    let release!: () => void;
+    a.reads.gate = new Promise((r) => (release = r));
+    const changedAt = clock.now();
+    const on = await a.cod.enable(cred(key), 3);
+    const expected = new Date(changedAt + 3000).toISOString();
+    expect(on.cancels_at).toBe(expected);
+    clock.advance(2000);
+    release();
+    a.reads.gate = null;
+    await settle();
+    expect((await a.cod.status(cred(key))).cancels_at).toBe(expected);
+    // B hears the new deadline from A, which runs the cancel.
+    await waitFor(async () => (await b.cod.status(cred(key))).cancels_at === expected);
+    clock.advance(1001);
+    for (const i of [a, b]) i.cod.sweep();
+    await settle();
+    expect(a.cancels).toEqual([key]);
+    expect(b.cancels).toEqual([]);
+    for (const i of [a, b]) {
+      i.cod.onModuleDestroy();
+      i.counter.onModuleDestroy();
+      i.signals.onApplicationShutdown();
+    }
   });
 });
 

@@ -59,6 +59,8 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
   private readonly settings = new Map<string, CancelOnDisconnectEntity>();
   /** Keys this instance armed: it runs their cancel. */
   private readonly armed = new Map<string, number>();
+  /** When (service ms) the grace of each key in `armed` started: its last connection closed. */
+  private readonly armedSince = new Map<string, number>();
   /** Keys another instance armed, and when their orders go (for the status only). */
   private readonly armedElsewhere = new Map<string, number>();
   /** The world of each key that disconnected: a world key's orders are in its world's engine. */
@@ -83,6 +85,7 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     this.keys = db.getRepository(ApiKeyEntity);
     signals.on('cod.disarmed', ({ keyId }) => {
       this.armed.delete(keyId);
+      this.armedSince.delete(keyId);
       this.armedElsewhere.delete(keyId);
       this.retryAt.delete(keyId);
     });
@@ -153,8 +156,8 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     // key at once both INSERT, and the second failed on the primary key (500 on PostgreSQL).
     await this.repo.upsert(row, ['keyId']);
     this.settings.set(keyId, row);
-    // A grace change applies to an already armed key from now on.
-    if (this.armed.has(keyId)) this.armed.set(keyId, this.clock.now() + graceSeconds * 1000);
+    // A grace change applies to an already armed key from now on (the row's enabled_at).
+    this.rearm(keyId, row);
     this.signals.publish({ kind: 'cod.settings', keyId });
     return this.status(c);
   }
@@ -206,6 +209,7 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
     if (s === undefined) return;
     const at = from + s.graceSeconds * 1000;
     this.armed.set(keyId, at);
+    this.armedSince.set(keyId, from);
     const world = this.worldOf.get(keyId) ?? s.environment;
     this.signals.publish({ kind: 'cod.armed', keyId, at, world, by: this.signals.instanceId });
   }
@@ -219,16 +223,35 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
         return;
       }
       this.settings.set(keyId, row);
-      const at = this.armed.get(keyId);
-      if (at !== undefined) this.armed.set(keyId, this.clock.now() + row.graceSeconds * 1000);
+      this.rearm(keyId, row);
     } catch (err) {
       this.log.error(`reading the setting of ${keyId} failed: ${String(err)}`);
     }
   }
 
+  /**
+   * The deadline of a key this instance armed, under the setting `row`: the grace counts from
+   * when the last connection closed, or from the setting's change (enabled_at) if that came
+   * later. Read from the row, not from when the reload ran: the read finishing later (a loaded
+   * database, the signal's trip through Redis) must not push the cancel back. A new deadline is
+   * told to the other instances (their status).
+   */
+  private rearm(keyId: string, row: CancelOnDisconnectEntity): void {
+    const since = this.armedSince.get(keyId);
+    const before = this.armed.get(keyId);
+    if (before === undefined || since === undefined) return;
+    const changed = Date.parse(row.enabledAt);
+    const at = Math.max(since, Number.isNaN(changed) ? since : changed) + row.graceSeconds * 1000;
+    if (at === before) return;
+    this.armed.set(keyId, at);
+    const world = this.worldOf.get(keyId) ?? row.environment;
+    this.signals.publish({ kind: 'cod.armed', keyId, at, world, by: this.signals.instanceId });
+  }
+
   private forgetSetting(keyId: string): void {
     this.settings.delete(keyId);
     this.armed.delete(keyId);
+    this.armedSince.delete(keyId);
     this.armedElsewhere.delete(keyId);
     this.retryAt.delete(keyId);
   }
@@ -250,9 +273,9 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
    * since (its cod.disarmed may still be on its way: the total says).
    */
   private async fire(keyId: string, deadline: number): Promise<void> {
-    if ((await this.counter.total(keyId)) > 0) return;
+    if ((await this.counter.total(keyId)) > 0) return this.unarmed(keyId);
     const s = this.settings.get(keyId);
-    if (s === undefined || this.armed.has(keyId)) return;
+    if (s === undefined || this.armed.has(keyId)) return this.unarmed(keyId);
     try {
       const world = this.worldOf.get(keyId) ?? s.environment;
       const r = await this.engines.onWriter<{ cancelled: number }>(world, 'cod.cancel', {
@@ -260,6 +283,7 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
         keyId,
       });
       this.worldOf.delete(keyId);
+      this.unarmed(keyId);
       if (r.cancelled > 0)
         this.log.log(`key ${keyId}: cancelled ${r.cancelled} open orders on disconnect`);
     } catch (err) {
@@ -272,6 +296,11 @@ export class CancelOnDisconnectService implements OnApplicationBootstrap, OnModu
         `cancel-on-disconnect for ${keyId} failed, retrying in ${RETRY_MS} ms: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
+  }
+
+  /** The key's grace is over (or a connection returned), unless it was armed again meanwhile. */
+  private unarmed(keyId: string): void {
+    if (!this.armed.has(keyId)) this.armedSince.delete(keyId);
   }
 
   private keyOf(c: Credential): string {
