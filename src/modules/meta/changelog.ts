@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-cod-grace-change-export-estimate',
+    date: '2026-11-30',
+    title:
+      'Cancel-on-disconnect grace changes count from the change; export estimates sample in the worker',
+    kind: 'CHANGED',
+    description:
+      "Cancel-on-disconnect: a grace changed while a key is armed counts from the change itself; with PostgreSQL + Redis the cancel could come later than `cancels_at` said (by as long as the instance took to re-read the setting), and other instances now show the new `cancels_at`. Data exports: `POST /data/exports/estimate` reads its size sample in the count's worker thread for a large table; on PostgreSQL an unanalysed table's sample had blocked the request thread (a scan and sort of the whole range, about 0.3 s per 220,000 rows).",
+  },
+  {
     id: '2026-11-30-cheaper-boots',
     date: '2026-11-30',
     title: 'Cheaper app boots in the e2e harness; PgSyncConnection connects without blocking',
