@@ -345,6 +345,9 @@ afterFile(settleBackground);
 export async function copyDatabaseOf(fromDataDir: string, toDataDir: string): Promise<void> {
   const from = byDataDir.get(fromDataDir);
   if (from === undefined) return;
+  // A template must have no session: the test's own idle reads of the stopped app's database too.
+  const url = urls.get(fromDataDir);
+  if (url !== undefined) closeIdle(url);
   const name = `e2e_${RUN_TAG}_${++made}`;
   await admin(
     new URL((await cluster()).databaseUrl),
