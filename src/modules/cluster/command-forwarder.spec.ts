@@ -200,7 +200,9 @@ describe('command forwarding', () => {
     await redis.set(writerPresenceKey('wld_gap'), 'dead-writer', 'PX', 3000);
     const r = await timed(f.forward('wld_gap', place));
     expect(r.error).toBeInstanceOf(WriterUnavailableError);
-    expect(r.ms).toBeGreaterThanOrEqual(700);
+    // 700 ms, read with Date.now(): Node's timers count from the event loop's cached millisecond,
+    // which can be up to 1 ms before `start` (a fresh-clone run measured 699).
+    expect(r.ms).toBeGreaterThanOrEqual(699);
     expect(r.ms).toBeLessThan(1500);
     // The next writer takes over after the caller was answered 503: the command is dropped.
     expect(await redis.xlen(commandStream('wld_gap'))).toBe(1);

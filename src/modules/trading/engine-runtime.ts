@@ -126,6 +126,9 @@ export interface FeedSettings {
   refill: number;
 }
 
+/** A command of the waiting batch, settled when its batch has committed (or failed). */
+type BatchWaiter = { resolve: () => void; reject: (err: unknown) => void };
+
 /**
  * One environment's engine with its database: runs a command, commits its events in one SQLite
  * transaction, then publishes them. The database is the record: if a commit fails, the engine is
@@ -138,7 +141,7 @@ export class EngineRuntime {
   private index = new OpenOrderIndex();
   private pendingEvents: EngineEvent[] = [];
   private pendingEffects = new Map<string, EffectRecord>();
-  private pendingWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private pendingWaiters: BatchWaiter[] = [];
   private flushScheduled = false;
   /**
    * PostgreSQL: the batch whose COMMIT was sent and has not answered yet (at most one; the next
@@ -271,14 +274,26 @@ export class EngineRuntime {
     if (this.inflight === null && this.pendingEvents.length > 0) this.send();
   };
 
-  /** Sends the waiting batch's transaction without waiting for its answer (PostgreSQL). */
-  private send(): void {
-    const events = this.pendingEvents;
-    const waiters = this.pendingWaiters;
-    const effects = this.pendingEffects;
+  /** The waiting batch, handed over whole: afterwards nothing is waiting (one may be in flight). */
+  private takePending(): {
+    events: EngineEvent[];
+    waiters: BatchWaiter[];
+    effects: Map<string, EffectRecord>;
+  } {
+    const taken = {
+      events: this.pendingEvents,
+      waiters: this.pendingWaiters,
+      effects: this.pendingEffects,
+    };
     this.pendingEvents = [];
     this.pendingWaiters = [];
     this.pendingEffects = new Map();
+    return taken;
+  }
+
+  /** Sends the waiting batch's transaction without waiting for its answer (PostgreSQL). */
+  private send(): void {
+    const { events, waiters, effects } = this.takePending();
     const now = this.clock.now();
     let commit: SqlCommitInFlight;
     try {
@@ -362,12 +377,7 @@ export class EngineRuntime {
     this.flushScheduled = false;
     if (this.inflight !== null) this.land(this.inflight, false);
     if (this.pendingEvents.length === 0) return;
-    const events = this.pendingEvents;
-    const waiters = this.pendingWaiters;
-    const effects = this.pendingEffects;
-    this.pendingEvents = [];
-    this.pendingWaiters = [];
-    this.pendingEffects = new Map();
+    const { events, waiters, effects } = this.takePending();
     try {
       this.write(events, effects);
     } catch (err) {
