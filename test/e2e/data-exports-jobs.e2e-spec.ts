@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expectContractError, type Running } from '../support/harness.js';
@@ -13,7 +13,7 @@ import {
 import { ensureBuilt } from '../support/process.js';
 
 /**
- * The job rules, with slow jobs: 20,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
+ * The job rules, with slow jobs: 40,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
  * one event-loop turn each), so a job runs long enough to be seen QUEUED and RUNNING.
  */
 describe('data exports: jobs', () => {
@@ -22,6 +22,7 @@ describe('data exports: jobs', () => {
   let a: Trader;
   let b: Trader;
   const [m1, m2, m3] = TRADABLE;
+  const BIG_ROWS = 40_000;
   const big = {
     dataset: 'TRADES',
     format: 'CSV',
@@ -50,19 +51,38 @@ describe('data exports: jobs', () => {
     ex = exportsClient(svc);
     a = await trader(svc, 'a@jobs.test', { scopes: EXPORT_SCOPES });
     b = await trader(svc, 'b@jobs.test', { scopes: EXPORT_SCOPES });
-    seedTrades(svc.dataDir, 20_000, m1.id);
+    seedTrades(svc.dataDir, BIG_ROWS, m1.id);
     seedTrades(svc.dataDir, 20, m2.id, { prefix: 'fil_small' });
     seedTrades(svc.dataDir, 200_000, m3.id, { prefix: 'fil_huge' });
+  });
+  // Each case starts with no exports, whatever the one before left (a failed case once left ten,
+  // and the next ones met EXPORT_LIMIT_REACHED).
+  afterEach(async () => {
+    await clear(a);
+    await clear(b);
   });
   afterAll(async () => {
     await svc.close();
   });
 
   it('runs at most 2 per user, the rest QUEUED and started in creation order; another user is not held up', async () => {
-    const jobs: string[] = [];
-    for (let i = 0; i < 4; i++) jobs.push((await ex.created(a, big)).id);
-    const other = (await ex.created(b, big)).id;
+    // Sent together, so the window in which a running job could finish before the list below is
+    // one round of requests (five sequential creates, each counting its rows in the thread that
+    // runs the jobs, once outlasted a 20,000-row job on a loaded machine). Creation order is the
+    // server's: the list returns it (oldest first), and the queue must follow it.
+    const sent = await Promise.all([
+      ...Array.from({ length: 4 }, () => ex.created(a, big)),
+      ex.created(b, big),
+    ]);
+    const other = sent[4].id as string;
     let s = await statuses(a);
+    const jobs = [...s.keys()];
+    expect([...jobs].sort()).toEqual(
+      sent
+        .slice(0, 4)
+        .map((e) => e.id as string)
+        .sort(),
+    );
     expect(jobs.map((id) => s.get(id))).toEqual(['RUNNING', 'RUNNING', 'QUEUED', 'QUEUED']);
     expect((await ex.get(b, other)).body.status).toBe('RUNNING');
     const queued = await download(svc, a, jobs[2]);
@@ -85,10 +105,8 @@ describe('data exports: jobs', () => {
       await new Promise((r) => setTimeout(r, 10));
     } while (jobs.some((id) => s.get(id) !== 'READY') && Date.now() < deadline);
     for (const id of jobs) {
-      expect((await ex.get(a, id)).body).toMatchObject({ status: 'READY', record_count: 20_000 });
+      expect((await ex.get(a, id)).body).toMatchObject({ status: 'READY', record_count: BIG_ROWS });
     }
-    await clear(a);
-    await clear(b);
   });
 
   it('DELETE stops a RUNNING export and removes its partial file; the next queued one starts', async () => {
@@ -125,7 +143,6 @@ describe('data exports: jobs', () => {
     const s = await statuses(a);
     expect(s.size).toBe(10);
     expect([...s.values()].filter((x) => x === 'READY')).toEqual([]);
-    await clear(a);
   });
 
   it('keeps 10 per user: the 11th removes the oldest finished export with its file', async () => {
@@ -138,6 +155,5 @@ describe('data exports: jobs', () => {
     const kept = [...(await statuses(a)).keys()];
     expect(kept).toEqual([...ids.slice(1), eleventh]);
     await ex.until(a, eleventh);
-    await clear(a);
   });
 });
