@@ -62,7 +62,9 @@ export function registerExplorer(fastify: FastifyInstance, config: AppConfig): v
   if (config.appEnv === 'production') return;
   const html = readFileSync(`${PAGE_DIR}index.html`, 'utf8');
   const csp = explorerCsp(config.stagingBaseUrl);
-  void fastify.register(async (scope) => {
+  // Named for Fastify: a plugin without a display name is looked up among the exports of every
+  // loaded module (require.cache, twice per boot), ~55 ms per boot under Jest's module registry.
+  const explorer = async (scope: FastifyInstance): Promise<void> => {
     const page = async (_req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       await reply
         .type('text/html; charset=utf-8')
@@ -90,5 +92,8 @@ export function registerExplorer(fastify: FastifyInstance, config: AppConfig): v
       allowedPath: (path) => PAGE_FILES.has(path),
       setHeaders: hardenAsset,
     });
-  });
+  };
+  void fastify.register(
+    Object.assign(explorer, { [Symbol.for('fastify.display-name')]: 'explorer' }),
+  );
 }
