@@ -44,6 +44,15 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
   private fastify: FastifyInstance | null = null;
   private readonly tokens = new Map<string, RequestContext>();
   private readonly campaigned = new Set<string>();
+  /**
+   * Per world this instance stood for since it started: its first election round with it, and
+   * that round's term changes applied. Until it settles, a request of the world waits for it
+   * rather than being forwarded to a writer nobody may be yet (an ephemeral world first loaded by
+   * a WebSocket subscription campaigned without waiting, and an HTTP request right after it was
+   * answered 503 WRITER_UNAVAILABLE on a lone instance).
+   */
+  private readonly firstRounds = new Map<string, Promise<void>>();
+  private readonly settled = new Set<string>();
   private readonly log = new Logger('Cluster');
 
   constructor(
@@ -112,25 +121,39 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
     return this.node === null || this.node.isWriter(world);
   }
 
-  private campaign(world: string): void {
-    if (this.node === null || this.campaigned.has(world)) return;
+  private campaign(world: string): Promise<void> {
+    const node = this.node;
+    if (node === null) return Promise.resolve();
+    let first = this.firstRounds.get(world);
+    if (first !== undefined) return first;
+    if (this.campaigned.has(world)) return Promise.resolve();
     this.campaigned.add(world);
-    this.node.campaign(world);
+    node.campaign(world);
+    // A round begun after the campaign (the one in progress may not include it), then the term
+    // it won begun. Shared by every request of the world meanwhile.
+    first = node.election
+      .nextRound()
+      .then(() => node.applied())
+      // A round that failed (PostgreSQL away) is logged by the election; the request is then
+      // forwarded as any other, and answered 503 WRITER_UNAVAILABLE if no writer is reached.
+      .catch(() => undefined)
+      .finally(() => this.settled.add(world));
+    this.firstRounds.set(world, first);
+    return first;
   }
 
   async forward(world: string, request: ForwardedRequest): Promise<ForwardedAnswer | null> {
     const node = this.node;
     if (node === null || node.isWriter(world)) return null;
-    if (!isWorldId(world) || this.campaigned.has(world)) {
+    if (!isWorldId(world) || this.settled.has(world)) {
       return node.forwarder.forward<ForwardedAnswer>(world, { op: HTTP_OP, args: request });
     }
-    // An ephemeral world nobody here campaigned for yet: stand, and wait for a round that
-    // includes it (the one in progress may not: a burst of new worlds waited for the next timer
-    // round and answered 503 on a lone instance) and for the term it won to begin. Then serve it,
-    // or forward it to the writer another instance is (its presence may take a moment).
-    this.campaign(world);
-    await node.election.nextRound();
-    await node.applied();
+    // An ephemeral world whose first election round here has not settled: stand (if nothing here
+    // has yet), and wait for a round that includes it (the one in progress may not: a burst of new
+    // worlds waited for the next timer round and answered 503 on a lone instance) and for the term
+    // it won to begin. Then serve it, or forward it to the writer another instance is (its
+    // presence may take a moment).
+    await this.campaign(world);
     const deadline = Date.now() + FIRST_ELECTION_MS;
     for (;;) {
       if (node.isWriter(world)) return null;
