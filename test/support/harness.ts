@@ -10,6 +10,7 @@ import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 import { runContractStore } from './contract-store.js';
+import { assertNotSqlitePassOnly } from './sqlite-pass-only.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
 import { assertStatementsListed, watchStatements } from './statement-log.js';
@@ -68,8 +69,9 @@ export interface StartOptions {
 export async function startApp(opts: StartOptions = {}): Promise<Running> {
   watchStatements();
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-  const postgres =
-    testDatabaseIsPostgres() && opts.env?.DATABASE_URL === undefined && opts.sqliteFiles !== true;
+  const onPassDatabase = opts.env?.DATABASE_URL === undefined && opts.sqliteFiles !== true;
+  if (onPassDatabase) assertNotSqlitePassOnly('it boots an app on the pass database (startApp)');
+  const postgres = testDatabaseIsPostgres() && onPassDatabase;
   const env = {
     LOG_LEVEL: 'info',
     ...testScryptCost(opts.env),

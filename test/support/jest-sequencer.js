@@ -9,12 +9,14 @@
 // likewise); for another file listed in a case-seconds.json beside it (the cluster suite,
 // test/cluster/case-seconds.json), that; for anything else (unit specs, about a second each) its
 // size at 1,100 bytes a second, which puts it after the suites. The `e2e-pg` project runs the same
-// suite files on PostgreSQL + Redis, slower by PASS_FACTOR. Files that failed last time still run
+// suite files on PostgreSQL + Redis, slower by PASS_FACTOR, without the case files it leaves out
+// (sqlite-pass-only.js). Files that failed last time still run
 // first, as with Jest's sequencer.
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import TestSequencerModule from '@jest/test-sequencer';
 import { CASE_SUFFIX, SUITE_DIR, SUITE_SUFFIX, importedCases } from './jest-suites.js';
+import { SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
 
 const TestSequencer = TestSequencerModule.default ?? TestSequencerModule;
 const SECONDS_TABLE = 'case-seconds.json';
@@ -84,10 +86,12 @@ export default class LongestFirstSequencer extends TestSequencer {
 
   /** Estimated seconds of a test file that has no cached duration, in `project` (a displayName). */
   estimate(path, project) {
-    return this.#sqliteEstimate(path) * (PASS_FACTOR[project] ?? 1);
+    // The PostgreSQL pass leaves out the case files of sqlite-pass-only.js.
+    const leftOut = project === 'e2e-pg' ? SQLITE_PASS_ONLY : {};
+    return this.#sqliteEstimate(path, leftOut) * (PASS_FACTOR[project] ?? 1);
   }
 
-  #sqliteEstimate(path) {
+  #sqliteEstimate(path, leftOut) {
     const isSuite = path.endsWith(SUITE_SUFFIX) && basename(dirname(path)) === SUITE_DIR;
     const e2eDir = isSuite ? dirname(dirname(path)) : undefined;
     if (e2eDir === undefined) {
@@ -104,6 +108,7 @@ export default class LongestFirstSequencer extends TestSequencer {
     const cases = importedCases(readFileSync(path, 'utf8'), basename(path), e2eDir);
     let total = 0;
     for (const c of cases) {
+      if (Object.hasOwn(leftOut, c)) continue;
       total += table.seconds[c] ?? size(join(e2eDir, c)) / table.bytesPerSecond;
     }
     return total;

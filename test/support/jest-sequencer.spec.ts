@@ -43,6 +43,13 @@ describe('LongestFirstSequencer without a timing cache', () => {
     expect(Math.min(...parts)).toBeGreaterThan(0);
   });
 
+  it('weighs the PostgreSQL pass of a suite without the case files it leaves out (sqlite-pass-only.js)', () => {
+    const suite = e2e('suites/config-boot.e2e-suite.ts');
+    const kept = sequencer.estimate(e2e('tier-decision-transaction.e2e-spec.ts'));
+    expect(sequencer.estimate(suite, 'e2e')).toBeGreaterThan(kept * 2);
+    expect(sequencer.estimate(suite, 'e2e-pg')).toBeCloseTo(kept * PASS_FACTOR['e2e-pg'], 6);
+  });
+
   it('weighs the PostgreSQL pass of a suite by its factor, and the cluster suite by its own table', () => {
     const suite = e2e('suites/schema-fuzz.e2e-suite.ts');
     const cluster = `${ROOT}test/cluster/cluster.cluster-spec.ts`;

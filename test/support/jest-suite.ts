@@ -12,12 +12,23 @@
 // the time of the import (a suite file awaits each import at its top level, before Jest runs any
 // test). jest-circus keeps that state on the test environment's global under a private symbol.
 import { afterAll, describe } from '@jest/globals';
+import { runAsSqlitePassOnly, SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
+
+/** The PostgreSQL pass (its setup file sets TEST_DATABASE; test-database.ts reads it the same way). */
+const testDatabaseIsPostgres = (): boolean => process.env.TEST_DATABASE === 'postgres';
 
 interface DescribeBlock {
   type: 'describeBlock';
   name: string;
-  children: unknown[];
+  children: (DescribeBlock | TestEntry)[];
+  hooks: { fn: CircusFn }[];
   parent?: DescribeBlock;
+}
+type CircusFn = (...args: unknown[]) => unknown;
+interface TestEntry {
+  type: 'test';
+  name: string;
+  fn: CircusFn;
 }
 interface CircusState {
   currentDescribeBlock: DescribeBlock;
@@ -58,10 +69,16 @@ export function afterFile(fn: () => Promise<void>): void {
 /**
  * Registers a case file's tests under a describe block named `name`: `load` imports it. Await each
  * call in order at the suite file's top level.
+ *
+ * A case file listed in sqlite-pass-only.js is not imported in the PostgreSQL pass (it would run
+ * there unchanged, on SQLite files); in the SQLite pass its tests and hooks run as its own, so a
+ * boot on the pass database among them throws (assertNotSqlitePassOnly).
  */
 export async function caseFile(name: string, load: () => Promise<unknown>): Promise<void> {
   const state = circusState();
   if (state.hasStarted) throw new Error(`jest-suite: ${name} imported after the tests started`);
+  const sqlitePassOnly = Object.hasOwn(SQLITE_PASS_ONLY, name);
+  if (sqlitePassOnly && testDatabaseIsPostgres()) return;
   const parent = state.currentDescribeBlock;
   describe(name, () => {});
   const block = parent.children.at(-1) as DescribeBlock | undefined;
@@ -75,4 +92,20 @@ export async function caseFile(name: string, load: () => Promise<unknown>): Prom
     state.currentDescribeBlock = parent;
   }
   if (block.children.length === 0) throw new Error(`jest-suite: ${name} registered no test`);
+  if (sqlitePassOnly) runsAs(name, block);
+}
+
+/** Every test and hook of `block`, nested blocks' too, run as case file `name`'s. */
+function runsAs(name: string, block: DescribeBlock): void {
+  const wrap = (entry: { fn: CircusFn }, what: string) => {
+    const fn = entry.fn;
+    // A done-callback test or hook (a parameter) would need it passed through: none exists.
+    if (fn.length > 0) throw new Error(`jest-suite: ${name}: ${what} takes a done callback`);
+    entry.fn = () => runAsSqlitePassOnly(name, fn);
+  };
+  for (const hook of block.hooks) wrap(hook, `a hook of ${block.name}`);
+  for (const child of block.children) {
+    if (child.type === 'describeBlock') runsAs(name, child);
+    else wrap(child, child.name);
+  }
 }

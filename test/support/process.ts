@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testScryptCost } from './scrypt-cost.js';
+import { assertNotSqlitePassOnly } from './sqlite-pass-only.js';
 
 /** The repository root (this file sits in test/support/). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -161,6 +162,9 @@ async function testDatabaseEnv(
   opts: SpawnOptions,
   dataDir: string | null,
 ): Promise<Record<string, string>> {
+  if (opts.testDatabase === true) {
+    assertNotSqlitePassOnly('it starts a process with testDatabase (on the pass database)');
+  }
   if (
     opts.testDatabase !== true ||
     process.env.TEST_DATABASE !== 'postgres' ||

@@ -1,0 +1,55 @@
+// The e2e case files the PostgreSQL + Redis pass (project `e2e-pg`) leaves out, and why.
+//
+// Each of them starts the service only as processes of its own (`node dist/main.js`, `npm start`,
+// `npm run services`: test/support/process.ts without `testDatabase`) on DATA_DIRs of SQLite files,
+// or no service at all. The pass's engine switch (TEST_DATABASE) reaches neither, so the
+// PostgreSQL pass ran them unchanged, on SQLite, a second time: about 300 worker-seconds of the
+// README test command that checked nothing new. They run once, in the SQLite pass.
+//
+// The rule is held, in both passes: while a listed file's tests and hooks run, booting an app on
+// the pass's database (startApp without `sqliteFiles` or a DATABASE_URL of its own) or a process
+// with `testDatabase` throws (assertNotSqlitePassOnly below). A file that starts doing so must
+// leave this list, and then runs in both passes.
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** Case file (relative to test/e2e) → what it runs, on SQLite files whatever the pass. */
+export const SQLITE_PASS_ONLY = {
+  'config-boot.e2e-spec.ts':
+    'boots `node dist/main.js` and `npm start` on DATA_DIRs of SQLite files: configuration bounds, secrets.json, exit codes',
+  'data-dir.e2e-spec.ts': 'the DATA_DIR lock between two processes on the same SQLite files',
+  'start-build.e2e-spec.ts': "`npm start`'s build step; no service",
+  'services-script.e2e-spec.ts':
+    '`npm run services`, which starts a PostgreSQL and a Redis of its own whatever the pass',
+  'shutdown.e2e-spec.ts': 'graceful shutdown of a `node dist/main.js` process on SQLite files',
+  'orders-durability.e2e-spec.ts': 'kill -9 of a `node dist/main.js` process on SQLite files',
+  'idempotency-crash.e2e-spec.ts':
+    'kill -9 of a process whose SQLite platform database a trigger makes refuse writes',
+  'rfq-durability.e2e-spec.ts': 'kill -9 of a `node dist/main.js` process on SQLite files',
+  'data-exports-crash.e2e-spec.ts':
+    'kill -9 mid-export of a `node dist/main.js` process on SQLite files',
+  'orders-export.e2e-spec.ts':
+    'the CSV export of 100,000 orders under a 96 MB heap cap, a process on SQLite files',
+  'webhooks-spool.e2e-spec.ts':
+    'the webhook spool when a trigger makes the SQLite platform database refuse writes, across kill -9',
+};
+
+const running = new AsyncLocalStorage();
+
+/** Runs `fn` (a test or hook of a listed case file) as that file's. */
+export function runAsSqlitePassOnly(caseFile, fn) {
+  return running.run(caseFile, fn);
+}
+
+/**
+ * Throws when called from a test or hook of a case file in SQLITE_PASS_ONLY: `what` (a boot on
+ * the pass's database) would make it depend on the pass, so it must leave the list.
+ */
+export function assertNotSqlitePassOnly(what) {
+  const caseFile = running.getStore();
+  if (caseFile !== undefined) {
+    throw new Error(
+      `${caseFile} is in test/support/sqlite-pass-only.js (the PostgreSQL pass leaves it out), ` +
+        `but ${what}: take it off that list, so that it runs in both passes`,
+    );
+  }
+}
