@@ -29,8 +29,6 @@ export const SQLITE_PASS_ONLY = {
     'kill -9 mid-export of a `node dist/main.js` process on SQLite files',
   'orders-export.e2e-spec.ts':
     'the CSV export of 100,000 orders under a 96 MB heap cap, a process on SQLite files',
-  'webhooks-spool.e2e-spec.ts':
-    'the webhook spool when a trigger makes the SQLite platform database refuse writes, across kill -9',
 };
 
 const running = new AsyncLocalStorage();
