@@ -6,14 +6,14 @@ import { suiteMembership } from './test/support/jest-suites.js';
 
 // The passes `npm test` runs (one Jest run, two workers, longest file first across all of them):
 // - 'sqlite': the unit specs (project `unit`) and the e2e suites on SQLite (project `e2e`);
-// - 'sqlite+cluster' (the default): those and the cluster suite (project `cluster`: three
-//   instances on a PostgreSQL and a Redis of their own, test/cluster). The PostgreSQL pass
-//   passes, but with it the README command took 22 minutes on a quiet machine, over its 20;
-// - 'all': those and the same e2e suites on PostgreSQL + Redis (project `e2e-pg`: one throwaway
-//   cluster and redis-server for the run).
+// - 'sqlite+cluster': those and the cluster suite (project `cluster`: three instances on a
+//   PostgreSQL and a Redis of their own, test/cluster);
+// - 'all' (the default): those and the same e2e suites on PostgreSQL + Redis (project `e2e-pg`:
+//   one throwaway cluster and redis-server for the run), without the case files that run the
+//   service only as processes on SQLite files whatever the pass (test/support/sqlite-pass-only.js).
 // TEST_PASSES=<one of them> overrides it for one run; `--selectProjects e2e-pg` (npm run test:pg)
 // or `--selectProjects cluster` (npm run test:cluster) runs one pass alone.
-const DEFAULT_PASSES = 'sqlite+cluster';
+const DEFAULT_PASSES = 'all';
 const PASSES = ['sqlite', 'sqlite+cluster', 'all'];
 const passes = process.env.TEST_PASSES ?? DEFAULT_PASSES;
 if (!PASSES.includes(passes)) {
