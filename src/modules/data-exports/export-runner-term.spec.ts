@@ -46,6 +46,35 @@ const figures = {
   expires_at: '2027-01-08T00:00:01Z',
 };
 
+/**
+ * An ExportRunner, bootstrapped, over `engines` (the registry's writer role and term hooks), each
+ * world's jobs on the database `dbOf` gives it (by default a new one per world), in a DATA_DIR of
+ * its own.
+ */
+function startedRunner(
+  engines: Pick<EngineRegistry, 'writes' | 'onTermStart' | 'onTermEnd'>,
+  dbOf: (world: WorldName) => SqlConnection = () => database(),
+): ExportRunner {
+  const dataDir = mkdtempSync(join(tmpdir(), 'export-term-'));
+  dirs.push(dataDir);
+  const worlds = {
+    perWorld: <T>(make: (db: SqlConnection, world: WorldName) => T) =>
+      new WorldScoped<T>((w) => make(dbOf(w), w)),
+    onLoad: () => undefined,
+  } as unknown as WorldDatabases;
+  const config = { values: { dataDir, exportSweepMs: 60_000 } } as unknown as ConfigService;
+  const runner = new ExportRunner(
+    worlds,
+    config,
+    { for: () => ({ nowDate: () => new Date(), now: () => Date.now() }) } as never,
+    {} as never,
+    {} as never,
+    { ...engines, fence: () => null } as unknown as EngineRegistry,
+  );
+  runner.onApplicationBootstrap();
+  return runner;
+}
+
 describe('export jobs when a writer term ends', () => {
   it('a fenced writer cannot mark a job READY: the update rolls back and the job stays RUNNING', () => {
     const db = database();
@@ -60,30 +89,12 @@ describe('export jobs when a writer term ends', () => {
   });
 
   it('stops the jobs of the world whose term ended, and only those', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'export-term-'));
-    dirs.push(dataDir);
     let termEnd: (world: WorldName) => void = () => undefined;
-    const engines = {
+    const runner = startedRunner({
       writes: () => true,
       onTermStart: () => undefined,
       onTermEnd: (cb: (world: WorldName) => void) => (termEnd = cb),
-      fence: () => null,
-    } as unknown as EngineRegistry;
-    const worlds = {
-      perWorld: <T>(make: (db: SqlConnection, world: WorldName) => T) =>
-        new WorldScoped<T>((world) => make(database(), world)),
-      onLoad: () => undefined,
-    } as unknown as WorldDatabases;
-    const config = { values: { dataDir, exportSweepMs: 60_000 } } as unknown as ConfigService;
-    const runner = new ExportRunner(
-      worlds,
-      config,
-      { for: () => ({ nowDate: () => new Date(), now: () => Date.now() }) } as never,
-      {} as never,
-      {} as never,
-      engines,
-    );
-    runner.onApplicationBootstrap();
+    });
     const stopped: string[] = [];
     const running = (runner as unknown as { running: Map<string, object> }).running;
     const job = (world: WorldName, id: string) => {
@@ -120,33 +131,18 @@ describe('export jobs when a writer term ends', () => {
   it('an ephemeral world opened here before its term began re-queues its cut-short jobs when the term begins', async () => {
     // After a restart, the first request to a world opens it (its sandbox-scenario stage) before
     // the forward stage campaigns for it: its jobs' rows are read while no instance writes it.
-    const dataDir = mkdtempSync(join(tmpdir(), 'export-term-'));
-    dirs.push(dataDir);
     const world = 'wld_termstart' as WorldName;
     const worldDb = database();
     let writer = false;
     let termStart: (world: WorldName) => void = () => undefined;
-    const engines = {
-      writes: (w: WorldName) => w !== world || writer,
-      onTermStart: (cb: (world: WorldName) => void) => (termStart = cb),
-      onTermEnd: () => undefined,
-      fence: () => null,
-    } as unknown as EngineRegistry;
-    const worlds = {
-      perWorld: <T>(make: (db: SqlConnection, world: WorldName) => T) =>
-        new WorldScoped<T>((w) => make(w === world ? worldDb : database(), w)),
-      onLoad: () => undefined,
-    } as unknown as WorldDatabases;
-    const config = { values: { dataDir, exportSweepMs: 60_000 } } as unknown as ConfigService;
-    const runner = new ExportRunner(
-      worlds,
-      config,
-      { for: () => ({ nowDate: () => new Date(), now: () => Date.now() }) } as never,
-      {} as never,
-      {} as never,
-      engines,
+    const runner = startedRunner(
+      {
+        writes: (w: WorldName) => w !== world || writer,
+        onTermStart: (cb: (world: WorldName) => void) => (termStart = cb),
+        onTermEnd: () => undefined,
+      },
+      (w) => (w === world ? worldDb : database()),
     );
-    runner.onApplicationBootstrap();
     // Nothing starts a job in this test: only the world's rows are looked at.
     await runner.onModuleDestroy();
     const repo = runner.parts.repos.get(world);

@@ -11,12 +11,12 @@ import {
   postgresOptions,
 } from '../../database/databases.js';
 import { runDeferred } from '../../common/sql/sql-connection.js';
-import type { MatchingEngine } from '../../engine/index.js';
 import { FencedError, WriterUnavailableError } from '../cluster/cluster-errors.js';
 import { deferredFenceStatement, isFenceRefusal } from '../cluster/fence.js';
 import { EngineRuntime } from './engine-runtime.js';
 import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
 import { TradingRepository } from './trading.repository.js';
+import { restingBuy } from '../../../test/support/engine-commands.js';
 
 /**
  * The pipelined group commit on a real PostgreSQL (issue 24): a batch's transaction is sent
@@ -83,18 +83,7 @@ function runtime() {
   return { rt, published };
 }
 
-const order = (clientOrderId: string) => (e: MatchingEngine) =>
-  e.placeOrder({
-    accountId: 'u1',
-    marketId: 'mkt_a',
-    action: 'BUY',
-    side: 'YES',
-    type: 'LIMIT',
-    price: 10,
-    quantity: 1,
-    tag: 'key_1',
-    clientOrderId,
-  });
+const order = restingBuy;
 
 /** The end of this event-loop turn: a batch run in it has been sent (or committed). */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -5,6 +5,7 @@ import { ManualClock } from '../../common/clock/clock.js';
 import { EngineRuntime, type FeedSettings } from './engine-runtime.js';
 import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
 import type { TradingRepository } from './trading.repository.js';
+import { restingBuy } from '../../../test/support/engine-commands.js';
 
 /** A repository double: records each transaction's events; can be told to fail. */
 class FakeRepo {
@@ -110,18 +111,7 @@ function runtime(
   return { rt, repo, published };
 }
 
-const order = (clientOrderId: string) => (e: import('../../engine/index.js').MatchingEngine) =>
-  e.placeOrder({
-    accountId: 'u1',
-    marketId: 'mkt_a',
-    action: 'BUY',
-    side: 'YES',
-    type: 'LIMIT',
-    price: 10,
-    quantity: 1,
-    tag: 'key_1',
-    clientOrderId,
-  });
+const order = restingBuy;
 
 describe('EngineRuntime market close', () => {
   it('a close that comes due between two batched commands joins their commit, never splits it', async () => {

@@ -1,0 +1,18 @@
+import type { MatchingEngine } from '../../src/engine/index.js';
+
+/**
+ * An engine command for EngineRuntime specs: account u1 rests a BUY YES LIMIT of 1 at 10 in
+ * market mkt_a, tagged with API key key_1 and the given client order id.
+ */
+export const restingBuy = (clientOrderId: string) => (e: MatchingEngine) =>
+  e.placeOrder({
+    accountId: 'u1',
+    marketId: 'mkt_a',
+    action: 'BUY',
+    side: 'YES',
+    type: 'LIMIT',
+    price: 10,
+    quantity: 1,
+    tag: 'key_1',
+    clientOrderId,
+  });
