@@ -24,7 +24,6 @@ export const SQLITE_PASS_ONLY = {
   'orders-durability.e2e-spec.ts': 'kill -9 of a `node dist/main.js` process on SQLite files',
   'idempotency-crash.e2e-spec.ts':
     'kill -9 of a process whose SQLite platform database a trigger makes refuse writes',
-  'rfq-durability.e2e-spec.ts': 'kill -9 of a `node dist/main.js` process on SQLite files',
   'data-exports-crash.e2e-spec.ts':
     'kill -9 mid-export of a `node dist/main.js` process on SQLite files',
   'orders-export.e2e-spec.ts':

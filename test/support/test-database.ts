@@ -23,6 +23,7 @@ import { migrateAndSeed } from './data-dir-template.js';
 import { afterFile } from './jest-suite.js';
 import { provideTestDatabaseEnv } from './process.js';
 import { startServices, type Services } from './services.js';
+import { assertNotSqlitePassOnly } from './sqlite-pass-only.js';
 
 /**
  * The harness's database switch: `TEST_DATABASE=postgres` boots every test app on PostgreSQL
@@ -451,6 +452,7 @@ export function plantHalfWorld(dataDir: string, id: string): void {
  * Spread it into startService's env; dropDatabaseOf(dataDir) when done.
  */
 export async function serviceDatabaseEnv(dataDir: string): Promise<Record<string, string>> {
+  assertNotSqlitePassOnly('it starts a process on the pass database (serviceDatabaseEnv)');
   if (!testDatabaseIsPostgres()) return {};
   return { DATABASE_URL: await databaseUrlFor(dataDir), REDIS_URL: await testRedisUrl() };
 }
