@@ -9,6 +9,22 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-tests-both-engines',
+    date: '2026-11-30',
+    title: 'npm test runs the e2e suites on SQLite and on PostgreSQL + Redis',
+    kind: 'CHANGED',
+    description:
+      "Tests: `npm test` runs the end-to-end suites twice again, once on SQLite and once on PostgreSQL + Redis (`DEFAULT_PASSES = 'all'` in `jest.config.js`), beside the unit specs and the cluster suite. The e2e case files that start the service only as processes on SQLite files (`node dist/main.js` for configuration errors, listen failures, the `DATA_DIR` lock, kill -9 and restart cases, SIGTERM; `npm run services`; the start script's build) run once, in the SQLite pass: they are listed with the reason in `test/support/sqlite-pass-only.js`. Their processes never saw the pass switch, so the PostgreSQL pass had run them unchanged, on SQLite, a second time. While such a file's tests and hooks run, in either pass, a boot on the pass database throws and names the file (the guard already caught two files that boot on it in some cases: they stay in both passes). The schema fuzz sends 100 bodies of each kind per operation on PostgreSQL, from other seeds than SQLite's 200. `data-exports-jobs` creates its concurrent jobs together and clears every case's exports after it (a slow CI run had finished a job before the list that checked it was still running, and the case after it then met the export limit).",
+  },
+  {
+    id: '2026-11-30-cluster-first-round',
+    date: '2026-11-30',
+    title: "Cluster mode: a new world's first requests wait for its first election round",
+    kind: 'CHANGED',
+    description:
+      "Cluster mode (PostgreSQL + Redis): the first requests of a new ephemeral world no longer answer `503 WRITER_UNAVAILABLE` when something else had loaded the world first. A WebSocket subscription with the world's key loads its engine, and an instance that is not yet the world's writer then stands for it; an HTTP request of that world arriving before the election round had settled was forwarded at once to a writer nobody was yet (`no writer is elected`), even on a lone instance. Every request of a world now waits for this instance's first election round with it (and the term it won) before it is served here or forwarded, as a world's very first request already did; after that round requests are forwarded at once as before. Seen as an intermittent 503 of `GET /crypto/prices` in the `worlds-crypto` e2e case on PostgreSQL; a new case (a world reached by a WebSocket subscription, then at once by `GET /crypto/prices` and `GET /wallet`) fails without the change.",
+  },
+  {
     id: '2026-11-30-cod-grace-change-export-estimate',
     date: '2026-11-30',
     title:
