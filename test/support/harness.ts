@@ -10,7 +10,7 @@ import { ManualClock, type Clock } from '../../src/common/clock/clock.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import type { LimitStore } from '../../src/modules/limits/limit-store.js';
 import { runContractStore } from './contract-store.js';
-import { assertNotSqlitePassOnly } from './sqlite-pass-only.js';
+import { assertNotSqlitePassOnly } from './pass-guard.js';
 import { fillFromTemplate } from './data-dir-template.js';
 import { testScryptCost } from './scrypt-cost.js';
 import { assertStatementsListed, watchStatements } from './statement-log.js';

@@ -12,7 +12,8 @@
 // the time of the import (a suite file awaits each import at its top level, before Jest runs any
 // test). jest-circus keeps that state on the test environment's global under a private symbol.
 import { afterAll, describe } from '@jest/globals';
-import { runAsSqlitePassOnly, SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
+import { runAsSqlitePassOnly } from './pass-guard.js';
+import { SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
 
 /** The PostgreSQL pass (its setup file sets TEST_DATABASE; test-database.ts reads it the same way). */
 const testDatabaseIsPostgres = (): boolean => process.env.TEST_DATABASE === 'postgres';

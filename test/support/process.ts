@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { testScryptCost } from './scrypt-cost.js';
-import { assertNotSqlitePassOnly } from './sqlite-pass-only.js';
+import { assertNotSqlitePassOnly } from './pass-guard.js';
 
 /** The repository root (this file sits in test/support/). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));

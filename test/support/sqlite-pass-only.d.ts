@@ -1,4 +1,2 @@
 // Types of sqlite-pass-only.js (plain JavaScript: the test sequencer reads it before any transform).
 export declare const SQLITE_PASS_ONLY: Readonly<Record<string, string>>;
-export declare function runAsSqlitePassOnly<T>(caseFile: string, fn: () => T): T;
-export declare function assertNotSqlitePassOnly(what: string): void;

@@ -3,15 +3,14 @@
 // Each of them starts the service only as processes of its own (`node dist/main.js`, `npm start`,
 // `npm run services`: test/support/process.ts without `testDatabase`) on DATA_DIRs of SQLite files,
 // or no service at all. The pass's engine switch (TEST_DATABASE) reaches neither, so the
-// PostgreSQL pass ran them unchanged, on SQLite, a second time: about 300 worker-seconds of the
+// PostgreSQL pass ran them unchanged, on SQLite, a second time: about 250 worker-seconds of the
 // README test command that checked nothing new. They run once, in the SQLite pass.
 //
 // The rule is held, in both passes: while a listed file's tests and hooks run, booting an app on
-// the pass's database (startApp without `sqliteFiles` or a DATABASE_URL of its own) or a process
-// with `testDatabase` throws (assertNotSqlitePassOnly below). A file that starts doing so must
-// leave this list, and then runs in both passes.
-import { AsyncLocalStorage } from 'node:async_hooks';
-
+// the pass's database (startApp without `sqliteFiles` or a DATABASE_URL of its own,
+// serviceDatabaseEnv, or a process with `testDatabase`) throws (pass-guard.ts). A file that starts
+// doing so must leave this list, and then runs in both passes. Plain JavaScript: the test
+// sequencer reads it before any transform.
 /** Case file (relative to test/e2e) → what it runs, on SQLite files whatever the pass. */
 export const SQLITE_PASS_ONLY = {
   'config-boot.e2e-spec.ts':
@@ -29,24 +28,3 @@ export const SQLITE_PASS_ONLY = {
   'orders-export.e2e-spec.ts':
     'the CSV export of 100,000 orders under a 96 MB heap cap, a process on SQLite files',
 };
-
-const running = new AsyncLocalStorage();
-
-/** Runs `fn` (a test or hook of a listed case file) as that file's. */
-export function runAsSqlitePassOnly(caseFile, fn) {
-  return running.run(caseFile, fn);
-}
-
-/**
- * Throws when called from a test or hook of a case file in SQLITE_PASS_ONLY: `what` (a boot on
- * the pass's database) would make it depend on the pass, so it must leave the list.
- */
-export function assertNotSqlitePassOnly(what) {
-  const caseFile = running.getStore();
-  if (caseFile !== undefined) {
-    throw new Error(
-      `${caseFile} is in test/support/sqlite-pass-only.js (the PostgreSQL pass leaves it out), ` +
-        `but ${what}: take it off that list, so that it runs in both passes`,
-    );
-  }
-}

@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
 import { caseFile } from './jest-suite.js';
 import { suiteMembership } from './jest-suites.js';
-import { assertNotSqlitePassOnly, SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
+import { assertNotSqlitePassOnly } from './pass-guard.js';
+import { SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
 
 const E2E = fileURLToPath(new URL('../e2e', import.meta.url));
 const LISTED = 'shutdown.e2e-spec.ts';

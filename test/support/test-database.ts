@@ -23,7 +23,7 @@ import { migrateAndSeed } from './data-dir-template.js';
 import { afterFile } from './jest-suite.js';
 import { provideTestDatabaseEnv } from './process.js';
 import { startServices, type Services } from './services.js';
-import { assertNotSqlitePassOnly } from './sqlite-pass-only.js';
+import { assertNotSqlitePassOnly } from './pass-guard.js';
 
 /**
  * The harness's database switch: `TEST_DATABASE=postgres` boots every test app on PostgreSQL
