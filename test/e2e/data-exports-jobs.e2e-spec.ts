@@ -13,7 +13,7 @@ import {
 import { ensureBuilt } from '../support/process.js';
 
 /**
- * The job rules, with slow jobs: 40,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
+ * The job rules, with slow jobs: 20,000 seeded trades written 10 rows a batch (EXPORT_BATCH_ROWS=10,
  * one event-loop turn each), so a job runs long enough to be seen QUEUED and RUNNING.
  */
 describe('data exports: jobs', () => {
@@ -22,7 +22,7 @@ describe('data exports: jobs', () => {
   let a: Trader;
   let b: Trader;
   const [m1, m2, m3] = TRADABLE;
-  const BIG_ROWS = 40_000;
+  const BIG_ROWS = 20_000;
   const big = {
     dataset: 'TRADES',
     format: 'CSV',
