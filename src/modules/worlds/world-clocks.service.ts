@@ -92,7 +92,12 @@ export class WorldClocks {
       // With other instances: a move whose signal was missed is read from the row in time.
       if (Date.now() - hit.readAt >= this.ttlMs) {
         hit.readAt = Date.now();
-        const row = this.catalog.one(world);
+        let row: { clock_offset_ms: number } | undefined;
+        try {
+          row = this.catalog.one(world);
+        } catch {
+          // The database did not answer: the clock held is served, read again next period.
+        }
         if (row !== undefined) hit.clock.follow(row.clock_offset_ms, false);
       }
       return hit.clock;
