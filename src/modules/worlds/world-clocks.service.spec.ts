@@ -32,7 +32,7 @@ class TestSignals extends ClusterSignals {
 
 /** One registry row, shared by every instance (one database), and its saves. */
 function sharedCatalog(): { catalog: WorldCatalog; saves: number[]; row: WorldRow } {
-  const row = { id: WORLD, status: 'READY', clock_offset_ms: 0 } as WorldRow;
+  const row = { id: WORLD, status: 'READY', clock_offset_ms: 0 } as unknown as WorldRow;
   const saves: number[] = [];
   const catalog = {
     one: (id: string) => (id === WORLD ? row : undefined),
