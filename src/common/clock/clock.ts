@@ -61,10 +61,14 @@ export class AdjustableClock extends Clock {
   /**
    * Runs `offsetMs` ahead, if that is further than now (another instance's clock moved): the
    * offset only grows, so offsets applied late or twice change nothing. False when ignored.
+   * `store: false` when the offset is already where this clock's store keeps it (a store shared
+   * with the instance that moved: an ephemeral world's registry row).
    */
-  follow(offsetMs: number): boolean {
+  follow(offsetMs: number, store = true): boolean {
     if (!Number.isSafeInteger(offsetMs) || offsetMs <= this.offsetMs) return false;
-    this.advance(Math.min(offsetMs, MAX_CLOCK_OFFSET_MS) - this.offsetMs);
+    const next = Math.min(offsetMs, MAX_CLOCK_OFFSET_MS);
+    if (store) this.advance(next - this.offsetMs);
+    else this.offsetMs = next;
     return true;
   }
 }

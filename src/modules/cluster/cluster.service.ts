@@ -14,6 +14,7 @@ import type { RequestContext } from '../../common/http/request-context.js';
 import { ConfigService } from '../../config/config.service.js';
 import { RedisConnection } from '../redis/redis-connection.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
+import { WorldClocks } from '../worlds/world-clocks.service.js';
 import { WriterUnavailableError } from './cluster-errors.js';
 import { ClusterNode } from './cluster-node.js';
 import type { ForwardedCommand } from './command-wire.js';
@@ -59,6 +60,7 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
     private readonly config: ConfigService,
     private readonly redis: RedisConnection,
     private readonly engines: EngineRegistry,
+    private readonly clocks: WorldClocks,
   ) {
     this.build();
   }
@@ -143,6 +145,17 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
   }
 
   async forward(world: string, request: ForwardedRequest): Promise<ForwardedAnswer | null> {
+    const answer = await this.forwardOnce(world, request);
+    // The writer's clock of the world, as it answered: a move it just made (POST /sandbox/clock
+    // with the world's key) holds here before the answer does, whether or not its signal came.
+    if (answer?.clockOffsetMs !== undefined) this.clocks.follow(world, answer.clockOffsetMs);
+    return answer;
+  }
+
+  private async forwardOnce(
+    world: string,
+    request: ForwardedRequest,
+  ): Promise<ForwardedAnswer | null> {
     const node = this.node;
     if (node === null || node.isWriter(world)) return null;
     if (!isWorldId(world) || this.settled.has(world)) {
@@ -194,7 +207,9 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined) headers[name] = Array.isArray(value) ? value : String(value);
       }
-      return { status: res.statusCode, headers, body: res.payload };
+      const answer: ForwardedAnswer = { status: res.statusCode, headers, body: res.payload };
+      if (isWorldId(world)) answer.clockOffsetMs = this.clocks.offsetOrZero(world);
+      return answer;
     } finally {
       this.tokens.delete(token);
     }

@@ -22,7 +22,9 @@ export type ClusterSignal =
   /** A connection of the key came back (anywhere): nothing is cancelled. */
   | { kind: 'cod.disarmed'; keyId: string }
   /** The service clock (SANDBOX_CLOCK_CONTROL) runs `offsetMs` ahead of the wall clock now. */
-  | { kind: 'clock.advanced'; offsetMs: number };
+  | { kind: 'clock.advanced'; offsetMs: number }
+  /** An ephemeral world's clock runs `offsetMs` ahead of the service clock now (its writer moved it). */
+  | { kind: 'world-clock.advanced'; world: string; offsetMs: number };
 
 export type SignalKind = ClusterSignal['kind'];
 export type SignalOf<K extends SignalKind> = Extract<ClusterSignal, { kind: K }>;

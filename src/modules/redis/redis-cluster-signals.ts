@@ -23,6 +23,7 @@ const KINDS: ReadonlySet<SignalKind> = new Set<SignalKind>([
   'cod.armed',
   'cod.disarmed',
   'clock.advanced',
+  'world-clock.advanced',
 ]);
 
 /**

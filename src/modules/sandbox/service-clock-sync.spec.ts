@@ -24,7 +24,11 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function instance(): Promise<{ clock: AdjustableClock; sync: ServiceClockSync }> {
+async function instance(): Promise<{
+  clock: AdjustableClock;
+  sync: ServiceClockSync;
+  redis: RedisConnection;
+}> {
   const config = new ConfigService(
     loadConfig({ REDIS_URL: server.url, SANDBOX_CLOCK_CONTROL: 'true' }),
     { jwtSecret: 'x'.repeat(32), encryptionKey: '0'.repeat(64) },
@@ -40,8 +44,9 @@ async function instance(): Promise<{ clock: AdjustableClock; sync: ServiceClockS
   while (!signals.listening && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const clock = new AdjustableClock(() => 1_900_000_000_000);
   const sync = new ServiceClockSync(clock, config, signals, redis);
+  closers.unshift(() => sync.onApplicationShutdown());
   await sync.onModuleInit();
-  return { clock, sync };
+  return { clock, sync, redis };
 }
 
 async function until(ok: () => boolean, ms = 3000): Promise<void> {
@@ -75,4 +80,31 @@ describe('ServiceClockSync', () => {
     const c = await instance();
     expect(c.clock.offset).toBe(3_660_000);
   });
+
+  it('a move made while Redis is down reaches the other instances when Redis returns, without a restart', async () => {
+    const a = await instance();
+    const b = await instance();
+    const c = await instance();
+    expect(b.clock.offset).toBe(a.clock.offset);
+    const start = a.clock.offset;
+    await server.stop();
+    await until(() => b.clock.offset === start && !isReady(a) && !isReady(b), 5000);
+    // Moved on A while Redis is away: the signal is lost and the key cannot be written.
+    a.clock.advance(7_200_000);
+    a.sync.advanced();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.clock.offset).toBe(start);
+    // Redis comes back empty (no persistence): A writes its offset back, B and C read it within
+    // one re-read period (5 s) of the reconnection.
+    await server.start();
+    await until(() => b.clock.offset === start + 7_200_000, 15_000);
+    await until(() => c.clock.offset === start + 7_200_000, 10_000);
+    expect(b.clock.now()).toBe(a.clock.now());
+    // Offsets only grow: B, never behind, does not take anyone back.
+    expect(a.clock.offset).toBe(start + 7_200_000);
+  }, 60_000);
 });
+
+function isReady(i: { redis: RedisConnection }): boolean {
+  return i.redis.client?.status === 'ready';
+}

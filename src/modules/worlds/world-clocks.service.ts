@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AdjustableClock, Clock, MAX_CLOCK_OFFSET_MS } from '../../common/clock/clock.js';
 import { isWorldId, type WorldId, type WorldName } from '../../common/environment.js';
 import { DomainError, validationFailed } from '../../common/errors/domain-error.js';
+import { ClusterSignals } from '../redis/cluster-signals.js';
 import { WorldCatalog } from './world-catalog.js';
 import { WorldDatabases } from './world-databases.service.js';
 
@@ -12,18 +13,30 @@ import { WorldDatabases } from './world-databases.service.js';
  * time rule a request meets (key expiry, signature skew, per-key and per-route limit windows,
  * quotas, idempotency expiry, the engine's order expiry and market close) asks `for(world)`, so
  * advancing one world's clock moves that world's windows only.
+ *
+ * Several instances (cluster mode) each keep a world's clock in memory once they have used it.
+ * An advance runs on the world's writer, which saves the offset in the registry row (one for all
+ * instances), then says how far ahead the world's clock runs now: a `world-clock.advanced` signal
+ * every instance follows at once, and the offset carried back with every answer the writer gives
+ * a forwarded request (cluster.service.ts: the instance that forwarded the move follows before it
+ * answers, whichever arrives first). An instance that missed the signal (Redis away) reads the
+ * row again at most every `ClusterSignals.cacheTtlMs` (5 s). Offsets only grow.
  */
 @Injectable()
 export class WorldClocks {
-  private readonly worlds = new Map<WorldId, AdjustableClock>();
+  private readonly worlds = new Map<WorldId, { clock: AdjustableClock; readAt: number }>();
+  private readonly ttlMs: number;
 
   constructor(
     private readonly clock: Clock,
     private readonly catalog: WorldCatalog,
     databases: WorldDatabases,
+    private readonly signals: ClusterSignals,
   ) {
+    this.ttlMs = signals.cacheTtlMs ?? Infinity;
     // Made again from the registry on next use: a deleted world's clock never lingers.
     databases.onUnload((world) => this.worlds.delete(world));
+    signals.on('world-clock.advanced', (s) => this.follow(s.world, s.offsetMs));
   }
 
   /** The world's clock (an unknown or deleting ephemeral world is 404 NOT_FOUND). */
@@ -39,7 +52,17 @@ export class WorldClocks {
    */
   offsetOrZero(world: WorldName): number {
     if (!isWorldId(world)) return 0;
-    return this.worlds.get(world)?.offset ?? this.catalog.one(world)?.clock_offset_ms ?? 0;
+    return this.worlds.get(world)?.clock.offset ?? this.catalog.one(world)?.clock_offset_ms ?? 0;
+  }
+
+  /**
+   * Another instance (the world's writer) moved the world's clock `offsetMs` ahead of the service
+   * clock, and saved that: a clock loaded here follows it (offsets only grow), without saving it
+   * again. Not loaded: nothing, its next load reads the row.
+   */
+  follow(world: string, offsetMs: number): void {
+    if (!isWorldId(world)) return;
+    this.worlds.get(world)?.clock.follow(offsetMs, false);
   }
 
   /**
@@ -58,12 +81,27 @@ export class WorldClocks {
       ]);
     }
     clock.advance(ms);
+    // Saved (the registry row): every other instance that has the world's clock follows.
+    this.signals.publish({ kind: 'world-clock.advanced', world, offsetMs: clock.offset });
     return clock.now();
   }
 
   private ofWorld(world: WorldId): AdjustableClock {
     const hit = this.worlds.get(world);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      // With other instances: a move whose signal was missed is read from the row in time.
+      if (Date.now() - hit.readAt >= this.ttlMs) {
+        hit.readAt = Date.now();
+        let row: { clock_offset_ms: number } | undefined;
+        try {
+          row = this.catalog.one(world);
+        } catch {
+          // The database did not answer: the clock held is served, read again next period.
+        }
+        if (row !== undefined) hit.clock.follow(row.clock_offset_ms, false);
+      }
+      return hit.clock;
+    }
     const row = this.catalog.one(world);
     if (row === undefined || row.status !== 'READY') {
       throw new DomainError('NOT_FOUND', `World ${world} no longer exists`, { world_id: world });
@@ -72,7 +110,7 @@ export class WorldClocks {
       load: () => row.clock_offset_ms,
       save: (ms) => this.catalog.saveOffset(world, ms),
     });
-    this.worlds.set(world, clock);
+    this.worlds.set(world, { clock, readAt: Date.now() });
     return clock;
   }
 }

@@ -20,6 +20,11 @@ export interface ForwardedAnswer {
   status: number;
   headers: Record<string, string | string[]>;
   body: string;
+  /**
+   * An ephemeral world's clock offset on the writer once it answered (ms ahead of the service
+   * clock): the receiving instance's clock of the world follows it before the answer goes out.
+   */
+  clockOffsetMs?: number;
 }
 
 /** What the stages need of the cluster module (src/modules/cluster/cluster.service.ts). */
