@@ -104,7 +104,7 @@ describe('data exports: jobs', () => {
       expect(st.every((x) => x !== 'FAILED')).toBe(true);
       await new Promise((r) => setTimeout(r, 10));
       // Until the last queued job has started: the order is then settled (the third and fourth
-      // jobs finishing as well took as long again, 80,000 rows more to write and poll beside).
+      // jobs finishing as well took as long again: two more jobs of BIG_ROWS to write and poll).
     } while (s.get(jobs[3]) === 'QUEUED' && Date.now() < deadline);
     // The first two made way for the others by finishing whole.
     for (const id of jobs.slice(0, 2)) {
