@@ -84,6 +84,11 @@ export class SeedService implements OnModuleInit {
     }
   }
 
+  /** The instant seeds made now are stamped with (what they depend on besides the seed files). */
+  seedInstant(): number {
+    return this.clock.now();
+  }
+
   /**
    * Seeds an engine database the way the paper one is (markets, then sports events): the
    * ephemeral worlds' template.

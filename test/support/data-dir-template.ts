@@ -96,13 +96,15 @@ type OptionsOf = (name: string, entities: Options[2], migrations: Options[3]) =>
 
 /**
  * The three databases migrated and seeded as the app's first boot does them (`optionsOf` says
- * where: SQLite files, or PostgreSQL schemas, see test-database.ts).
+ * where: SQLite files, or PostgreSQL schemas, see test-database.ts); then `more`, with the same
+ * seeds, before the databases close.
  */
 export async function migrateAndSeed(
   optionsOf: OptionsOf,
   config: AppConfig,
   dataDir: string,
   now: number,
+  more?: (seed: SeedService) => Promise<void>,
 ): Promise<void> {
   const open = (name: string, entities: Options[2], migrations: Options[3]) =>
     openDatabase(optionsOf(name, entities, migrations));
@@ -126,6 +128,7 @@ export async function migrateAndSeed(
       new UsersService(platform, service),
     );
     await seed.onModuleInit();
+    await more?.(seed);
   } finally {
     await Promise.all([platform.destroy(), live.destroy(), paper.destroy()]);
   }

@@ -19,6 +19,7 @@ import type { SqlConnection } from '../../src/common/sql/sql-connection.js';
 import { sqliteConnection } from '../../src/common/sql/sqlite-dialect.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { postgresOptions } from '../../src/database/databases.js';
+import { buildWorldTemplateSchema } from '../../src/modules/worlds/world-template.service.js';
 import { migrateAndSeed } from './data-dir-template.js';
 import { afterFile } from './jest-suite.js';
 import { provideTestDatabaseEnv } from './process.js';
@@ -255,12 +256,15 @@ async function sharedTemplate(
       await client.query(`CREATE DATABASE "${scratch}"`);
       const url = new URL(base);
       url.pathname = `/${scratch}`;
+      // With the ephemeral worlds' template schema as the app builds it on a first world
+      // create at this clock, so a boot's first world is a copy, not migrations and seeds again.
       await migrateAndSeed(
         (schema, entities, migrations) =>
           postgresOptions(schema, url.toString(), entities, migrations),
         config,
         mkdtempSync(join(tmpdir(), 'svc-pg-template-')),
         now,
+        (seed) => buildWorldTemplateSchema(url.toString(), seed),
       );
       await client.query(`ALTER DATABASE "${scratch}" RENAME TO "${name}"`);
     }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -14,6 +15,7 @@ import {
   postgresOptions,
   sqliteOptions,
 } from '../../database/databases.js';
+import { readSeed } from '../../database/seed-files.js';
 import { SeedService } from '../../database/seed.service.js';
 import { worldFile } from './world-files.js';
 
@@ -66,6 +68,36 @@ END
 $clone$`;
 
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/**
+ * What a world template built now holds, as one string: this version's engine migrations, the
+ * seed files and the instant the seeds are stamped with (market times, sports start times).
+ * Written on the template schema (COMMENT ON SCHEMA) once it is complete.
+ */
+export function worldTemplateStamp(seedInstant: number): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify(ENGINE_MIGRATIONS.map((m) => m.name)));
+  for (const file of ['markets.json', 'sports.json']) hash.update(JSON.stringify(readSeed(file)));
+  return `world-template ${new Date(seedInstant).toISOString()} ${hash.digest('hex')}`;
+}
+
+/**
+ * Builds the world template schema (absent) on the PostgreSQL database at `url`: the engine
+ * migrations, the engine seeds, then its stamp ({@link worldTemplateStamp}), last, so only a
+ * complete template carries one.
+ */
+export async function buildWorldTemplateSchema(url: string, seed: SeedService): Promise<void> {
+  const ds = await openDatabase(
+    postgresOptions(TEMPLATE_SCHEMA, url, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
+  );
+  try {
+    await seed.seedEngine(ds);
+    const stamp = worldTemplateStamp(seed.seedInstant());
+    await ds.query(`COMMENT ON SCHEMA "${TEMPLATE_SCHEMA}" IS ${literal(stamp)}`);
+  } finally {
+    await ds.destroy();
+  }
+}
 
 /**
  * The migrated and seeded engine database every new world starts from, built once per process
@@ -125,25 +157,26 @@ export class WorldTemplate {
 
   /**
    * The template schema, rebuilt by each process as the file is (its migrations and seeds are
-   * this version's). Worlds cloned from an earlier one keep nothing of it: their sequences are
-   * their own.
+   * this version's), unless the schema there carries the stamp of exactly what this process
+   * would build ({@link worldTemplateStamp}: the same migrations and seed files, seeded at the
+   * same instant). A process on the wall clock seeds at an instant of its own, so it rebuilds;
+   * a database copied with its template built (the e2e tests' seeded databases, on a fixed
+   * clock) is not migrated and seeded again. Worlds cloned from an earlier one keep nothing of
+   * it: their sequences are their own.
    */
   private async buildSchema(): Promise<string> {
     const started = Date.now();
-    await this.paper.query(`DROP SCHEMA IF EXISTS "${TEMPLATE_SCHEMA}" CASCADE`);
-    const ds = await openDatabase(
-      postgresOptions(
-        TEMPLATE_SCHEMA,
-        this.config.values.databaseUrl!,
-        ENGINE_ENTITIES,
-        ENGINE_MIGRATIONS,
-      ),
-    );
-    try {
-      await this.modules.get(SeedService, { strict: false }).seedEngine(ds);
-    } finally {
-      await ds.destroy();
+    const seed = this.modules.get(SeedService, { strict: false });
+    const rows = (await this.paper.query(
+      `SELECT obj_description(oid, 'pg_namespace') AS stamp FROM pg_namespace WHERE nspname = $1`,
+      [TEMPLATE_SCHEMA],
+    )) as { stamp: string | null }[];
+    if (rows[0]?.stamp === worldTemplateStamp(seed.seedInstant())) {
+      this.log.log('world template schema is current: used as it is');
+      return TEMPLATE_SCHEMA;
     }
+    await this.paper.query(`DROP SCHEMA IF EXISTS "${TEMPLATE_SCHEMA}" CASCADE`);
+    await buildWorldTemplateSchema(this.config.values.databaseUrl!, seed);
     this.log.log(`world template schema built in ${Date.now() - started} ms`);
     return TEMPLATE_SCHEMA;
   }

@@ -16,3 +16,4 @@ await caseFile(
   'worlds-crash-recovery.e2e-spec.ts',
   () => import('../worlds-crash-recovery.e2e-spec.js'),
 );
+await caseFile('worlds-template.e2e-spec.ts', () => import('../worlds-template.e2e-spec.js'));
