@@ -37,7 +37,7 @@ describe('data exports: memory and crash safety (child process)', () => {
     dataDir = svc.dataDir;
     a = await trader(svc, 'a@crash-exports.test', { scopes: EXPORT_SCOPES });
     // Beside the running service, which the first test then uses (one boot fewer).
-    seedTrades(dataDir, ROWS, TRADABLE[0].id);
+    await seedTrades(dataDir, ROWS, TRADABLE[0].id);
   }, 120_000);
   afterAll(async () => {
     await svc?.stop('SIGKILL');

@@ -51,9 +51,9 @@ describe('data exports: jobs', () => {
     ex = exportsClient(svc);
     a = await trader(svc, 'a@jobs.test', { scopes: EXPORT_SCOPES });
     b = await trader(svc, 'b@jobs.test', { scopes: EXPORT_SCOPES });
-    seedTrades(svc.dataDir, BIG_ROWS, m1.id);
-    seedTrades(svc.dataDir, 20, m2.id, { prefix: 'fil_small' });
-    seedTrades(svc.dataDir, 200_000, m3.id, { prefix: 'fil_huge' });
+    await seedTrades(svc.dataDir, BIG_ROWS, m1.id);
+    await seedTrades(svc.dataDir, 20, m2.id, { prefix: 'fil_small' });
+    await seedTrades(svc.dataDir, 200_000, m3.id, { prefix: 'fil_huge' });
   });
   // Each case starts with no exports, whatever the one before left (a failed case once left ten,
   // and the next ones met EXPORT_LIMIT_REACHED).

@@ -46,8 +46,8 @@ describe('data exports: notices and metering', () => {
     await createEndpoint(svc, a, rx.url('/exports'), ['data_export.ready']);
     await createEndpoint(svc, a, rx.url('/orders'), ['order.filled']);
     await createEndpoint(svc, other, rx.url('/other'), ['*']);
-    seedTrades(svc.dataDir, 20, m1.id);
-    seedTrades(svc.dataDir, 600_000, m2.id, { prefix: 'fil_big' });
+    await seedTrades(svc.dataDir, 20, m1.id);
+    await seedTrades(svc.dataDir, 600_000, m2.id, { prefix: 'fil_big' });
   }, 60_000);
   afterAll(async () => {
     await svc.close();

@@ -46,7 +46,7 @@ describe('data exports: worker threads', () => {
     svc = await startOrdersApp({ env: { EXPORT_BATCH_ROWS: '50' } });
     ex = exportsClient(svc);
     a = await trader(svc, 'a@worker-exports.test', { scopes: EXPORT_SCOPES });
-    seedTrades(svc.dataDir, ROWS, TRADABLE[0].id, { createdAt: '2026-06-01T00:00:00.000Z' });
+    await seedTrades(svc.dataDir, ROWS, TRADABLE[0].id, { createdAt: '2026-06-01T00:00:00.000Z' });
   }, 120_000);
   afterAll(async () => {
     await svc?.close();

@@ -51,9 +51,9 @@ describe('data exports', () => {
     a = await trader(svc, 'a@exports.test', { scopes: EXPORT_SCOPES });
     aLive = await keyFor(svc, a.email, a.token, { environment: 'live', scopes: EXPORT_SCOPES });
     b = await trader(svc, 'b@exports.test', { scopes: EXPORT_SCOPES });
-    seedTrades(svc.dataDir, 1200, m1.id);
-    seedTrades(svc.dataDir, 50, m2.id, { prefix: 'fil_seedm2' });
-    seedTrades(svc.dataDir, 30, m1.id, { world: 'live', prefix: 'fil_seedlive' });
+    await seedTrades(svc.dataDir, 1200, m1.id);
+    await seedTrades(svc.dataDir, 50, m2.id, { prefix: 'fil_seedm2' });
+    await seedTrades(svc.dataDir, 30, m1.id, { world: 'live', prefix: 'fil_seedlive' });
   });
   afterAll(async () => {
     await svc.close();
@@ -212,7 +212,7 @@ describe('data exports', () => {
   });
 
   it('over EXPORT_MAX_ROWS is 422 EXPORT_TOO_LARGE and creates nothing', async () => {
-    seedTrades(svc.dataDir, 4000, m2.id, {
+    await seedTrades(svc.dataDir, 4000, m2.id, {
       prefix: 'fil_seedbig',
       createdAt: '2026-11-22T10:00:00.000Z',
     });

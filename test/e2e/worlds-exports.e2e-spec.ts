@@ -185,7 +185,10 @@ describe('data exports inside ephemeral worlds', () => {
 
   it('deleting a world stops its running export and removes its files from disk', async () => {
     const w = await openWorld(svc, a);
-    seedTrades(svc.dataDir, 20_000, m1.id, { world: w.id as `wld_${string}`, prefix: 'fil_del' });
+    await seedTrades(svc.dataDir, 20_000, m1.id, {
+      world: w.id as `wld_${string}`,
+      prefix: 'fil_del',
+    });
     const ready = await ex.until(
       w,
       (await ex.created(w, { dataset: 'LEDGER', format: 'CSV', ...WINDOW })).id,
@@ -204,7 +207,10 @@ describe('data exports inside ephemeral worlds', () => {
 
   it('a world unloaded mid-export finishes the job from its file', async () => {
     const w = await openWorld(svc, a);
-    seedTrades(svc.dataDir, 20_000, m1.id, { world: w.id as `wld_${string}`, prefix: 'fil_unl' });
+    await seedTrades(svc.dataDir, 20_000, m1.id, {
+      world: w.id as `wld_${string}`,
+      prefix: 'fil_unl',
+    });
     const job = await ex.created(w, { dataset: 'TRADES', format: 'CSV', ...WINDOW });
     await waitFor(() => worldFiles(w).includes(`${job.id}.csv.part`), 'the partial file');
     const databases = svc.app.get(WorldDatabases);
@@ -225,7 +231,10 @@ describe('data exports inside ephemeral worlds', () => {
   // Last: it restarts the app.
   it("a world's job a restart cut short is re-queued when any request next opens the world, then READY in full", async () => {
     const w = await openWorld(svc, a);
-    seedTrades(svc.dataDir, 20_000, m1.id, { world: w.id as `wld_${string}`, prefix: 'fil_rst' });
+    await seedTrades(svc.dataDir, 20_000, m1.id, {
+      world: w.id as `wld_${string}`,
+      prefix: 'fil_rst',
+    });
     const job = await ex.created(w, { dataset: 'TRADES', format: 'CSV', ...WINDOW });
     await waitFor(() => worldFiles(w).includes(`${job.id}.csv.part`), 'the partial file');
     await svc.close({ keepData: true });

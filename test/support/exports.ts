@@ -3,8 +3,7 @@ import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { as, type Svc, type Trader } from './orders.js';
 import type { JsonResponse } from './harness.js';
-import { dialectOf } from '../../src/common/sql/sql-connection.js';
-import { openDatabaseOf } from './test-database.js';
+import { openDatabaseOf, runWithoutBlocking } from './test-database.js';
 
 // Export bodies are read field by field.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -28,8 +27,12 @@ export const WINDOW = { start: '2026-01-01T00:00:00Z', end: '2026-12-31T00:00:00
 /**
  * Appends `n` trades of `marketId` straight into a world's engine database (the app may be
  * running: WAL lets this writer in beside it), created at `createdAt`, in one transaction.
+ * On PostgreSQL one statement over a connection of its own that does not block the event loop:
+ * seeded through the synchronous connection, 200,000 rows held this process (and the app in it)
+ * for seconds, long enough for the app's writer term to lapse (the next request: 503
+ * WRITER_UNAVAILABLE) or its keep-alive sockets to expire (ECONNRESET).
  */
-export function seedTrades(
+export async function seedTrades(
   dataDir: string,
   n: number,
   marketId: string,
@@ -40,28 +43,22 @@ export function seedTrades(
     prefix?: string;
     userId?: string;
   } = {},
-): void {
+): Promise<void> {
   const world = opts.world ?? 'paper';
-  const db = openDatabaseOf(dataDir, world);
   const at = opts.createdAt ?? '2026-11-22T11:00:00.000Z';
   const prefix = opts.prefix ?? 'fil_seed';
   const taker = opts.userId ?? 'usr_seedtaker';
-  if (dialectOf(db) === 'postgres') {
-    // The same rows in one statement. Sent 10,000 to a query, 600,000 rows held this process
-    // (the synchronous connection blocks it) for a minute and more on a loaded machine: the
-    // app's keep-alive sockets expired unseen, and the next request met a reset (ECONNRESET).
-    try {
-      db.prepare(
-        `INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id, taker_user_id, taker_book_side, created_at)
-         SELECT ? || lpad(CAST(i AS text), 9, '0'), ?, 1 + i % 99, 1 + i % 7, 'ord_seedmaker',
-           'ord_seedtaker', 'usr_seedmaker', ?, CASE WHEN i % 2 = 0 THEN 'BID' ELSE 'ASK' END, ?
-         FROM generate_series(0, ?) AS g(i)`,
-      ).run(prefix, marketId, taker, at, n - 1);
-    } finally {
-      db.close();
-    }
-    return;
-  }
+  const onPostgres = await runWithoutBlocking(
+    dataDir,
+    world,
+    `INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id, taker_user_id, taker_book_side, created_at)
+     SELECT $1 || lpad(CAST(i AS text), 9, '0'), $2, 1 + i % 99, 1 + i % 7, 'ord_seedmaker',
+       'ord_seedtaker', 'usr_seedmaker', $3, CASE WHEN i % 2 = 0 THEN 'BID' ELSE 'ASK' END, $4
+     FROM generate_series(0, $5::int) AS g(i)`,
+    [prefix, marketId, taker, at, n - 1],
+  );
+  if (onPostgres) return;
+  const db = openDatabaseOf(dataDir, world);
   try {
     const ins = db.prepare(
       `INSERT INTO trades (id, market_id, price, quantity, maker_order_id, taker_order_id, maker_user_id, taker_user_id, taker_book_side, created_at)

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PgSyncConnection } from '../../src/common/sql/pg-sync-connection.js';
+import { PgSyncConnection, quoteIdent } from '../../src/common/sql/pg-sync-connection.js';
 import type { SqlConnection } from '../../src/common/sql/sql-connection.js';
 import { sqliteConnection } from '../../src/common/sql/sqlite-dialect.js';
 import type { AppConfig } from '../../src/config/app-config.js';
@@ -97,6 +97,33 @@ export function openDatabaseOf(
  * same schema, and closed for good when its database is dropped.
  */
 const idle = new Map<string, PgSyncConnection[]>();
+
+/**
+ * PostgreSQL: runs one statement on database `name` (`platform`, `live`, `paper`, a world id) of
+ * the app booted on `dataDir` over an asynchronous connection of its own, so the event loop (and
+ * the app running in this process) is never blocked while it runs. Answers false, running
+ * nothing, when that app is on SQLite files (use openDatabaseOf).
+ */
+export async function runWithoutBlocking(
+  dataDir: string,
+  name: string,
+  sql: string,
+  params: unknown[],
+): Promise<boolean> {
+  const url = urls.get(dataDir);
+  if (url === undefined) return false;
+  const client = new pg.Client({
+    connectionString: url,
+    options: `-c search_path=${quoteIdent(name)}`,
+  });
+  await client.connect();
+  try {
+    await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+  return true;
+}
 
 /** A connection to `schema` of the database at `url`, an idle one if there is one. */
 function pooledConnection(url: string, schema: string): SqlConnection {

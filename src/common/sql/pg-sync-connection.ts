@@ -316,6 +316,7 @@ function isThenable(v: unknown): boolean {
   return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
 
-function quoteIdent(name: string): string {
+/** A PostgreSQL identifier, quoted (a schema name in a session's search_path). */
+export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { quoteIdent } from '../../common/sql/pg-sync-connection.js';
 import { toPostgres, type PostgresSql } from '../../common/sql/postgres-dialect.js';
 import {
   readerParams,
@@ -106,8 +107,4 @@ export class PgRowSource implements RowSource {
     });
     return r.rows;
   }
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
