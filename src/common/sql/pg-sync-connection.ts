@@ -171,7 +171,9 @@ export class PgSyncConnection implements SqlConnection {
       return { answered: Promise.resolve(), join: () => undefined };
     }
     const sent = this.pending;
-    const before = sent.map((p) => (typeof p === 'string' ? p : { text: p.text, values: p.values }));
+    const before = sent.map((p) =>
+      typeof p === 'string' ? p : { text: p.text, values: p.values },
+    );
     this.pending = [];
     PgSyncConnection.roundTrips++;
     const flight = this.bridge.start({
@@ -237,7 +239,9 @@ export class PgSyncConnection implements SqlConnection {
   private send(request: Record<string, unknown> & { op: string }, sql: string): PgReply {
     if (this.closed) throw new TypeError('The database connection is not open');
     const sent = this.pending;
-    const before = sent.map((p) => (typeof p === 'string' ? p : { text: p.text, values: p.values }));
+    const before = sent.map((p) =>
+      typeof p === 'string' ? p : { text: p.text, values: p.values },
+    );
     if (before.length > 0) this.pending = [];
     PgSyncConnection.roundTrips++;
     const reply = this.bridge.call({ ...request, cid: this.cid, before }, sql);

@@ -103,10 +103,7 @@ export interface DeferredRun {
  * that later call and rolls the transaction back, as a failure of the write itself would. The
  * result's `changes` can be read once that round trip has answered (after the COMMIT).
  */
-export function runDeferred<P extends unknown[]>(
-  stmt: SqlStatement<P>,
-  ...params: P
-): DeferredRun {
+export function runDeferred<P extends unknown[]>(stmt: SqlStatement<P>, ...params: P): DeferredRun {
   const defer = (stmt as { defer?: (...p: P) => DeferredRun }).defer;
   if (defer !== undefined) return defer.apply(stmt, params);
   return { changes: stmt.run(...params).changes, rows: [] };
