@@ -22,6 +22,7 @@ import {
 import { expectLedgerConsistent, ledger, positions, walletOf } from '../support/wallet.js';
 import { platformQuery } from '../support/webhooks.js';
 import { openDatabaseOf, testDatabaseIsPostgres } from '../support/test-database.js';
+import { openWorld } from '../support/worlds-groups.js';
 import type { Credential } from '../../src/common/http/request-context.js';
 import { PgSyncConnection } from '../../src/common/sql/pg-sync-connection.js';
 import { runDeferred } from '../../src/common/sql/sql-connection.js';
@@ -484,7 +485,7 @@ describe('sandbox controls', () => {
 
   /** A trader with two resting bids and a paper watchlist (records in the world's database). */
   async function withRecords(email: string): Promise<Trader> {
-    const t = await trader(svc, email, { scopes: [...SCOPES, 'watchlist:write'] });
+    const t = await trader(svc, email, { scopes: [...SCOPES, 'watchlist:write', 'crypto:read'] });
     const R = resetMarket.reference;
     for (const price of [R - 9, R - 8]) {
       expect((await place(svc, t, limit(resetMarket, 'BUY', 'YES', price, 1))).status).toBe('OPEN');
@@ -531,6 +532,20 @@ describe('sandbox controls', () => {
     // platform database's notifications (one). Each cleaner running its own statements cost 10.
     if (testDatabaseIsPostgres()) expect(trips).toBeLessThanOrEqual(2);
     else expect(trips).toBe(0);
+
+    // A world key's reset: its crypto indices restart too, staged in the same transaction.
+    const w = await openWorld(svc, t, { seed: 5 });
+    expect((await as(w, `${svc.api}/wallet`)).status).toBe(200);
+    expect((await as(w, `${svc.api}/crypto/prices`)).status).toBe(200);
+    const worldBefore = PgSyncConnection.roundTrips;
+    const worldRes = await svc.app
+      .get(SandboxControlsService)
+      .reset({ ...cred, world: w.id as Credential['world'] });
+    const worldTrips = PgSyncConnection.roundTrips - worldBefore;
+    expect(worldRes.cancelled_orders).toBe(0);
+    expect(worldRes.cleared).toMatchObject({ watchlists: 0, notifications: 0 });
+    if (testDatabaseIsPostgres()) expect(worldTrips).toBeLessThanOrEqual(2);
+    else expect(worldTrips).toBe(0);
   });
 
   it('a reset is all or nothing: a failing record cleaner leaves the account and its records untouched', async () => {
