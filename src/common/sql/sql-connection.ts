@@ -95,6 +95,9 @@ export interface DeferredRun {
   readonly rows: unknown[];
 }
 
+/** A write's rows on SQLite (none: a RETURNING goes through queryDeferred), shared. */
+const NO_ROWS: unknown[] = Object.freeze([]) as unknown as unknown[];
+
 /**
  * Runs a write whose answer (`changes`) the caller does not need now. On SQLite that is `run`. On
  * PostgreSQL, inside a transaction, the statement is queued and goes with the transaction's next
@@ -106,7 +109,7 @@ export interface DeferredRun {
 export function runDeferred<P extends unknown[]>(stmt: SqlStatement<P>, ...params: P): DeferredRun {
   const defer = (stmt as { defer?: (...p: P) => DeferredRun }).defer;
   if (defer !== undefined) return defer.apply(stmt, params);
-  return { changes: stmt.run(...params).changes, rows: [] };
+  return { changes: stmt.run(...params).changes, rows: NO_ROWS };
 }
 
 /**
