@@ -27,6 +27,8 @@ import { WorldDatabases } from '../src/modules/worlds/world-databases.service.js
 import { PaperWorldRecords } from '../src/modules/worlds/paper-world-records.service.js';
 import { IdempotencyService } from '../src/modules/access/idempotency.service.js';
 import type { EngineRuntime } from '../src/modules/trading/engine-runtime.js';
+import { PgSyncConnection } from '../src/common/sql/pg-sync-connection.js';
+import { cpuUsage } from 'node:process';
 
 /**
  * `--postgres`: the same on PostgreSQL (a throwaway cluster from `npm run services`), with 1,000
@@ -137,11 +139,21 @@ async function main(): Promise<void> {
     };
     rt.ensureAccount(cred.userId);
     const service_ms: number[] = [];
+    const service_cpu_ms: number[] = [];
+    // PostgreSQL: requests sent to the server (each a round trip) by one reset.
+    const round_trips: number[] = [];
     for (let run = 0; run < WARMUP + RUNS; run++) {
       restOrders(rt, db, cred.userId, cred.keyId!, markets);
+      const trips = PgSyncConnection.roundTrips;
+      const cpu = cpuUsage();
       const t0 = performance.now();
       const res = await service.reset(cred);
       const ms = performance.now() - t0;
+      const used = cpuUsage(cpu);
+      if (run >= WARMUP) {
+        round_trips.push(PgSyncConnection.roundTrips - trips);
+        service_cpu_ms.push((used.user + used.system) / 1000);
+      }
       if (res.cancelled_orders !== ORDERS || storedOrders(db, cred.userId) !== 0) {
         throw new Error(`reset did not clear: ${JSON.stringify(res)}`);
       }
@@ -226,6 +238,9 @@ async function main(): Promise<void> {
       runs: RUNS,
       target_ms: TARGET_MS,
       service_ms: serviceStats,
+      // The process's CPU (main thread and the PostgreSQL worker thread) during the service path.
+      service_cpu_ms: stats(service_cpu_ms),
+      round_trips: POSTGRES ? stats(round_trips) : null,
       engine_ms: stats(engine_ms),
       sql_commit_ms: stats(sql_ms),
       parts_ms: Object.fromEntries(Object.entries(part_ms).map(([k, v]) => [k, stats(v)])),

@@ -21,7 +21,13 @@ import {
 } from '../support/orders.js';
 import { expectLedgerConsistent, ledger, positions, walletOf } from '../support/wallet.js';
 import { platformQuery } from '../support/webhooks.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { openDatabaseOf, testDatabaseIsPostgres } from '../support/test-database.js';
+import { openWorld } from '../support/worlds-groups.js';
+import type { Credential } from '../../src/common/http/request-context.js';
+import { PgSyncConnection } from '../../src/common/sql/pg-sync-connection.js';
+import { runDeferred } from '../../src/common/sql/sql-connection.js';
+import { SandboxControlsService } from '../../src/modules/sandbox/sandbox-controls.service.js';
+import { PaperWorldRecords } from '../../src/modules/worlds/paper-world-records.service.js';
 
 const SCOPES = [...ORDER_SCOPES, 'wallet:write'];
 
@@ -475,6 +481,109 @@ describe('sandbox controls', () => {
     // Whole HTTP round trip (every thread of this process: client, service, its workers); the
     // service path alone is measured by npm run bench:reset.
     expect(ms).toBeLessThan(500);
+  });
+
+  /** A trader with two resting bids and a paper watchlist (records in the world's database). */
+  async function withRecords(email: string): Promise<Trader> {
+    const t = await trader(svc, email, { scopes: [...SCOPES, 'watchlist:write', 'crypto:read'] });
+    const R = resetMarket.reference;
+    for (const price of [R - 9, R - 8]) {
+      expect((await place(svc, t, limit(resetMarket, 'BUY', 'YES', price, 1))).status).toBe('OPEN');
+    }
+    const list = await as(t, `${svc.api}/watchlists`, {
+      method: 'POST',
+      json: { name: 'kept?', market_ids: [resetMarket.id] },
+    });
+    expect(list.status).toBe(201);
+    return t;
+  }
+  const openOrdersOf = (t: Trader) =>
+    paperQuery<{ n: number }>(
+      svc,
+      "SELECT COUNT(*) AS n FROM orders WHERE user_id = ? AND status = 'OPEN'",
+      t.userId,
+    )[0].n;
+  const watchlistsOf = (t: Trader) =>
+    paperQuery<{ n: number }>(
+      svc,
+      'SELECT COUNT(*) AS n FROM watchlists WHERE user_id = ?',
+      t.userId,
+    )[0].n;
+
+  it('a reset is one transaction on the world database: at most 2 round trips on PostgreSQL', async () => {
+    const t = await withRecords('trips@sandbox-controls.test');
+    const cred: Credential = {
+      type: 'API_KEY',
+      userId: t.userId,
+      keyId: t.keyId,
+      environment: 'test',
+      world: 'test',
+      scopes: SCOPES as Credential['scopes'],
+      tier: 'FREE',
+    };
+    const before = PgSyncConnection.roundTrips;
+    const res = await svc.app.get(SandboxControlsService).reset(cred);
+    const trips = PgSyncConnection.roundTrips - before;
+    expect(res.cancelled_orders).toBe(2);
+    expect(res.cleared).toMatchObject({ watchlists: 1, comments: 0, notifications: 0 });
+    expect(openOrdersOf(t)).toBe(0);
+    expect(watchlistsOf(t)).toBe(0);
+    // The engine's commit with every record of the world's database staged in it (one), and the
+    // platform database's notifications (one). Each cleaner running its own statements cost 10.
+    if (testDatabaseIsPostgres()) expect(trips).toBeLessThanOrEqual(2);
+    else expect(trips).toBe(0);
+
+    // A world key's reset: its crypto indices restart too, staged in the same transaction.
+    const w = await openWorld(svc, t, { seed: 5 });
+    expect((await as(w, `${svc.api}/wallet`)).status).toBe(200);
+    expect((await as(w, `${svc.api}/crypto/prices`)).status).toBe(200);
+    const worldBefore = PgSyncConnection.roundTrips;
+    const worldRes = await svc.app
+      .get(SandboxControlsService)
+      .reset({ ...cred, world: w.id as Credential['world'] });
+    const worldTrips = PgSyncConnection.roundTrips - worldBefore;
+    expect(worldRes.cancelled_orders).toBe(0);
+    expect(worldRes.cleared).toMatchObject({ watchlists: 0, notifications: 0 });
+    if (testDatabaseIsPostgres()) expect(worldTrips).toBeLessThanOrEqual(2);
+    else expect(worldTrips).toBe(0);
+  });
+
+  it('a reset is all or nothing: a failing record cleaner leaves the account and its records untouched', async () => {
+    const t = await withRecords('atomic@sandbox-controls.test');
+    const balance = (await walletOf(svc, t)).balance_cents;
+    const records = svc.app.get(PaperWorldRecords);
+    // Staged last (kinds run sorted): the real cleaners have staged their deletes before it. Its
+    // statement fails on the server (NOT NULL), at the COMMIT on PostgreSQL.
+    records.registerStaged('zz_failing', (userId, _world, db) => {
+      runDeferred(
+        db.prepare(
+          'INSERT INTO watchlists (id, user_id, name, name_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        ),
+        'wl_failing',
+        userId,
+        null,
+        null,
+        null,
+        null,
+      );
+      return () => 0;
+    });
+    try {
+      const res = await post(t, '/reset');
+      expectContractError(res, 500, 'INTERNAL');
+    } finally {
+      (records as unknown as { staged: Map<string, unknown> }).staged.delete('zz_failing');
+    }
+    expect(openOrdersOf(t)).toBe(2);
+    expect(watchlistsOf(t)).toBe(1);
+    expect((await walletOf(svc, t)).balance_cents).toBe(balance);
+    expect(await allOrders(svc, t)).toHaveLength(2);
+    // Repeated once the failure is gone, it resets the whole.
+    const again = await post(t, '/reset');
+    expect(again.status).toBe(200);
+    expect(again.body.cancelled_orders).toBe(2);
+    expect(openOrdersOf(t)).toBe(0);
+    expect(watchlistsOf(t)).toBe(0);
   });
 });
 

@@ -14,6 +14,11 @@ export interface PgReply {
   rows?: unknown[];
   changes?: number;
   results?: { rows: unknown[]; changes: number }[];
+  /**
+   * The result of each entry of the request's `before` (statements a transaction deferred), in
+   * order; null for transaction control (BEGIN, SAVEPOINT).
+   */
+  deferred?: ({ rows: unknown[]; changes: number } | null)[];
   error?: PgErrorFields;
 }
 

@@ -1,6 +1,7 @@
 import { PgSqlError, PgSyncBridge, type PgReply } from './pg-sync-bridge.js';
 import { toPostgres } from './postgres-dialect.js';
 import type {
+  DeferredRun,
   SqlCommitInFlight,
   SqlConnection,
   SqlRunResult,
@@ -22,6 +23,12 @@ let statementNames = 0;
  * schema's.
  */
 export class PgSyncConnection implements SqlConnection {
+  /**
+   * Requests every connection of the process has sent to the worker: each a round trip to the
+   * server (blocking ones and the pipelined COMMITs alike). Tests and benches read it to count
+   * what a request costs on PostgreSQL.
+   */
+  static roundTrips = 0;
   readonly dialect = 'postgres' as const;
   private readonly bridge = PgSyncBridge.instance();
   private readonly cid: number;
@@ -73,13 +80,15 @@ export class PgSyncConnection implements SqlConnection {
    * go with the next round trip (its failure then fails that call, at the latest the COMMIT,
    * which rolls the transaction back). Outside a transaction it runs at once.
    */
-  defer(text: string, values: unknown[], sql: string): void {
+  defer(text: string, values: unknown[], sql: string): DeferredRun {
     if (this.depth === 0) {
-      this.send({ op: 'query', text, values }, sql);
-      return;
+      const r = this.send({ op: 'query', text, values }, sql);
+      return answered({ rows: r.rows ?? [], changes: r.changes ?? 0 });
     }
     if (this.closed) throw new TypeError('The database connection is not open');
-    this.pending.push({ text, values, sql });
+    const result = new PendingResult(sql);
+    this.pending.push({ text, values, sql, result });
+    return result;
   }
 
   /** @internal One statement through the worker (with a transaction's deferred BEGIN). */
@@ -100,6 +109,7 @@ export class PgSyncConnection implements SqlConnection {
       const args = s.params === undefined ? [] : [s.params];
       return { text, values: bindValues(names, args, s.sql) };
     });
+    PgSyncConnection.roundTrips++;
     const reply = await this.bridge.submit({ cid: this.cid, op: 'batch', statements: prepared });
     return reply.results!.map((r) => ({ changes: r.changes }));
   }
@@ -160,10 +170,12 @@ export class PgSyncConnection implements SqlConnection {
       this.pending.pop();
       return { answered: Promise.resolve(), join: () => undefined };
     }
-    const before = this.pending.map((p) =>
+    const sent = this.pending;
+    const before = sent.map((p) =>
       typeof p === 'string' ? p : { text: p.text, values: p.values },
     );
     this.pending = [];
+    PgSyncConnection.roundTrips++;
     const flight = this.bridge.start({
       cid: this.cid,
       op: 'exec',
@@ -176,6 +188,7 @@ export class PgSyncConnection implements SqlConnection {
       join: () => {
         const r = this.bridge.join(flight);
         if (!r.ok) throw new PgSqlError(r.error!, 'COMMIT');
+        deliver(sent, r);
       },
     };
   }
@@ -214,7 +227,10 @@ export class PgSyncConnection implements SqlConnection {
     }
     this.pending = [];
     try {
-      for (const sql of undo) this.bridge.call({ cid: this.cid, op: 'exec', text: sql }, sql);
+      for (const sql of undo) {
+        PgSyncConnection.roundTrips++;
+        this.bridge.call({ cid: this.cid, op: 'exec', text: sql }, sql);
+      }
     } catch (err) {
       if (!quiet) throw err;
     }
@@ -222,16 +238,66 @@ export class PgSyncConnection implements SqlConnection {
 
   private send(request: Record<string, unknown> & { op: string }, sql: string): PgReply {
     if (this.closed) throw new TypeError('The database connection is not open');
-    const before = this.pending.map((p) =>
+    const sent = this.pending;
+    const before = sent.map((p) =>
       typeof p === 'string' ? p : { text: p.text, values: p.values },
     );
     if (before.length > 0) this.pending = [];
-    return this.bridge.call({ ...request, cid: this.cid, before }, sql);
+    PgSyncConnection.roundTrips++;
+    const reply = this.bridge.call({ ...request, cid: this.cid, before }, sql);
+    deliver(sent, reply);
+    return reply;
+  }
+}
+
+/** Hands each deferred statement of a request its result from the reply. */
+function deliver(sent: readonly Pending[], reply: PgReply): void {
+  const answers = reply.deferred;
+  if (answers === undefined) return;
+  sent.forEach((p, i) => {
+    if (typeof p !== 'string' && answers[i] != null) p.result.settle(answers[i]);
+  });
+}
+
+/** The result of a statement whose round trip has been made. */
+function answered(r: { rows: unknown[]; changes: number }): DeferredRun {
+  const done = new PendingResult('');
+  done.settle(r);
+  return done;
+}
+
+/** A deferred statement's result, known once the round trip that carried it has answered. */
+class PendingResult implements DeferredRun {
+  private answer: { rows: unknown[]; changes: number } | undefined;
+
+  constructor(private readonly sql: string) {}
+
+  settle(r: { rows: unknown[]; changes: number }): void {
+    this.answer = r;
+  }
+
+  get sent(): boolean {
+    return this.answer !== undefined;
+  }
+
+  get changes(): number {
+    return this.known().changes;
+  }
+
+  get rows(): unknown[] {
+    return this.known().rows;
+  }
+
+  private known(): { rows: unknown[]; changes: number } {
+    if (this.answer === undefined) {
+      throw new Error(`A deferred statement's result was read before it was sent: ${this.sql}`);
+    }
+    return this.answer;
   }
 }
 
 /** A statement or transaction control not yet sent (see PgSyncConnection.pending). */
-type Pending = string | { text: string; values: unknown[]; sql: string };
+type Pending = string | { text: string; values: unknown[]; sql: string; result: PendingResult };
 
 /** A prepared statement: SQLite text translated once, values bound per call as better-sqlite3 does. */
 class PgSyncStatement implements SqlStatement {
@@ -251,8 +317,8 @@ class PgSyncStatement implements SqlStatement {
   }
 
   /** See {@link runDeferred}: queued to go with the transaction's next round trip. */
-  defer(...params: unknown[]): void {
-    this.conn.defer(this.text, bindValues(this.names, params, this.sql), this.sql);
+  defer(...params: unknown[]): DeferredRun {
+    return this.conn.defer(this.text, bindValues(this.names, params, this.sql), this.sql);
   }
 
   get(...params: unknown[]): unknown {

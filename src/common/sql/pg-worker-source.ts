@@ -128,23 +128,48 @@ function inline(client, text, values) {
   return out;
 }
 // What the connection had not sent, then \`tail\` (an exec's text), as few round trips as can be.
+// Answers each \`before\` entry's result (rows and row count; null for transaction control), so a
+// deferred statement's caller can read its count or its RETURNING rows after the round trip.
+function resultsOf(r) {
+  return Array.isArray(r) ? r : [r];
+}
+function outcome(r) {
+  return { rows: r.rows || [], changes: r.rowCount == null ? 0 : r.rowCount };
+}
 async function runBefore(client, before, tail) {
   const parts = [];
-  for (const b of before || []) {
+  // For each part of \`parts\`, the index of its \`before\` entry (-1: control or the tail).
+  const owners = [];
+  const answers = (before || []).map(() => null);
+  const flush = async () => {
+    const r = resultsOf(await client.query({ text: parts.splice(0).join(';\n'), types }));
+    const who = owners.splice(0);
+    for (let k = 0; k < who.length && k < r.length; k++) {
+      if (who[k] >= 0) answers[who[k]] = outcome(r[k]);
+    }
+  };
+  for (let i = 0; i < (before || []).length; i++) {
+    const b = before[i];
     if (typeof b === 'string') {
       parts.push(b);
+      owners.push(-1);
       continue;
     }
     const text = inline(client, b.text, b.values);
     if (text !== undefined) {
       parts.push(text);
+      owners.push(i);
       continue;
     }
-    if (parts.length > 0) await client.query(parts.splice(0).join(';\n'));
-    await client.query({ text: b.text, values: b.values, types });
+    if (parts.length > 0) await flush();
+    answers[i] = outcome(await client.query({ text: b.text, values: b.values, types }));
   }
-  if (tail !== undefined) parts.push(tail);
-  if (parts.length > 0) await client.query(parts.join(';\n'));
+  if (tail !== undefined) {
+    parts.push(tail);
+    owners.push(-1);
+  }
+  if (parts.length > 0) await flush();
+  return answers;
 }
 // Connection id -> why it could not connect: its open is not waited for (see
 // PgSyncConnection), so its next requests fail with that error.
@@ -172,23 +197,20 @@ async function handle(m) {
     throw failed || new Error('connection ' + m.cid + ' is not open');
   }
   switch (m.op) {
-    case 'query':
-      await runBefore(client, m.before);
-      return query(client, m);
+    case 'query': {
+      const deferred = await runBefore(client, m.before);
+      return Object.assign(await query(client, m), { deferred });
+    }
     case 'exec':
-      if (!m.atomic) {
-        await runBefore(client, m.before, m.text);
-        return {};
-      }
+      if (!m.atomic) return { deferred: await runBefore(client, m.before, m.text) };
       // A whole transaction (BEGIN ... COMMIT) sent at once: if any of it fails, it is rolled
       // back here, before the connection's next request runs (which would find it aborted).
       try {
-        await runBefore(client, m.before, m.text);
+        return { deferred: await runBefore(client, m.before, m.text) };
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {});
         throw err;
       }
-      return {};
     case 'batch': {
       const results = [];
       await client.query('BEGIN');

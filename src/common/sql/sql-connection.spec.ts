@@ -7,7 +7,13 @@ import { startServices, type Services } from '../../../test/support/services.js'
 import { isUniqueViolation } from '../../database/databases.js';
 import { PgSyncBridge } from './pg-sync-bridge.js';
 import { PgSyncConnection } from './pg-sync-connection.js';
-import { dialectOf, runDeferred, type SqlConnection } from './sql-connection.js';
+import {
+  dialectOf,
+  queryDeferred,
+  runDeferred,
+  type DeferredRun,
+  type SqlConnection,
+} from './sql-connection.js';
 import { sqliteConnection } from './sqlite-dialect.js';
 
 /**
@@ -241,6 +247,26 @@ describe.each(ENGINES)('SqlConnection on $dialect', ({ dialect, open }) => {
     // Outside a transaction it runs at once.
     runDeferred(insert, 'c', 3, null, null);
     expect(count()).toBe(2);
+  });
+
+  it("a deferred statement's count and rows are known once its round trip has answered", () => {
+    reset();
+    const insert = db.prepare('INSERT INTO items (id, n) VALUES (?, ?)');
+    const rows = db.prepare('SELECT id, n FROM items WHERE n > ? ORDER BY id');
+    let inserted: DeferredRun[] = [];
+    let read: DeferredRun | undefined;
+    let gone: DeferredRun | undefined;
+    db.transaction(() => {
+      inserted = [runDeferred(insert, 'a', 1), runDeferred(insert, 'b', 2)];
+      read = queryDeferred(rows, 1);
+      gone = runDeferred(db.prepare('DELETE FROM items WHERE n < ?'), 5);
+      // Not sent yet on PostgreSQL: reading a result now is a mistake, and says so.
+      if (dialect === 'postgres') expect(() => gone!.changes).toThrow(/before it was sent/);
+    })();
+    expect(inserted.map((r) => r.changes)).toEqual([1, 1]);
+    expect(read!.rows).toEqual([{ id: 'b', n: 2 }]);
+    expect(gone!.changes).toBe(2);
+    expect(count()).toBe(0);
   });
 
   it('a failing deferred write fails its transaction and rolls all of it back', () => {

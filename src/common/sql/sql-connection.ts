@@ -83,14 +83,45 @@ export function dialectOf(db: SqlConnection): SqlDialect {
 }
 
 /**
- * Runs a write whose answer (`changes`) the caller does not need. On SQLite that is `run`. On
+ * What a deferred statement did (see {@link runDeferred}), known once the round trip that carried
+ * it has answered: at once on SQLite, at the transaction's next round trip on PostgreSQL (reading
+ * it before then throws). A transaction that writes everything deferred can still answer how many
+ * rows each write touched, read after it committed.
+ */
+export interface DeferredRun {
+  /** The rows the statement inserted, updated or deleted. */
+  readonly changes: number;
+  /** The rows it returned (a query, or a write's RETURNING, through {@link queryDeferred}). */
+  readonly rows: unknown[];
+}
+
+/** A write's rows on SQLite (none: a RETURNING goes through queryDeferred), shared. */
+const NO_ROWS: unknown[] = Object.freeze([]) as unknown as unknown[];
+
+/**
+ * Runs a write whose answer (`changes`) the caller does not need now. On SQLite that is `run`. On
  * PostgreSQL, inside a transaction, the statement is queued and goes with the transaction's next
  * round trip (the next statement whose answer is needed, or the COMMIT), the queue sent as one
  * query: a transaction of N such writes costs one round trip instead of N. A failure surfaces at
- * that later call and rolls the transaction back, as a failure of the write itself would.
+ * that later call and rolls the transaction back, as a failure of the write itself would. The
+ * result's `changes` can be read once that round trip has answered (after the COMMIT).
  */
-export function runDeferred<P extends unknown[]>(stmt: SqlStatement<P>, ...params: P): void {
-  const defer = (stmt as { defer?: (...p: P) => void }).defer;
-  if (defer !== undefined) defer.apply(stmt, params);
-  else stmt.run(...params);
+export function runDeferred<P extends unknown[]>(stmt: SqlStatement<P>, ...params: P): DeferredRun {
+  const defer = (stmt as { defer?: (...p: P) => DeferredRun }).defer;
+  if (defer !== undefined) return defer.apply(stmt, params);
+  return { changes: stmt.run(...params).changes, rows: NO_ROWS };
+}
+
+/**
+ * {@link runDeferred} for a statement that returns rows (a SELECT, or a write with RETURNING):
+ * its `rows` are known once the round trip that carried it has answered.
+ */
+export function queryDeferred<P extends unknown[]>(
+  stmt: SqlStatement<P>,
+  ...params: P
+): DeferredRun {
+  const defer = (stmt as { defer?: (...p: P) => DeferredRun }).defer;
+  if (defer !== undefined) return defer.apply(stmt, params);
+  const rows = stmt.all(...params);
+  return { changes: rows.length, rows };
 }

@@ -217,8 +217,27 @@ export class IdempotencyService
    */
   async forgetPaperAnswers(userId: string, world: WorldName = 'test'): Promise<number> {
     const ownerId = `${world}:${userId}`;
-    const since = new Date(this.clocks.for(world).now() - IDEMPOTENCY_TTL_MS).toISOString();
-    const keys = this.effects.get(world).keysOf(ownerId, since);
+    return this.forget(ownerId, world, this.effects.get(world).keysOf(ownerId, this.since(world)));
+  }
+
+  /**
+   * {@link forgetPaperAnswers} for a sandbox reset: the keys with effects are read inside the
+   * reset's own transaction on the world's engine connection (deferred: on PostgreSQL they come
+   * back with its COMMIT, no round trip of their own); answers what forgets their answers once
+   * it has committed (nothing to do, and no round trip, when no key changed the engine).
+   */
+  stageForgetPaperAnswers(userId: string, world: WorldName = 'test'): () => Promise<number> {
+    const ownerId = `${world}:${userId}`;
+    const keys = this.effects.get(world).stageKeysOf(ownerId, this.since(world));
+    return () => this.forget(ownerId, world, keys());
+  }
+
+  /** Keys of the current use are those since the idempotency window began on the world's clock. */
+  private since(world: WorldName): string {
+    return new Date(this.clocks.for(world).now() - IDEMPOTENCY_TTL_MS).toISOString();
+  }
+
+  private async forget(ownerId: string, world: WorldName, keys: string[]): Promise<number> {
     let forgotten = 0;
     // Bounded IN lists: SQLite (and PostgreSQL) limit the parameters of one statement.
     for (let i = 0; i < keys.length; i += 500) {

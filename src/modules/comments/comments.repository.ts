@@ -62,13 +62,13 @@ export class CommentsRepository {
   private readonly markDeleted: SqlStatement;
   private readonly insertReport: SqlStatement;
   private readonly countReport: SqlStatement;
-  private readonly ofUser: SqlStatement;
-  private readonly hasReplies: SqlStatement;
-  private readonly deleteReports: SqlStatement;
-  private readonly deleteOne: SqlStatement;
-  private readonly tombstone: SqlStatement;
   private readonly deleteReportsBy: SqlStatement;
   private readonly uncountReportsBy: SqlStatement;
+  private readonly unbumpParentsOf: SqlStatement;
+  private readonly deleteReportsOn: SqlStatement;
+  private readonly deleteRepliesOf: SqlStatement;
+  private readonly deleteBareTopLevelOf: SqlStatement;
+  private readonly tombstoneTopLevelOf: SqlStatement;
 
   constructor(private readonly db: SqlConnection) {
     this.byId = db.prepare('SELECT * FROM comments WHERE id = ?');
@@ -97,14 +97,28 @@ export class CommentsRepository {
          status = CASE WHEN status = 'VISIBLE' AND report_count + 1 >= ${HIDE_AT_REPORTS} THEN 'HIDDEN' ELSE status END
        WHERE id = ?`,
     );
-    this.ofUser = db.prepare('SELECT id, parent_id, status FROM comments WHERE user_id = ?');
-    this.hasReplies = db.prepare('SELECT 1 AS found FROM comments WHERE parent_id = ? LIMIT 1');
-    this.deleteReports = db.prepare('DELETE FROM comment_reports WHERE comment_id = ?');
-    this.deleteOne = db.prepare('DELETE FROM comments WHERE id = ?');
-    this.tombstone = db.prepare(
-      `UPDATE comments SET status = 'DELETED', body = NULL, report_count = 0 WHERE id = ?`,
-    );
     this.deleteReportsBy = db.prepare('DELETE FROM comment_reports WHERE user_id = ?');
+    this.unbumpParentsOf = db.prepare(
+      `UPDATE comments SET reply_count = reply_count -
+         (SELECT COUNT(*) FROM comments r WHERE r.parent_id = comments.id AND r.user_id = ?)
+       WHERE id IN (SELECT parent_id FROM comments WHERE user_id = ? AND parent_id IS NOT NULL)`,
+    );
+    this.deleteReportsOn = db.prepare(
+      'DELETE FROM comment_reports WHERE comment_id IN (SELECT id FROM comments WHERE user_id = ?)',
+    );
+    this.deleteRepliesOf = db.prepare(
+      'DELETE FROM comments WHERE user_id = ? AND parent_id IS NOT NULL',
+    );
+    // A top-level comment of the user that no one else replied to goes; one with replies stays
+    // as a tombstone (one already DELETED is not counted again).
+    this.deleteBareTopLevelOf = db.prepare(
+      `DELETE FROM comments WHERE user_id = ? AND parent_id IS NULL
+         AND NOT EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = comments.id)`,
+    );
+    this.tombstoneTopLevelOf = db.prepare(
+      `UPDATE comments SET status = 'DELETED', body = NULL, report_count = 0
+       WHERE user_id = ? AND parent_id IS NULL AND status <> 'DELETED'`,
+    );
     // A withdrawn report stops counting; a HIDDEN comment back under the threshold is VISIBLE.
     // Set-based: a user reports a comment once (the primary key), so each comment loses one.
     this.uncountReportsBy = db.prepare(
@@ -169,33 +183,27 @@ export class CommentsRepository {
    * stays is not counted again).
    */
   deleteAllOf(userId: string): number {
-    // The writes are deferred (runDeferred): on PostgreSQL they go with the next read's round
-    // trip or the COMMIT, so a user with nothing to clear costs two round trips, not four.
-    return this.db.transaction(() => {
-      runDeferred(this.uncountReportsBy, userId);
-      runDeferred(this.deleteReportsBy, userId);
-      type Own = { id: string; parent_id: string | null; status: CommentStatus };
-      const own = this.ofUser.all(userId) as Own[];
-      let cleared = 0;
-      for (const c of own.filter((c) => c.parent_id !== null)) {
-        runDeferred(this.deleteReports, c.id);
-        runDeferred(this.deleteOne, c.id);
-        runDeferred(this.bumpReplies, -1, c.parent_id);
-        cleared++;
-      }
-      for (const c of own.filter((c) => c.parent_id === null)) {
-        runDeferred(this.deleteReports, c.id);
-        // The user's own replies are gone already: what is left is other users'.
-        if (this.hasReplies.get(c.id) === undefined) {
-          runDeferred(this.deleteOne, c.id);
-          cleared++;
-        } else {
-          runDeferred(this.tombstone, c.id);
-          if (c.status !== 'DELETED') cleared++;
-        }
-      }
-      return cleared;
-    })();
+    const cleared = this.db.transaction(() => this.stageDeleteAllOf(userId))();
+    return cleared();
+  }
+
+  /**
+   * {@link deleteAllOf} inside the caller's transaction, set-based and deferred (runDeferred): on
+   * PostgreSQL the statements go with the transaction's next round trip, whatever the number of
+   * comments, and no read waits for an answer. Answers the count, to read once that round trip
+   * has answered (after the COMMIT).
+   */
+  stageDeleteAllOf(userId: string): () => number {
+    runDeferred(this.uncountReportsBy, userId);
+    runDeferred(this.deleteReportsBy, userId);
+    // The user's replies leave their parents' counts, then go (with the reports on them); what
+    // replies are left are other users'.
+    runDeferred(this.unbumpParentsOf, userId, userId);
+    runDeferred(this.deleteReportsOn, userId);
+    const replies = runDeferred(this.deleteRepliesOf, userId);
+    const bare = runDeferred(this.deleteBareTopLevelOf, userId);
+    const tombstones = runDeferred(this.tombstoneTopLevelOf, userId);
+    return () => replies.changes + bare.changes + tombstones.changes;
   }
 }
 

@@ -29,7 +29,10 @@ export class CommentsService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.paper.register('comments', (userId, world) => this.stores.of(world).deleteAllOf(userId));
+    // Staged in the reset's own transaction (set-based, deferred: no round trip of its own).
+    this.paper.registerStaged('comments', (userId, world) =>
+      this.stores.of(world).stageDeleteAllOf(userId),
+    );
   }
 
   /** A comment of the world, or 404 naming it under `field`. */

@@ -25,6 +25,11 @@ export interface CryptoFeedOptions {
   stepsOnClock?: boolean;
   repo: CryptoRepository;
   now: () => number;
+  /**
+   * The database holds exactly the seeded prices as of this instant (a reset staged them, see
+   * CryptoRepository.stageRestart): the walk starts there without reading or writing them.
+   */
+  seededAt?: number;
   /** Hears the latest price of each symbol a catch-up or a set moved, after it is stored. */
   publish: (prices: readonly IndexPrice[]) => void;
   /** Settles a due market at `cents`, its index price at close (a failure is the callee's to log). */
@@ -56,14 +61,14 @@ export class CryptoFeed {
   private quietAt: number | null = null;
 
   constructor(private readonly opts: CryptoFeedOptions) {
-    const stored = opts.repo.latestPrices();
+    const stored = opts.seededAt === undefined ? opts.repo.latestPrices() : [];
     const restored = new Map<string, CryptoWalkState>();
     for (const p of stored) {
       restored.set(p.symbol, { priceCents: Number(p.price_cents), steps: Number(p.steps) });
       this.asOf.set(p.symbol, Date.parse(p.as_of));
     }
     this.walk = new CryptoWalk({ seed: opts.seed, symbols: opts.symbols, restored });
-    const now = opts.now();
+    const now = opts.seededAt ?? opts.now();
     const fresh: PriceTick[] = [];
     for (const s of opts.symbols) {
       if (this.asOf.has(s.symbol)) continue;
@@ -71,13 +76,18 @@ export class CryptoFeed {
       fresh.push({ symbol: s.symbol, cents: s.startCents, steps: 0, at: now });
     }
     // A fresh database starts the walk at the seeded prices, as of now (no candle yet).
-    opts.repo.savePrices(fresh);
+    if (opts.seededAt === undefined) opts.repo.savePrices(fresh);
     const newest = Math.max(...this.asOf.values());
     this.lastBoundary = opts.intervalMs > 0 ? latestBoundary(newest, opts.intervalMs) : 0;
   }
 
   private get stepsOnClock(): boolean {
     return this.opts.stepsOnClock !== false;
+  }
+
+  /** The walk's seed. */
+  get seed(): number {
+    return this.opts.seed;
   }
 
   has(symbol: string): boolean {

@@ -137,6 +137,22 @@ export class CryptoRepository {
     })();
   }
 
+  /**
+   * {@link clear} and {@link savePrices} of the seeded `ticks` inside the caller's transaction,
+   * deferred (runDeferred: on PostgreSQL they go with its next round trip, a sandbox reset's
+   * COMMIT). Answers what to run once it has committed (the bucket cache is dropped then), which
+   * answers the candles deleted.
+   */
+  stageRestart(ticks: readonly PriceTick[]): () => number {
+    runDeferred(this.clearPrices);
+    const candles = runDeferred(this.clearCandles);
+    for (const t of ticks) runDeferred(this.upsertPrice, t.symbol, t.cents, t.steps, iso(t.at));
+    return () => {
+      this.lastBucket.clear();
+      return candles.changes;
+    };
+  }
+
   latestPrices(): StoredPrice[] {
     return this.prices.all() as StoredPrice[];
   }

@@ -75,7 +75,7 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
   ) {
     this.stores = worlds.perWorld((db) => ({ repo: new CryptoRepository(db), feed: null }));
     engines.onWorldAdvanced((world, from, to) => this.advanced(world, from, to));
-    records.register('crypto_candles', (_userId, world) => this.restart(world));
+    records.registerStaged('crypto_candles', (_userId, world) => this.stageRestart(world));
   }
 
   onApplicationBootstrap(): void {
@@ -101,10 +101,12 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
     return this.stores.get(world).repo;
   }
 
-  private feed(world: WorldName): CryptoFeed {
+  /** `seededAt`: see CryptoFeedOptions (a reset wrote the seeded prices as of then); `seed`: the world's, known. */
+  private feed(world: WorldName, seededAt?: number, seed?: number): CryptoFeed {
     const store = this.stores.get(world);
     store.feed ??= new CryptoFeed({
-      seed: this.seedOf(world),
+      seededAt,
+      seed: seed ?? this.seedOf(world),
       symbols: cryptoSeedSymbols(),
       intervalMs: this.config.values.cryptoTickIntervalMs,
       stepsOnClock: !isWorldId(world),
@@ -145,12 +147,28 @@ export class CryptoService implements OnApplicationBootstrap, OnModuleDestroy {
    * sent on crypto:<symbol>; answers the candles deleted. The shared paper indices are every test
    * key's, so a paper reset leaves them (0).
    */
-  private restart(world: WorldName): number {
-    if (!isWorldId(world)) return 0;
-    const deleted = this.repo(world).clear();
-    this.stores.drop(world);
-    for (const p of this.feed(world).prices()) this.moved.next({ world, price: priceDto(p) });
-    return deleted;
+  private stageRestart(world: WorldName): () => number {
+    if (!isWorldId(world)) return () => 0;
+    // The seeded prices as of now, written in the reset's transaction; the new walk starts
+    // from them once it has committed, without reading them back.
+    const at = this.engines.clockOf(world).now();
+    const seeded = cryptoSeedSymbols().map((s) => ({
+      symbol: s.symbol,
+      cents: s.startCents,
+      steps: 0,
+      at,
+    }));
+    const cleared = this.repo(world).stageRestart(seeded);
+    // The walk's seed as the running feed has it (the world's row is not read again).
+    const seed = this.stores.get(world).feed?.seed;
+    return () => {
+      const deleted = cleared();
+      this.stores.drop(world);
+      for (const p of this.feed(world, at, seed).prices()) {
+        this.moved.next({ world, price: priceDto(p) });
+      }
+      return deleted;
+    };
   }
 
   /** Every index of the world, caught up to its clock. */

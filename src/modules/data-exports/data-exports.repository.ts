@@ -1,4 +1,9 @@
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  queryDeferred,
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 import type { Dataset, ExportFormat } from './datasets.js';
 
 export const EXPORT_STATUSES = ['QUEUED', 'RUNNING', 'READY', 'FAILED', 'EXPIRED'] as const;
@@ -44,6 +49,7 @@ export class DataExportsRepository {
         `SELECT ${COLS} FROM data_exports WHERE user_id = ? AND status IN ('READY', 'FAILED', 'EXPIRED') ORDER BY id LIMIT 1`,
       ),
       ofUser: p(`SELECT ${COLS} FROM data_exports WHERE user_id = ?`),
+      deleteOfUser: p('DELETE FROM data_exports WHERE user_id = ?'),
       queued: p(`SELECT ${COLS} FROM data_exports WHERE status = 'QUEUED' ORDER BY id LIMIT ?`),
       running: p(`SELECT ${COLS} FROM data_exports WHERE status = 'RUNNING'`),
       start: p(`UPDATE data_exports SET status = 'RUNNING' WHERE id = ? AND status = 'QUEUED'`),
@@ -91,6 +97,17 @@ export class DataExportsRepository {
 
   ofUser(userId: string): ExportRow[] {
     return this.s.ofUser.all(userId) as ExportRow[];
+  }
+
+  /**
+   * Deletes the user's exports inside the caller's transaction, deferred (queryDeferred,
+   * runDeferred): answers, once the transaction's next round trip has answered, the rows it
+   * deleted (their jobs and files are the caller's to stop and remove after the commit).
+   */
+  stageDeleteOfUser(userId: string): () => ExportRow[] {
+    const rows = queryDeferred(this.s.ofUser, userId);
+    runDeferred(this.s.deleteOfUser, userId);
+    return () => rows.rows as ExportRow[];
   }
 
   queued(limit: number): ExportRow[] {

@@ -70,16 +70,19 @@ export class DataExportsService implements OnModuleInit {
    * its jobs and removes its folder of files.
    */
   onModuleInit(): void {
-    this.paperRecords.register('exports', async (userId, world) => {
-      if (world === 'live') return 0;
-      const repo = this.runner.parts.repos.get(world);
-      let n = 0;
-      for (const row of repo.ofUser(userId)) {
-        if (repo.delete(row.id)) n++;
-        await this.runner.cancel(row.id);
-        this.runner.parts.files.remove(world, row.id, row.format);
-      }
-      return n;
+    // The rows go in the reset's own transaction; their running jobs stop and their files go
+    // once it has committed.
+    this.paperRecords.registerStaged('exports', (userId, world) => {
+      if (world === 'live') return () => 0;
+      const deleted = this.runner.parts.repos.get(world).stageDeleteOfUser(userId);
+      return async () => {
+        const rows = deleted();
+        for (const row of rows) {
+          await this.runner.cancel(row.id);
+          this.runner.parts.files.remove(world, row.id, row.format);
+        }
+        return rows.length;
+      };
     });
     this.paperRecords.registerWorld('exports', (world) => this.runner.clearWorld(world));
   }

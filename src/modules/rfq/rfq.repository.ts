@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  queryDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 
 export type RfqStatus = 'OPEN' | 'FILLED' | 'CANCELLED' | 'EXPIRED';
 export type QuoteStatus = 'OPEN' | 'ACCEPTED' | 'REPLACED' | 'CANCELLED' | 'EXPIRED';
@@ -192,6 +196,22 @@ export class RfqRepository {
 
   openRfqsOf(userId: string): RfqRow[] {
     return this.userRfqsStmt.all(userId) as RfqRow[];
+  }
+
+  /**
+   * {@link openRfqsOf} read inside the caller's transaction, deferred (queryDeferred): on
+   * PostgreSQL it goes with the transaction's next round trip (a sandbox reset's COMMIT); the
+   * rows can be read once that has answered.
+   */
+  stageOpenRfqsOf(userId: string): () => RfqRow[] {
+    const rfqs = queryDeferred(this.userRfqsStmt, userId);
+    return () => rfqs.rows as RfqRow[];
+  }
+
+  /** {@link openQuotesOfResponder}, deferred as {@link stageOpenRfqsOf} is. */
+  stageOpenQuotesOfResponder(responderId: string): () => QuoteRow[] {
+    const quotes = queryDeferred(this.openQuotesOfResponderStmt, responderId);
+    return () => quotes.rows as QuoteRow[];
   }
 
   insertQuote(row: QuoteRow): void {

@@ -49,21 +49,25 @@ export class RfqService implements OnModuleInit {
    * Answers how many RFQs and quotes it ended. A deleted world's RFQs go with its file.
    */
   onModuleInit(): void {
-    this.paperRecords.register('rfqs', (userId, world) => {
-      if (!isPaperWorld(world)) return 0;
-      let n = 0;
-      for (const r of this.repo(world).openRfqsOf(userId)) {
-        if (this.life.endRfq(world, r, 'CANCELLED')) n++;
-      }
-      return n;
+    // The reset's transaction reads the open ones with its COMMIT (no round trip of its own);
+    // ending each (a hold released, a commit of its own) runs after it, only when there are any.
+    this.paperRecords.registerStaged('rfqs', (userId, world) => {
+      if (!isPaperWorld(world)) return () => 0;
+      const open = this.repo(world).stageOpenRfqsOf(userId);
+      return () => {
+        let n = 0;
+        for (const r of open()) if (this.life.endRfq(world, r, 'CANCELLED')) n++;
+        return n;
+      };
     });
-    this.paperRecords.register('rfq_quotes', (userId, world) => {
-      if (!isPaperWorld(world)) return 0;
-      let n = 0;
-      for (const q of this.repo(world).openQuotesOfResponder(userId)) {
-        if (this.life.endQuote(world, q, 'CANCELLED')) n++;
-      }
-      return n;
+    this.paperRecords.registerStaged('rfq_quotes', (userId, world) => {
+      if (!isPaperWorld(world)) return () => 0;
+      const open = this.repo(world).stageOpenQuotesOfResponder(userId);
+      return () => {
+        let n = 0;
+        for (const q of open()) if (this.life.endQuote(world, q, 'CANCELLED')) n++;
+        return n;
+      };
     });
   }
 

@@ -40,25 +40,51 @@ export class SandboxControlsService {
   /**
    * The caller's paper account back to SANDBOX_STARTING_BALANCE_CENTS: open orders leave the
    * books, orders, positions and ledger rows are deleted (one RESET row restarts the ledger).
-   * One engine command and a few set-based statements, whatever the number of orders. The
-   * user's other paper records (comments, watchlists, notifications, ...) are deleted after it;
-   * API keys, the profile and everything in the live world are not touched. A failure there is
-   * a 500 although the account reset is committed: the caller repeats the reset, which is safe.
+   * One engine command and a few set-based statements, whatever the number of orders.
+   *
+   * ONE transaction on the world's engine connection holds the account reset and the user's
+   * other records of that world's database (comments, watchlists, scenarios, exports, the reads
+   * of the open RFQs and of the Idempotency-Keys to forget): the cleaners stage deferred,
+   * set-based statements in it (PaperWorldRecords.registerStaged), so on PostgreSQL the whole is
+   * one round trip (its COMMIT), and a failure anywhere in it rolls all of it back: no
+   * half-reset account. What lies outside that database runs after the commit: the platform
+   * database's notifications and Idempotency-Key answers, the exports' files and running jobs,
+   * the RFQs' holds (each a commit of its own, only when there are open ones), an ephemeral
+   * world's crypto indices. A failure there is a 500 although the reset is committed: the
+   * caller repeats it, which is safe. API keys, the profile and the live world are not touched.
    */
   async reset(c: Credential): Promise<ResetResultDto> {
     const rt = this.paper(c.world);
     const start = rt.startingBalance;
     rt.ensureAccount(c.userId);
-    const r = rt.run((e) => e.resetAccount(c.userId, start));
+    let forget: () => Promise<number> = () => Promise.resolve(0);
+    let finish: () => Promise<Record<string, number>> = () => Promise.resolve({});
+    const r = rt.runStaged(
+      (e) => e.resetAccount(c.userId, start),
+      (db) => {
+        forget = this.idempotency.stageForgetPaperAnswers(c.userId, c.world);
+        // The user's records of this paper world only: the shared one's, or the ephemeral world's.
+        finish = this.records.stage(c.userId, c.world, db);
+      },
+    );
     if (!r.ok) throw movementError(r, start, rt, c.userId);
     let cancelled = 0;
     for (const e of r.events) if (e.type === 'account.reset') cancelled = e.cancelledOrders;
     // The reset is committed; a failure here leaves replays of the deleted orders, not a 500.
-    await this.idempotency.forgetPaperAnswers(c.userId, c.world).catch((err: unknown) => {
+    await forget().catch((err: unknown) => {
       this.log.warn(`forgetting the paper Idempotency-Key answers failed: ${String(err)}`);
     });
-    // The user's records of this paper world only: the shared one's, or the ephemeral world's.
-    const cleared = await this.records.clear(c.userId, c.world);
+    // Each part runs even when the other failed (a repeat has less to do), then the first
+    // failure is a 500.
+    const parts = await Promise.allSettled([finish(), this.records.clear(c.userId, c.world)]);
+    const failed = parts.find((p) => p.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const merged: Record<string, number> = {};
+    for (const p of parts) if (p.status === 'fulfilled') Object.assign(merged, p.value);
+    const cleared: Record<string, number> = {};
+    for (const kind of Object.keys(merged).sort((a, b) => a.localeCompare(b))) {
+      cleared[kind] = merged[kind];
+    }
     return {
       wallet: walletDto(r.account, 'test'),
       cancelled_orders: cancelled,

@@ -1,4 +1,8 @@
-import type { SqlConnection, SqlStatement } from '../../common/sql/sql-connection.js';
+import {
+  runDeferred,
+  type SqlConnection,
+  type SqlStatement,
+} from '../../common/sql/sql-connection.js';
 import type { ScenarioEffect, ScenarioMatch } from './scenario-rules.js';
 
 /** A stored scenario. */
@@ -105,6 +109,19 @@ export class ScenariosRepository {
   deleteAll(userId: string): number {
     this.holders.delete(userId);
     return this.deleteAllStmt.run(userId).changes;
+  }
+
+  /**
+   * {@link deleteAll} inside the caller's transaction, deferred (runDeferred): answers what to run
+   * once it has committed (the user leaves the holders then; a rolled-back reset keeps them),
+   * which answers the count.
+   */
+  stageDeleteAll(userId: string): () => number {
+    const deleted = runDeferred(this.deleteAllStmt, userId);
+    return () => {
+      this.holders.delete(userId);
+      return deleted.changes;
+    };
   }
 
   /**

@@ -46,8 +46,8 @@ export class ScenariosService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper scenarios. */
   onModuleInit(): void {
-    this.paperRecords.register('scenarios', (userId, world) =>
-      this.repos.get(world).deleteAll(userId),
+    this.paperRecords.registerStaged('scenarios', (userId, world) =>
+      this.repos.get(world).stageDeleteAll(userId),
     );
   }
 

@@ -617,6 +617,19 @@ export class EngineRuntime {
     );
   }
 
+  /**
+   * {@link run} with writes of other modules staged in the command's own transaction: `inCommit`
+   * runs inside it, after the command's events (a throw there, or a failure of what it deferred,
+   * rolls the whole back and rebuilds the engine: nothing of the command happened). A sandbox
+   * reset stages the user's other records this way, so the reset is one transaction.
+   */
+  runStaged<T extends object>(
+    command: (engine: MatchingEngine) => Result<T>,
+    inCommit: InCommit,
+  ): Success<T> | Failure {
+    return this.runWith(command, inCommit);
+  }
+
   /** The quote holds of an account (or all), committed state. */
   heldQuotes(accountId?: string): HoldSnapshot[] {
     return this.committedEngine().heldQuotes(accountId);

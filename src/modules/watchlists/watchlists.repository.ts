@@ -126,6 +126,15 @@ export class WatchlistsRepository {
     return this.deleteAllStmt.run(userId).changes;
   }
 
+  /**
+   * {@link deleteAll} inside the caller's transaction, deferred (runDeferred): answers the count,
+   * to read once the transaction's next round trip has answered (after its COMMIT).
+   */
+  stageDeleteAll(userId: string): () => number {
+    const deleted = runDeferred(this.deleteAllStmt, userId);
+    return () => deleted.changes;
+  }
+
   /** The markets of these lists, each list's in its order. */
   listed(watchlistIds: readonly string[]): ListedMarketRow[] {
     return this.listedStmt.all(JSON.stringify(watchlistIds)) as ListedMarketRow[];

@@ -49,8 +49,8 @@ export class WatchlistsService implements OnModuleInit {
 
   /** A sandbox reset deletes the user's paper watchlists; the live ones stay. */
   onModuleInit(): void {
-    this.paperRecords.register('watchlists', (userId, world) =>
-      this.repos.get(world).deleteAll(userId),
+    this.paperRecords.registerStaged('watchlists', (userId, world) =>
+      this.repos.get(world).stageDeleteAll(userId),
     );
   }
 

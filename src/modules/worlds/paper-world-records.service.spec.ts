@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { SqlConnection } from '../../common/sql/sql-connection.js';
 import { PaperWorldRecords } from './paper-world-records.service.js';
 
 describe('PaperWorldRecords', () => {
@@ -33,5 +34,27 @@ describe('PaperWorldRecords', () => {
     });
     await expect(records.clear('usr_1')).rejects.toBe(failure);
     expect(ran).toEqual(['comments', 'notifications', 'watchlists of usr_1']);
+  });
+
+  it("stages the staged cleaners in the caller's transaction, then finishes them all, counted with the others by kind", async () => {
+    const records = new PaperWorldRecords();
+    const ran: string[] = [];
+    const db = {} as SqlConnection;
+    records.registerStaged('watchlists', (userId, world, conn) => {
+      ran.push(`stage watchlists of ${userId} in ${world}${conn === db ? ' on db' : ''}`);
+      return () => {
+        ran.push('finish watchlists');
+        return 2;
+      };
+    });
+    records.registerStaged('exports', () => {
+      ran.push('stage exports');
+      return () => Promise.resolve(1);
+    });
+    expect(() => records.register('exports', () => 0)).toThrow(/twice/);
+    const finish = records.stage('usr_1', 'test', db);
+    expect(ran).toEqual(['stage exports', 'stage watchlists of usr_1 in test on db']);
+    await expect(finish()).resolves.toEqual({ exports: 1, watchlists: 2 });
+    expect(ran).toContain('finish watchlists');
   });
 });

@@ -1,4 +1,5 @@
 import {
+  queryDeferred,
   runDeferred,
   type SqlConnection,
   type SqlStatement,
@@ -67,6 +68,15 @@ export class EffectStore {
   /** The keys whose requests changed this engine for `ownerId` since `since` (ISO time). */
   keysOf(ownerId: string, since: string): string[] {
     return this.ofOwner.all(ownerId, since).map((r) => r.idem_key);
+  }
+
+  /**
+   * {@link keysOf} read inside the caller's transaction, deferred (queryDeferred): on PostgreSQL
+   * it goes with the transaction's next round trip; the keys can be read once that has answered.
+   */
+  stageKeysOf(ownerId: string, since: string): () => string[] {
+    const rows = queryDeferred(this.ofOwner, ownerId, since);
+    return () => (rows.rows as { idem_key: string }[]).map((r) => r.idem_key);
   }
 
   /**
