@@ -9,6 +9,30 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-reset-one-transaction',
+    date: '2026-11-30',
+    title: 'A sandbox reset is one transaction; 2 round trips on PostgreSQL',
+    kind: 'CHANGED',
+    description:
+      "- `POST /sandbox/reset` is one transaction: the account reset and the user's comments, watchlists, scenarios and data exports of that world are deleted together, and a failure leaves nothing reset (500). On PostgreSQL a paper reset costs 2 round trips instead of 10.\n- Deferred SQL statements report their row counts and rows after their round trip (`runDeferred(...).changes`, `queryDeferred(...).rows`); `npm run bench:reset` prints round trips and CPU.",
+  },
+  {
+    id: '2026-11-30-world-template-stamp',
+    date: '2026-11-30',
+    title: 'Worlds on PostgreSQL reuse a current template schema',
+    kind: 'CHANGED',
+    description:
+      "Tests and worlds on PostgreSQL: the worlds' template schema is stamped when built (engine migrations, seed files, seeding instant) and used as it is when current, instead of migrated and seeded again by each process's first world; the e2e harness's seeded databases carry one (about 1.5 s less per PostgreSQL test boot that creates a world). The export queue-order case stops waiting once the last queued job has started.",
+  },
+  {
+    id: '2026-11-30-cluster-clocks',
+    date: '2026-11-30',
+    title: 'Cluster mode: world clocks on every instance; the service clock after a Redis outage',
+    kind: 'CHANGED',
+    description:
+      "- Cluster mode: an ephemeral world's clock moved through one instance (`POST /sandbox/clock` with the world key) is read by every instance: the writer's forwarded answer carries the world's offset, a `world-clock.advanced` signal reaches the others at once, and an instance that missed it reads the world's registry row again within 5 s. Before, an instance that had used the world kept its old world clock (limit windows, idempotency expiry, key checks) until the world unloaded.\n- Cluster mode: a move of the service clock made while Redis was down reaches the other instances within 5 s of Redis's return (each instance writes its offset back to `sandbox:clock-offset` on reconnecting and re-reads the key every 5 s), instead of at their next restart.\n- README: the \"export after a 7-day clock move stays `RUNNING` on PostgreSQL\" limit is gone; it was the crypto walk's catch-up holding the event loop (one PostgreSQL round trip per price and candle), fixed by the deferred crypto catch-up writes.",
+  },
+  {
     id: '2026-11-30-tests-both-engines',
     date: '2026-11-30',
     title: 'npm test runs the e2e suites on SQLite and on PostgreSQL + Redis',
