@@ -349,6 +349,7 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
   function pipeline(sandboxEnabled: boolean): AccessPipeline {
     const keys = {
       bySecret: async (s: string) => KEYS[s] ?? null,
+      cached: (s: string): ResolvedKey | undefined => KEYS[s],
       repo: {
         update: async () => undefined,
         // highestActiveTier: the user's active keys (none here).
