@@ -341,6 +341,7 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
     revoked: `svc_test_${'R'.repeat(32)}`,
     expired: `svc_test_${'E'.repeat(32)}`,
     signing: `svc_test_${'S'.repeat(32)}`,
+    touched: `svc_test_${'W'.repeat(32)}`,
   };
   const KEYS: Record<string, ResolvedKey> = {
     [SECRETS.test]: keyFor('test', ['wallet:write', 'env:paper']),
@@ -361,7 +362,10 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
       entity: { ...keyFor('test', []).entity, signingRequired: true },
       signingSecret: 'whsec',
     },
+    [SECRETS.touched]: keyFor('test', ['wallet:read']),
   };
+  /** last_used_at writes the fakes were asked for: [key id, changes]. */
+  const touches: [unknown, unknown][] = [];
 
   /** `cached`: whether the keys are in the repository's cache (read without a promise). */
   function pipeline(sandboxEnabled: boolean, cached = true): AccessPipeline {
@@ -369,7 +373,9 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
       bySecret: async (s: string) => KEYS[s] ?? null,
       cached: (s: string): ResolvedKey | undefined => (cached ? KEYS[s] : undefined),
       repo: {
-        update: async () => undefined,
+        update: async (where: unknown, changes: unknown) => {
+          touches.push([where, changes]);
+        },
         // highestActiveTier: the user's active keys (none here).
         createQueryBuilder: () => {
           const qb = {
@@ -515,6 +521,30 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
     expect(read.sync).toBe(false);
     expect(sync.svc).toEqual(read.svc);
     expect(sync.svc.world).toBe('test');
+  });
+
+  it('last_used_at is written at most once a minute per key, cached or read', async () => {
+    const key = KEYS[SECRETS.touched].entity;
+    const ofKey = () => touches.filter(([where]) => (where as { id: string }).id === key.id);
+    const use = (p: AccessPipeline) => codeOf(p, { 'x-api-key': SECRETS.touched }, meta('any', []));
+    const start = clock.now();
+    expect(await use(pipeline(true, false))).toBe('OK'); // last used at the clock's start
+    expect(ofKey()).toHaveLength(0);
+    clock.advance(59_000);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(ofKey()).toHaveLength(0);
+    clock.advance(1_000);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(ofKey()).toEqual([
+      [{ id: key.id }, { lastUsedAt: new Date(start + 60_000).toISOString() }],
+    ]);
+    clock.advance(59_999);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(await use(pipeline(true, false))).toBe('OK');
+    expect(ofKey()).toHaveLength(1);
+    clock.advance(1);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(ofKey()).toHaveLength(2);
   });
 
   it('scope comes after routing: a live key on a real-money route without the scope is 403 INSUFFICIENT_SCOPE', async () => {

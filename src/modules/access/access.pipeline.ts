@@ -212,11 +212,11 @@ export class AccessPipeline {
     const now = this.clocks.for(world).now();
     const expiresAt = checkExpiry(key, now);
     if (!key.signingRequired) {
-      this.touch(key, now);
+      this.touch(resolved, now);
       return this.keyOf(resolved, world, expiresAt);
     }
     return checkSignature(key, resolved.signingSecret, signed(), now, this.replays).then(() => {
-      this.touch(key, now);
+      this.touch(resolved, now);
       return this.keyOf(resolved, world, expiresAt);
     });
   }
@@ -263,11 +263,15 @@ export class AccessPipeline {
   }
 
   /** last_used_at, written at most once a minute per key and never on the request's path. */
-  private touch(key: { id: string; lastUsedAt: string | null }, now: number): void {
-    const last = key.lastUsedAt;
-    if (last !== null && now - Date.parse(last) < LAST_USED_EVERY_MS) return;
+  private touch(resolved: ResolvedKey, now: number): void {
+    const key = resolved.entity;
+    // last_used_at as epoch ms, parsed once per cached resolution rather than on every request.
+    resolved.lastUsedMs ??= key.lastUsedAt === null ? null : Date.parse(key.lastUsedAt);
+    const last = resolved.lastUsedMs;
+    if (last !== null && now - last < LAST_USED_EVERY_MS) return;
     const at = new Date(now).toISOString();
     key.lastUsedAt = at; // the cached entity: the next request sees it without a read
+    resolved.lastUsedMs = now;
     void this.keys.repo.update({ id: key.id }, { lastUsedAt: at }).catch(() => undefined);
   }
 }

@@ -15,6 +15,8 @@ export interface ResolvedKey {
   scopes: Scope[];
   /** Plain signing secret when signing is required (kept only in process memory). */
   signingSecret: string | null;
+  /** The entity's lastUsedAt as epoch ms (null: never), kept by the access pipeline's touch. */
+  lastUsedMs?: number | null;
 }
 
 const CACHE_LIMIT = 10_000;
