@@ -338,19 +338,44 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
     live: `svc_live_${'L'.repeat(32)}`,
     paper: `svc_live_${'P'.repeat(32)}`,
     liveNoScope: `svc_live_${'N'.repeat(32)}`,
+    revoked: `svc_test_${'R'.repeat(32)}`,
+    expired: `svc_test_${'E'.repeat(32)}`,
+    signing: `svc_test_${'S'.repeat(32)}`,
+    touched: `svc_test_${'W'.repeat(32)}`,
   };
   const KEYS: Record<string, ResolvedKey> = {
     [SECRETS.test]: keyFor('test', ['wallet:write', 'env:paper']),
     [SECRETS.live]: keyFor('live', ['wallet:write']),
     [SECRETS.paper]: keyFor('live', ['wallet:write', 'env:paper']),
     [SECRETS.liveNoScope]: keyFor('live', ['markets:read']),
+    [SECRETS.revoked]: {
+      ...keyFor('test', ['wallet:write']),
+      entity: { ...keyFor('test', []).entity, revokedAt: '2026-11-22T11:00:00.000Z' },
+    },
+    [SECRETS.expired]: {
+      ...keyFor('test', ['wallet:write']),
+      entity: { ...keyFor('test', []).entity, expiresAt: '2026-11-22T11:00:00.000Z' },
+    },
+    // Signing required, no signature sent: 401 SIGNATURE_REQUIRED (the signature stage waits).
+    [SECRETS.signing]: {
+      ...keyFor('test', ['wallet:write']),
+      entity: { ...keyFor('test', []).entity, signingRequired: true },
+      signingSecret: 'whsec',
+    },
+    [SECRETS.touched]: keyFor('test', ['wallet:read']),
   };
+  /** last_used_at writes the fakes were asked for: [key id, changes]. */
+  const touches: [unknown, unknown][] = [];
 
-  function pipeline(sandboxEnabled: boolean): AccessPipeline {
+  /** `cached`: whether the keys are in the repository's cache (read without a promise). */
+  function pipeline(sandboxEnabled: boolean, cached = true): AccessPipeline {
     const keys = {
       bySecret: async (s: string) => KEYS[s] ?? null,
+      cached: (s: string): ResolvedKey | undefined => (cached ? KEYS[s] : undefined),
       repo: {
-        update: async () => undefined,
+        update: async (where: unknown, changes: unknown) => {
+          touches.push([where, changes]);
+        },
         // highestActiveTier: the user's active keys (none here).
         createQueryBuilder: () => {
           const qb = {
@@ -451,6 +476,75 @@ describe('AccessPipeline environment routing (unit, fakes)', () => {
       '403 SANDBOX_DISABLED',
     );
     expect(await codeOf(p, { 'x-api-key': SECRETS.live }, meta('real-money'))).toBe('OK');
+  });
+
+  it('a cached key is decided without a promise, by the same rules as a key read from the database', async () => {
+    const cases: [Record<string, string>, RouteMeta][] = [];
+    const secrets = [...Object.values(SECRETS), 'svc_test_short', `svc_test_${'U'.repeat(32)}`];
+    const metas = [
+      meta('real-money'),
+      meta('sandbox-only'),
+      meta('any', ['orders:write']),
+      { ...meta('any', []), auth: 'session' as const },
+    ];
+    for (const key of secrets) for (const m of metas) cases.push([{ 'x-api-key': key }, m]);
+    const codes = async (p: AccessPipeline) => {
+      const out: string[] = [];
+      for (const [headers, m] of cases) out.push(await codeOf(p, headers, m));
+      return out;
+    };
+    const fromCache = await codes(pipeline(true, true));
+    expect(fromCache).toEqual(await codes(pipeline(true, false)));
+    // The matrix reaches every stage: key state, signature, routing, scope, the key's kind.
+    for (const code of [
+      'OK',
+      '401 UNAUTHENTICATED',
+      '401 API_KEY_REVOKED',
+      '401 API_KEY_EXPIRED',
+      '401 SIGNATURE_REQUIRED',
+      '403 TEST_KEY_LIVE_ENDPOINT',
+      '403 LIVE_KEY_SANDBOX_ENDPOINT',
+      '403 INSUFFICIENT_SCOPE',
+      '403 SESSION_REQUIRED',
+    ]) {
+      expect(fromCache).toContain(code);
+    }
+    // The credential a cached key fills in is the one a read key fills in.
+    const filled = async (p: AccessPipeline) => {
+      const req = request({ 'x-api-key': SECRETS.test });
+      const pending = p.authenticate(req, meta('sandbox-only'));
+      return { sync: pending === undefined, svc: (await pending, req.svc) };
+    };
+    const sync = await filled(pipeline(true, true));
+    const read = await filled(pipeline(true, false));
+    expect(sync.sync).toBe(true); // no promise: the hot path
+    expect(read.sync).toBe(false);
+    expect(sync.svc).toEqual(read.svc);
+    expect(sync.svc.world).toBe('test');
+  });
+
+  it('last_used_at is written at most once a minute per key, cached or read', async () => {
+    const key = KEYS[SECRETS.touched].entity;
+    const ofKey = () => touches.filter(([where]) => (where as { id: string }).id === key.id);
+    const use = (p: AccessPipeline) => codeOf(p, { 'x-api-key': SECRETS.touched }, meta('any', []));
+    const start = clock.now();
+    expect(await use(pipeline(true, false))).toBe('OK'); // last used at the clock's start
+    expect(ofKey()).toHaveLength(0);
+    clock.advance(59_000);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(ofKey()).toHaveLength(0);
+    clock.advance(1_000);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(ofKey()).toEqual([
+      [{ id: key.id }, { lastUsedAt: new Date(start + 60_000).toISOString() }],
+    ]);
+    clock.advance(59_999);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(await use(pipeline(true, false))).toBe('OK');
+    expect(ofKey()).toHaveLength(1);
+    clock.advance(1);
+    expect(await use(pipeline(true, true))).toBe('OK');
+    expect(ofKey()).toHaveLength(2);
   });
 
   it('scope comes after routing: a live key on a real-money route without the scope is 403 INSUFFICIENT_SCOPE', async () => {

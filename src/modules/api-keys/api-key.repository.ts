@@ -15,6 +15,8 @@ export interface ResolvedKey {
   scopes: Scope[];
   /** Plain signing secret when signing is required (kept only in process memory). */
   signingSecret: string | null;
+  /** The entity's lastUsedAt as epoch ms (null: never), kept by the access pipeline's touch. */
+  lastUsedMs?: number | null;
 }
 
 const CACHE_LIMIT = 10_000;
@@ -53,10 +55,20 @@ export class ApiKeyRepository {
     signals.on('key.changed', drop);
   }
 
-  async bySecret(secret: string): Promise<ResolvedKey | null> {
-    const hash = sha256Hex(secret);
-    const hit = this.cache.get(hash);
+  /**
+   * The cached resolution of a secret, read without a promise (the request pipeline's hot path
+   * for a known key): undefined when it is not cached or its TTL passed (then {@link bySecret}).
+   */
+  cached(secret: string): ResolvedKey | undefined {
+    const hit = this.cache.get(sha256Hex(secret));
     if (hit !== undefined && (this.ttlMs === Infinity || hit.until > Date.now())) return hit.key;
+    return undefined;
+  }
+
+  async bySecret(secret: string): Promise<ResolvedKey | null> {
+    const hit = this.cached(secret);
+    if (hit !== undefined) return hit;
+    const hash = sha256Hex(secret);
     const entity = await this.repo.findOneBy({ secretHash: hash });
     if (entity === null) {
       this.cache.delete(hash);

@@ -107,24 +107,42 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
   // The body is parsed, not yet validated: the credential and its limits come before any
   // validation, so an anonymous or over-limit caller learns that (401, 403, 429) rather than what
   // is wrong with its body, and costs no validation work.
-  fastify.addHook('preValidation', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (skipBehindClose(req, reply)) return;
+  fastify.addHook('preValidation', (req: FastifyRequest, reply: FastifyReply, done) => {
+    if (skipBehindClose(req, reply)) return done();
     const plan = planOf(req);
     const meta = plan.meta;
-    if (meta !== undefined && !req.svcForwarded) {
+    const rest = (): void => {
+      raiseBodyIssue(req);
+      if (plan.checksInputs ?? checksInputs(meta, req.method)) {
+        operationInputs(req, plan.operation ?? operationKey(req), services.operations);
+      }
+    };
+    if (meta === undefined || req.svcForwarded) return continueWith(rest, done);
+    if (meta.ipCharge !== 'legs' && services.access !== null && services.limits?.enabled !== true) {
+      // No limit to charge: the credential alone, with no promise unless it waits (a key read,
+      // a signature's replay check); a cached key that needs no signature continues at once.
+      let found: Promise<void> | void;
+      try {
+        found = credential(req, meta, services.access);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (found === undefined) return continueWith(rest, done);
+      found.then(() => continueWith(rest, done), done);
+      return;
+    }
+    const charged = async (): Promise<void> => {
       const legs = meta.ipCharge === 'legs' ? await gateBatchLegs(req, services.limits) : null;
       if (services.access !== null) {
-        await credential(req, meta, services.access);
+        const found = credential(req, meta, services.access);
+        if (found !== undefined) await found;
         if (services.limits?.enabled === true) {
           const operation = plan.operation ?? operationKey(req);
           await routeLimits(req, reply, meta, operation, services.limits, legs);
         }
       }
-    }
-    raiseBodyIssue(req);
-    if (plan.checksInputs ?? checksInputs(meta, req.method)) {
-      operationInputs(req, plan.operation ?? operationKey(req), services.operations);
-    }
+    };
+    charged().then(() => continueWith(rest, done), done);
   });
 
   fastify.addHook('preHandler', (req: FastifyRequest, reply: FastifyReply, done) => {
