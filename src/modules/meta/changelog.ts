@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-order-path-sync-credential',
+    date: '2026-11-30',
+    title: 'Order path: a cached API key is authenticated without a promise',
+    kind: 'CHANGED',
+    description:
+      'Order path (issue 23): a request with a cached API key that needs no signature is authenticated without a promise or microtask hop, and without parsing its `last_used_at` (key state, routing, scope and the once-a-minute `last_used_at` write unchanged); the graceful drain no longer allocates a set entry and a closure per request. CPU per `POST /orders` against the previous build in `bench:orders-ab`: medians 0.69x to 1.00x over five runs (load 5-14), so a modest gain.',
+  },
+  {
     id: '2026-11-30-reset-one-transaction',
     date: '2026-11-30',
     title: 'A sandbox reset is one transaction; 2 round trips on PostgreSQL',
