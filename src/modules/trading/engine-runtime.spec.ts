@@ -424,18 +424,7 @@ describe('EngineRuntime: created markets', () => {
     rt.addMarket({ id: 'mkt_h', closeAt: 4_000_000_000_000, referencePrice: 60 }, () => {});
     expect(rt.setTradingStatus('mkt_h', 'HALTED', 60).ok).toBe(true);
     expect(rt.reads.depth('mkt_h', 1)).toMatchObject({ bids: [], asks: [] });
-    const refused = rt.run((e) =>
-      e.placeOrder({
-        accountId: 'u1',
-        marketId: 'mkt_h',
-        action: 'BUY',
-        side: 'YES',
-        type: 'LIMIT',
-        price: 10,
-        quantity: 1,
-        tag: 'key_1',
-      }),
-    );
+    const refused = rt.run(restingBuy(undefined, 'mkt_h'));
     expect(refused).toMatchObject({ ok: false, code: 'MARKET_NOT_OPEN' });
     expect(rt.setTradingStatus('mkt_h', 'OPEN', 60).ok).toBe(true);
     expect(rt.reads.depth('mkt_h', 1)!.asks[0].price).toBe(61);
