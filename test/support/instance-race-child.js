@@ -1,15 +1,18 @@
-// One service instance of an instance-race test (src/modules/access/instance-races.spec.ts): a
-// separate process with its own connections to the shared database, running the compiled service
-// classes (dist/, or RACE_DIST's) the way the app wires them. It prints `ready`, waits for `go` on
-// stdin, fires its operations all at once, prints one JSON line of outcomes, and exits (or, with
-// `hold`, waits for `exit` on stdin first, its claims left running).
+// A host of service instances for the instance-race tests (src/modules/access/instance-races.spec.ts):
+// a separate process with its own connections to the shared database, running the compiled
+// service classes (dist/, or RACE_DIST's) the way the app wires them. It loads those classes once
+// and then runs one instance after another, each with connections and services of its own: it
+// reads `job <JSON>` on stdin, boots the instance, prints `ready`, waits for `go`, fires its
+// operations all at once, prints one JSON line of outcomes, closes the instance (with `hold`:
+// after `exit` on stdin, its claims left running until then) and prints `done`. `quit` or the end
+// of stdin ends the process. A host runs one instance at a time, so instances racing each other
+// are always different processes.
 //
-// argv[2]: JSON { op, db: { url } | { dir }, nowMs, ...op's own fields }
+// job: { op, db: { url } | { dir }, nowMs, env?, ...op's own fields }
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const job = JSON.parse(process.argv[2]);
 const dist = process.env.RACE_DIST ?? fileURLToPath(new URL('../../dist', import.meta.url));
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 
@@ -18,13 +21,35 @@ const databases = await load('database/databases.js');
 const { ManualClock } = await load('common/clock/clock.js');
 const { ConfigService } = await load('config/config.service.js');
 const { loadConfig } = await load('config/app-config.js');
+const { UsersService } = await load('modules/users/users.service.js');
+const { MfaService } = await load('modules/security/mfa.service.js');
+const { ApiKeysService } = await load('modules/api-keys/api-keys.service.js');
+const { ApiKeyRepository } = await load('modules/api-keys/api-key.repository.js');
+const { IdGenerator } = await load('common/ids/id-generator.js');
+const { IdempotencyService } = await load('modules/access/idempotency.service.js');
+const { WorldDatabases } = await load('modules/worlds/world-databases.service.js');
 
 const lines = createInterface({ input: process.stdin });
 const waiting = [];
-lines.on('line', (line) => waiting.shift()?.(line.trim()));
-const next = () => new Promise((resolve) => waiting.push(resolve));
+const early = [];
+let ended = false;
+lines.on('line', (line) => {
+  const waiter = waiting.shift();
+  if (waiter !== undefined) waiter(line.trim());
+  else early.push(line.trim());
+});
+lines.on('close', () => {
+  ended = true;
+  for (const waiter of waiting.splice(0)) waiter('quit');
+});
+const next = () =>
+  new Promise((resolve) => {
+    if (early.length > 0) resolve(early.shift());
+    else if (ended) resolve('quit');
+    else waiting.push(resolve);
+  });
 
-function source(name, entities, migrations) {
+function source(job, name, entities, migrations) {
   const options =
     job.db.url !== undefined
       ? databases.postgresOptions(name, job.db.url, entities, migrations)
@@ -33,17 +58,25 @@ function source(name, entities, migrations) {
   return new DataSource({ ...options, migrationsRun: false });
 }
 
-const platform = source('platform', databases.PLATFORM_ENTITIES, databases.PLATFORM_MIGRATIONS);
-await platform.initialize();
-const clock = new ManualClock(job.nowMs);
-const env = job.db.url !== undefined ? { DATABASE_URL: job.db.url } : {};
-const config = new ConfigService(loadConfig({ ...env, ...(job.env ?? {}) }), {
-  jwtSecret: 'x'.repeat(32),
-  encryptionKey: '0'.repeat(64),
-});
-const { UsersService } = await load('modules/users/users.service.js');
-const users = new UsersService(platform, config);
-const closers = [() => platform.destroy()];
+/** One instance: the job's database connections and services; `closers` close it. */
+async function boot(job, closers) {
+  const platform = source(
+    job,
+    'platform',
+    databases.PLATFORM_ENTITIES,
+    databases.PLATFORM_MIGRATIONS,
+  );
+  await platform.initialize();
+  closers.unshift(() => platform.destroy());
+  const clock = new ManualClock(job.nowMs);
+  const env = job.db.url !== undefined ? { DATABASE_URL: job.db.url } : {};
+  const config = new ConfigService(loadConfig({ ...env, ...(job.env ?? {}) }), {
+    jwtSecret: 'x'.repeat(32),
+    encryptionKey: '0'.repeat(64),
+  });
+  const users = new UsersService(platform, config);
+  return { job, closers, platform, clock, config, users };
+}
 
 /** What an operation came to: 'ok' (or what it answered), or the DomainError code it threw. */
 async function outcome(run) {
@@ -56,9 +89,9 @@ async function outcome(run) {
 }
 
 /** `op` -> the operations it fires at once. */
-async function operations() {
+async function operations(instance) {
+  const { job, platform, clock, config, users } = instance;
   if (job.op === 'mfa-step-up') {
-    const { MfaService } = await load('modules/security/mfa.service.js');
     const mfa = new MfaService(users, clock, config, platform);
     const credential = { userId: job.userId, keyId: job.keyId ?? null };
     return job.codes.map(
@@ -66,9 +99,6 @@ async function operations() {
     );
   }
   if (job.op === 'api-key-create') {
-    const { ApiKeysService } = await load('modules/api-keys/api-keys.service.js');
-    const { ApiKeyRepository } = await load('modules/api-keys/api-key.repository.js');
-    const { IdGenerator } = await load('common/ids/id-generator.js');
     const signals = { cacheTtlMs: undefined, on: () => undefined, publish: () => undefined };
     const keys = new ApiKeyRepository(platform, config, signals);
     const terms = { assertAccepted: async () => undefined };
@@ -97,7 +127,7 @@ async function operations() {
     );
   }
   if (job.op === 'idempotent-request') {
-    const svc = await idempotency();
+    const svc = await idempotency(instance);
     return Array.from(
       { length: job.count },
       () => () =>
@@ -114,8 +144,8 @@ async function operations() {
     );
   }
   if (job.op === 'idempotent-claim') {
-    // Claims the key and keeps it running (no answer stored) for as long as the process lives.
-    const svc = await idempotency();
+    // Claims the key and keeps it running (no answer stored) until the instance is closed.
+    const svc = await idempotency(instance);
     return [
       () =>
         outcome(async () =>
@@ -127,11 +157,9 @@ async function operations() {
 }
 
 /** The idempotency service over the shared platform and engine databases, booted as the app does. */
-async function idempotency() {
-  const { IdempotencyService } = await load('modules/access/idempotency.service.js');
-  const { WorldDatabases } = await load('modules/worlds/world-databases.service.js');
-  const live = source('live', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
-  const paper = source('paper', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
+async function idempotency({ job, platform, clock, config, closers }) {
+  const live = source(job, 'live', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
+  const paper = source(job, 'paper', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
   await live.initialize();
   await paper.initialize();
   closers.unshift(
@@ -179,11 +207,16 @@ function fakeReply() {
   return reply;
 }
 
-const ops = await operations();
-process.stdout.write('ready\n');
-if ((await next()) !== 'go') process.exit(2);
-const outcomes = await Promise.all(ops.map((op) => op()));
-process.stdout.write(`${JSON.stringify(outcomes)}\n`);
-if (job.hold === true) await next();
-for (const close of closers) await close();
+for (let line = await next(); line.startsWith('job '); line = await next()) {
+  const job = JSON.parse(line.slice('job '.length));
+  const closers = [];
+  const ops = await operations(await boot(job, closers));
+  process.stdout.write('ready\n');
+  if ((await next()) !== 'go') process.exit(2);
+  const outcomes = await Promise.all(ops.map((op) => op()));
+  process.stdout.write(`${JSON.stringify(outcomes)}\n`);
+  if (job.hold === true) await next();
+  for (const close of closers) await close();
+  process.stdout.write('done\n');
+}
 lines.close();

@@ -21,10 +21,11 @@ import {
 import { MFA_MAX_FAILED_ATTEMPTS } from '../security/mfa.service.js';
 
 /**
- * The rules that must hold when several instances share one database, each instance a process of
+ * The rules that must hold when several instances share one database, each instance in a process of
  * its own (test/support/instance-race-child.js, running the compiled service from dist/) with its
  * own connections, all firing at once: so nothing held in one process's memory (a serializer, a
- * cache) can be what keeps them. On PostgreSQL (`npm run services`) and, where two processes can
+ * cache) can be what keeps them. A process runs one instance at a time and, once that one has
+ * closed, the next (loading the service once for several rounds, not once per instance). On PostgreSQL (`npm run services`) and, where two processes can
  * share it, on one SQLite file. RACE_DIST=<another checkout>/dist runs the instances on that build
  * instead (how these tests were seen to fail on the version before them).
  */
@@ -41,6 +42,8 @@ let users = 0;
 beforeAll(async () => {
   // The instances run the compiled service (RACE_DIST: another build's, to try an older version).
   if (raceDist() === undefined) await ensureBuilt();
+  // Three hosts (the most instances a race runs at once) load the service while PostgreSQL starts.
+  for (let i = 0; i < 3; i++) idle.push(spawnHost());
   services = await startPlatformServices();
   for (const name of ['live', 'paper']) {
     const ds = await openDatabase(
@@ -56,65 +59,109 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await Promise.all([...hosts].map((host) => endHost(host)));
   await services?.stop();
   if (sqliteDir !== undefined) rmSync(sqliteDir, { recursive: true, force: true });
 }, 60_000);
 
 type Engine = 'postgres' | 'sqlite';
 
+/**
+ * A process that runs instances one after another (test/support/instance-race-child.js): it loads
+ * the service's classes once, each instance it runs opens connections and builds services of its
+ * own. Racing instances always run in different hosts.
+ */
+interface Host {
+  child: ChildProcess;
+  /** Its next line of output; rejects once it has exited without one. */
+  next(): Promise<string>;
+  exited: Promise<void>;
+}
+
+const idle: Host[] = [];
+const hosts = new Set<Host>();
+
+function spawnHost(): Host {
+  const child = spawn(process.execPath, [CHILD], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // A host that ended (killed, or its instance failed) may leave a closed pipe behind.
+  child.stdin!.on('error', () => undefined);
+  let partial = '';
+  let err = '';
+  const lines: string[] = [];
+  const waiters: (() => void)[] = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  child.stdout!.on('data', (c: Buffer) => {
+    const parts = (partial + c.toString()).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+    wake();
+  });
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  void exited.then(wake);
+  const host: Host = {
+    child,
+    exited,
+    next: () =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          if (lines.length > 0) return resolve(lines.shift()!);
+          if (child.exitCode !== null || child.signalCode !== null) {
+            return reject(
+              new Error(`instance host exited (${child.exitCode ?? child.signalCode}): ${err}`),
+            );
+          }
+          waiters.push(check);
+        };
+        check();
+      }),
+  };
+  hosts.add(host);
+  void exited.then(() => hosts.delete(host));
+  return host;
+}
+
+/** Ends a host (its running instance with it). */
+async function endHost(host: Host, kill = false): Promise<void> {
+  if (kill) host.child.kill('SIGKILL');
+  else host.child.stdin!.end();
+  await host.exited;
+}
+
 interface Instance {
   child: ChildProcess;
   ready: Promise<void>;
   /** Fires its operations; their outcomes. */
   go(): Promise<string[]>;
-  /** Lets a holding instance close and exit. */
+  /** Lets a holding instance close, and frees its host. */
   exit(): Promise<void>;
 }
 
-/** One instance process, booted on the engine's shared database. */
+/** One instance, in a host of its own, booted on the engine's shared database. */
 function instance(engine: Engine, job: Record<string, unknown>): Instance {
   const db = engine === 'postgres' ? { url: services.databaseUrl } : { dir: sqliteDir };
-  const child = spawn(
-    process.execPath,
-    [CHILD, JSON.stringify({ ...job, db, nowMs: job.nowMs ?? NOW })],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  // An instance without `hold` exits once it has answered, so "exit" may reach a closed pipe.
-  child.stdin!.on('error', () => undefined);
-  let out = '';
-  let err = '';
-  const waiters: (() => void)[] = [];
-  child.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const line = (n: number) =>
-    new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const lines = out.split('\n');
-        if (lines.length > n) return resolve(lines[n - 1]);
-        if (child.exitCode !== null) {
-          return reject(new Error(`instance exited (${child.exitCode}): ${err || out}`));
-        }
-        waiters.push(check);
-      };
-      check();
-      void exited.then(() => waiters.splice(0).forEach((w) => w()));
-    });
+  const host = idle.pop() ?? spawnHost();
+  host.child.stdin!.write(`job ${JSON.stringify({ ...job, db, nowMs: job.nowMs ?? NOW })}\n`);
+  let answered = false;
   return {
-    child,
-    ready: line(1).then((l) => {
-      if (l !== 'ready') throw new Error(`instance said ${l}: ${err}`);
+    child: host.child,
+    ready: host.next().then((l) => {
+      if (l !== 'ready') throw new Error(`instance said ${l}`);
     }),
     go: async () => {
-      child.stdin!.write('go\n');
-      return JSON.parse(await line(2)) as string[];
+      host.child.stdin!.write('go\n');
+      const outcomes = JSON.parse(await host.next()) as string[];
+      answered = true;
+      return outcomes;
     },
     exit: async () => {
-      if (child.exitCode === null && child.stdin!.writable) child.stdin!.write('exit\n');
-      await exited;
+      // An instance that never answered (its host killed, or a peer that failed to boot) ends
+      // with its host; one that did closes, and its host runs the next.
+      if (!answered) return endHost(host, true);
+      if (job.hold === true) host.child.stdin!.write('exit\n');
+      const done = await host.next().catch(() => undefined);
+      if (done === 'done') idle.push(host);
+      else await endHost(host, true);
     },
   };
 }
