@@ -15,6 +15,7 @@ import {
   type Cluster,
   type ClusterClient,
 } from './cluster-fixture.js';
+import { describeWorldClock } from './world-clock.cluster-cases.js';
 
 /** The stream case's order streams: one key each, at most one order every PACE_MS. */
 const STREAMS = 15;
@@ -41,10 +42,29 @@ const IN_FLIGHT_BOUND_MS = 6_000;
  * 503 WRITER_UNAVAILABLE and Retry-After. When it is back, forwarding resumes, and a follower's
  * WebSocket client is resynced (a fresh orderbook snapshot, a seq skipped on `orders`) and then
  * hears live events again, ending with the engine's book.
+ *
+ * The same instances and Redis then serve the world-clock cases (world-clock.cluster-cases.ts):
+ * one cluster boot for both, each with a world and keys of its own.
  */
+let redis: RedisServer;
+let cluster: Cluster;
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+  // No paper feed: the book moves only with the tests' orders, so the client's book can be
+  // compared with the engine's at any quiet moment.
+  cluster = await startCluster(3, {
+    redisUrl: redis.url,
+    env: { SANDBOX_FEED_INTERVAL_MS: '0' },
+  });
+}, 420_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  await redis?.stop();
+}, 60_000);
+
 describe('cluster: Redis stopped under three instances', () => {
-  let redis: RedisServer;
-  let cluster: Cluster;
   let t: Trader;
   let market: string;
   let writer: ServiceProcess;
@@ -58,24 +78,15 @@ describe('cluster: Redis stopped under three instances', () => {
   let before = '';
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    // No paper feed: the book moves only with this test's orders, so the client's book can be
-    // compared with the engine's at any quiet moment.
-    cluster = await startCluster(3, {
-      redisUrl: redis.url,
-      env: { SANDBOX_FEED_INTERVAL_MS: '0' },
-    });
     writer = await waitWriter(cluster.services.admin, cluster.instances);
     [a, b] = cluster.instances.filter((i) => i !== writer);
     t = await enterpriseTrader(cluster.instances[0]);
     market = await openMarket(cluster.instances[0], t);
     client = clusterClient(t, market, 3);
-  }, 420_000);
+  }, 120_000);
 
   afterAll(async () => {
     await ws?.close();
-    await cluster?.stop();
-    await redis?.stop();
   }, 60_000);
 
   /** Resting bids far below the house's quotes (nothing fills), timed; 201s land in `acked`. */
@@ -297,3 +308,6 @@ describe('cluster: Redis stopped under three instances', () => {
     }
   });
 });
+
+// After the outage's cases: Redis is back and every instance is seen to use it again.
+describeWorldClock(() => ({ cluster, redis }));
