@@ -2,9 +2,22 @@
 // npm run services: a throwaway local PostgreSQL cluster and redis-server (Debian's packages) for
 // running the service against DATABASE_URL and REDIS_URL. Prints both URLs, then runs until
 // Ctrl-C or SIGTERM, which stops both servers and removes every file they wrote.
+//
+// --initdb-cache <dir> (the tests': one directory for a Jest run): the cluster is a copy of an
+// initdb'd data directory kept there (made by the first start that finds none), instead of an
+// initdb of its own each start; each copy gets its own superuser password when it starts.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +25,8 @@ import pg from 'pg';
 
 const DATABASE = 'sandbox';
 const asRoot = process.getuid?.() === 0;
+const cacheAt = process.argv.indexOf('--initdb-cache');
+const initdbCache = cacheAt > 0 ? process.argv[cacheAt + 1] : undefined;
 
 /** initdb and pg_ctl: Debian keeps them in /usr/lib/postgresql/<version>/bin, off the PATH. */
 function pgBin(name) {
@@ -91,20 +106,9 @@ process.on('SIGTERM', () => stop(0));
 try {
   if (asRoot) chownSync(dir, pgUid(), pgGid());
   const password = randomBytes(18).toString('base64url');
-  const pwfile = join(dir, 'pwfile');
-  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-  if (asRoot) chownSync(pwfile, pgUid(), pgGid());
-  run(pgBin('initdb'), [
-    '-D',
-    pgData,
-    '-U',
-    'postgres',
-    '--auth=scram-sha-256',
-    `--pwfile=${pwfile}`,
-    '--encoding=UTF8',
-    '--locale=C',
-  ]);
-  rmSync(pwfile);
+  // The password the cluster starts with: a copied one's is the cached directory's, changed
+  // to `password` once it runs.
+  const initial = initCluster(password);
   const pgPort = await freePort();
   // Loopback only, the socket in the temporary directory; fsync off: nothing here must survive.
   // 300 connections: one cluster serves a whole `npm run test:pg` (two Jest workers, several apps each).
@@ -126,10 +130,13 @@ try {
     host: '127.0.0.1',
     port: pgPort,
     user: 'postgres',
-    password,
+    password: initial,
     database: 'postgres',
   });
   await admin.connect();
+  if (initial !== password) {
+    await admin.query(`ALTER ROLE postgres PASSWORD '${password}'`);
+  }
   await admin.query(`CREATE DATABASE ${DATABASE}`);
   await admin.end();
 
@@ -171,6 +178,58 @@ try {
 } catch (err) {
   console.error(`npm run services: ${err.message}`);
   stop(1);
+}
+
+/**
+ * Makes the cluster's data directory: initdb, or a copy of the one kept in --initdb-cache
+ * (`cp -a`: PostgreSQL wants its files its own, mode 0700). Returns its superuser's password.
+ */
+function initCluster(password) {
+  const cached = initdbCache === undefined ? undefined : join(initdbCache, 'pg-initdb');
+  if (cached !== undefined && existsSync(join(cached, 'password'))) {
+    const copied = spawnSync('cp', ['-a', join(cached, 'data'), pgData], { encoding: 'utf8' });
+    if (copied.status === 0) return readFileSync(join(cached, 'password'), 'utf8').trim();
+    rmSync(pgData, { recursive: true, force: true });
+  }
+  const pwfile = join(dir, 'pwfile');
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (asRoot) chownSync(pwfile, pgUid(), pgGid());
+  // --no-sync: a throwaway cluster (fsync is off once it runs, too).
+  run(pgBin('initdb'), [
+    '-D',
+    pgData,
+    '-U',
+    'postgres',
+    '--auth=scram-sha-256',
+    `--pwfile=${pwfile}`,
+    '--encoding=UTF8',
+    '--locale=C',
+    '--no-sync',
+  ]);
+  rmSync(pwfile);
+  if (cached !== undefined) keepCluster(cached, password);
+  return password;
+}
+
+/** Keeps a copy of the new, never started data directory as `cached` (whole, or not at all). */
+function keepCluster(cached, password) {
+  try {
+    const scratch = mkdtempSync(join(initdbCache, 'pg-initdb-'));
+    const copied = spawnSync('cp', ['-a', pgData, join(scratch, 'data')], { encoding: 'utf8' });
+    if (copied.status !== 0) {
+      rmSync(scratch, { recursive: true, force: true });
+      return;
+    }
+    writeFileSync(join(scratch, 'password'), `${password}\n`, { mode: 0o600 });
+    try {
+      renameSync(scratch, cached);
+    } catch {
+      // Another start kept its copy first.
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  } catch (err) {
+    console.error(`keeping the initdb copy: ${err.message}`);
+  }
 }
 
 function pgUid() {

@@ -23,7 +23,10 @@ export interface Services {
 
 /** `root`: the checkout (a compiled bench runs from dist-bench/ and passes the working directory). */
 export async function startServices(timeoutMs = 90_000, root = ROOT): Promise<Services> {
-  const child = spawn(process.execPath, [join(root, 'scripts', 'services.js')], {
+  // In a Jest run, clusters are copies of one initdb kept in the run's directory (global-setup.js).
+  const runRoot = process.env.SVC_E2E_TEMPLATE_ROOT;
+  const cache = runRoot === undefined || runRoot === '' ? [] : ['--initdb-cache', runRoot];
+  const child = spawn(process.execPath, [join(root, 'scripts', 'services.js'), ...cache], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
