@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { ManualClock } from '../../src/common/clock/clock.js';
 import { ConfigError, loadConfig } from '../../src/config/app-config.js';
+import { fillFromTemplate } from '../support/data-dir-template.js';
 import { http, testScryptCost } from '../support/harness.js';
 import {
   ROOT,
@@ -170,25 +172,45 @@ describe('boot of the built service', () => {
     PROCESS_TIMEOUT,
   );
 
+  /**
+   * One process serves the two cases that only read it (PORT=0, and no DATA_DIR, in a working
+   * directory of its own): a boot less. Whichever of them finishes last stops it, and sees it exit 0.
+   */
+  let shared: Promise<{ svc: ServiceProcess; port: number | null; cwd: string }> | undefined;
+  let sharedUsers = 2;
+  const sharedBoot = () =>
+    (shared ??= (async () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
+      const svc = await spawnService({ port: 0, dataDir: null, cwd });
+      const deadline = Date.now() + 120_000;
+      let match: RegExpMatchArray | null = null;
+      while (match === null && Date.now() < deadline && svc.proc.exitCode === null) {
+        match = svc.stdout().match(/"listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1"/);
+        if (match === null) await sleep(100);
+      }
+      return { svc, port: match === null ? null : Number(match[1]), cwd };
+    })());
+  const releaseShared = async () => {
+    if (--sharedUsers > 0) return;
+    const { svc, cwd } = await shared!;
+    try {
+      expect(await svc.stop()).toEqual({ code: 0, signal: null });
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  };
+
   it.concurrent(
     'with PORT=0 it logs the port it was given, not 0',
     async () => {
-      const svc = await spawnService({ port: 0 });
       try {
-        const deadline = Date.now() + 120_000;
-        let match: RegExpMatchArray | null = null;
-        while (match === null && Date.now() < deadline && svc.proc.exitCode === null) {
-          match = svc.stdout().match(/"listening on http:\/\/127\.0\.0\.1:(\d+)\/api\/v1"/);
-          if (match === null) await sleep(100);
-        }
-        expect(match).not.toBeNull();
-        const port = Number(match?.[1]);
+        const { svc, port } = await sharedBoot();
+        expect(port).not.toBeNull();
         expect(port).toBeGreaterThan(0);
         expect(svc.stdout()).toContain(`"port":${port},`);
         expect((await http(`http://127.0.0.1:${port}/api/v1/health/ready`)).status).toBe(200);
       } finally {
-        expect(await svc.stop()).toEqual({ code: 0, signal: null });
-        rmSync(svc.dataDir, { recursive: true, force: true });
+        await releaseShared();
       }
     },
     PROCESS_TIMEOUT,
@@ -255,8 +277,15 @@ describe('boot of the built service', () => {
     async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'svc-boot-newer-'));
       try {
-        const first = await startService({ dataDir });
-        await first.stop();
+        // A DATA_DIR this version has migrated: the run's template copy (its three databases
+        // migrated and seeded by the app's own code, data-dir-template.ts), or a first start.
+        const env = { ...CHILD_ENV, ...testScryptCost(), DATA_DIR: dataDir };
+        const copied = await fillFromTemplate(
+          dataDir,
+          loadConfig(env),
+          new ManualClock('2026-11-22T12:00:00.000Z'),
+        );
+        if (!copied) await (await startService({ dataDir })).stop();
         const db = openDatabaseOf(dataDir, 'paper');
         db.prepare('INSERT INTO migrations (timestamp, name) VALUES (?, ?)').run(
           1893456000000,
@@ -321,20 +350,16 @@ describe('boot of the built service', () => {
   it.concurrent(
     'with no DATA_DIR it keeps its data in ./data under the working directory',
     async () => {
-      const cwd = mkdtempSync(join(tmpdir(), 'svc-cwd-'));
       try {
-        const svc = await startService({ dataDir: null, cwd });
-        try {
-          expect(statSync(join(cwd, 'data', 'secrets.json')).isFile()).toBe(true);
-          for (const db of ['platform', 'live', 'paper']) {
-            expect(statSync(join(cwd, 'data', `${db}.sqlite`)).isFile()).toBe(true);
-          }
-          expect((await http(`${svc.api}/markets`)).status).toBe(200);
-        } finally {
-          await svc.stop();
+        const { port, cwd } = await sharedBoot();
+        expect(port).not.toBeNull();
+        expect(statSync(join(cwd, 'data', 'secrets.json')).isFile()).toBe(true);
+        for (const db of ['platform', 'live', 'paper']) {
+          expect(statSync(join(cwd, 'data', `${db}.sqlite`)).isFile()).toBe(true);
         }
+        expect((await http(`http://127.0.0.1:${port}/api/v1/markets`)).status).toBe(200);
       } finally {
-        rmSync(cwd, { recursive: true, force: true });
+        await releaseShared();
       }
     },
     PROCESS_TIMEOUT,
