@@ -206,34 +206,42 @@ describe('cluster: three instances, one writer per world', () => {
 
   it('a key’s per-minute limit holds across instances: the requests past it are refused wherever they arrive', async () => {
     const email = 'trader@sandbox.test';
-    // keyFor's GET /auth/me and the 70 requests in one clock minute (the limit's window): a
-    // boundary among them opens a second window. On a loaded machine they took up to 15 s.
-    const into = Date.now() % 60_000;
-    if (into > 30_000) await sleep(60_000 - into + 100);
-    const free = await keyFor(
-      cluster.instances[0],
-      email,
-      await sessionFor(cluster.instances[0].api, email),
-    );
-    const statuses: number[] = [];
-    let limit = 0;
-    for (let i = 0; i < 70; i++) {
-      const svc = cluster.instances[i % 3];
-      const res = await http(`${svc.api}/orders?limit=1`, {
-        headers: {
-          'x-api-key': free.key,
-          'x-forwarded-for': `10.2.0.${(i % 250) + 1}`,
-        },
-        signal: AbortSignal.timeout(10_000),
-      });
-      if (i === 0) limit = Number(res.headers.get('x-ratelimit-limit'));
-      statuses.push(res.status);
-      if (res.status === 429) expect(res.body.error.code).toBe('RATE_LIMITED');
+    const session = await sessionFor(cluster.instances[0].api, email);
+    // keyFor's GET /auth/me and the 70 requests must fall in one clock minute (the limit's
+    // window); on a loaded machine they took up to 15 s. Rather than waiting for a minute to
+    // begin (up to 30 s), a round that a minute boundary split (its answers name two windows, or
+    // the first one did not count keyFor's request) is sent again with a new key, in the next
+    // window; the third round is judged whatever it saw.
+    for (let round = 1; ; round++) {
+      const free = await keyFor(cluster.instances[0], email, session);
+      const statuses: number[] = [];
+      const windows = new Set<string | null>();
+      let limit = 0;
+      let firstRemaining = -1;
+      for (let i = 0; i < 70; i++) {
+        const svc = cluster.instances[i % 3];
+        const res = await http(`${svc.api}/orders?limit=1`, {
+          headers: {
+            'x-api-key': free.key,
+            'x-forwarded-for': `10.2.${round}.${(i % 250) + 1}`,
+          },
+          signal: AbortSignal.timeout(10_000),
+        });
+        if (i === 0) {
+          limit = Number(res.headers.get('x-ratelimit-limit'));
+          firstRemaining = Number(res.headers.get('x-ratelimit-remaining'));
+        }
+        windows.add(res.headers.get('x-ratelimit-reset'));
+        statuses.push(res.status);
+        if (res.status === 429) expect(res.body.error.code).toBe('RATE_LIMITED');
+      }
+      if ((windows.size > 1 || firstRemaining !== limit - 2) && round < 3) continue;
+      expect(limit).toBe(60);
+      // keyFor's GET /auth/me took the window's first request: 59 more pass, on any instance.
+      expect(statuses.filter((s) => s === 200)).toHaveLength(limit - 1);
+      expect(statuses.slice(limit - 1).every((s) => s === 429)).toBe(true);
+      break;
     }
-    expect(limit).toBe(60);
-    // keyFor's GET /auth/me took the window's first request: 59 more pass, on any instance.
-    expect(statuses.filter((s) => s === 200)).toHaveLength(limit - 1);
-    expect(statuses.slice(limit - 1).every((s) => s === 429)).toBe(true);
   });
 
   it('revoking a key on one instance closes its sockets on every instance (4401 API_KEY_REVOKED), and the key is refused everywhere after', async () => {
