@@ -1,12 +1,12 @@
 // A host of service instances for the instance-race tests (src/modules/access/instance-races.spec.ts):
 // a separate process with its own connections to the shared database, running the compiled
-// service classes (dist/, or RACE_DIST's) the way the app wires them. It loads those classes once
-// and then runs one instance after another, each with connections and services of its own: it
-// reads `job <JSON>` on stdin, boots the instance, prints `ready`, waits for `go`, fires its
-// operations all at once, prints one JSON line of outcomes, closes the instance (with `hold`:
-// after `exit` on stdin, its claims left running until then) and prints `done`. `quit` or the end
-// of stdin ends the process. A host runs one instance at a time, so instances racing each other
-// are always different processes.
+// service classes (dist/, or RACE_DIST's) the way the app wires them. It loads each class once
+// (when an instance first uses it) and runs one instance after another, each with connections
+// and services of its own: it reads `job <JSON>` on stdin, boots the instance, prints `ready`,
+// waits for `go`, fires its operations all at once, prints one JSON line of outcomes, closes the
+// instance (with `hold`: after `exit` on stdin, its claims left running until then) and prints
+// `done`. `quit` or the end of stdin ends the process. A host runs one instance at a time, so
+// instances racing each other are always different processes.
 //
 // job: { op, db: { url } | { dir }, nowMs, env?, ...op's own fields }
 import { createInterface } from 'node:readline';
@@ -22,12 +22,6 @@ const { ManualClock } = await load('common/clock/clock.js');
 const { ConfigService } = await load('config/config.service.js');
 const { loadConfig } = await load('config/app-config.js');
 const { UsersService } = await load('modules/users/users.service.js');
-const { MfaService } = await load('modules/security/mfa.service.js');
-const { ApiKeysService } = await load('modules/api-keys/api-keys.service.js');
-const { ApiKeyRepository } = await load('modules/api-keys/api-key.repository.js');
-const { IdGenerator } = await load('common/ids/id-generator.js');
-const { IdempotencyService } = await load('modules/access/idempotency.service.js');
-const { WorldDatabases } = await load('modules/worlds/world-databases.service.js');
 
 const lines = createInterface({ input: process.stdin });
 const waiting = [];
@@ -91,7 +85,10 @@ async function outcome(run) {
 /** `op` -> the operations it fires at once. */
 async function operations(instance) {
   const { job, platform, clock, config, users } = instance;
+  // Each operation's classes are loaded when first used (an older RACE_DIST build may lack
+  // another operation's); the process's module cache keeps them for its next instances.
   if (job.op === 'mfa-step-up') {
+    const { MfaService } = await load('modules/security/mfa.service.js');
     const mfa = new MfaService(users, clock, config, platform);
     const credential = { userId: job.userId, keyId: job.keyId ?? null };
     return job.codes.map(
@@ -99,6 +96,9 @@ async function operations(instance) {
     );
   }
   if (job.op === 'api-key-create') {
+    const { ApiKeysService } = await load('modules/api-keys/api-keys.service.js');
+    const { ApiKeyRepository } = await load('modules/api-keys/api-key.repository.js');
+    const { IdGenerator } = await load('common/ids/id-generator.js');
     const signals = { cacheTtlMs: undefined, on: () => undefined, publish: () => undefined };
     const keys = new ApiKeyRepository(platform, config, signals);
     const terms = { assertAccepted: async () => undefined };
@@ -158,6 +158,8 @@ async function operations(instance) {
 
 /** The idempotency service over the shared platform and engine databases, booted as the app does. */
 async function idempotency({ job, platform, clock, config, closers }) {
+  const { IdempotencyService } = await load('modules/access/idempotency.service.js');
+  const { WorldDatabases } = await load('modules/worlds/world-databases.service.js');
   const live = source(job, 'live', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
   const paper = source(job, 'paper', databases.ENGINE_ENTITIES, databases.ENGINE_MIGRATIONS);
   await live.initialize();
