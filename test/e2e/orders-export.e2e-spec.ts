@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { as, limit, place, placeRaw, TRADABLE, trader } from '../support/orders.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { dropDatabaseOf, openDatabaseOf, runWithoutBlocking } from '../support/test-database.js';
 
 const ROWS = 100_000;
 const HEAP_MB = 96;
@@ -54,10 +54,64 @@ function rssOf(pid: number): number | null {
   }
 }
 
+/** The columns {@link insertOrders} fills (post_only is false), with their PostgreSQL types. */
+const SEEDED: [column: string, pgType: string][] = [
+  ['id', 'text'],
+  ['user_id', 'text'],
+  ['key_id', 'text'],
+  ['client_order_id', 'text'],
+  ['market_id', 'text'],
+  ['action', 'text'],
+  ['side', 'text'],
+  ['type', 'text'],
+  ['price', 'int'],
+  ['book_side', 'text'],
+  ['book_price', 'int'],
+  ['quantity', 'bigint'],
+  ['filled_quantity', 'bigint'],
+  ['fill_cost', 'bigint'],
+  ['status', 'text'],
+  ['cancel_reason', 'text'],
+  ['time_in_force', 'text'],
+  ['sequence', 'bigint'],
+  ['created_at', 'text'],
+  ['updated_at', 'text'],
+];
+
+/**
+ * Inserts `rows` (values in {@link SEEDED}'s order) into the paper engine's orders of the stopped
+ * service on `dataDir`, in one transaction. SQLite: row by row into DATA_DIR/paper.sqlite. The
+ * PostgreSQL pass: one statement over a connection of its own, each column an array (`unnest`):
+ * row by row, 100,000 round trips on the synchronous connection.
+ */
+async function insertOrders(dataDir: string, rows: unknown[][]): Promise<void> {
+  const names = SEEDED.map(([c]) => c).join(', ');
+  const onPostgres = await runWithoutBlocking(
+    dataDir,
+    'paper',
+    `INSERT INTO orders (${names}, post_only)
+     SELECT *, FALSE FROM unnest(${SEEDED.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})`,
+    SEEDED.map((_, col) => rows.map((r) => r[col])),
+  );
+  if (onPostgres) return;
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    const insert = db.prepare(
+      `INSERT INTO orders (${names}, post_only) VALUES (${SEEDED.map(() => '?').join(', ')}, FALSE)`,
+    );
+    db.transaction(() => {
+      for (const row of rows) insert.run(...row);
+    })();
+  } finally {
+    db.close();
+  }
+}
+
 /**
  * GET /orders/export streams in constant memory (issue 4): 100,000 orders of one user, inserted
- * straight into DATA_DIR/paper.sqlite while the server is stopped, are exported by the built
- * server running as a child process with its V8 heap capped at 96 MB (--max-old-space-size).
+ * straight into the paper engine's database while the server is stopped (DATA_DIR/paper.sqlite;
+ * in the PostgreSQL pass the process's database on the pass's PostgreSQL, which it runs on with
+ * the pass's Redis), are exported by the built server running as a child process with its V8 heap capped at 96 MB (--max-old-space-size).
  * A non-streaming export (every row read at once with the repository's statement, then joined
  * into one CSV string) was tried in the same server under the same cap: it died with "JavaScript
  * heap out of memory" inside better-sqlite3's Statement.all; uncapped, it took the heap from 53
@@ -73,11 +127,12 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
   afterAll(async () => {
     await svc?.stop('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabaseOf(dataDir);
   });
 
   it('streams a header and 100,000 parse-checked rows under a 96 MB heap cap', async () => {
     // First start: schema, seeds, the user's key and one order placed through the API.
-    svc = await startService({ dataDir, env });
+    svc = await startService({ dataDir, env, testDatabase: true });
     const t = await trader(svc);
     const m = TRADABLE[0];
     const real = await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 3));
@@ -85,22 +140,17 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
 
     // 100,000 closed orders, inserted in one transaction. Ids sort before the real order's, so
     // the real (open) order is the export's last row.
-    const db = openDatabaseOf(dataDir, 'paper');
     const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
-    const insert = db.prepare(
-      `INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
-       book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force,
-       post_only, sequence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
     const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
     const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
-    db.transaction(() => {
-      for (let i = 0; i < ROWS; i++) {
+    await insertOrders(
+      dataDir,
+      Array.from({ length: ROWS }, (_, i) => {
         const status = statuses[i % 3];
         const price = 1 + (i % 99);
         const qty = 1 + (i % 50);
         const filled = status === 'FILLED' ? qty : status === 'CANCELLED' ? Math.floor(qty / 2) : 0;
-        insert.run(
+        return [
           idOf(i),
           t.userId,
           t.keyId,
@@ -118,19 +168,18 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
           status,
           status === 'CANCELLED' ? 'USER' : null,
           status === 'EXPIRED' ? 'IOC' : 'GTC',
-          0,
           1_000_000 + i,
           '2026-11-01T00:00:00.000Z',
           '2026-11-01T00:00:01.000Z',
-        );
-      }
-    })();
-    db.close();
+        ];
+      }),
+    );
 
     // Second start, heap capped.
     svc = await startService({
       dataDir,
       env: { ...env, NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
+      testDatabase: true,
     });
     const pid = svc.proc.pid!;
     // Warm up the route once (first-use allocations are not the export's).
