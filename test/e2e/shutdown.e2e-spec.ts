@@ -83,6 +83,15 @@ function fire(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The process's log lines (JSON, one a line). */
+function logOf(svc: ServiceProcess): { level: number; msg: string; [k: string]: unknown }[] {
+  return svc
+    .stdout()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
+}
+
 /**
  * A kept-alive connection with POST /sandbox/clock in flight: headers and half the body sent,
  * then 200 ms. `finish` sends the rest (and whatever follows on the connection).
@@ -110,7 +119,7 @@ describe('graceful shutdown on SIGTERM', () => {
   afterAll(() => removeData(dataDir));
 
   it.concurrent(
-    'stops accepting, finishes in-flight requests, exits 0, and leaves the databases sound',
+    'stops accepting, finishes in-flight requests, exits 0, and leaves the databases sound; SIGINT too',
     async () => {
       // A drain deadline far off (the default is 10 s): the held requests stay in flight for as
       // long as a busy machine takes to close the listener.
@@ -186,11 +195,7 @@ describe('graceful shutdown on SIGTERM', () => {
 
       // The log was flushed at exit: it holds the in-flight requests finished after the signal,
       // and nothing at error level.
-      const lines = svc
-        .stdout()
-        .split('\n')
-        .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = logOf(svc);
       expect(lines.filter((l) => Number(l.level) >= 50)).toEqual([]);
       const finished = lines.filter(
         (l) => l.msg === 'request' && l.route === '/api/v1/sandbox/clock' && l.status === 200,
@@ -229,8 +234,12 @@ describe('graceful shutdown on SIGTERM', () => {
         expect(res.body.data.length).toBeGreaterThanOrEqual(24);
         expect((await http(`${again.api}/health/ready`)).body.status).toBe('ready');
       } finally {
-        expect(await again.stop()).toEqual({ code: 0, signal: null });
+        // SIGINT (Ctrl-C) shuts down the same way: exit 0, the signal and the close in the log.
+        expect(await again.stop('SIGINT')).toEqual({ code: 0, signal: null });
       }
+      const msgs = logOf(again).map((l) => l.msg);
+      expect(msgs).toContain('received SIGINT');
+      expect(msgs).toContain('HTTP server closed: every request answered; closing the databases');
     },
     TIMEOUT,
   );
@@ -259,11 +268,7 @@ describe('graceful shutdown on SIGTERM', () => {
         await new Promise((r) => setTimeout(r, 50));
         expect(closed).toBe(true);
         // The log says the drain was cut short, not that every request was answered.
-        const msgs = svc
-          .stdout()
-          .split('\n')
-          .filter((l) => l !== '')
-          .map((l) => JSON.parse(l) as { level: number; msg: string });
+        const msgs = logOf(svc);
         expect(msgs.filter((l) => l.msg.startsWith('HTTP server closed'))).toEqual([
           expect.objectContaining({
             level: 40,
@@ -280,19 +285,26 @@ describe('graceful shutdown on SIGTERM', () => {
     TIMEOUT,
   );
 
+  // One process for both kept-alive rules: the connection that gets the 503 and the one left
+  // idle after its answer must each be closed then, or the drain runs to its 20 s deadline.
   it.concurrent(
-    "a request arriving on a kept-alive connection while closing gets the contract's 503",
+    "kept-alive connections while closing: a new request on one gets the contract's 503; one whose request finished is closed then, not at the drain deadline",
     async () => {
-      const svc = await start({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
+      const svc = await start({
+        env: { SANDBOX_CLOCK_CONTROL: 'true', SHUTDOWN_DRAIN_MS: '20000' },
+      });
       try {
-        // A request in flight (half its body) keeps the connection busy across the signal...
-        const inFlight = await halfSentClockAdvance(svc);
-        const exited = svc.stop('SIGTERM', 8_000);
+        // Requests in flight (half their body) keep both connections busy across the signal...
+        const followed = await halfSentClockAdvance(svc);
+        const alone = await halfSentClockAdvance(svc);
+        const t0 = Date.now();
+        const exited = svc.stop('SIGTERM', 30_000);
         await sleep(300);
-        // ...then its rest and a second request on the same connection, after closing began.
-        inFlight.finish('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+        // ...then their rest, and on the first a second request, after closing began.
+        followed.finish('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+        alone.finish();
         expect(await exited).toEqual({ code: 0, signal: null });
-        const raw = inFlight.received();
+        const raw = followed.received();
         const second = raw.slice(raw.indexOf('HTTP/1.1', 1));
         expect(raw.startsWith('HTTP/1.1 200 OK')).toBe(true);
         expect(second.split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable');
@@ -303,54 +315,17 @@ describe('graceful shutdown on SIGTERM', () => {
           status: 503,
           request_id: expect.stringMatching(/^req_/),
         });
-      } finally {
-        await removeData(svc.dataDir);
-      }
-    },
-    TIMEOUT,
-  );
-
-  it.concurrent(
-    'a kept-alive connection whose request finished while closing is closed then, not at the drain deadline',
-    async () => {
-      const svc = await start({
-        env: { SANDBOX_CLOCK_CONTROL: 'true', SHUTDOWN_DRAIN_MS: '20000' },
-      });
-      try {
-        const inFlight = await halfSentClockAdvance(svc);
-        const t0 = Date.now();
-        const exited = svc.stop('SIGTERM', 30_000);
-        await sleep(300);
-        inFlight.finish();
-        expect(await exited).toEqual({ code: 0, signal: null });
-        // Its answer went out, and the process did not sit out SHUTDOWN_DRAIN_MS (20 s).
-        expect(inFlight.received().startsWith('HTTP/1.1 200 OK')).toBe(true);
-        // Closed when its answer went out, not by the deadline: the log says which, whatever the
+        // The other's answer went out, and the process did not sit out SHUTDOWN_DRAIN_MS (20 s):
+        // closed when the answers went out, not by the deadline. The log says which, whatever the
         // machine's load; and well before the 20 s deadline.
-        const msgs = svc
-          .stdout()
-          .split('\n')
-          .filter((l) => l !== '')
-          .map((l) => JSON.parse(l) as { msg: string });
+        expect(alone.received().startsWith('HTTP/1.1 200 OK')).toBe(true);
         expect(
-          msgs.filter((l) => l.msg.startsWith('HTTP server closed')).map((l) => l.msg),
+          logOf(svc)
+            .filter((l) => l.msg.startsWith('HTTP server closed'))
+            .map((l) => l.msg),
         ).toEqual(['HTTP server closed: every request answered; closing the databases']);
         expect(Date.now() - t0).toBeLessThan(15_000);
       } finally {
-        await removeData(svc.dataDir);
-      }
-    },
-    TIMEOUT,
-  );
-
-  it.concurrent(
-    'SIGINT (Ctrl-C) shuts down the same way',
-    async () => {
-      const svc = await start();
-      try {
-        expect((await http(`${svc.api}/health`)).status).toBe(200);
-      } finally {
-        expect(await svc.stop('SIGINT')).toEqual({ code: 0, signal: null });
         await removeData(svc.dataDir);
       }
     },
