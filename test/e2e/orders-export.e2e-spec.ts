@@ -79,8 +79,8 @@ const SEEDED: [column: string, pgType: string][] = [
 ];
 
 /**
- * Inserts `rows` (values in {@link SEEDED}'s order) into the paper engine's orders of the stopped
- * service on `dataDir`, in one transaction. SQLite: row by row into DATA_DIR/paper.sqlite. The
+ * Inserts `rows` (values in {@link SEEDED}'s order) into the paper engine's orders of the service
+ * on `dataDir`, in one transaction. SQLite: row by row into DATA_DIR/paper.sqlite. The
  * PostgreSQL pass: one statement over a connection of its own, each column an array (`unnest`):
  * row by row, 100,000 round trips on the synchronous connection.
  */
@@ -109,15 +109,15 @@ async function insertOrders(dataDir: string, rows: unknown[][]): Promise<void> {
 
 /**
  * GET /orders/export streams in constant memory (issue 4): 100,000 orders of one user, inserted
- * straight into the paper engine's database while the server is stopped (DATA_DIR/paper.sqlite;
+ * straight into the paper engine's database beside the running server (DATA_DIR/paper.sqlite;
  * in the PostgreSQL pass the process's database on the pass's PostgreSQL, which it runs on with
- * the pass's Redis), are exported by the built server running as a child process with its V8 heap capped at 96 MB (--max-old-space-size).
- * A non-streaming export (every row read at once with the repository's statement, then joined
- * into one CSV string) was tried in the same server under the same cap: it died with "JavaScript
- * heap out of memory" inside better-sqlite3's Statement.all; uncapped, it took the heap from 53
- * to 206 MB. So the whole CSV arriving here, parse-checked row by row, is the constant-memory
- * proof. The child's resident memory is also sampled (every 10 ms, from /proc) while the CSV
- * streams, and its growth must stay under 50 MB.
+ * the pass's Redis), are exported by the built server running as a child process with its V8
+ * heap capped at 96 MB (--max-old-space-size). A non-streaming export (every row read at once
+ * with the repository's statement, then joined into one CSV string) was tried in the same server
+ * under the same cap: it died with "JavaScript heap out of memory" inside better-sqlite3's
+ * Statement.all; uncapped, it took the heap from 53 to 206 MB. So the whole CSV arriving here,
+ * parse-checked row by row, is the constant-memory proof. The child's resident memory is also
+ * sampled (every 10 ms, from /proc) while the CSV streams, and its growth must stay under 50 MB.
  */
 describe('orders: CSV export of 100,000 orders in constant memory', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-orders-export-'));
@@ -131,15 +131,19 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
   });
 
   it('streams a header and 100,000 parse-checked rows under a 96 MB heap cap', async () => {
-    // First start: schema, seeds, the user's key and one order placed through the API.
-    svc = await startService({ dataDir, env, testDatabase: true });
+    // One start, heap capped: schema, seeds, the user's key and one order placed through the API.
+    svc = await startService({
+      dataDir,
+      env: { ...env, NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
+      testDatabase: true,
+    });
     const t = await trader(svc);
     const m = TRADABLE[0];
     const real = await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 3));
-    expect((await svc.stop('SIGTERM')).code).toBe(0);
 
-    // 100,000 closed orders, inserted in one transaction. Ids sort before the real order's, so
-    // the real (open) order is the export's last row.
+    // 100,000 closed orders, inserted beside the running service in one transaction (closed
+    // orders are only in the database, never in the engine's books). Ids sort before the real
+    // order's, so the real (open) order is the export's last row.
     const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
     const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
     const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
@@ -175,12 +179,6 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
       }),
     );
 
-    // Second start, heap capped.
-    svc = await startService({
-      dataDir,
-      env: { ...env, NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
-      testDatabase: true,
-    });
     const pid = svc.proc.pid!;
     // Warm up the route once (first-use allocations are not the export's).
     expect((await as(t, `${svc.api}/orders?limit=1`)).status).toBe(200);
