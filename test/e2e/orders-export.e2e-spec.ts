@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { as, limit, place, placeRaw, TRADABLE, trader } from '../support/orders.js';
-import { dropDatabaseOf, openDatabaseOf, runWithoutBlocking } from '../support/test-database.js';
+import { dropDatabaseOf, openDatabaseOf } from '../support/test-database.js';
 
 const ROWS = 100_000;
 const HEAP_MB = 96;
@@ -54,54 +54,37 @@ function rssOf(pid: number): number | null {
   }
 }
 
-/** The columns {@link insertOrders} fills (post_only is false), with their PostgreSQL types. */
-const SEEDED: [column: string, pgType: string][] = [
-  ['id', 'text'],
-  ['user_id', 'text'],
-  ['key_id', 'text'],
-  ['client_order_id', 'text'],
-  ['market_id', 'text'],
-  ['action', 'text'],
-  ['side', 'text'],
-  ['type', 'text'],
-  ['price', 'int'],
-  ['book_side', 'text'],
-  ['book_price', 'int'],
-  ['quantity', 'bigint'],
-  ['filled_quantity', 'bigint'],
-  ['fill_cost', 'bigint'],
-  ['status', 'text'],
-  ['cancel_reason', 'text'],
-  ['time_in_force', 'text'],
-  ['sequence', 'bigint'],
-  ['created_at', 'text'],
-  ['updated_at', 'text'],
-];
-
 /**
- * Inserts `rows` (values in {@link SEEDED}'s order) into the paper engine's orders of the service
- * on `dataDir`, in one transaction. SQLite: row by row into DATA_DIR/paper.sqlite. The
- * PostgreSQL pass: one statement over a connection of its own, each column an array (`unnest`):
- * row by row, 100,000 round trips on the synchronous connection.
+ * Inserts the `rows` closed orders of the export (order i: id `ord_00` and i in 8 digits, market
+ * TRADABLE[i % TRADABLE.length], status FILLED, CANCELLED, EXPIRED by i % 3, ...: what the checks
+ * below expect of row i) for `userId` and `keyId` into the paper engine's database of the service
+ * on `dataDir`, in one statement on either engine (a recursive row counter): no row crosses from
+ * this process, where 100,000 rows sent one by one or as arrays took seconds on PostgreSQL.
  */
-async function insertOrders(dataDir: string, rows: unknown[][]): Promise<void> {
-  const names = SEEDED.map(([c]) => c).join(', ');
-  const onPostgres = await runWithoutBlocking(
-    dataDir,
-    'paper',
-    `INSERT INTO orders (${names}, post_only)
-     SELECT *, FALSE FROM unnest(${SEEDED.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})`,
-    SEEDED.map((_, col) => rows.map((r) => r[col])),
-  );
-  if (onPostgres) return;
+function insertOrders(dataDir: string, rows: number, userId: string, keyId: string): void {
+  const market = TRADABLE.map((x, k) => `WHEN ${k} THEN '${x.id}'`).join(' ');
+  const qty = '(1 + i % 50)';
+  const filled = `CASE i % 3 WHEN 0 THEN ${qty} WHEN 1 THEN ${qty} / 2 ELSE 0 END`;
   const db = openDatabaseOf(dataDir, 'paper');
   try {
-    const insert = db.prepare(
-      `INSERT INTO orders (${names}, post_only) VALUES (${SEEDED.map(() => '?').join(', ')}, FALSE)`,
-    );
-    db.transaction(() => {
-      for (const row of rows) insert.run(...row);
-    })();
+    db.prepare(
+      `WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g WHERE i < ?)
+       INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type,
+         price, book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason,
+         time_in_force, post_only, sequence, created_at, updated_at)
+       SELECT 'ord_00' || substr(CAST(100000000 + i AS TEXT), 2), ?, ?,
+         CASE WHEN i % 1000 = 7 THEN 'tricky,"' || i || '"' WHEN i % 3 = 0 THEN NULL
+           ELSE 'c-' || i END,
+         CASE i % ${TRADABLE.length} ${market} END,
+         CASE WHEN i % 2 = 0 THEN 'BUY' ELSE 'SELL' END,
+         CASE WHEN i % 4 < 2 THEN 'YES' ELSE 'NO' END,
+         'LIMIT', 1 + i % 99, 'BID', 1 + i % 99, ${qty}, ${filled}, (${filled}) * (1 + i % 99),
+         CASE i % 3 WHEN 0 THEN 'FILLED' WHEN 1 THEN 'CANCELLED' ELSE 'EXPIRED' END,
+         CASE WHEN i % 3 = 1 THEN 'USER' END,
+         CASE WHEN i % 3 = 2 THEN 'IOC' ELSE 'GTC' END,
+         FALSE, 1000000 + i, '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:01.000Z'
+       FROM g`,
+    ).run(rows - 1, userId, keyId);
   } finally {
     db.close();
   }
@@ -147,37 +130,7 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
     const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
     const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
     const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
-    await insertOrders(
-      dataDir,
-      Array.from({ length: ROWS }, (_, i) => {
-        const status = statuses[i % 3];
-        const price = 1 + (i % 99);
-        const qty = 1 + (i % 50);
-        const filled = status === 'FILLED' ? qty : status === 'CANCELLED' ? Math.floor(qty / 2) : 0;
-        return [
-          idOf(i),
-          t.userId,
-          t.keyId,
-          cidOf(i),
-          TRADABLE[i % TRADABLE.length].id,
-          i % 2 === 0 ? 'BUY' : 'SELL',
-          i % 4 < 2 ? 'YES' : 'NO',
-          'LIMIT',
-          price,
-          'BID',
-          price,
-          qty,
-          filled,
-          filled * price,
-          status,
-          status === 'CANCELLED' ? 'USER' : null,
-          status === 'EXPIRED' ? 'IOC' : 'GTC',
-          1_000_000 + i,
-          '2026-11-01T00:00:00.000Z',
-          '2026-11-01T00:00:01.000Z',
-        ];
-      }),
-    );
+    insertOrders(dataDir, ROWS, t.userId, t.keyId);
 
     const pid = svc.proc.pid!;
     // Warm up the route once (first-use allocations are not the export's).
