@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { TRADABLE, trader, type Trader } from '../support/orders.js';
 import { EXPORT_SCOPES, exportsClient, seedTrades, sha256, type Json } from '../support/exports.js';
+import { dropDatabaseOf } from '../support/test-database.js';
 
 const ROWS = 200_000;
 const ENV = { SANDBOX_FEED_INTERVAL_MS: '0', RATE_LIMITS_ENABLED: 'false' };
@@ -22,9 +23,10 @@ function rss(svc: ServiceProcess): number {
 
 /**
  * The built service as a child process (node dist/main.js) on one DATA_DIR holding 200,000
- * trades, seeded through the engine database beside the running service (WAL): an export's memory
- * stays flat, and a kill -9 in the middle of one leaves no short file under the final name; the
- * job is re-queued at the next boot and then READY with every row.
+ * trades, seeded through the engine database beside the running service (SQLite's WAL; in the
+ * PostgreSQL pass its database on the pass's PostgreSQL, the export files still in DATA_DIR): an
+ * export's memory stays flat, and a kill -9 in the middle of one leaves no short file under the
+ * final name; the job is re-queued at the next boot and then READY with every row.
  */
 describe('data exports: memory and crash safety (child process)', () => {
   let svc: ServiceProcess;
@@ -33,7 +35,7 @@ describe('data exports: memory and crash safety (child process)', () => {
   const dir = () => join(dataDir, 'exports', 'paper');
 
   beforeAll(async () => {
-    svc = await startService({ env: ENV });
+    svc = await startService({ env: ENV, testDatabase: true });
     dataDir = svc.dataDir;
     a = await trader(svc, 'a@crash-exports.test', { scopes: EXPORT_SCOPES });
     // Beside the running service, which the first test then uses (one boot fewer).
@@ -42,6 +44,7 @@ describe('data exports: memory and crash safety (child process)', () => {
   afterAll(async () => {
     await svc?.stop('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabaseOf(dataDir);
   });
 
   it('exports 200,000 rows with the service resident memory growing under 50 MB', async () => {
@@ -67,7 +70,11 @@ describe('data exports: memory and crash safety (child process)', () => {
 
   it('a kill -9 mid-export leaves no READY short file; at restart the job is re-queued and READY in full', async () => {
     // Small batches so the export is still running when it is killed.
-    svc = await startService({ dataDir, env: { ...ENV, EXPORT_BATCH_ROWS: '20' } });
+    svc = await startService({
+      dataDir,
+      env: { ...ENV, EXPORT_BATCH_ROWS: '20' },
+      testDatabase: true,
+    });
     let ex = exportsClient(svc);
     const created = await ex.created(a, body);
     const part = join(dir(), `${created.id}.csv.part`);
@@ -80,7 +87,7 @@ describe('data exports: memory and crash safety (child process)', () => {
     expect(existsSync(join(dir(), `${created.id}.csv`))).toBe(false);
     expect(existsSync(part)).toBe(true);
 
-    svc = await startService({ dataDir, env: ENV });
+    svc = await startService({ dataDir, env: ENV, testDatabase: true });
     ex = exportsClient(svc);
     const done = await ex.until(a, created.id, 'READY', 60_000);
     expect(done.record_count).toBe(ROWS);

@@ -1,18 +1,19 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { verifiedAccount } from '../support/access.js';
+import { failWrites } from '../support/fail-writes.js';
 import { expectContractError } from '../support/harness.js';
 import { as, keyFor, limit, TRADABLE, type Trader } from '../support/orders.js';
 import { startService, type ServiceProcess } from '../support/process.js';
+import { dropDatabaseOf, openDatabaseOf } from '../support/test-database.js';
 
 /**
  * An Idempotency-Key never moves money or places orders twice, even across a crash (issue 3's
  * idempotency over issue 4's engine): the engine records a key's effect in its own commit, the
  * answer is stored in the platform database after it. Here the platform database refuses to
- * store the answers (a trigger), the service is killed with SIGKILL, and the retries come after
+ * store the answers (a trigger: SQLite's, or in the PostgreSQL pass a trigger function on the
+ * pass's database), the service is killed with SIGKILL, and the retries come after
  * the restart: applied requests answer 409 IDEMPOTENT_REQUEST_APPLIED naming what they did and
  * nothing runs twice; a request that never took effect runs normally.
  */
@@ -21,20 +22,29 @@ describe('idempotency across a crash between the engine commit and the stored an
   let svc: ServiceProcess | undefined;
   afterAll(async () => {
     await svc?.stop('SIGKILL');
-    if (svc !== undefined) rmSync(svc.dataDir, { recursive: true, force: true });
+    if (svc !== undefined) {
+      rmSync(svc.dataDir, { recursive: true, force: true });
+      await dropDatabaseOf(svc.dataDir);
+    }
   });
 
+  // The process's databases, from outside it: its SQLite files, or in the PostgreSQL pass the
+  // schemas of its database on the pass's PostgreSQL (test-database.ts).
   const platform = (dataDir: string, sql: string, ...params: unknown[]): void => {
-    const db = new Database(join(dataDir, 'platform.sqlite'));
+    const db = openDatabaseOf(dataDir, 'platform');
     try {
-      db.pragma('busy_timeout = 5000');
       db.prepare(sql).run(...params);
     } finally {
       db.close();
     }
   };
-  const engineRows = <T>(dataDir: string, file: string, sql: string, ...params: unknown[]): T[] => {
-    const db = new Database(join(dataDir, file), { readonly: true });
+  const engineRows = <T>(
+    dataDir: string,
+    name: 'live' | 'paper',
+    sql: string,
+    ...params: unknown[]
+  ): T[] => {
+    const db = openDatabaseOf(dataDir, name, { readonly: true });
     try {
       return db.prepare(sql).all(...params) as T[];
     } finally {
@@ -43,7 +53,7 @@ describe('idempotency across a crash between the engine commit and the stored an
   };
 
   it('a deposit and an order applied before the crash are not run again by their retries', async () => {
-    svc = await startService({ env });
+    svc = await startService({ env, testDatabase: true });
     const dataDir = svc.dataDir;
     const email = `idem-crash-${process.pid}@orders.test`;
     const token = await verifiedAccount(svc, email);
@@ -66,12 +76,12 @@ describe('idempotency across a crash between the engine commit and the stored an
         headers: { 'idempotency-key': 'order-1' },
       });
 
-    // The platform database will not store answers: the requests take effect, unanswered on disk.
-    platform(
-      dataDir,
-      `CREATE TRIGGER refuse_done BEFORE UPDATE ON idempotency_records WHEN NEW.state = 'DONE'
-       BEGIN SELECT RAISE(ABORT, 'answers refused by the test'); END`,
-    );
+    // The platform database will not store answers (a trigger, on either engine): the requests
+    // take effect, unanswered in the database.
+    const storeAnswers = failWrites(dataDir, 'platform', 'idempotency_records', 'UPDATE', {
+      when: "NEW.state = 'DONE'",
+      message: 'answers refused by the test',
+    });
     const first = await deposit('deposit-1');
     expect(first.status).toBe(201);
     const placed = await order();
@@ -107,8 +117,8 @@ describe('idempotency across a crash between the engine commit and the stored an
     );
 
     await svc.stop('SIGKILL');
-    platform(dataDir, 'DROP TRIGGER refuse_done');
-    svc = await startService({ dataDir, env });
+    storeAnswers();
+    svc = await startService({ dataDir, env, testDatabase: true });
 
     const again = await deposit('deposit-1');
     const err = expectContractError(again, 409, 'IDEMPOTENT_REQUEST_APPLIED');
@@ -121,7 +131,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     });
     const deposits = engineRows<{ amount_cents: number }>(
       dataDir,
-      'live.sqlite',
+      'live',
       "SELECT amount_cents FROM ledger WHERE user_id = ? AND type = 'DEPOSIT'",
       live.userId,
     );
@@ -132,7 +142,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(orderErr.details.order_ids).toEqual([placed.body.id]);
     const orders = engineRows<{ id: string }>(
       dataDir,
-      'paper.sqlite',
+      'paper',
       "SELECT id FROM orders WHERE user_id = ? AND client_order_id = 'idem-1'",
       paper.userId,
     );
@@ -144,7 +154,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(
       engineRows<{ n: number }>(
         dataDir,
-        'paper.sqlite',
+        'paper',
         'SELECT COUNT(*) AS n FROM orders WHERE user_id = ? AND price = ?',
         paper.userId,
         m.reference - 12,
@@ -161,7 +171,7 @@ describe('idempotency across a crash between the engine commit and the stored an
     expect(
       engineRows<{ n: number }>(
         dataDir,
-        'live.sqlite',
+        'live',
         "SELECT COUNT(*) AS n FROM ledger WHERE user_id = ? AND type = 'DEPOSIT'",
         live.userId,
       ),

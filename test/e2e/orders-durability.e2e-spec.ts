@@ -28,6 +28,7 @@ import {
   type OrderBody,
   type Trader,
 } from '../support/orders.js';
+import { dropDatabaseOf } from '../support/test-database.js';
 
 const OPEN = new Set(['OPEN', 'PARTIALLY_FILLED']);
 const STP_MODES = ['CANCEL_TAKER', 'CANCEL_MAKER', 'CANCEL_BOTH'] as const;
@@ -35,7 +36,8 @@ const FINAL = new Set(['FILLED', 'CANCELLED', 'EXPIRED']);
 
 /**
  * Durability (issue 4): the built server (`node dist/main.js`) is killed with SIGKILL while a
- * stream of orders from two users is in flight, then restarted on the same DATA_DIR. Every
+ * stream of orders from two users is in flight, then restarted on the same DATA_DIR (in the
+ * PostgreSQL pass on the pass's PostgreSQL + Redis, the same database again). Every
  * acknowledged order must be there with its acknowledged state (or later progress consistent with
  * it), no fill lost or duplicated, the rebuilt books hold exactly the stored open orders, and new
  * orders still match the restored ones in time priority.
@@ -52,10 +54,11 @@ describe('orders: durability across kill -9', () => {
   afterAll(async () => {
     await svc?.stop('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabaseOf(dataDir);
   });
 
   it('acknowledged orders and fills survive SIGKILL mid-stream; the books are rebuilt from them', async () => {
-    svc = await startService({ dataDir, env });
+    svc = await startService({ dataDir, env, testDatabase: true });
     const a = await trader(svc);
     const b = await trader(svc, 'durable@orders.test');
     const [m1, m2, m3] = [TRADABLE[0], TRADABLE[1], TRADABLE[2]];
@@ -148,7 +151,7 @@ describe('orders: durability across kill -9', () => {
     expect(acked.size).toBeGreaterThanOrEqual(target);
 
     // Restart on the same directory.
-    svc = await startService({ dataDir, env });
+    svc = await startService({ dataDir, env, testDatabase: true });
 
     // 1. Every acknowledged order is there, in its acknowledged state or later progress.
     for (const [id, { user, order }] of acked) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type ServiceProcess } from '../support/process.js';
 import { as, limit, place, placeRaw, TRADABLE, trader } from '../support/orders.js';
-import { openDatabaseOf } from '../support/test-database.js';
+import { dropDatabaseOf, openDatabaseOf } from '../support/test-database.js';
 
 const ROWS = 100_000;
 const HEAP_MB = 96;
@@ -55,15 +55,52 @@ function rssOf(pid: number): number | null {
 }
 
 /**
+ * Inserts the `rows` closed orders of the export (order i: id `ord_00` and i in 8 digits, market
+ * TRADABLE[i % TRADABLE.length], status FILLED, CANCELLED, EXPIRED by i % 3, ...: what the checks
+ * below expect of row i) for `userId` and `keyId` into the paper engine's database of the service
+ * on `dataDir`, in one statement on either engine (a recursive row counter): no row crosses from
+ * this process, where 100,000 rows sent one by one or as arrays took seconds on PostgreSQL.
+ */
+function insertOrders(dataDir: string, rows: number, userId: string, keyId: string): void {
+  const market = TRADABLE.map((x, k) => `WHEN ${k} THEN '${x.id}'`).join(' ');
+  const qty = '(1 + i % 50)';
+  const filled = `CASE i % 3 WHEN 0 THEN ${qty} WHEN 1 THEN ${qty} / 2 ELSE 0 END`;
+  const db = openDatabaseOf(dataDir, 'paper');
+  try {
+    db.prepare(
+      `WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g WHERE i < ?)
+       INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type,
+         price, book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason,
+         time_in_force, post_only, sequence, created_at, updated_at)
+       SELECT 'ord_00' || substr(CAST(100000000 + i AS TEXT), 2), ?, ?,
+         CASE WHEN i % 1000 = 7 THEN 'tricky,"' || i || '"' WHEN i % 3 = 0 THEN NULL
+           ELSE 'c-' || i END,
+         CASE i % ${TRADABLE.length} ${market} END,
+         CASE WHEN i % 2 = 0 THEN 'BUY' ELSE 'SELL' END,
+         CASE WHEN i % 4 < 2 THEN 'YES' ELSE 'NO' END,
+         'LIMIT', 1 + i % 99, 'BID', 1 + i % 99, ${qty}, ${filled}, (${filled}) * (1 + i % 99),
+         CASE i % 3 WHEN 0 THEN 'FILLED' WHEN 1 THEN 'CANCELLED' ELSE 'EXPIRED' END,
+         CASE WHEN i % 3 = 1 THEN 'USER' END,
+         CASE WHEN i % 3 = 2 THEN 'IOC' ELSE 'GTC' END,
+         FALSE, 1000000 + i, '2026-11-01T00:00:00.000Z', '2026-11-01T00:00:01.000Z'
+       FROM g`,
+    ).run(rows - 1, userId, keyId);
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * GET /orders/export streams in constant memory (issue 4): 100,000 orders of one user, inserted
- * straight into DATA_DIR/paper.sqlite while the server is stopped, are exported by the built
- * server running as a child process with its V8 heap capped at 96 MB (--max-old-space-size).
- * A non-streaming export (every row read at once with the repository's statement, then joined
- * into one CSV string) was tried in the same server under the same cap: it died with "JavaScript
- * heap out of memory" inside better-sqlite3's Statement.all; uncapped, it took the heap from 53
- * to 206 MB. So the whole CSV arriving here, parse-checked row by row, is the constant-memory
- * proof. The child's resident memory is also sampled (every 10 ms, from /proc) while the CSV
- * streams, and its growth must stay under 50 MB.
+ * straight into the paper engine's database beside the running server (DATA_DIR/paper.sqlite;
+ * in the PostgreSQL pass the process's database on the pass's PostgreSQL, which it runs on with
+ * the pass's Redis), are exported by the built server running as a child process with its V8
+ * heap capped at 96 MB (--max-old-space-size). A non-streaming export (every row read at once
+ * with the repository's statement, then joined into one CSV string) was tried in the same server
+ * under the same cap: it died with "JavaScript heap out of memory" inside better-sqlite3's
+ * Statement.all; uncapped, it took the heap from 53 to 206 MB. So the whole CSV arriving here,
+ * parse-checked row by row, is the constant-memory proof. The child's resident memory is also
+ * sampled (every 10 ms, from /proc) while the CSV streams, and its growth must stay under 50 MB.
  */
 describe('orders: CSV export of 100,000 orders in constant memory', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-orders-export-'));
@@ -73,65 +110,28 @@ describe('orders: CSV export of 100,000 orders in constant memory', () => {
   afterAll(async () => {
     await svc?.stop('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabaseOf(dataDir);
   });
 
   it('streams a header and 100,000 parse-checked rows under a 96 MB heap cap', async () => {
-    // First start: schema, seeds, the user's key and one order placed through the API.
-    svc = await startService({ dataDir, env });
-    const t = await trader(svc);
-    const m = TRADABLE[0];
-    const real = await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 3));
-    expect((await svc.stop('SIGTERM')).code).toBe(0);
-
-    // 100,000 closed orders, inserted in one transaction. Ids sort before the real order's, so
-    // the real (open) order is the export's last row.
-    const db = openDatabaseOf(dataDir, 'paper');
-    const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
-    const insert = db.prepare(
-      `INSERT INTO orders (id, user_id, key_id, client_order_id, market_id, action, side, type, price,
-       book_side, book_price, quantity, filled_quantity, fill_cost, status, cancel_reason, time_in_force,
-       post_only, sequence, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
-    const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
-    db.transaction(() => {
-      for (let i = 0; i < ROWS; i++) {
-        const status = statuses[i % 3];
-        const price = 1 + (i % 99);
-        const qty = 1 + (i % 50);
-        const filled = status === 'FILLED' ? qty : status === 'CANCELLED' ? Math.floor(qty / 2) : 0;
-        insert.run(
-          idOf(i),
-          t.userId,
-          t.keyId,
-          cidOf(i),
-          TRADABLE[i % TRADABLE.length].id,
-          i % 2 === 0 ? 'BUY' : 'SELL',
-          i % 4 < 2 ? 'YES' : 'NO',
-          'LIMIT',
-          price,
-          'BID',
-          price,
-          qty,
-          filled,
-          filled * price,
-          status,
-          status === 'CANCELLED' ? 'USER' : null,
-          status === 'EXPIRED' ? 'IOC' : 'GTC',
-          0,
-          1_000_000 + i,
-          '2026-11-01T00:00:00.000Z',
-          '2026-11-01T00:00:01.000Z',
-        );
-      }
-    })();
-    db.close();
-
-    // Second start, heap capped.
+    // One start, heap capped: schema, seeds, the user's key and one order placed through the API.
     svc = await startService({
       dataDir,
       env: { ...env, NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` },
+      testDatabase: true,
     });
+    const t = await trader(svc);
+    const m = TRADABLE[0];
+    const real = await place(svc, t, limit(m, 'BUY', 'YES', m.reference - 10, 3));
+
+    // 100,000 closed orders, inserted beside the running service in one transaction (closed
+    // orders are only in the database, never in the engine's books). Ids sort before the real
+    // order's, so the real (open) order is the export's last row.
+    const statuses = ['FILLED', 'CANCELLED', 'EXPIRED'] as const;
+    const idOf = (i: number) => `ord_00${String(i).padStart(8, '0')}`;
+    const cidOf = (i: number) => (i % 1000 === 7 ? `tricky,"${i}"` : i % 3 === 0 ? null : `c-${i}`);
+    insertOrders(dataDir, ROWS, t.userId, t.keyId);
+
     const pid = svc.proc.pid!;
     // Warm up the route once (first-use allocations are not the export's).
     expect((await as(t, `${svc.api}/orders?limit=1`)).status).toBe(200);

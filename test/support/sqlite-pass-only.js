@@ -19,12 +19,4 @@ export const SQLITE_PASS_ONLY = {
   'start-build.e2e-spec.ts': "`npm start`'s build step; no service",
   'services-script.e2e-spec.ts':
     '`npm run services`, which starts a PostgreSQL and a Redis of its own whatever the pass',
-  'shutdown.e2e-spec.ts': 'graceful shutdown of a `node dist/main.js` process on SQLite files',
-  'orders-durability.e2e-spec.ts': 'kill -9 of a `node dist/main.js` process on SQLite files',
-  'idempotency-crash.e2e-spec.ts':
-    'kill -9 of a process whose SQLite platform database a trigger makes refuse writes',
-  'data-exports-crash.e2e-spec.ts':
-    'kill -9 mid-export of a `node dist/main.js` process on SQLite files',
-  'orders-export.e2e-spec.ts':
-    'the CSV export of 100,000 orders under a 96 MB heap cap, a process on SQLite files',
 };

@@ -6,8 +6,8 @@ import { assertNotSqlitePassOnly } from './pass-guard.js';
 import { SQLITE_PASS_ONLY } from './sqlite-pass-only.js';
 
 const E2E = fileURLToPath(new URL('../e2e', import.meta.url));
-const LISTED = 'shutdown.e2e-spec.ts';
-const refused = /shutdown\.e2e-spec\.ts is in test\/support\/sqlite-pass-only\.js/;
+const LISTED = 'data-dir.e2e-spec.ts';
+const refused = /data-dir\.e2e-spec\.ts is in test\/support\/sqlite-pass-only\.js/;
 
 // A listed case file, as a suite file registers it: its hooks and tests run as that file's.
 let inHook: unknown = null;
