@@ -46,17 +46,15 @@ export function appliedError(key: string, effect: EffectIds): DomainError {
   );
 }
 
-/** An effect as the engine database holds it (`idempotency_effects`), for {@link AppliedKeys.load}. */
+/** An effect the engine database holds (`idempotency_effects`), for {@link AppliedKeys.load}. */
 export interface StoredEffect {
   ownerId: string;
   key: string;
-  orderIds: string[];
-  referenceIds: string[];
   /** When it was recorded (epoch ms). */
   at: number;
 }
 
-interface Applied extends EffectIds {
+interface Applied {
   claimId: string | undefined;
   /** Where the key's use began: it is live until `since + ttl`. */
   since: number;
@@ -70,7 +68,8 @@ interface Applied extends EffectIds {
  * in memory (no database round trip); loaded from `idempotency_effects` when the engine is
  * (re)built, so a new writer term knows what its predecessors committed, and a failed commit's
  * keys go with the rebuild. Entries are kept in the order they began, so expired ones are dropped
- * from the front as new ones come.
+ * from the front as new ones come. Only the keys and times are held (about 200 bytes a key); what
+ * a refused request's first did is read from `idempotency_effects` when refusing.
  */
 export class AppliedKeys {
   private entries = new Map<string, Applied>();
@@ -82,23 +81,18 @@ export class AppliedKeys {
     const entries = new Map<string, Applied>();
     for (const s of stored) {
       if (s.at + this.ttlMs <= now) continue;
-      entries.set(slot(s.ownerId, s.key), {
-        claimId: undefined,
-        since: s.at,
-        orderIds: s.orderIds,
-        referenceIds: s.referenceIds,
-      });
+      entries.set(slot(s.ownerId, s.key), { claimId: undefined, since: s.at });
     }
     this.entries = entries;
   }
 
   /**
-   * The effect of another request under the scope's key still in its window at `now`, if any:
-   * the command must not run. An effect past its window belonged to an earlier use of the key
-   * (the key may be used again, as `idempotency_effects`' upsert replaces it); the same claim's
-   * effect is this request's own (a batch's earlier legs).
+   * When the use of the scope's key began whose request (another one) changed the engine, if it
+   * is still in its window at `now`: the command must not run. An effect past its window belonged
+   * to an earlier use of the key (the key may be used again, as `idempotency_effects`' upsert
+   * replaces it); the same claim's effect is this request's own (a batch's earlier legs).
    */
-  conflict(scope: IdempotencyScope, now: number): EffectIds | undefined {
+  conflict(scope: IdempotencyScope, now: number): number | undefined {
     const k = slot(scope.ownerId, scope.key);
     const e = this.entries.get(k);
     if (e === undefined) return undefined;
@@ -107,26 +101,18 @@ export class AppliedKeys {
       return undefined;
     }
     if (scope.claimId !== undefined && e.claimId === scope.claimId) return undefined;
-    return e;
+    return e.since;
   }
 
   /** Records that a command under the scope's key changed the engine (at `now`). */
-  note(scope: IdempotencyScope, events: readonly EngineEvent[], now: number): void {
+  note(scope: IdempotencyScope, now: number): void {
     const k = slot(scope.ownerId, scope.key);
-    let e = this.entries.get(k);
-    if (e === undefined || e.claimId !== scope.claimId || scope.claimId === undefined) {
-      // A new use (an expired one's entry is replaced, and moves to the end).
-      this.entries.delete(k);
-      e = {
-        claimId: scope.claimId,
-        since: Math.min(scope.claimedAt ?? now, now),
-        orderIds: [],
-        referenceIds: [],
-      };
-      this.entries.set(k, e);
-      this.dropExpired(now);
-    }
-    addEffectIds(e, events);
+    const e = this.entries.get(k);
+    if (e !== undefined && scope.claimId !== undefined && e.claimId === scope.claimId) return;
+    // A new use (an expired one's entry is replaced, and moves to the end).
+    this.entries.delete(k);
+    this.entries.set(k, { claimId: scope.claimId, since: Math.min(scope.claimedAt ?? now, now) });
+    this.dropExpired(now);
   }
 
   /** Forgets a key's effect (a sandbox reset forgot its answer: the key runs its request again). */

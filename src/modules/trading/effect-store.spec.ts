@@ -50,8 +50,8 @@ describe('idempotency effects in an engine database', () => {
 
     // What a writer's fence loads at restore: every effect since, oldest first.
     expect(store.recordedSince('2026-11-22T11:00:00.000Z')).toEqual([
-      { ownerId: 'test:usr_1', key: 'k-1', orderIds: ['ord_1', 'ord_2'], referenceIds: [], at },
-      { ownerId: 'test:usr_1', key: 'k-2', orderIds: [], referenceIds: ['dep_1'], at: at + 60_000 },
+      { ownerId: 'test:usr_1', key: 'k-1', at },
+      { ownerId: 'test:usr_1', key: 'k-2', at: at + 60_000 },
     ]);
     expect(store.recordedSince('2026-11-22T12:00:00.001Z').map((e) => e.key)).toEqual(['k-2']);
 

@@ -21,7 +21,7 @@ class FakeRepo {
   restores = 0;
   spools: { payload: string; at: number; commit: number }[] = [];
   /** Idempotency-Key effects as stored (one per owner and key: the upsert replaces). */
-  stored: StoredEffect[] = [];
+  stored: (EffectRecord & StoredEffect)[] = [];
   private inTx = false;
   transaction<T>(fn: () => T): T {
     if (this.fail) throw new Error('disk full');
@@ -71,6 +71,12 @@ class FakeRepo {
     },
     recordedSince: (since: string): StoredEffect[] =>
       this.stored.filter((s) => s.at >= Date.parse(since)),
+    effectOf: (ownerId: string, key: string, since: string) => {
+      const s = this.stored.find(
+        (x) => x.ownerId === ownerId && x.key === key && x.at >= Date.parse(since),
+      );
+      return s === undefined ? null : { orderIds: s.orderIds, referenceIds: s.referenceIds };
+    },
   };
   /** mkt_a's close time (epoch ms); far away unless a test sets it. */
   closeAt = 4_000_000_000_000;

@@ -259,7 +259,7 @@ export class EngineRuntime {
     if (idempotency !== undefined) {
       addEffect(this.pendingEffects, idempotency, result.events);
       // Until the batch commits (a failed commit rebuilds the record from the database).
-      this.applied.note(idempotency, result.events, this.clock.now());
+      this.applied.note(idempotency, this.clock.now());
     }
     return new Promise((resolve, reject) => {
       this.pendingWaiters.push({ resolve: () => resolve(result), reject });
@@ -415,7 +415,7 @@ export class EngineRuntime {
     const effects = new Map<string, EffectRecord>();
     if (idempotency !== undefined) addEffect(effects, idempotency, events);
     this.write(events, effects);
-    if (idempotency !== undefined) this.applied.note(idempotency, events, this.clock.now());
+    if (idempotency !== undefined) this.applied.note(idempotency, this.clock.now());
   }
 
   /**
@@ -430,8 +430,17 @@ export class EngineRuntime {
     if (scope === undefined) return;
     if (this.applied.conflict(scope, this.clock.now()) === undefined) return;
     if (pending && (this.pendingEvents.length > 0 || this.inflight !== null)) this.settle();
-    const first = this.applied.conflict(scope, this.clock.now());
-    if (first !== undefined) throw appliedError(scope.key, first);
+    const since = this.applied.conflict(scope, this.clock.now());
+    if (since === undefined) return;
+    // The refusal's one read (what the first did), off the path of the commands that run: the
+    // key's one row, the upsert's (a window back from its start, for a claiming instance's clock
+    // a moment ahead of this one).
+    const first = this.repo.effects.effectOf(
+      scope.ownerId,
+      scope.key,
+      iso(since - IDEMPOTENCY_TTL_MS),
+    );
+    throw appliedError(scope.key, first ?? { orderIds: [], referenceIds: [] });
   }
 
   /**
@@ -691,10 +700,9 @@ export class EngineRuntime {
     if (!result.ok) return result;
     this.index.apply(result.events);
     const effects = new Map<string, EffectRecord>();
-    const keyed = idempotency === undefined ? [] : effectEvents(result.events);
-    if (idempotency !== undefined) addEffect(effects, idempotency, keyed);
+    if (idempotency !== undefined) addEffect(effects, idempotency, effectEvents(result.events));
     this.write(result.events, effects, undefined, inCommit);
-    if (idempotency !== undefined) this.applied.note(idempotency, keyed, this.clock.now());
+    if (idempotency !== undefined) this.applied.note(idempotency, this.clock.now());
     return result;
   }
 

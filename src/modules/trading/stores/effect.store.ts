@@ -32,13 +32,7 @@ export class EffectStore {
   private readonly ofKey: SqlStatement<[string, string]>;
   private readonly since: SqlStatement<
     [string],
-    {
-      owner_id: string;
-      idem_key: string;
-      order_ids: string;
-      reference_ids: string;
-      created_at: string;
-    }
+    { owner_id: string; idem_key: string; created_at: string }
   >;
 
   constructor(db: SqlConnection) {
@@ -55,17 +49,15 @@ export class EffectStore {
     this.olderThan = db.prepare('DELETE FROM idempotency_effects WHERE created_at < ?');
     this.ofKey = db.prepare('DELETE FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?');
     this.since = db.prepare(
-      'SELECT owner_id, idem_key, order_ids, reference_ids, created_at FROM idempotency_effects WHERE created_at >= ? ORDER BY created_at',
+      'SELECT owner_id, idem_key, created_at FROM idempotency_effects WHERE created_at >= ? ORDER BY created_at',
     );
   }
 
-  /** Every effect recorded since `since` (ISO time), oldest first: what the writer fences. */
+  /** The keys of every effect recorded since `since` (ISO time), oldest first: what the writer fences. */
   recordedSince(since: string): StoredEffect[] {
     return this.since.all(since).map((r) => ({
       ownerId: r.owner_id,
       key: r.idem_key,
-      orderIds: JSON.parse(r.order_ids) as string[],
-      referenceIds: JSON.parse(r.reference_ids) as string[],
       at: Date.parse(r.created_at),
     }));
   }
