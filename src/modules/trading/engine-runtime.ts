@@ -250,7 +250,13 @@ export class EngineRuntime {
     idempotency?: IdempotencyScope,
   ): Promise<Success<T> | Failure> {
     this.assertUsable();
-    if (idempotency !== undefined) this.fenceKey(idempotency, true);
+    if (idempotency !== undefined) {
+      try {
+        this.fenceKey(idempotency, true);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
     this.closeDue();
     const result = command(this.engine);
     if (!result.ok || result.events.length === 0) return Promise.resolve(result);
@@ -421,10 +427,10 @@ export class EngineRuntime {
   /**
    * The fence of an Idempotency-Key: a command under a key whose request (another claim of it)
    * already changed this engine within the key's window is refused before it runs, 409
-   * IDEMPOTENT_REQUEST_APPLIED naming what the first did, and changes nothing. On PostgreSQL
-   * that first request's batch may still be waiting or in flight (`pending`, the group-commit
-   * path): it is settled first, so the refusal names only a committed effect (a failed commit
-   * takes the key back, and this command runs). A key past its window may be used again.
+   * IDEMPOTENT_REQUEST_APPLIED naming what the first did, and changes nothing. On the
+   * group-commit path (`pending`) the first request's batch may still be waiting (or in flight,
+   * on PostgreSQL): it is settled first, so the refusal names only a committed effect (a failed
+   * commit takes the key back, and this command runs). A key past its window may be used again.
    */
   private fenceKey(scope: IdempotencyScope | undefined, pending = false): void {
     if (scope === undefined) return;
