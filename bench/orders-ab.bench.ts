@@ -14,8 +14,11 @@
  * BENCH_PG=1 runs both on PostgreSQL: a throwaway cluster (test/support/services.ts) holding one
  * database per build (DATABASE_URL, one instance each, no Redis). The server CPU per order is
  * then the Node process's (its pg worker thread included), not PostgreSQL's backends'.
+ * BENCH_IDEMPOTENCY=1 sends every order with an Idempotency-Key of its own (the claim, the stored
+ * answer and the engine writer's fence of applied keys on the path).
  */
 import autocannon, { type RawRequest } from 'autocannon';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,6 +40,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PHASE_SECONDS = Number(process.env.BENCH_PHASE_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 8);
 const ROUNDS = Math.max(2, Number(process.env.BENCH_ROUNDS ?? 4));
+const KEYED = process.env.BENCH_IDEMPOTENCY === '1';
 const CONNECTIONS = 32;
 const SERVER_ENV = {
   SANDBOX_STARTING_BALANCE_CENTS: '1000000000000',
@@ -79,7 +83,12 @@ async function prepare(
 function orders(side: Side, duration: number) {
   const setupRequest = (req: RawRequest): RawRequest => {
     const { key, body } = side.stream();
-    return { ...req, headers: { 'content-type': 'application/json', 'x-api-key': key }, body };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-api-key': key,
+    };
+    if (KEYED) headers['idempotency-key'] = randomUUID();
+    return { ...req, headers, body };
   };
   return () =>
     autocannon({

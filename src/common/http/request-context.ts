@@ -29,9 +29,10 @@ export interface Credential {
   /**
    * This request's Idempotency-Key, scoped to its owner, when it is a mutation sent with one (set
    * by the idempotency step; the credential object is per request). Engine commands run under it
-   * record their effect with it.
+   * record their effect with it; the claim (its id, and when the key's use began, epoch ms)
+   * tells the engine writer this request's commands from another request's under the key.
    */
-  idempotency?: { ownerId: string; key: string };
+  idempotency?: { ownerId: string; key: string; claimId?: string; claimedAt?: number };
   /**
    * Set by the scenario step when a sandbox PARTIAL_FILL scenario fired for this request: the
    * order it places takes at most `fillLimit` contracts, the rest is cancelled (SCENARIO).

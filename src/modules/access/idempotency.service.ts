@@ -18,6 +18,7 @@ import { DomainError, validationFailed } from '../../common/errors/domain-error.
 import { ConfigService } from '../../config/config.service.js';
 import { isUniqueViolation, PLATFORM_DB } from '../../database/databases.js';
 import { EffectStore } from '../trading/stores/effect.store.js';
+import { appliedError, IDEMPOTENCY_TTL_MS } from '../trading/applied-keys.js';
 import type { WorldName } from '../../common/environment.js';
 import { WorldDatabases } from '../worlds/world-databases.service.js';
 import type { WorldScoped } from '../worlds/world-scoped.js';
@@ -26,7 +27,7 @@ import { requestIdFor } from '../../common/http/request-id.js';
 import { IdempotencyRecordEntity } from './entities/idempotency-record.entity.js';
 import { LocalClaimants, PgClaimants, type IdempotencyClaimants } from './idempotency-claimants.js';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+export { IDEMPOTENCY_TTL_MS };
 /** How often an instance on a shared database settles the claims of instances that are gone. */
 const ORPHAN_SWEEP_MS = 60_000;
 /**
@@ -174,12 +175,10 @@ export class IdempotencyService
       throw err;
     }
     if (effect === null) return null;
-    const err = new DomainError(
-      'IDEMPOTENT_REQUEST_APPLIED',
-      'The request with this Idempotency-Key was applied, but its answer was lost (the service stopped or failed before sending it); it is not run again. Look up its orders or ledger entries (details) instead of retrying.',
-      { idempotency_key: key, order_ids: effect.orderIds, reference_ids: effect.referenceIds },
+    const answer = mapError(
+      appliedError(key, effect),
+      requestIdFor({ headers: {} } as IncomingMessage),
     );
-    const answer = mapError(err, requestIdFor({ headers: {} } as IncomingMessage));
     // The first request's id is unknown here: no Idempotent-Original-Request-Id on the replay.
     const body = { error: { ...answer.body.error, request_id: null } };
     return {
@@ -215,9 +214,14 @@ export class IdempotencyService
    * that no longer exists. Answers that changed nothing there (a refusal, a webhook endpoint)
    * and requests still running keep their keys. Returns how many answers were forgotten.
    */
-  async forgetPaperAnswers(userId: string, world: WorldName = 'test'): Promise<number> {
+  async forgetPaperAnswers(
+    userId: string,
+    world: WorldName = 'test',
+    forgotten: ForgottenKey = () => undefined,
+  ): Promise<number> {
     const ownerId = `${world}:${userId}`;
-    return this.forget(ownerId, world, this.effects.get(world).keysOf(ownerId, this.since(world)));
+    const keys = this.effects.get(world).keysOf(ownerId, this.since(world));
+    return this.forget(ownerId, world, keys, forgotten);
   }
 
   /**
@@ -226,10 +230,14 @@ export class IdempotencyService
    * back with its COMMIT, no round trip of their own); answers what forgets their answers once
    * it has committed (nothing to do, and no round trip, when no key changed the engine).
    */
-  stageForgetPaperAnswers(userId: string, world: WorldName = 'test'): () => Promise<number> {
+  stageForgetPaperAnswers(
+    userId: string,
+    world: WorldName = 'test',
+    forgotten: ForgottenKey = () => undefined,
+  ): () => Promise<number> {
     const ownerId = `${world}:${userId}`;
     const keys = this.effects.get(world).stageKeysOf(ownerId, this.since(world));
-    return () => this.forget(ownerId, world, keys());
+    return () => this.forget(ownerId, world, keys(), forgotten);
   }
 
   /** Keys of the current use are those since the idempotency window began on the world's clock. */
@@ -237,7 +245,12 @@ export class IdempotencyService
     return new Date(this.clocks.for(world).now() - IDEMPOTENCY_TTL_MS).toISOString();
   }
 
-  private async forget(ownerId: string, world: WorldName, keys: string[]): Promise<number> {
+  private async forget(
+    ownerId: string,
+    world: WorldName,
+    keys: string[],
+    told: ForgottenKey,
+  ): Promise<number> {
     let forgotten = 0;
     // Bounded IN lists: SQLite (and PostgreSQL) limit the parameters of one statement.
     for (let i = 0; i < keys.length; i += 500) {
@@ -258,7 +271,12 @@ export class IdempotencyService
         forgotten += deleted.affected ?? 0;
         // Its effect goes too: a later use of the key that changes nothing must not look, at the
         // next reset, like one that placed an order.
-        if ((deleted.affected ?? 0) > 0) this.effects.get(world).forgetKey(ownerId, r.idemKey);
+        // So does the engine writer's fence of it (EngineRuntime), before the next request under
+        // the key can claim it (no await in between).
+        if ((deleted.affected ?? 0) > 0) {
+          this.effects.get(world).forgetKey(ownerId, r.idemKey);
+          told(ownerId, r.idemKey);
+        }
       }
     }
     return forgotten;
@@ -338,7 +356,10 @@ export class IdempotencyService
         continue;
       }
       req.idempotency = { ownerId, key, claimId };
-      if (req.svc.credential != null) req.svc.credential.idempotency = { ownerId, key };
+      // The engine writer tells this request's commands (a batch's legs) from another request's
+      // under the same key by the claim (EngineRuntime's fence of applied keys).
+      if (req.svc.credential != null)
+        req.svc.credential.idempotency = { ownerId, key, claimId, claimedAt: now };
       return false;
     }
   }
@@ -466,6 +487,9 @@ export class IdempotencyService
     return { ownerId: idem.ownerId, idemKey: idem.key, claimId: idem.claimId };
   }
 }
+
+/** Told of each key whose answer (and engine effect) a sandbox reset forgot. */
+export type ForgottenKey = (ownerId: string, key: string) => void;
 
 function inUse(key: string): DomainError {
   return new DomainError(

@@ -74,6 +74,15 @@ export class OrdersService {
       (s) => s.status === 'rejected' && !(s.reason instanceof DomainError),
     );
     if (failedCommit !== undefined) throw (failedCommit as PromiseRejectedResult).reason;
+    // A request under an Idempotency-Key whose first request already placed its orders: the
+    // engine writer refused its legs (EngineRuntime's fence); the request answers 409 as a whole.
+    const applied = settled.find(
+      (s) =>
+        s.status === 'rejected' &&
+        s.reason instanceof DomainError &&
+        s.reason.code === 'IDEMPOTENT_REQUEST_APPLIED',
+    );
+    if (applied !== undefined) throw (applied as PromiseRejectedResult).reason;
     return settled.map((s, index) => {
       if (s.status === 'fulfilled' && s.value.ok) {
         const o = s.value.order;

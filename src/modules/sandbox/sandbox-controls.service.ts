@@ -62,7 +62,10 @@ export class SandboxControlsService {
     const r = rt.runStaged(
       (e) => e.resetAccount(c.userId, start),
       (db) => {
-        forget = this.idempotency.stageForgetPaperAnswers(c.userId, c.world);
+        // The engine's fence of each forgotten key goes with it (see EngineRuntime).
+        forget = this.idempotency.stageForgetPaperAnswers(c.userId, c.world, (owner, key) =>
+          rt.forgetAppliedKey(owner, key),
+        );
         // The user's records of this paper world only: the shared one's, or the ephemeral world's.
         finish = this.records.stage(c.userId, c.world, db);
       },

@@ -48,6 +48,13 @@ describe('idempotency effects in an engine database', () => {
     expect(store.effectOf('test:usr_2', 'k-1', '2026-11-22T11:00:00.000Z')).toBeNull();
     expect(store.effectOf('test:usr_1', 'k-1', '2026-11-22T12:00:00.001Z')).toBeNull();
 
+    // What a writer's fence loads at restore: every effect since, oldest first.
+    expect(store.recordedSince('2026-11-22T11:00:00.000Z')).toEqual([
+      { ownerId: 'test:usr_1', key: 'k-1', at },
+      { ownerId: 'test:usr_1', key: 'k-2', at: at + 60_000 },
+    ]);
+    expect(store.recordedSince('2026-11-22T12:00:00.001Z').map((e) => e.key)).toEqual(['k-2']);
+
     store.forgetBefore('2026-11-22T12:00:30.000Z');
     expect(store.effectOf('test:usr_1', 'k-1', '2026-11-22T11:00:00.000Z')).toBeNull();
     expect(store.effectOf('test:usr_1', 'k-2', '2026-11-22T11:00:00.000Z')).toEqual({

@@ -255,3 +255,51 @@ describe('pipelined group commit on PostgreSQL', () => {
     expect(rt.openOrderCount('key_1', 'u1')).toBe(1);
   });
 });
+
+describe('the pipelined group commit and the fence of applied Idempotency-Keys', () => {
+  /** Two requests under one key, each its own claim of it (a peer's settle let the second in). */
+  const first = { ownerId: 'test:u1', key: 'k-1', claimId: 'claim-1', claimedAt: 0 };
+  const second = { ...first, claimId: 'claim-2' };
+
+  it('a second request under the key while the first is in flight waits for its COMMIT, then is refused', async () => {
+    const { rt } = runtime();
+    const a = rt.runBatched(order('a'), first);
+    await turn(); // in flight
+    await expect(rt.runBatched(order('b'), second)).rejects.toMatchObject({
+      code: 'IDEMPOTENT_REQUEST_APPLIED',
+    });
+    const placed = await a;
+    const id = placed.ok ? placed.order.id : '';
+    expect(await storedOrderIds()).toEqual([id]);
+    const effects = await admin.query('SELECT idem_key, order_ids FROM idempotency_effects');
+    expect(effects.rows).toEqual([{ idem_key: 'k-1', order_ids: JSON.stringify([id]) }]);
+    expect(rt.openOrderCount('key_1', 'u1')).toBe(1);
+  });
+
+  it('the first failing at COMMIT takes the key back: the second runs and is the one stored', async () => {
+    const { rt } = runtime();
+    await admin.query(`ALTER TABLE webhook_spool ADD CONSTRAINT no_boom CHECK (payload <> 'boom')`);
+    try {
+      let firstBatch = true;
+      rt.spooler = () => {
+        const payload = firstBatch ? 'boom' : 'fine';
+        firstBatch = false;
+        return payload;
+      };
+      const a = rt.runBatched(order('a'), first);
+      const sa = settled(a);
+      await turn(); // in flight
+      const b = await rt.runBatched(order('b'), second);
+      expect(sa.done).toBe(true);
+      await expect(a).rejects.toThrow(/no_boom/);
+      expect(b.ok).toBe(true);
+      expect(await storedOrderIds()).toEqual([b.ok ? b.order.id : '']);
+      // And the key is now the second's: a third request under it is refused.
+      await expect(
+        rt.runBatched(order('c'), { ...first, claimId: 'claim-3' }),
+      ).rejects.toMatchObject({ code: 'IDEMPOTENT_REQUEST_APPLIED' });
+    } finally {
+      await admin.query('ALTER TABLE webhook_spool DROP CONSTRAINT no_boom');
+    }
+  });
+});

@@ -5,6 +5,9 @@ import { ManualClock } from '../../common/clock/clock.js';
 import { EngineRuntime, type FeedSettings } from './engine-runtime.js';
 import { InProcessEventBus, type CommittedEvents } from './event-bus.js';
 import type { TradingRepository } from './trading.repository.js';
+import type { EffectRecord } from './stores/effect.store.js';
+import { IDEMPOTENCY_TTL_MS, type StoredEffect } from './applied-keys.js';
+import { DomainError } from '../../common/errors/domain-error.js';
 import { restingBuy } from '../../../test/support/engine-commands.js';
 
 /** A repository double: records each transaction's events; can be told to fail. */
@@ -17,6 +20,8 @@ class FakeRepo {
   failAtCommit = false;
   restores = 0;
   spools: { payload: string; at: number; commit: number }[] = [];
+  /** Idempotency-Key effects as stored (one per owner and key: the upsert replaces). */
+  stored: (EffectRecord & StoredEffect)[] = [];
   private inTx = false;
   transaction<T>(fn: () => T): T {
     if (this.fail) throw new Error('disk full');
@@ -24,7 +29,7 @@ class FakeRepo {
       this.failOnce = false;
       throw new Error('disk full');
     }
-    const [commits, spools] = [this.commits.length, this.spools.length];
+    const [commits, spools, stored] = [this.commits.length, this.spools.length, this.stored];
     this.inTx = true;
     try {
       const r = fn();
@@ -33,6 +38,7 @@ class FakeRepo {
     } catch (err) {
       this.commits.length = commits;
       this.spools.length = spools;
+      this.stored = stored;
       throw err;
     } finally {
       this.inTx = false;
@@ -54,6 +60,22 @@ class FakeRepo {
     spool: (payload: string, at: number): void => {
       if (!this.inTx) throw new Error('spool outside the batch transaction');
       this.spools.push({ payload, at, commit: this.commits.length - 1 });
+    },
+  };
+  /** The effect store: records inside the transaction (rolled back with it), read at restore. */
+  effects = {
+    record: (e: EffectRecord, at: number): void => {
+      if (!this.inTx) throw new Error('effect recorded outside the transaction');
+      const others = this.stored.filter((s) => s.ownerId !== e.ownerId || s.key !== e.key);
+      this.stored = [...others, { ...e, orderIds: [...e.orderIds], at }];
+    },
+    recordedSince: (since: string): StoredEffect[] =>
+      this.stored.filter((s) => s.at >= Date.parse(since)),
+    effectOf: (ownerId: string, key: string, since: string) => {
+      const s = this.stored.find(
+        (x) => x.ownerId === ownerId && x.key === key && x.at >= Date.parse(since),
+      );
+      return s === undefined ? null : { orderIds: s.orderIds, referenceIds: s.referenceIds };
     },
   };
   /** mkt_a's close time (epoch ms); far away unless a test sets it. */
@@ -428,5 +450,136 @@ describe('EngineRuntime: created markets', () => {
     expect(refused).toMatchObject({ ok: false, code: 'MARKET_NOT_OPEN' });
     expect(rt.setTradingStatus('mkt_h', 'OPEN', 60).ok).toBe(true);
     expect(rt.reads.depth('mkt_h', 1)!.asks[0].price).toBe(61);
+  });
+});
+
+describe('EngineRuntime: the fence of applied Idempotency-Keys', () => {
+  /** Two requests under one key: each its own claim of it (what a peer's settle allows). */
+  const first = { ownerId: 'test:u1', key: 'k-1', claimId: 'claim-1', claimedAt: 0 };
+  const second = { ...first, claimId: 'claim-2' };
+
+  /** The refusal a command under `scope` meets, or null when it runs. */
+  async function refusal(p: () => Promise<unknown>): Promise<DomainError | null> {
+    try {
+      await p();
+      return null;
+    } catch (err) {
+      if (err instanceof DomainError) return err;
+      throw err;
+    }
+  }
+
+  function expectApplied(err: DomainError | null, orderIds: string[], referenceIds: string[] = []) {
+    expect(err?.code).toBe('IDEMPOTENT_REQUEST_APPLIED');
+    expect(err?.details).toEqual({
+      idempotency_key: 'k-1',
+      order_ids: orderIds,
+      reference_ids: referenceIds,
+    });
+  }
+
+  it('refuses a second request under a key whose first placed an order: nothing changes, nothing is written', async () => {
+    const { rt, repo, published } = runtime();
+    const placed = await rt.runBatched(order('a'), first);
+    if (!placed.ok) throw new Error('setup');
+    const [commits, events] = [repo.commits.length, published.length];
+    const err = await refusal(() => rt.runBatched(order('b'), second));
+    expectApplied(err, [placed.order.id]);
+    expect(rt.reads.openOrders('u1').map((o) => o.id)).toEqual([placed.order.id]);
+    expect(rt.openOrderWithClientId('key_1', 'u1', 'b')).toBeUndefined();
+    expect(repo.commits.length).toBe(commits);
+    expect(published.length).toBe(events);
+    expect(repo.stored).toEqual([
+      { ownerId: 'test:u1', key: 'k-1', orderIds: [placed.order.id], referenceIds: [], at: 0 },
+    ]);
+    // Another owner's key of the same name, and a command under no key, are not fenced.
+    expect((await rt.runBatched(order('c'), { ...second, ownerId: 'test:u2' })).ok).toBe(true);
+    expect((await rt.runBatched(order('d'))).ok).toBe(true);
+  });
+
+  it('the second arriving while the first waits in the same batch: the first commits, the second is refused', async () => {
+    const { rt, repo } = runtime();
+    const a = rt.runBatched(order('a'), first);
+    const b = refusal(() => rt.runBatched(order('b'), second));
+    const placed = await a;
+    if (!placed.ok) throw new Error('setup');
+    expectApplied(await b, [placed.order.id]);
+    expect(repo.commits.length).toBe(1);
+    expect(rt.reads.openOrders('u1').length).toBe(1);
+  });
+
+  it("one request's commands (a batch's legs, one claim) all run and make one effect", async () => {
+    const { rt, repo } = runtime();
+    const legs = await Promise.all([
+      rt.runBatched(order('a'), first),
+      rt.runBatched(order('b'), { ...first }),
+    ]);
+    const ids = legs.map((l) => (l.ok ? l.order.id : ''));
+    expect(repo.stored.map((s) => s.orderIds)).toEqual([ids]);
+    expectApplied(await refusal(() => rt.runBatched(order('c'), second)), ids);
+  });
+
+  it('a synchronous command (a deposit) is fenced too, its answer naming the ledger reference', async () => {
+    const { rt, repo } = runtime();
+    expect(rt.run((e) => e.deposit('u1', 5, 'dep-1'), first).ok).toBe(true);
+    const commits = repo.commits.length;
+    let err: unknown = null;
+    try {
+      rt.run((e) => e.deposit('u1', 5, 'dep-2'), second);
+    } catch (e) {
+      err = e;
+    }
+    expectApplied(err as DomainError, [], ['dep-1']);
+    expect(repo.commits.length).toBe(commits);
+    expect(rt.account('u1')?.balance).toBe(1_000_005);
+  });
+
+  it('a key past its window may be used again (its effect is replaced)', async () => {
+    const clock = new ManualClock(0);
+    const { rt, repo } = runtime(null, new FakeRepo(), clock);
+    await rt.runBatched(order('a'), first);
+    clock.advance(IDEMPOTENCY_TTL_MS - 1);
+    expect(await refusal(() => rt.runBatched(order('b'), second))).not.toBeNull();
+    clock.advance(1);
+    const again = await rt.runBatched(order('b'), { ...second, claimedAt: clock.now() });
+    if (!again.ok) throw new Error('refused');
+    expect(repo.stored.map((s) => [s.orderIds, s.at])).toEqual([
+      [[again.order.id], IDEMPOTENCY_TTL_MS],
+    ]);
+  });
+
+  it('a new writer term (the engine rebuilt from the database) still refuses', async () => {
+    const { rt, repo } = runtime();
+    const placed = await rt.runBatched(order('a'), first);
+    if (!placed.ok) throw new Error('setup');
+    const restores = repo.restores;
+    rt.reload();
+    expect(repo.restores).toBe(restores + 1);
+    expectApplied(await refusal(() => rt.runBatched(order('b'), second)), [placed.order.id]);
+    // A key stored past its window is not loaded.
+    const clock = new ManualClock(IDEMPOTENCY_TTL_MS);
+    const later = runtime(null, repo, clock).rt;
+    expect((await later.runBatched(order('c'), { ...second, claimedAt: clock.now() })).ok).toBe(
+      true,
+    );
+  });
+
+  it('a failed commit does not leave the key recorded: the retry runs', async () => {
+    const { rt, repo } = runtime();
+    repo.failOnce = true;
+    await expect(rt.runBatched(order('a'), first)).rejects.toThrow('disk full');
+    repo.failOnce = true;
+    expect(() => rt.run((e) => e.deposit('u1', 5, 'dep-1'), first)).toThrow('disk full');
+    expect(repo.stored).toEqual([]);
+    const retry = await rt.runBatched(order('b'), second);
+    expect(retry.ok).toBe(true);
+    expect(repo.stored.map((s) => s.key)).toEqual(['k-1']);
+  });
+
+  it('a sandbox reset forgetting the key lets it run its request again', async () => {
+    const { rt } = runtime();
+    await rt.runBatched(order('a'), first);
+    rt.forgetAppliedKey('test:u1', 'k-1');
+    expect((await rt.runBatched(order('b'), second)).ok).toBe(true);
   });
 });

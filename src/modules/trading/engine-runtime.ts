@@ -26,6 +26,14 @@ import { OpenOrderIndex } from './open-order-index.js';
 import { bookSnapshot, followerExtras } from './follower-view.js';
 import type { WebhookSpoolStore } from './stores/webhook-spool.store.js';
 import type { EffectRecord } from './stores/effect.store.js';
+import {
+  addEffectIds,
+  AppliedKeys,
+  appliedError,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyScope,
+} from './applied-keys.js';
+import { iso } from '../../common/clock/iso.js';
 import type { LedgerRow } from './stores/ledger.store.js';
 import type { MarketRow } from './stores/market.store.js';
 import type { OrderPageFilter, OrderRow, OrderStore, TradeRow } from './stores/order.store.js';
@@ -54,11 +62,7 @@ export type EngineReads = Pick<
   | 'getOrder'
 >;
 
-/** The Idempotency-Key a command runs under (per owner), so its effect is recorded with it. */
-export interface IdempotencyScope {
-  ownerId: string;
-  key: string;
-}
+export type { IdempotencyScope } from './applied-keys.js';
 
 /**
  * Adds what a command did (orders placed, ledger references) to the effect of the key it ran
@@ -75,11 +79,7 @@ function addEffect(
     effect = { ownerId: scope.ownerId, key: scope.key, orderIds: [], referenceIds: [] };
     into.set(k, effect);
   }
-  for (const e of events) {
-    if (e.type === 'order.accepted') effect.orderIds.push(e.order.id);
-    else if (e.type === 'balance.changed' && e.reason !== 'TRADE' && e.referenceId !== null)
-      effect.referenceIds.push(e.referenceId);
-  }
+  addEffectIds(effect, events);
 }
 
 /** The earliest of the close times (infinity: none). */
@@ -141,6 +141,13 @@ export class EngineRuntime {
   private index = new OpenOrderIndex();
   private pendingEvents: EngineEvent[] = [];
   private pendingEffects = new Map<string, EffectRecord>();
+  /**
+   * The Idempotency-Keys whose requests changed this engine within their window (committed, and
+   * those of the batch waiting or in flight): a second request under one of them is refused
+   * before it runs (see {@link fenceKey}). Rebuilt with the engine (restore), so a failed
+   * commit's keys go and a new writer term starts from what the database holds.
+   */
+  private applied = new AppliedKeys();
   private pendingWaiters: BatchWaiter[] = [];
   private flushScheduled = false;
   /**
@@ -217,7 +224,9 @@ export class EngineRuntime {
   ): Success<T> | Failure {
     // Settle the waiting batch first: a synchronous command must run on committed state, never
     // on top of a batch that may still fail (its engine would then be discarded).
-    const result = command(this.committedEngine());
+    const engine = this.committedEngine();
+    this.fenceKey(idempotency);
+    const result = command(engine);
     if (!result.ok) return result;
     this.commit(result.events, idempotency);
     return result;
@@ -241,12 +250,23 @@ export class EngineRuntime {
     idempotency?: IdempotencyScope,
   ): Promise<Success<T> | Failure> {
     this.assertUsable();
+    if (idempotency !== undefined) {
+      try {
+        this.fenceKey(idempotency, true);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
     this.closeDue();
     const result = command(this.engine);
     if (!result.ok || result.events.length === 0) return Promise.resolve(result);
     this.index.apply(result.events);
     for (const e of result.events) this.pendingEvents.push(e);
-    if (idempotency !== undefined) addEffect(this.pendingEffects, idempotency, result.events);
+    if (idempotency !== undefined) {
+      addEffect(this.pendingEffects, idempotency, result.events);
+      // Until the batch commits (a failed commit rebuilds the record from the database).
+      this.applied.note(idempotency, this.clock.now());
+    }
     return new Promise((resolve, reject) => {
       this.pendingWaiters.push({ resolve: () => resolve(result), reject });
       this.schedule();
@@ -401,6 +421,40 @@ export class EngineRuntime {
     const effects = new Map<string, EffectRecord>();
     if (idempotency !== undefined) addEffect(effects, idempotency, events);
     this.write(events, effects);
+    if (idempotency !== undefined) this.applied.note(idempotency, this.clock.now());
+  }
+
+  /**
+   * The fence of an Idempotency-Key: a command under a key whose request (another claim of it)
+   * already changed this engine within the key's window is refused before it runs, 409
+   * IDEMPOTENT_REQUEST_APPLIED naming what the first did, and changes nothing. On the
+   * group-commit path (`pending`) the first request's batch may still be waiting (or in flight,
+   * on PostgreSQL): it is settled first, so the refusal names only a committed effect (a failed
+   * commit takes the key back, and this command runs). A key past its window may be used again.
+   */
+  private fenceKey(scope: IdempotencyScope | undefined, pending = false): void {
+    if (scope === undefined) return;
+    if (this.applied.conflict(scope, this.clock.now()) === undefined) return;
+    if (pending && (this.pendingEvents.length > 0 || this.inflight !== null)) this.settle();
+    const since = this.applied.conflict(scope, this.clock.now());
+    if (since === undefined) return;
+    // The refusal's one read (what the first did), off the path of the commands that run: the
+    // key's one row, the upsert's (a window back from its start, for a claiming instance's clock
+    // a moment ahead of this one).
+    const first = this.repo.effects.effectOf(
+      scope.ownerId,
+      scope.key,
+      iso(since - IDEMPOTENCY_TTL_MS),
+    );
+    throw appliedError(scope.key, first ?? { orderIds: [], referenceIds: [] });
+  }
+
+  /**
+   * A sandbox reset forgot the answer of a key whose request changed this engine (its orders
+   * and ledger rows are gone): the key runs its request again.
+   */
+  forgetAppliedKey(ownerId: string, key: string): void {
+    this.applied.forget(ownerId, key);
   }
 
   /**
@@ -646,12 +700,15 @@ export class EngineRuntime {
     effectEvents: (events: readonly EngineEvent[]) => readonly EngineEvent[] = (ev) => ev,
   ): Success<T> | Failure {
     this.assertUsable();
-    const result = command(this.committedEngine());
+    const engine = this.committedEngine();
+    this.fenceKey(idempotency);
+    const result = command(engine);
     if (!result.ok) return result;
     this.index.apply(result.events);
     const effects = new Map<string, EffectRecord>();
     if (idempotency !== undefined) addEffect(effects, idempotency, effectEvents(result.events));
     this.write(result.events, effects, undefined, inCommit);
+    if (idempotency !== undefined) this.applied.note(idempotency, this.clock.now());
     return result;
   }
 
@@ -1049,8 +1106,12 @@ export class EngineRuntime {
         `restored accounts below their reservations: ${done.underfundedAccounts.join(', ')}`,
       );
     }
+    const now = this.clock.now();
+    const applied = new AppliedKeys();
+    applied.load(this.repo.effects.recordedSince(iso(now - IDEMPOTENCY_TTL_MS)), now);
     const quoting = this.feedSettings === null ? null : this.startHouse(engine, state.markets);
     this.index = index;
+    this.applied = applied;
     this.closeTimes = closeTimes;
     this.nextCloseAt = soonest(closeTimes);
     if (quoting !== null) {

@@ -13,6 +13,7 @@ await caseFile(
 await caseFile('access-mfa-profile.e2e-spec.ts', () => import('../access-mfa-profile.e2e-spec.js'));
 await caseFile('access-cors.e2e-spec.ts', () => import('../access-cors.e2e-spec.js'));
 await caseFile('access-idempotency.e2e-spec.ts', () => import('../access-idempotency.e2e-spec.js'));
+await caseFile('idempotency-fence.e2e-spec.ts', () => import('../idempotency-fence.e2e-spec.js'));
 await caseFile(
   'access-signing-replay.e2e-spec.ts',
   () => import('../access-signing-replay.e2e-spec.js'),

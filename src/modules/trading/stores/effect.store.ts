@@ -5,6 +5,7 @@ import {
   type SqlStatement,
 } from '../../../common/sql/sql-connection.js';
 import { iso } from '../../../common/clock/iso.js';
+import type { StoredEffect } from '../applied-keys.js';
 
 /** An Idempotency-Key's effect on an engine: the orders it placed, the ledger references it wrote. */
 export interface EffectRecord {
@@ -29,6 +30,10 @@ export class EffectStore {
   private readonly ofOwner: SqlStatement<[string, string], { idem_key: string }>;
   private readonly olderThan: SqlStatement<[string]>;
   private readonly ofKey: SqlStatement<[string, string]>;
+  private readonly since: SqlStatement<
+    [string],
+    { owner_id: string; idem_key: string; created_at: string }
+  >;
 
   constructor(db: SqlConnection) {
     this.insert = db.prepare(`INSERT INTO idempotency_effects (owner_id, idem_key, order_ids,
@@ -43,6 +48,18 @@ export class EffectStore {
     );
     this.olderThan = db.prepare('DELETE FROM idempotency_effects WHERE created_at < ?');
     this.ofKey = db.prepare('DELETE FROM idempotency_effects WHERE owner_id = ? AND idem_key = ?');
+    this.since = db.prepare(
+      'SELECT owner_id, idem_key, created_at FROM idempotency_effects WHERE created_at >= ? ORDER BY created_at',
+    );
+  }
+
+  /** The keys of every effect recorded since `since` (ISO time), oldest first: what the writer fences. */
+  recordedSince(since: string): StoredEffect[] {
+    return this.since.all(since).map((r) => ({
+      ownerId: r.owner_id,
+      key: r.idem_key,
+      at: Date.parse(r.created_at),
+    }));
   }
 
   /**
