@@ -21,7 +21,8 @@ import { worldFile } from './world-files.js';
 
 const TEMPLATE = '.template';
 /** The template's schema on PostgreSQL (never a world id: those start with wld_). */
-const TEMPLATE_SCHEMA = 'world_template';
+export const WORLD_TEMPLATE_SCHEMA = 'world_template';
+const TEMPLATE_SCHEMA = WORLD_TEMPLATE_SCHEMA;
 
 /**
  * Copies every table of schema `src` into a new schema `dst` in one statement (so one
