@@ -228,6 +228,7 @@ export async function openDatabase(options: DataSourceOptions): Promise<DataSour
     const table = ds.options.migrationsTableName ?? 'migrations';
     const runner = ds.createQueryRunner();
     const migrated = await runner.hasTable(table).finally(() => runner.release());
+    let applied = 0;
     if (migrated) {
       const rows = (await ds.query(`SELECT name FROM ${table}`)) as { name: string }[];
       const unknown = rows.map((r) => r.name).filter((n) => !known.has(n));
@@ -237,8 +238,12 @@ export async function openDatabase(options: DataSourceOptions): Promise<DataSour
           `holds a database (${postgres ? `schema ${options.schema}` : String(options.database)}) migrated by a newer version of this service (${unknown.join(', ')}); run that version, or restore a backup made before it`,
         );
       }
+      applied = new Set(rows.map((r) => r.name)).size;
     }
-    await ds.runMigrations({ transaction: 'each' });
+    // Every migration of this version applied already (TypeORM tells them by name, as above): a
+    // restart, or a copy of a migrated database, has nothing to run, and TypeORM's own check
+    // (the table looked up again, every row read again) is skipped.
+    if (applied < known.size) await ds.runMigrations({ transaction: 'each' });
     return ds;
   } catch (err) {
     await ds.destroy();

@@ -18,8 +18,20 @@ import { PgSyncConnection, quoteIdent } from '../../src/common/sql/pg-sync-conne
 import type { SqlConnection } from '../../src/common/sql/sql-connection.js';
 import { sqliteConnection } from '../../src/common/sql/sqlite-dialect.js';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { postgresOptions } from '../../src/database/databases.js';
-import { buildWorldTemplateSchema } from '../../src/modules/worlds/world-template.service.js';
+import {
+  ENGINE_DB,
+  ENGINE_ENTITIES,
+  ENGINE_MIGRATIONS,
+  openDatabase,
+  PLATFORM_DB,
+  PLATFORM_ENTITIES,
+  PLATFORM_MIGRATIONS,
+  postgresOptions,
+} from '../../src/database/databases.js';
+import {
+  buildWorldTemplateSchema,
+  WORLD_TEMPLATE_SCHEMA,
+} from '../../src/modules/worlds/world-template.service.js';
 import { migrateAndSeed } from './data-dir-template.js';
 import { afterFile } from './jest-suite.js';
 import { provideTestDatabaseEnv } from './process.js';
@@ -30,8 +42,9 @@ import { assertNotSqlitePassOnly } from './pass-guard.js';
  * The harness's database switch: `TEST_DATABASE=postgres` boots every test app on PostgreSQL
  * instead of SQLite files. One throwaway cluster and redis-server for the whole Jest run
  * (global-setup.js); without it (a file run by other means), one per suite file (Jest's module
- * registry: this module's state lives as long as the file), stopped when the Jest worker exits; a fresh database
- * (`CREATE DATABASE`) per app boot, so cases stay as isolated as with a fresh DATA_DIR. A boot
+ * registry: this module's state lives as long as the file), stopped when the Jest worker exits; a
+ * database of its own per app boot (a copy of a migrated template, see databaseUrlFor), so cases
+ * stay as isolated as with a fresh DATA_DIR. A boot
  * that reuses a DATA_DIR (a restart test) gets the database of that DATA_DIR back.
  */
 export function testDatabaseIsPostgres(): boolean {
@@ -221,7 +234,10 @@ const templates = new Map<string, Promise<string>>();
  * DATABASE_URL for an app booting on `dataDir`: that DATA_DIR's database, made on first use. With
  * `seeded` (a ManualClock boot, as data-dir-template.ts), a copy (`CREATE DATABASE ... TEMPLATE`)
  * of a database migrated and seeded once per cluster for that clock and config, instead of every
- * boot running the migrations and hashing the demo passwords again.
+ * boot running the migrations and hashing the demo passwords again. Without it, a copy of the
+ * run's migrated database ({@link migratedBase}): the app seeds it as on a first start, and finds
+ * its migrations applied, as on a database its own first start migrated (the migrations run by
+ * the same code, openDatabase, once per run).
  */
 export async function databaseUrlFor(
   dataDir: string,
@@ -231,8 +247,7 @@ export async function databaseUrlFor(
   let name = byDataDir.get(dataDir);
   if (name === undefined) {
     if (seeded === undefined) {
-      name = `e2e_${RUN_TAG}_${++made}`;
-      await admin(base, `CREATE DATABASE "${name}"`);
+      name = await createCopy(base, await migratedBase(base));
     } else {
       name = await copyOfTemplate(base, await templateFor(base, seeded));
     }
@@ -258,9 +273,12 @@ function templateFor(base: URL, seeded: { config: AppConfig; now: number }): Pro
 /**
  * The template database of `key`, built once per Jest run on the run's cluster and shared by
  * every suite file of both workers (each file is a module registry of its own, so a per-module
- * template was migrated and seeded again by every suite file). The first file to ask builds it
- * under an advisory lock the others wait on, into a scratch name renamed once complete, so a build
- * cut short is never copied. Without the run's cluster (a file starting its own), per module.
+ * template was migrated and seeded again by every suite file). It starts as a copy of the run's
+ * migrated database ({@link migratedBase}), where the app's migrations find nothing to do, and is
+ * seeded as the app's first boot seeds; then the ephemeral worlds' template schema is seeded and
+ * stamped as the app builds it on a first world create at this clock, so a boot's first world is a
+ * copy, not migrations and seeds again, with its spares. See {@link buildOnce} for how it is
+ * shared.
  */
 async function sharedTemplate(
   base: URL,
@@ -268,10 +286,71 @@ async function sharedTemplate(
   config: AppConfig,
   now: number,
 ): Promise<string> {
+  const migrated = await migratedBase(base);
+  return buildOnce(base, `tpl_${runTag()}_${shortHash(key)}`, migrated, (url) =>
+    migrateAndSeed(
+      (schema, entities, migrations) => postgresOptions(schema, url, entities, migrations),
+      config,
+      mkdtempSync(join(tmpdir(), 'svc-pg-template-')),
+      now,
+      (seed) => buildWorldTemplateSchema(url, seed, WORLD_SPARES),
+    ),
+  );
+}
+
+/**
+ * Spare copies of the worlds' template in each seeded template database (WorldTemplate): a boot's
+ * first worlds are renamed spares, copied with the database, instead of a clone each (about
+ * 180 ms of the server's CPU); a boot that makes more clones the rest, one spare kept ahead.
+ */
+const WORLD_SPARES = 2;
+
+let migrated: Promise<string> | null = null;
+
+/**
+ * The run's database with every schema a seeded template holds (platform, live, paper and the
+ * worlds' template) migrated by the app's own migrations and nothing seeded: what the migrations
+ * of an empty database produce does not depend on the seeding clock or config, so they run once
+ * per Jest run rather than once per template (3-5 s each on a busy machine, and a run builds a
+ * template for each of some twenty seeding clocks and configs).
+ */
+function migratedBase(base: URL): Promise<string> {
+  migrated ??= buildOnce(base, `tpl_${runTag()}_migrated`, null, async (url) => {
+    const schemas = [
+      [PLATFORM_DB, PLATFORM_ENTITIES, PLATFORM_MIGRATIONS],
+      [ENGINE_DB.live, ENGINE_ENTITIES, ENGINE_MIGRATIONS],
+      [ENGINE_DB.test, ENGINE_ENTITIES, ENGINE_MIGRATIONS],
+      [WORLD_TEMPLATE_SCHEMA, ENGINE_ENTITIES, ENGINE_MIGRATIONS],
+    ] as const;
+    for (const [schema, entities, migrations] of schemas) {
+      const ds = await openDatabase(postgresOptions(schema, url, [...entities], [...migrations]));
+      await ds.destroy();
+    }
+  });
+  migrated.catch(() => (migrated = null));
+  return migrated;
+}
+
+/** What names this run's shared databases: the run's template root, else this module registry. */
+function runTag(): string {
   const runRoot = process.env.SVC_E2E_TEMPLATE_ROOT;
   const shared = process.env.SVC_E2E_DATABASE_URL && runRoot !== undefined && runRoot !== '';
-  const run = shared ? createHash('sha256').update(runRoot).digest('hex').slice(0, 12) : RUN_TAG;
-  const name = `tpl_${run}_${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+  return shared ? shortHash(runRoot) : RUN_TAG;
+}
+
+const shortHash = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 12);
+
+/**
+ * Database `name` of the run's cluster, built once (`build` on the URL of a new database, a copy
+ * of `from` if given) by the first file of either worker to ask, under an advisory lock the others
+ * wait on, into a scratch name renamed once complete, so a build cut short is never used.
+ */
+async function buildOnce(
+  base: URL,
+  name: string,
+  from: string | null,
+  build: (url: string) => Promise<void>,
+): Promise<string> {
   const client = new pg.Client({ connectionString: base.toString() });
   await client.connect();
   try {
@@ -280,19 +359,12 @@ async function sharedTemplate(
     if (found.rowCount === 0) {
       const scratch = `${name}_building`;
       await client.query(`DROP DATABASE IF EXISTS "${scratch}" WITH (FORCE)`);
-      await client.query(`CREATE DATABASE "${scratch}"`);
+      await client.query(
+        `CREATE DATABASE "${scratch}"${from === null ? '' : ` TEMPLATE "${from}"`}`,
+      );
       const url = new URL(base);
       url.pathname = `/${scratch}`;
-      // With the ephemeral worlds' template schema as the app builds it on a first world
-      // create at this clock, so a boot's first world is a copy, not migrations and seeds again.
-      await migrateAndSeed(
-        (schema, entities, migrations) =>
-          postgresOptions(schema, url.toString(), entities, migrations),
-        config,
-        mkdtempSync(join(tmpdir(), 'svc-pg-template-')),
-        now,
-        (seed) => buildWorldTemplateSchema(url.toString(), seed),
-      );
+      await build(url.toString());
       await client.query(`ALTER DATABASE "${scratch}" RENAME TO "${name}"`);
     }
     return name;

@@ -1,7 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -21,7 +21,8 @@ import { worldFile } from './world-files.js';
 
 const TEMPLATE = '.template';
 /** The template's schema on PostgreSQL (never a world id: those start with wld_). */
-const TEMPLATE_SCHEMA = 'world_template';
+export const WORLD_TEMPLATE_SCHEMA = 'world_template';
+const TEMPLATE_SCHEMA = WORLD_TEMPLATE_SCHEMA;
 
 /**
  * Copies every table of schema `src` into a new schema `dst` in one statement (so one
@@ -31,12 +32,15 @@ const TEMPLATE_SCHEMA = 'world_template';
  * it is set past the copied rows too, or the world's first insert would reuse a copied number.
  * The columns are found in pg_catalog (pg_attribute, pg_attrdef), not information_schema.columns:
  * that view's per-table queries were half of a clone's time (about 450 ms to 250 ms measured).
+ * A stamp, if given, is written on the new schema in the same statement (a spare, see
+ * {@link WorldTemplate}).
  */
 const CLONE_SCHEMA = `
 DO $clone$
 DECLARE
   src text := %SRC%;
   dst text := %DST%;
+  stamp text := %STAMP%;
   t record;
   c record;
   seq text;
@@ -64,10 +68,37 @@ BEGIN
       END IF;
     END LOOP;
   END LOOP;
+  IF stamp IS NOT NULL THEN
+    EXECUTE format('COMMENT ON SCHEMA %I IS %L', dst, stamp);
+  END IF;
 END
 $clone$`;
 
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** The statement that clones schema `src` to a new schema `dst` (stamped `stamp`, if given). */
+export function cloneSchemaSql(src: string, dst: string, stamp: string | null = null): string {
+  return CLONE_SCHEMA.replace('%SRC%', literal(src))
+    .replace('%DST%', literal(dst))
+    .replace('%STAMP%', stamp === null ? 'NULL' : literal(stamp));
+}
+
+/** The names of the template's spare copies on PostgreSQL (never a world id either). */
+export const WORLD_SPARE_PREFIX = 'world_spare_';
+/** Spare copies of the template a process keeps ready on PostgreSQL (see WorldTemplate). */
+const SPARES_KEPT = 1;
+
+/** A spare becomes world `id`: renamed, its stamp cleared, in one statement. */
+const TAKE_SPARE = (spare: string, id: string) => `
+DO $take$
+BEGIN
+  EXECUTE format('ALTER SCHEMA %I RENAME TO %I', ${literal(spare)}, ${literal(id)});
+  EXECUTE format('COMMENT ON SCHEMA %I IS NULL', ${literal(id)});
+END
+$take$`;
+
+/** A new spare's name: the prefix and random hex. */
+export const newSpareName = (): string => `${WORLD_SPARE_PREFIX}${randomBytes(8).toString('hex')}`;
 
 /**
  * What a world template built now holds, as one string: this version's engine migrations, the
@@ -84,9 +115,13 @@ export function worldTemplateStamp(seedInstant: number): string {
 /**
  * Builds the world template schema (absent) on the PostgreSQL database at `url`: the engine
  * migrations, the engine seeds, then its stamp ({@link worldTemplateStamp}), last, so only a
- * complete template carries one.
+ * complete template carries one; then `spares` spare copies of it (see {@link WorldTemplate}).
  */
-export async function buildWorldTemplateSchema(url: string, seed: SeedService): Promise<void> {
+export async function buildWorldTemplateSchema(
+  url: string,
+  seed: SeedService,
+  spares = 0,
+): Promise<void> {
   const ds = await openDatabase(
     postgresOptions(TEMPLATE_SCHEMA, url, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
   );
@@ -94,6 +129,9 @@ export async function buildWorldTemplateSchema(url: string, seed: SeedService): 
     await seed.seedEngine(ds);
     const stamp = worldTemplateStamp(seed.seedInstant());
     await ds.query(`COMMENT ON SCHEMA "${TEMPLATE_SCHEMA}" IS ${literal(stamp)}`);
+    for (let i = 0; i < spares; i++) {
+      await ds.query(cloneSchemaSql(TEMPLATE_SCHEMA, newSpareName(), stamp));
+    }
   } finally {
     await ds.destroy();
   }
@@ -104,11 +142,27 @@ export async function buildWorldTemplateSchema(url: string, seed: SeedService): 
  * (on the first create) and then copied: a copy is what makes a create take milliseconds. On
  * SQLite a file copied to DATA_DIR/worlds/<id>.sqlite; on PostgreSQL a schema cloned to a schema
  * named after the world.
+ *
+ * On PostgreSQL a clone is DDL for every table (about 180 ms of the server's CPU, 300-500 ms of a
+ * create on a busy machine), so a spare clone of the current template (`world_spare_<hex>`,
+ * stamped as the template, made whole or not at all in one statement) is kept ready beside the
+ * requests: a create renames it to the world's id (one statement, milliseconds) and the next
+ * spare is cloned in the background; with none ready a create clones as before. The spares of the
+ * current template found at the first create are used too (a restart's, or those a database copy
+ * came with); any other spare (another template's, or all of them when the template is built
+ * again) is dropped then. An instance sharing the database that took a spare first makes the
+ * rename fail: the create then clones.
  */
 @Injectable()
-export class WorldTemplate {
+export class WorldTemplate implements BeforeApplicationShutdown {
   private building: Promise<string> | null = null;
   private readonly log = new Logger('WorldTemplate');
+  /** PostgreSQL: spares of the current template, ready to become a world. */
+  private readonly spares: string[] = [];
+  /** PostgreSQL: the stamp of the template this process copies (set once it is resolved). */
+  private stamp: string | null = null;
+  private replenishing: Promise<void> | null = null;
+  private closing = false;
 
   constructor(
     private readonly config: ConfigService,
@@ -123,9 +177,54 @@ export class WorldTemplate {
       return;
     }
     const template = await this.template();
-    await this.paper.query(
-      CLONE_SCHEMA.replace('%SRC%', literal(template)).replace('%DST%', literal(id)),
-    );
+    try {
+      const spare = this.spares.shift();
+      if (spare !== undefined) {
+        try {
+          await this.paper.query(TAKE_SPARE(spare, id));
+          return;
+        } catch (err) {
+          this.log.warn(
+            `spare ${spare} not taken (${err instanceof Error ? err.message : String(err)}): cloning the template`,
+          );
+        }
+      }
+      await this.paper.query(cloneSchemaSql(template, id));
+    } finally {
+      this.replenish(template);
+    }
+  }
+
+  /** The spares in hand after the background clone under way, if any (tests). */
+  async readySpares(): Promise<string[]> {
+    await this.replenishing;
+    return [...this.spares];
+  }
+
+  /** A background clone under way finishes before the databases close. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    await this.replenishing;
+  }
+
+  /** Clones spares of `template` in the background, one at a time, until SPARES_KEPT are ready. */
+  private replenish(template: string): void {
+    const stamp = this.stamp;
+    if (this.replenishing !== null || this.closing || stamp === null) return;
+    if (this.spares.length >= SPARES_KEPT) return;
+    this.replenishing = (async () => {
+      while (!this.closing && this.spares.length < SPARES_KEPT) {
+        const name = newSpareName();
+        await this.paper.query(cloneSchemaSql(template, name, stamp));
+        this.spares.push(name);
+      }
+    })()
+      .catch((err: unknown) =>
+        this.log.warn(
+          `a spare world template copy failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
+      .finally(() => (this.replenishing = null));
   }
 
   dir(): string {
@@ -171,13 +270,26 @@ export class WorldTemplate {
       `SELECT obj_description(oid, 'pg_namespace') AS stamp FROM pg_namespace WHERE nspname = $1`,
       [TEMPLATE_SCHEMA],
     )) as { stamp: string | null }[];
-    if (rows[0]?.stamp === worldTemplateStamp(seed.seedInstant())) {
+    const stamp = worldTemplateStamp(seed.seedInstant());
+    const current = rows[0]?.stamp === stamp;
+    if (current) {
       this.log.log('world template schema is current: used as it is');
-      return TEMPLATE_SCHEMA;
+    } else {
+      await this.paper.query(`DROP SCHEMA IF EXISTS "${TEMPLATE_SCHEMA}" CASCADE`);
+      await buildWorldTemplateSchema(this.config.values.databaseUrl!, seed);
+      this.log.log(`world template schema built in ${Date.now() - started} ms`);
     }
-    await this.paper.query(`DROP SCHEMA IF EXISTS "${TEMPLATE_SCHEMA}" CASCADE`);
-    await buildWorldTemplateSchema(this.config.values.databaseUrl!, seed);
-    this.log.log(`world template schema built in ${Date.now() - started} ms`);
+    // The spares found: those of this very template kept, any other dropped.
+    const found = (await this.paper.query(
+      `SELECT nspname AS name, obj_description(oid, 'pg_namespace') AS stamp FROM pg_namespace
+       WHERE starts_with(nspname, $1) ORDER BY nspname`,
+      [WORLD_SPARE_PREFIX],
+    )) as { name: string; stamp: string | null }[];
+    for (const spare of found) {
+      if (current && spare.stamp === stamp) this.spares.push(spare.name);
+      else await this.paper.query(`DROP SCHEMA IF EXISTS "${spare.name}" CASCADE`);
+    }
+    this.stamp = stamp;
     return TEMPLATE_SCHEMA;
   }
 
