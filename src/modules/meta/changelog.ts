@@ -9,6 +9,38 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-durability-tests-postgres',
+    date: '2026-11-30',
+    title: 'Tests: durability, crash and shutdown cases on PostgreSQL + Redis too',
+    kind: 'CHANGED',
+    description:
+      "Tests (issue 24): kill -9 durability of orders, an Idempotency-Key across a crash, kill -9 mid data export, the 100,000-order CSV export under a 96 MB heap cap and graceful shutdown (SIGTERM, SIGINT) are now checked on PostgreSQL + Redis too (`npm test`'s `e2e-pg` pass); `test/support/sqlite-pass-only.js` keeps only the four case files about the embedded SQLite default. The shutdown file starts four service processes instead of six and the orders export one instead of two, in both passes. No change to the service. The e2e-pg harness migrates once per Jest run (every template and wall-clock boot copies one migrated database); every PostgreSQL a unit spec or cluster file starts is a copy of one initdb; the cluster project's ephemeral-world clock cases share the Redis-outage file's instances; `bench:orders-ab` takes `BENCH_IDEMPOTENCY=1` (every order with an Idempotency-Key of its own).",
+  },
+  {
+    id: '2026-11-30-restart-no-migration-run',
+    date: '2026-11-30',
+    title: "A restart on a fully migrated database skips TypeORM's migration run",
+    kind: 'CHANGED',
+    description:
+      'A restart on a database migrated whole no longer hands TypeORM its migration run (its own table lookup and read of every applied migration, per schema); a migration the database lacks still runs.',
+  },
+  {
+    id: '2026-11-30-world-spare-schema',
+    date: '2026-11-30',
+    title: 'Ephemeral worlds on PostgreSQL: a spare schema kept ready',
+    kind: 'CHANGED',
+    description:
+      "Ephemeral worlds on PostgreSQL: a spare clone of the worlds' template (`world_spare_*`) is kept ready and renamed to the new world, so `POST /sandbox/worlds` no longer waits for a clone of every table (300-500 ms on a busy machine); with none ready it clones as before.",
+  },
+  {
+    id: '2026-11-30-idempotency-writer-fence',
+    date: '2026-11-30',
+    title: 'Cluster mode: one effect per Idempotency-Key, fenced on the engine writer',
+    kind: 'CHANGED',
+    description:
+      "Fixed (cluster mode): an `Idempotency-Key` request could take effect twice when its instance was cut off from PostgreSQL for over a second while still reaching Redis: a peer took the instance for stopped and released its key, the client's retry ran, and the instance's original command, already on its way to the world's engine writer, ran too (two orders under one key). The writer now refuses a second effect under a key whose request already changed its engine within the key's 24 hours: the second command changes nothing and answers `409 IDEMPOTENT_REQUEST_APPLIED` naming the first's orders or ledger entries. The check is in memory (loaded from `idempotency_effects` when a writer term begins; about 2 µs of CPU per keyed command, no database round trip for a command that runs).",
+  },
+  {
     id: '2026-11-30-order-path-sync-credential',
     date: '2026-11-30',
     title: 'Order path: a cached API key is authenticated without a promise',
@@ -87,7 +119,7 @@ export const CHANGELOG: ChangelogEntry[] = [
     title: 'Realtime fan-out numbers messages per channel feed',
     kind: 'CHANGED',
     description:
-      "Realtime fan-out: one sequence counter per channel feed (public per world, private per world and user) instead of a per-connection map read and written per message; a private-channel message visits that channel's subscribers only. About half the per-subscriber fan-out CPU (453 \u2192 201 \u00b5s per update in a bench:ws profile); frames, seq rules, coalescing and its default are unchanged. Benchmarks: `bench/support/ws-profile-attribution.ts` splits a bench:ws server profile (`BENCH_PROF`) into fan-out writes, per-subscriber work, HTTP order path, SQLite commit and the rest; `bench:ws-fanout` prints the CPU per write call.",
+      "Realtime fan-out: one sequence counter per channel feed (public per world, private per world and user) instead of a per-connection map read and written per message; a private-channel message visits that channel's subscribers only. About half the per-subscriber fan-out CPU (453 \u2192 201 µs per update in a bench:ws profile); frames, seq rules, coalescing and its default are unchanged. Benchmarks: `bench/support/ws-profile-attribution.ts` splits a bench:ws server profile (`BENCH_PROF`) into fan-out writes, per-subscriber work, HTTP order path, SQLite commit and the rest; `bench:ws-fanout` prints the CPU per write call.",
   },
   {
     id: '2026-11-30-pipelined-group-commit-postgres',
@@ -95,7 +127,7 @@ export const CHANGELOG: ChangelogEntry[] = [
     title: 'Pipelined group commit on PostgreSQL',
     kind: 'CHANGED',
     description:
-      "On PostgreSQL, the order hot path's group commit is pipelined: a batch's transaction (with its Idempotency-Key effects, webhook spool rows and the cluster fence) is sent as one request without blocking the event loop, the next batch forms while it is in flight, and at most one commit is in flight per world. Answers still wait for their own COMMIT; a failed commit refuses the batch formed on top of it too and rebuilds the engine from the database. Measured side by side on PostgreSQL (load average 9-10): 600 \u2192 820 orders/s, 668 \u2192 434 \u00b5s of server CPU per order. `BENCH_PG=1 npm run bench:orders-ab` compares two builds on PostgreSQL (one database each).",
+      "On PostgreSQL, the order hot path's group commit is pipelined: a batch's transaction (with its Idempotency-Key effects, webhook spool rows and the cluster fence) is sent as one request without blocking the event loop, the next batch forms while it is in flight, and at most one commit is in flight per world. Answers still wait for their own COMMIT; a failed commit refuses the batch formed on top of it too and rebuilds the engine from the database. Measured side by side on PostgreSQL (load average 9-10): 600 \u2192 820 orders/s, 668 \u2192 434 µs of server CPU per order. `BENCH_PG=1 npm run bench:orders-ab` compares two builds on PostgreSQL (one database each).",
   },
   {
     id: '2026-11-30-exports-on-postgres-index-walk',
@@ -174,7 +206,7 @@ export const CHANGELOG: ChangelogEntry[] = [
     title: 'WebSocket fan-out: coalescing holds a full window from the end of the last write',
     kind: 'CHANGED',
     description:
-      "WebSocket fan-out: with `WS_COALESCE_MS` set, the coalescing window counts from the end of the previous socket write and holds a batch for the full window from its first event (still at most `WS_COALESCE_MS` of added delay; an event after a quiet spell still leaves at once). Before, a fan-out to 1,000 subscribers that took longer than the window to write turned coalescing off (each later event was written alone, 1,000 system calls per update). The fan-out holds a batch's later messages without re-checking the socket per message, and builds each distinct frame once. `npm run bench:ws-fanout`: the fan-out alone, CPU \u00b5s and write calls per update, optionally A/B against another checkout's build in the same run.",
+      "WebSocket fan-out: with `WS_COALESCE_MS` set, the coalescing window counts from the end of the previous socket write and holds a batch for the full window from its first event (still at most `WS_COALESCE_MS` of added delay; an event after a quiet spell still leaves at once). Before, a fan-out to 1,000 subscribers that took longer than the window to write turned coalescing off (each later event was written alone, 1,000 system calls per update). The fan-out holds a batch's later messages without re-checking the socket per message, and builds each distinct frame once. `npm run bench:ws-fanout`: the fan-out alone, CPU µs and write calls per update, optionally A/B against another checkout's build in the same run.",
   },
   {
     id: '2026-11-30-redis-limit-windows-service-clock',
