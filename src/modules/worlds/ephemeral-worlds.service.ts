@@ -253,8 +253,12 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     if (done?.value !== true) throw notFound(id);
   }
 
-  /** Expires due worlds and unloads idle ones (the sweeper's round; also called by tests). */
-  async sweep(): Promise<void> {
+  /**
+   * Expires due worlds and unloads idle ones (the sweeper's round; also called by tests). In
+   * cluster mode it also removes, every ABANDONED_CHECK_MS (`abandonedNow`: this round), the
+   * worlds a dead instance left CREATING or DELETING.
+   */
+  async sweep(abandonedNow = false): Promise<void> {
     const now = this.clock.nowDate().toISOString();
     // Nothing expired at this very instant last time, and nothing can have since: a world
     // expires at least MIN_TTL_SECONDS after it is made, so only a moved clock makes one due.
@@ -272,7 +276,8 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     }
     // Cluster mode: a create or delete whose instance died after this one booted is removed
     // here (its work lock released), not at the next boot; it counted against its user's cap.
-    if (this.work.locker !== null && Date.now() - this.abandonedAt >= ABANDONED_CHECK_MS) {
+    const due = abandonedNow || Date.now() - this.abandonedAt >= ABANDONED_CHECK_MS;
+    if (this.work.locker !== null && due) {
       this.abandonedAt = Date.now();
       await this.removeAbandoned();
     }
