@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { lockKey, WORK_NAMESPACE } from '../../src/modules/cluster/lock-key.js';
 import { ConfigService } from '../../src/config/config.service.js';
+import { EphemeralWorldsService } from '../../src/modules/worlds/ephemeral-worlds.service.js';
 import { startApp, type Running } from '../support/harness.js';
 import { as, NOON, ORDER_SCOPES, trader, type Trader } from '../support/orders.js';
 import {
@@ -26,7 +27,10 @@ describe('sandbox worlds: boot recovery and the worlds a live instance is making
   let a: Trader;
   let creating: WorldHandle;
   let deleting: WorldHandle;
+  /** A delete whose instance dies while this one runs. */
+  let dying: WorldHandle;
   let peer: pg.Client | null = null;
+  let dyingPeer: pg.Client | null = null;
 
   const platform = <R>(fn: (db: ReturnType<typeof openDatabaseOf>) => R): R => {
     const db = openDatabaseOf(svc.dataDir, 'platform');
@@ -51,29 +55,37 @@ describe('sandbox worlds: boot recovery and the worlds a live instance is making
     a = await trader(svc, 'a@worlds-peers.test', { scopes: ORDER_SCOPES });
     creating = await openWorld(svc, a, { name: 'creating', seed: 5 });
     deleting = await openWorld(svc, a, { name: 'deleting', seed: 6 });
+    dying = await openWorld(svc, a, { name: 'dying', seed: 7 });
     const databaseUrl = svc.app.get(ConfigService).values.databaseUrl;
     await svc.close({ keepData: true });
 
     // The states a live peer's create and delete are in, each with its work lock held.
     setStatus(creating.id, 'CREATING');
     setStatus(deleting.id, 'DELETING');
+    setStatus(dying.id, 'DELETING');
     if (CLUSTERED) {
-      peer = new pg.Client({ connectionString: databaseUrl! });
-      await peer.connect();
-      for (const w of [creating, deleting]) {
-        const [ns, key] = lockKey(WORK_NAMESPACE, w.id);
-        const r = await peer.query<{ locked: boolean }>(
-          'SELECT pg_try_advisory_lock($1, $2) AS locked',
-          [ns, key],
-        );
-        expect(r.rows[0].locked).toBe(true);
-      }
+      const holding = async (...worlds: WorldHandle[]) => {
+        const client = new pg.Client({ connectionString: databaseUrl! });
+        await client.connect();
+        for (const w of worlds) {
+          const [ns, key] = lockKey(WORK_NAMESPACE, w.id);
+          const r = await client.query<{ locked: boolean }>(
+            'SELECT pg_try_advisory_lock($1, $2) AS locked',
+            [ns, key],
+          );
+          expect(r.rows[0].locked).toBe(true);
+        }
+        return client;
+      };
+      peer = await holding(creating, deleting);
+      dyingPeer = await holding(dying);
     }
     // This instance takes the recovery lease (its holder stopped) and recovers at boot.
     svc = await startApp({ now: NOON, env: ENV, dataDir: svc.dataDir });
   });
   afterAll(async () => {
     await peer?.end();
+    await dyingPeer?.end();
     await svc.close();
   });
 
@@ -81,10 +93,23 @@ describe('sandbox worlds: boot recovery and the worlds a live instance is making
     it('cluster mode: leaves the CREATING and DELETING worlds whose work lock a live peer holds', async () => {
       expect(statusOf(creating.id)).toBe('CREATING');
       expect(statusOf(deleting.id)).toBe('DELETING');
+      expect(statusOf(dying.id)).toBe('DELETING');
       expect(worldDatabaseExists(svc.dataDir, creating.id)).toBe(true);
       expect(worldDatabaseExists(svc.dataDir, deleting.id)).toBe(true);
       // Not revoked: the peer's create answers this key.
       expect(await keyWorks(creating)).not.toBe(401);
+    });
+
+    it("cluster mode: the sweep removes a world whose peer died after this instance's boot", async () => {
+      await dyingPeer!.end();
+      dyingPeer = null;
+      await svc.app.get(EphemeralWorldsService).sweep(true);
+      expect(statusOf(dying.id)).toBeUndefined();
+      expect(worldDatabaseExists(svc.dataDir, dying.id)).toBe(false);
+      expect(await keyWorks(dying)).toBe(401);
+      // The live peer's worlds are still left to it.
+      expect(statusOf(creating.id)).toBe('CREATING');
+      expect(statusOf(deleting.id)).toBe('DELETING');
     });
 
     it('cluster mode: the peer finishes its create; once it dies, the next recovery removes its delete', async () => {
@@ -107,6 +132,7 @@ describe('sandbox worlds: boot recovery and the worlds a live instance is making
     it('one instance: removes every CREATING and DELETING world at boot (no peer can be making it)', async () => {
       expect(statusOf(creating.id)).toBeUndefined();
       expect(statusOf(deleting.id)).toBeUndefined();
+      expect(statusOf(dying.id)).toBeUndefined();
       expect(worldDatabaseExists(svc.dataDir, creating.id)).toBe(false);
       expect(await keyWorks(creating)).toBe(401);
       expect(await keyWorks(deleting)).toBe(401);

@@ -42,7 +42,9 @@ describe('EphemeralWorldsService.sweep', () => {
   });
 
   describe('worlds a dead instance left CREATING or DELETING', () => {
-    afterEach(() => jest.restoreAllMocks());
+    afterEach(() => {
+      jest.restoreAllMocks();
+    });
     const Ctor = EphemeralWorldsService as unknown as new (
       ...args: unknown[]
     ) => EphemeralWorldsService;
