@@ -15,9 +15,11 @@ import { ConfigService } from '../../config/config.service.js';
 import { RedisConnection } from '../redis/redis-connection.js';
 import { EngineRegistry } from '../trading/engine-registry.js';
 import { WorldClocks } from '../worlds/world-clocks.service.js';
+import { WorldWork } from '../worlds/world-work.js';
 import { WriterUnavailableError } from './cluster-errors.js';
 import { ClusterNode } from './cluster-node.js';
 import type { ForwardedCommand } from './command-wire.js';
+import { tryWorkLock } from './work-lock.js';
 
 /** The forwarded-command operation of a whole HTTP request (the only one). */
 const HTTP_OP = 'http';
@@ -61,6 +63,7 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
     private readonly redis: RedisConnection,
     private readonly engines: EngineRegistry,
     private readonly clocks: WorldClocks,
+    private readonly work: WorldWork,
   ) {
     this.build();
   }
@@ -103,6 +106,8 @@ export class ClusterService implements ClusterGate, BeforeApplicationShutdown {
       forward: (world, op, args) => node.forwarder.forward(world, { op, args }),
       lease: (name, step) => node.election.lease(name).run(step),
     };
+    // An ephemeral world's create or delete holds its work lock: no peer's recovery removes it.
+    this.work.locker = (world) => tryWorkLock(node.election.session, world);
   }
 
   /**

@@ -12,6 +12,8 @@ export type LockKey = readonly [namespace: number, key: number];
 export const WRITER_NAMESPACE = 0x57524954;
 /** 'LEAS': a run-once timer's lease. */
 export const LEASE_NAMESPACE = 0x4c454153;
+/** 'WORK': an ephemeral world's create or delete under way (see work-lock.ts). */
+export const WORK_NAMESPACE = 0x574f524b;
 
 export function lockKey(namespace: number, name: string): LockKey {
   return [namespace, createHash('sha256').update(name).digest().readInt32BE(0)];

@@ -35,6 +35,12 @@ export class LockSession {
   /** Counts sessions: a lock taken in an older one is gone with it. */
   private generationNo = 0;
   private closed = false;
+  /**
+   * The statements sent so far, settled or not: each waits for the one before it. Callers
+   * overlap (the heartbeat, a campaign, a lease, many worlds' work locks at once), and pg
+   * deprecates a query sent while its client runs another (it queued them itself; pg 9 will not).
+   */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: LockSessionOptions) {}
 
@@ -92,8 +98,10 @@ export class LockSession {
   /** Runs one statement on the session; a failure of the session itself drops it. */
   async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
     const client = await this.ensure();
+    const sent = this.tail.then(() => client.query<R>(sql, params));
+    this.tail = sent.catch(() => undefined);
     try {
-      return (await client.query<R>(sql, params)).rows;
+      return (await sent).rows;
     } catch (err) {
       if (sessionFailure(err)) void this.drop(client, err);
       throw err;

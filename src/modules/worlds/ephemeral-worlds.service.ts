@@ -10,6 +10,7 @@ import { Clock } from '../../common/clock/clock.js';
 import { sha256Hex } from '../../common/crypto/tokens.js';
 import type { WorldId } from '../../common/environment.js';
 import { DomainError } from '../../common/errors/domain-error.js';
+import { serviceUnavailable } from '../../common/errors/service-unavailable.js';
 import type { Credential } from '../../common/http/request-context.js';
 import { IdGenerator } from '../../common/ids/id-generator.js';
 import { paginate, type Page } from '../../common/pagination/paginate.js';
@@ -31,13 +32,24 @@ import { WorldDatabases } from './world-databases.service.js';
 import { isWorldIdShaped } from './world-files.js';
 import { WorldStorage } from './world-storage.js';
 import { WorldTemplate } from './world-template.service.js';
+import { WorldWork } from './world-work.js';
+
+/**
+ * Cluster mode: how often the sweep looks for worlds whose create or delete a dead instance left
+ * (their work lock released). Boot recovery runs only on the instance that takes the lease then.
+ */
+const ABANDONED_CHECK_MS = 30_000;
+/** Fresh world ids to try when the id's work lock is held elsewhere (a 32-bit key collision). */
+const CREATE_ATTEMPTS = 3;
 
 /**
  * Ephemeral worlds (CONTRACT.md): create (a copy of the template, a key bound to the world),
  * list, get, delete and expire. A delete revokes the key first (its next request is 401
  * API_KEY_REVOKED, its sockets close), then stops the world's engine, closes and removes its
  * file. The registry row says CREATING or DELETING while a create or delete is under way, so a
- * boot after a crash finishes or removes a half world.
+ * boot after a crash finishes or removes a half world. Each create and delete runs under the
+ * world's work (WorldWork): in cluster mode a lock a peer's recovery finds held while the
+ * instance making or deleting the world lives, so only worlds a stop interrupted are removed.
  */
 @Injectable()
 export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -45,6 +57,8 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
   private sweeper: NodeJS.Timeout | null = null;
   /** The clock's instant at which the last sweep found no world expired (see sweep). */
   private quietAt: string | null = null;
+  /** Date.now() of the sweep's last look for abandoned worlds (cluster mode). */
+  private abandonedAt = 0;
 
   constructor(
     private readonly catalog: WorldCatalog,
@@ -58,6 +72,7 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     private readonly ids: IdGenerator,
     private readonly records: PaperWorldRecords,
     private readonly storage: WorldStorage,
+    private readonly work: WorldWork,
   ) {
     // Only a READY world is ever opened: a deleting one refuses new requests at once.
     databases.setOpenable((id) => catalog.one(id)?.status === 'READY');
@@ -80,7 +95,9 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
 
   /**
    * At boot, before any request: no half world survives a crash. A world left CREATING or
-   * DELETING is removed (key revoked, file and records deleted, row gone). A READY world whose
+   * DELETING is removed (key revoked, file and records deleted, row gone), unless its create or
+   * delete is under way on a live instance (cluster mode: its work lock is held; see
+   * removeAbandoned). A READY world whose
    * file is missing or cut short is removed the same way, not recreated from the template: its
    * orders, positions and balances are gone, and an empty world under the same key would hide
    * that from the client, which gets 401 API_KEY_REVOKED and makes a new world instead. A world
@@ -88,16 +105,16 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
    * has no row is revoked; such a world's records outside its file (export files) go with them.
    */
   private async recover(): Promise<void> {
-    for (const row of this.catalog.unfinished()) {
-      this.log.warn(`finishing the ${row.status} world ${row.id} a stop interrupted`);
-      await this.remove(row);
-    }
+    this.abandonedAt = Date.now();
+    await this.removeAbandoned();
     for (const id of this.catalog.readyIds()) {
       if (this.storage.isWhole(id as WorldId)) continue;
-      const row = this.catalog.one(id);
-      if (row === undefined || !this.catalog.markDeleting(id)) continue;
-      this.log.warn(`removing the world ${id}: its database is missing or incomplete`);
-      await this.remove(row);
+      await this.work.exclusive(id, async () => {
+        const row = this.catalog.one(id);
+        if (row === undefined || !this.catalog.markDeleting(id)) return;
+        this.log.warn(`removing the world ${id}: its database is missing or incomplete`);
+        await this.remove(row);
+      });
     }
     // Worlds with no row whose traces remain: their records outside the file go too.
     const rowless = new Set<WorldId>();
@@ -121,10 +138,40 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     for (const id of rowless) await this.records.clearWorld(id);
   }
 
+  /**
+   * Removes the worlds left CREATING or DELETING whose create or delete is under way nowhere: not
+   * here, and (cluster mode) not on a live instance, which holds the world's work lock until it
+   * is done. A world whose maker dies later has its lock released by PostgreSQL: the next
+   * recovery or sweep removes it.
+   */
+  private async removeAbandoned(): Promise<void> {
+    for (const found of this.catalog.unfinished()) {
+      const ran = await this.work.exclusive(found.id, async () => {
+        // Read again under the lock: its maker may have finished it meanwhile.
+        const row = this.catalog.one(found.id);
+        if (row === undefined || row.status === 'READY') return;
+        this.log.warn(`finishing the ${row.status} world ${row.id} a stop interrupted`);
+        await this.remove(row);
+      });
+      if (ran === null) {
+        this.log.log(`the ${found.status} world ${found.id} is being finished by its instance`);
+      }
+    }
+  }
+
   async create(c: Credential, body: CreateWorldDto): Promise<CreatedWorldDto> {
+    // The world's work lock is taken before its row exists: no peer's recovery sees it unheld.
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt++) {
+      const id = this.ids.next('wld') as WorldId;
+      const made = await this.work.exclusive(id, () => this.make(id, c, body));
+      if (made !== null) return made.value;
+    }
+    throw serviceUnavailable('No world could be created now: try again');
+  }
+
+  private async make(id: WorldId, c: Credential, body: CreateWorldDto): Promise<CreatedWorldDto> {
     const max = this.config.values.maxWorldsPerUser;
     const now = this.clock.now();
-    const id = this.ids.next('wld') as WorldId;
     const row: WorldRow = {
       id,
       user_id: c.userId,
@@ -197,12 +244,21 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
 
   async delete(c: Credential, id: string): Promise<void> {
     const row = this.owned(c, id);
-    if (!this.catalog.markDeleting(row.id)) throw notFound(id);
-    await this.remove(row);
+    // Not run (null) when another delete of it (an expiry, a peer's recovery) is under way.
+    const done = await this.work.exclusive(row.id, async () => {
+      if (!this.catalog.markDeleting(row.id)) return false;
+      await this.remove(row);
+      return true;
+    });
+    if (done?.value !== true) throw notFound(id);
   }
 
-  /** Expires due worlds and unloads idle ones (the sweeper's round; also called by tests). */
-  async sweep(): Promise<void> {
+  /**
+   * Expires due worlds and unloads idle ones (the sweeper's round; also called by tests). In
+   * cluster mode it also removes, every ABANDONED_CHECK_MS (`abandonedNow`: this round), the
+   * worlds a dead instance left CREATING or DELETING.
+   */
+  async sweep(abandonedNow = false): Promise<void> {
     const now = this.clock.nowDate().toISOString();
     // Nothing expired at this very instant last time, and nothing can have since: a world
     // expires at least MIN_TTL_SECONDS after it is made, so only a moved clock makes one due.
@@ -210,11 +266,20 @@ export class EphemeralWorldsService implements OnApplicationBootstrap, OnModuleD
     if (now !== this.quietAt) {
       const expired = this.catalog.expired(now);
       for (const id of expired) {
-        const row = this.catalog.one(id);
-        if (row === undefined || !this.catalog.markDeleting(id)) continue;
-        await this.remove(row);
+        await this.work.exclusive(id, async () => {
+          const row = this.catalog.one(id);
+          if (row === undefined || !this.catalog.markDeleting(id)) return;
+          await this.remove(row);
+        });
       }
       this.quietAt = expired.length === 0 ? now : null;
+    }
+    // Cluster mode: a create or delete whose instance died after this one booted is removed
+    // here (its work lock released), not at the next boot; it counted against its user's cap.
+    const due = abandonedNow || Date.now() - this.abandonedAt >= ABANDONED_CHECK_MS;
+    if (this.work.locker !== null && due) {
+      this.abandonedAt = Date.now();
+      await this.removeAbandoned();
     }
     const idleMs = this.config.values.worldIdleUnloadSeconds * 1000;
     for (const id of this.databases.idleSince(Date.now() - idleMs)) this.databases.unload(id);

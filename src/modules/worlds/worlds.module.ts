@@ -5,6 +5,7 @@ import { WorldClocks } from './world-clocks.service.js';
 import { WorldDatabases } from './world-databases.service.js';
 import { WorldMarkets } from './world-markets.service.js';
 import { WorldStorage } from './world-storage.js';
+import { WorldWork } from './world-work.js';
 
 /**
  * The world rule's home: which world a request is in, each world's database and clock, its
@@ -19,6 +20,7 @@ import { WorldStorage } from './world-storage.js';
     WorldDatabases,
     WorldMarkets,
     WorldStorage,
+    WorldWork,
   ],
   exports: [
     PaperWorldRecords,
@@ -27,6 +29,7 @@ import { WorldStorage } from './world-storage.js';
     WorldDatabases,
     WorldMarkets,
     WorldStorage,
+    WorldWork,
   ],
 })
 export class WorldsModule {}

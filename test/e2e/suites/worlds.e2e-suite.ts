@@ -16,4 +16,8 @@ await caseFile(
   'worlds-crash-recovery.e2e-spec.ts',
   () => import('../worlds-crash-recovery.e2e-spec.js'),
 );
+await caseFile(
+  'worlds-recovery-peers.e2e-spec.ts',
+  () => import('../worlds-recovery-peers.e2e-spec.js'),
+);
 await caseFile('worlds-template.e2e-spec.ts', () => import('../worlds-template.e2e-spec.js'));
