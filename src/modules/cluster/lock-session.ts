@@ -74,7 +74,8 @@ export class LockSession {
     const client = new pg.Client({
       connectionString: this.opts.databaseUrl,
       application_name: this.opts.applicationName,
-      query_timeout: this.opts.queryTimeoutMs,
+      // No query_timeout: pg's fires when a main thread held past it lets its timer run, even
+      // if the answer came in time (see {@link deadline}).
       connectionTimeoutMillis: this.opts.queryTimeoutMs,
       keepAlive: true,
     });
@@ -98,7 +99,7 @@ export class LockSession {
   /** Runs one statement on the session; a failure of the session itself drops it. */
   async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
     const client = await this.ensure();
-    const sent = this.tail.then(() => client.query<R>(sql, params));
+    const sent = this.tail.then(() => this.deadline(client.query<R>(sql, params)));
     this.tail = sent.catch(() => undefined);
     try {
       return (await sent).rows;
@@ -106,6 +107,45 @@ export class LockSession {
       if (sessionFailure(err)) void this.drop(client, err);
       throw err;
     }
+  }
+
+  /**
+   * The statement's answer, or a timeout (a session failure) when none came within
+   * queryTimeoutMs. The verdict waits for the event loop's next poll phase: a timer runs before
+   * the sockets are read, so after a synchronous stretch of the main thread longer than the
+   * timeout (a long commit on the synchronous SQL port under load) a plain timer would give the
+   * session up although PostgreSQL's answer was waiting in the socket, and step this instance
+   * down from every world it writes (503 WRITER_UNAVAILABLE for its requests until the next
+   * round). Only an answer still missing after the sockets were read is a timeout.
+   */
+  private deadline<T>(answer: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (settled) return;
+            settled = true;
+            answer.catch(() => undefined); // ended with the session it is dropped with
+            reject(new Error('Query read timeout'));
+          }),
+        this.opts.queryTimeoutMs,
+      );
+      answer.then(
+        (v) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
   }
 
   async tryLock(key: LockKey): Promise<boolean> {
