@@ -9,6 +9,22 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-lock-session-timeout',
+    date: '2026-11-30',
+    title: 'Cluster mode: no spurious step-down after a busy main thread',
+    kind: 'CHANGED',
+    description:
+      'Cluster mode (issue 24): the PostgreSQL session that holds an instance\'s writer locks and leases times a statement out only when PostgreSQL\'s answer is still missing after the event loop has read its sockets. Before, a main thread held past the 3-second timeout (a long synchronous commit on a busy machine) made the session look lost although PostgreSQL had answered in time, and the instance stepped down from every world it wrote: their requests were answered 503 `WRITER_UNAVAILABLE` ("no writer is elected") until the next election round. Statements on that session are now sent one at a time, each timed from when it is sent.',
+  },
+  {
+    id: '2026-11-30-world-work-lock',
+    date: '2026-11-30',
+    title: 'Cluster mode: boot recovery leaves the worlds a live instance is creating or deleting',
+    kind: 'CHANGED',
+    description:
+      "Cluster mode (issue 24): an instance that starts while another is creating or deleting an ephemeral world no longer removes that world in its boot recovery (the create failed or answered a world that was gone): each create and delete holds the world's work lock (a PostgreSQL advisory lock) on its instance's lock session, and recovery and the sweep remove a `CREATING`/`DELETING` world only when that lock is free; the lease's holder looks for such worlds every 30 s.",
+  },
+  {
     id: '2026-11-30-durability-tests-postgres',
     date: '2026-11-30',
     title: 'Tests: durability, crash and shutdown cases on PostgreSQL + Redis too',
