@@ -1,38 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startServices, type Services } from '../../../test/support/services.js';
-import { LockSession } from './lock-session.js';
+import { describe, expect, it } from '@jest/globals';
+import { useLockSessions } from '../../../test/support/lock-sessions.js';
+import type { LockSession } from './lock-session.js';
 
 /**
  * The lock session's statement timeout on a real PostgreSQL 15: a statement PostgreSQL does not
  * answer in time ends the session (its locks with it), but a main thread held past the timeout
  * (a long synchronous commit under load) does not, when the answer came in time.
  */
-let services: Services;
-const sessions: LockSession[] = [];
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-
-beforeAll(async () => {
-  services = await startServices();
-}, 120_000);
-
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
-
-afterAll(async () => {
-  await services?.stop();
-}, 60_000);
+const lockSessions = useLockSessions();
 
 function session(queryTimeoutMs: number): { s: LockSession; lost: unknown[] } {
-  const s = new LockSession({
-    databaseUrl: services.databaseUrl,
-    applicationName: 'lock-session-spec',
-    queryTimeoutMs,
-    log: quiet,
-  });
+  const s = lockSessions.open('lock-session-spec', queryTimeoutMs);
   const lost: unknown[] = [];
   s.onLost((err) => lost.push(err));
-  sessions.push(s);
   return { s, lost };
 }
 

@@ -1,39 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { startServices, type Services } from '../../../test/support/services.js';
-import { LockSession } from './lock-session.js';
+import { useLockSessions } from '../../../test/support/lock-sessions.js';
+import type { LockSession } from './lock-session.js';
 import { tryWorkLock } from './work-lock.js';
 
 /**
  * A world's work lock on a real PostgreSQL 15: held by the instance making or deleting the world,
  * refused to every other session while that instance lives, free once its session ends.
  */
-let services: Services;
-const sessions: LockSession[] = [];
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-
-beforeAll(async () => {
-  services = await startServices();
-}, 120_000);
-
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((s) => s.close()));
-});
-
-afterAll(async () => {
-  await services?.stop();
-}, 60_000);
-
-function session(name: string): LockSession {
-  const s = new LockSession({
-    databaseUrl: services.databaseUrl,
-    applicationName: name,
-    queryTimeoutMs: 5_000,
-    log: quiet,
-  });
-  sessions.push(s);
-  return s;
-}
+const lockSessions = useLockSessions();
+const session = (name: string): LockSession => lockSessions.open(name);
 
 describe('tryWorkLock', () => {
   it('refuses a world another live session works on; free after its release or its death', async () => {
