@@ -47,7 +47,6 @@ describe('data exports: notices and metering', () => {
     await createEndpoint(svc, a, rx.url('/orders'), ['order.filled']);
     await createEndpoint(svc, other, rx.url('/other'), ['*']);
     await seedTrades(svc.dataDir, 20, m1.id);
-    await seedTrades(svc.dataDir, 600_000, m2.id, { prefix: 'fil_big' });
   }, 60_000);
   afterAll(async () => {
     await svc.close();
@@ -89,29 +88,38 @@ describe('data exports: notices and metering', () => {
     expect(rx.at('/orders')).toEqual([]);
   });
 
-  it('charges the rows counted at creation to the monthly quota shown by /usage; past it 429 QUOTA_EXCEEDED', async () => {
-    expect(await usage(a)).toEqual({ rows_month: 20, rows_month_limit: 1_000_000 });
-    // An estimate charges nothing.
-    expect((await ex.estimate(a, big)).body.record_count).toBe(600_000);
-    expect((await usage(a)).rows_month).toBe(20);
-    const first = await ex.created(a, big);
-    expect((await usage(a)).rows_month).toBe(600_020);
-    const before = (await ex.list(a)).body.data.length;
-    const res = await ex.create(a, big);
-    const err = expectContractError(res, 429, 'QUOTA_EXCEEDED');
-    expect(err.details).toMatchObject({
-      period: 'month',
-      quota: 'export_rows',
-      limit: 1_000_000,
-      requested: 600_000,
+  // Two exports of them pass the FREE tier's 1,000,000 rows a month (500,020 charged, then 500,000
+  // more asked for): about the fewest rows that do. Seeded for this case only: with them in the
+  // table every create counts its rows in a worker thread (past the 20,000 rowids counted on the
+  // request thread, export-runner.service.ts), as the small export of the case above did when they
+  // were seeded for the whole file.
+  describe('with 500,000 more rows', () => {
+    beforeAll(() => seedTrades(svc.dataDir, 500_000, m2.id, { prefix: 'fil_big' }), 60_000);
+
+    it('charges the rows counted at creation to the monthly quota shown by /usage; past it 429 QUOTA_EXCEEDED', async () => {
+      expect(await usage(a)).toEqual({ rows_month: 20, rows_month_limit: 1_000_000 });
+      // An estimate charges nothing.
+      expect((await ex.estimate(a, big)).body.record_count).toBe(500_000);
+      expect((await usage(a)).rows_month).toBe(20);
+      const first = await ex.created(a, big);
+      expect((await usage(a)).rows_month).toBe(500_020);
+      const before = (await ex.list(a)).body.data.length;
+      const res = await ex.create(a, big);
+      const err = expectContractError(res, 429, 'QUOTA_EXCEEDED');
+      expect(err.details).toMatchObject({
+        period: 'month',
+        quota: 'export_rows',
+        limit: 1_000_000,
+        requested: 500_000,
+      });
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((await ex.list(a)).body.data.length).toBe(before);
+      expect((await usage(a)).rows_month).toBe(500_020);
+      // Charged at creation: deleting the export gives nothing back.
+      expect((await ex.remove(a, first.id)).status).toBe(204);
+      expect((await usage(a)).rows_month).toBe(500_020);
+      // Another key of the same user has its own count.
+      expect(await usage(aLive)).toEqual({ rows_month: 0, rows_month_limit: 1_000_000 });
     });
-    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect((await ex.list(a)).body.data.length).toBe(before);
-    expect((await usage(a)).rows_month).toBe(600_020);
-    // Charged at creation: deleting the export gives nothing back.
-    expect((await ex.remove(a, first.id)).status).toBe(204);
-    expect((await usage(a)).rows_month).toBe(600_020);
-    // Another key of the same user has its own count.
-    expect(await usage(aLive)).toEqual({ rows_month: 0, rows_month_limit: 1_000_000 });
   });
 });
