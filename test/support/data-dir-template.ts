@@ -28,6 +28,12 @@ import { UsersService } from '../../src/modules/users/users.service.js';
 /** Set by test/support/global-setup.js for the run (removed at its end); unset: no templates. */
 export const TEMPLATE_ROOT_ENV = 'SVC_E2E_TEMPLATE_ROOT';
 
+/** The run's template root (a directory; it also names the run's shared PostgreSQL databases), if any. */
+export function templateRoot(): string | undefined {
+  const root = process.env[TEMPLATE_ROOT_ENV];
+  return root === undefined || root === '' ? undefined : root;
+}
+
 const DATABASES = [`${PLATFORM_DB}.sqlite`, `${ENGINE_DB.live}.sqlite`, `${ENGINE_DB.test}.sqlite`];
 
 /**
@@ -40,8 +46,8 @@ export async function fillFromTemplate(
   config: AppConfig,
   clock: Clock,
 ): Promise<boolean> {
-  const root = process.env[TEMPLATE_ROOT_ENV];
-  if (root === undefined || root === '' || !(clock instanceof ManualClock)) return false;
+  const root = templateRoot();
+  if (root === undefined || !(clock instanceof ManualClock)) return false;
   const now = clock.now();
   // The seeded accounts' password hashes are made at the app's PASSWORD_SCRYPT_COST.
   const dir = join(root, `${now}-${config.appEnv}-${config.passwordScryptCost}`);

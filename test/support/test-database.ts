@@ -32,7 +32,7 @@ import {
   buildWorldTemplateSchema,
   WORLD_TEMPLATE_SCHEMA,
 } from '../../src/modules/worlds/world-template.service.js';
-import { migrateAndSeed } from './data-dir-template.js';
+import { migrateAndSeed, templateRoot } from './data-dir-template.js';
 import { afterFile } from './jest-suite.js';
 import { provideTestDatabaseEnv } from './process.js';
 import { startServices, type Services } from './services.js';
@@ -333,9 +333,8 @@ function migratedBase(base: URL): Promise<string> {
 
 /** What names this run's shared databases: the run's template root, else this module registry. */
 function runTag(): string {
-  const runRoot = process.env.SVC_E2E_TEMPLATE_ROOT;
-  const shared = process.env.SVC_E2E_DATABASE_URL && runRoot !== undefined && runRoot !== '';
-  return shared ? shortHash(runRoot) : RUN_TAG;
+  const runRoot = templateRoot();
+  return process.env.SVC_E2E_DATABASE_URL && runRoot !== undefined ? shortHash(runRoot) : RUN_TAG;
 }
 
 const shortHash = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 12);
