@@ -3,6 +3,18 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, startApp } from '../support/harness.js';
+import {
+  book,
+  cancel,
+  getOrder,
+  levelAt,
+  limit,
+  place,
+  startOrdersApp,
+  trader,
+  TRADABLE,
+  type Trader,
+} from '../support/orders.js';
 import { SEED_EVENTS, SPORTS_SEED_MARKETS } from '../support/sports.js';
 import { openDatabaseOf, testDatabaseIsPostgres } from '../support/test-database.js';
 
@@ -113,6 +125,53 @@ describe('persistence across restarts', () => {
       live: query<{ name: string }>(live, 'SELECT name FROM migrations ORDER BY id'),
       paper: query<{ name: string }>(paper, 'SELECT name FROM migrations ORDER BY id'),
     }).toEqual(migrationsBefore);
+  });
+
+  it("restores each engine from the database once at boot (in cluster mode the term's restore), with every committed resting order in its book", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-persist-restore-'));
+    try {
+      const m = TRADABLE[0];
+      const first = await startOrdersApp({ dataDir: dir });
+      let t: Trader;
+      let placed: { id: string }[];
+      try {
+        t = await trader(first);
+        placed = [
+          await place(first, t, limit(m, 'BUY', 'YES', m.reference - 10, 7)),
+          await place(first, t, limit(m, 'BUY', 'YES', m.reference - 12, 4)),
+        ];
+      } finally {
+        await first.close({ keepData: true });
+      }
+      const second = await startOrdersApp({ dataDir: dir });
+      try {
+        const lines = second.logs;
+        const count = (what: string) => lines.filter((l) => l.includes(what)).length;
+        // Each engine is read from the database once at boot: the first read of a cluster-mode
+        // boot is the writer term's (after the epoch increment), not one before it as well.
+        expect([count('live engine restored'), count('test engine restored')]).toEqual([1, 1]);
+        const clustered = count('campaigning for live and test') === 1;
+        expect(clustered).toBe(testDatabaseIsPostgres());
+        if (clustered) {
+          const term = lines.findIndex((l) => l.includes('writer of test (epoch'));
+          expect(term).toBeGreaterThanOrEqual(0);
+          expect(lines.findIndex((l) => l.includes('test engine restored'))).toBeGreaterThan(term);
+        }
+        // The engine holds both orders: in the book, and cancellable (the engine knows them).
+        const bk = await book(second, t, m.id);
+        expect([levelAt(bk.bids, m.reference - 10), levelAt(bk.bids, m.reference - 12)]).toEqual([
+          7, 4,
+        ]);
+        for (const o of placed) expect((await getOrder(second, t, o.id)).status).toBe('OPEN');
+        const cancelled = await cancel(second, t, placed[0].id);
+        expect(cancelled.status).toBe(200);
+        expect(levelAt((await book(second, t, m.id)).bids, m.reference - 10)).toBe(0);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the live and paper worlds are separate databases: changing one leaves the other alone', async () => {

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../../common/sql/pg-driver.js';
 import type { LockKey } from './lock-key.js';
 
 export type ClusterLog = Pick<Logger, 'log' | 'warn' | 'error'>;
@@ -71,7 +72,7 @@ export class LockSession {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({
+    const client = new (pgDriver().Client)({
       connectionString: this.opts.databaseUrl,
       application_name: this.opts.applicationName,
       // No query_timeout: pg's fires when a main thread held past it lets its timer run, even

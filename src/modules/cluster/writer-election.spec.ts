@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,19 +45,29 @@ afterAll(async () => {
  */
 function electionChild(): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-election-child-'));
-  for (const f of ['writer-election', 'lease', 'lock-key', 'lock-session']) {
+  // Laid out as in src/, so that imports between folders resolve (lock-session's pg-driver).
+  const cluster = join(dir, 'modules', 'cluster');
+  mkdirSync(cluster, { recursive: true });
+  mkdirSync(join(dir, 'common', 'sql'), { recursive: true });
+  for (const f of [
+    'writer-election',
+    'lease',
+    'lock-key',
+    'lock-session',
+    '../../common/sql/pg-driver',
+  ]) {
     const src = fileURLToPath(new URL(`./${f}.ts`, import.meta.url));
     const out = transformFileSync(src, {
       jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
       module: { type: 'es6' },
     });
-    writeFileSync(join(dir, `${f}.js`), out.code);
+    writeFileSync(join(cluster, `${f}.js`), out.code);
   }
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(
     join(dir, 'holder.js'),
-    `import { WriterElection } from './writer-election.js';
+    `import { WriterElection } from './modules/cluster/writer-election.js';
 const [url, world] = process.argv.slice(2);
 const quiet = { log() {}, warn() {}, error() {} };
 const e = new WriterElection({ databaseUrl: url, instanceId: 'child-' + process.pid, retryMs: 200, log: quiet });

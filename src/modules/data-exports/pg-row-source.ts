@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from '../../common/sql/pg-driver.js';
 import { quoteIdent } from '../../common/sql/pg-sync-connection.js';
 import { toPostgres, type PostgresSql } from '../../common/sql/postgres-dialect.js';
 import {
@@ -26,7 +27,7 @@ const NUMERIC = 1700;
 const types = {
   getTypeParser(oid: number, format?: string): (text: string) => unknown {
     if (format !== 'binary' && (oid === INT8 || oid === NUMERIC)) return exact;
-    return pg.types.getTypeParser(oid, format as 'text');
+    return pgDriver().types.getTypeParser(oid, format as 'text');
   },
 };
 
@@ -63,7 +64,7 @@ export class PgRowSource implements RowSource {
   private constructor(private readonly client: pg.Client) {}
 
   static async open(url: string, schema: string): Promise<PgRowSource> {
-    const client = new pg.Client({
+    const client = new (pgDriver().Client)({
       connectionString: url,
       options: PG_READER_OPTIONS(schema),
     });

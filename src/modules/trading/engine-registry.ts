@@ -55,6 +55,8 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private spooler: Spooler | null = null;
   private readonly log = new Logger('Engines');
   private readonly readyCallbacks: (() => void)[] = [];
+  /** Past onApplicationBootstrap: live's and paper's engines can be built (see {@link build}). */
+  private bootstrapped = false;
   private readonly unloading: ((world: WorldId, runtime: EngineRuntime) => void)[] = [];
   private readonly advanced: ((
     world: WorldId,
@@ -141,28 +143,37 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** At bootstrap: migrations ran and seeds loaded (module init), so the books can be rebuilt. */
   onApplicationBootstrap(): void {
-    const c = this.config.values;
-    for (const env of ['live', 'test'] as const) {
-      const ds = env === 'live' ? this.live : this.paper;
-      const db = connectionOf(ds);
-      const repo = new TradingRepository(db, env, HOUSE_ACCOUNT, () => this.ids.next('txn'));
-      const runtime = new EngineRuntime(
-        env,
-        repo,
-        this.clock,
-        this.engineIds,
-        this.bus,
-        new Logger(`Engine:${env}`),
-        env === 'test' ? this.feedSettings(c.sandboxFeedSeed) : null,
-        env === 'test' ? c.sandboxStartingBalanceCents : 0,
-      );
-      runtime.spooler = this.spooler;
-      this.installFence(env, runtime);
-      this.runtimes.set(env, runtime);
-      // In cluster mode a follower until this instance's term of the world begins (beginTerm).
-      if (!this.clustered) this.startWriting(env, runtime);
+    this.bootstrapped = true;
+    // Cluster mode: built when first used, which is at the latest when this instance's term
+    // begins (beginTerm): restoring here too read every world twice at each boot, and only the
+    // term's restore (after the epoch increment) may be what a writer serves.
+    if (!this.clustered) {
+      for (const env of ['live', 'test'] as const) this.startWriting(env, this.build(env));
     }
     for (const cb of this.readyCallbacks.splice(0)) cb();
+  }
+
+  /** Builds live's or paper's engine, restored from the database as it stands now. */
+  private build(env: Environment): EngineRuntime {
+    const c = this.config.values;
+    const ds = env === 'live' ? this.live : this.paper;
+    const db = connectionOf(ds);
+    const repo = new TradingRepository(db, env, HOUSE_ACCOUNT, () => this.ids.next('txn'));
+    const runtime = new EngineRuntime(
+      env,
+      repo,
+      this.clock,
+      this.engineIds,
+      this.bus,
+      new Logger(`Engine:${env}`),
+      env === 'test' ? this.feedSettings(c.sandboxFeedSeed) : null,
+      env === 'test' ? c.sandboxStartingBalanceCents : 0,
+    );
+    runtime.spooler = this.spooler;
+    this.installFence(env, runtime);
+    runtime.term = this.terms.get(env) ?? null;
+    this.runtimes.set(env, runtime);
+    return runtime;
   }
 
   /** The house's opening quotes, the paper feed, the market closer: what only a writer runs. */
@@ -257,9 +268,12 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       // Loaded again (as the writer, house quoting) on its next request.
       this.unloadWorld(world);
     } else {
-      const runtime = this.runtimes.get(world);
-      if (runtime === undefined) throw new Error(`engine ${world} not started`);
-      runtime.reload();
+      if (!this.bootstrapped) throw new Error(`engine ${world} not started`);
+      // The term's restore: the engine is built now if nothing used it before (its construction
+      // restores it), else rebuilt; either way from the database after the epoch increment.
+      const built = this.runtimes.get(world);
+      const runtime = built ?? this.build(world);
+      if (built !== undefined) built.reload();
       runtime.term = epoch;
       this.startWriting(world, runtime);
     }
@@ -362,8 +376,13 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** The follower view rebuilt from the database, and the writer asked for its book. */
-  private resync(world: WorldName, runtime: EngineRuntime, why: string): FollowerView {
-    runtime.reload();
+  private resync(
+    world: WorldName,
+    runtime: EngineRuntime,
+    why: string,
+    fresh = false,
+  ): FollowerView {
+    if (!fresh) runtime.reload();
     const view = FollowerView.fromEngine(runtime.reads);
     this.followers.set(world, view);
     this.log.log(`follower of ${world} rebuilt from the database (${why})`);
@@ -400,9 +419,12 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
    * with one instance), else the world's follower view (built from the database on first use).
    */
   reads(world: WorldName): FanOutReads {
-    const runtime = this.get(world);
-    if (this.writes(world)) return runtime.reads;
-    return this.followers.get(world) ?? this.resync(world, runtime, 'first read');
+    if (this.writes(world)) return this.get(world).reads;
+    const view = this.followers.get(world);
+    if (view !== undefined) return view;
+    // A follower's first read: an engine built now is restored already (no second read).
+    const built = this.loaded(world);
+    return this.resync(world, built ?? this.get(world), 'first read', built === null);
   }
 
   /** As {@link reads}, with a writer's waiting batch committed first (snapshots). */
@@ -417,9 +439,12 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     for (const w of this.worlds.values()) w.runtime.spooler = spooler;
   }
 
-  /** Runs `cb` once both engines are built (at once if they are). */
+  /**
+   * Runs `cb` at bootstrap, once the engines can be used (at once if past it). In cluster mode
+   * live's and paper's are built on first use (see {@link build}).
+   */
   whenReady(cb: () => void): void {
-    if (this.runtimes.size > 0) cb();
+    if (this.bootstrapped) cb();
     else this.readyCallbacks.push(cb);
   }
 
@@ -427,8 +452,9 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   get(world: WorldName): EngineRuntime {
     if (isWorldId(world)) return this.loadWorld(world).runtime;
     const r = this.runtimes.get(world);
-    if (r === undefined) throw new Error(`engine ${world} not started`);
-    return r;
+    if (r !== undefined) return r;
+    if (!this.bootstrapped) throw new Error(`engine ${world} not started`);
+    return this.build(world);
   }
 
   /**
