@@ -33,6 +33,7 @@ import { installPipeline } from './common/http/pipeline/pipeline.js';
 import { pipelineServices, shuttingDown } from './common/http/pipeline/pipeline-state.js';
 import { requestIdFor } from './common/http/request-id.js';
 import { RouteRegistry } from './common/http/route-registry.js';
+import { operationsOf } from './common/http/operation-inputs.js';
 import {
   answerClientError,
   answerOddHttp,
@@ -242,10 +243,9 @@ async function build(opts: CreateAppOptions, lock: { release(): Promise<void> })
       refuseWhileClosing(); // the charge may have waited on the limit store
     });
     answerOddHttp(fastify.server);
-    // Built on first use (OpenApiService): a boot that serves no request of it pays nothing.
-    const contract = app.get(OpenApiService, { strict: false });
-    contract.provide(() => buildOpenApi(app, config.stagingBaseUrl, opts.contractStore));
-    pipeline.contract = contract;
+    const contract = buildOpenApi(app, config.stagingBaseUrl, opts.contractStore);
+    app.get(OpenApiService, { strict: false }).set(contract.document, contract.json);
+    pipeline.operations = operationsOf(contract.document);
     const cluster = app.get(ClusterService, { strict: false });
     if (cluster.enabled) {
       pipeline.cluster = cluster;

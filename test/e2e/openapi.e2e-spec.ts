@@ -1,20 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ALL_SCOPES } from '../../src/common/api/scopes.js';
-import { buildOpenApi } from '../../src/modules/meta/openapi.builder.js';
-import { OpenApiService } from '../../src/modules/meta/openapi.service.js';
-import { loadConfig } from '../../src/config/app-config.js';
-import {
-  expectContractError,
-  http,
-  startApp,
-  type JsonResponse,
-  type Running,
-} from '../support/harness.js';
+import { expectContractError, http, startApp, type Running } from '../support/harness.js';
 import { ROOT } from '../support/process.js';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -134,17 +124,8 @@ describe('OpenAPI 3.1 contract', () => {
   let svc: Running;
   let doc: Obj;
   let etag: string;
-  /** Whether the boot built the document (it should not: it is built on first use). */
-  let builtAtBoot: boolean;
-  /** The first request of the app: a public POST given a query parameter it does not take. */
-  let firstRefusal: JsonResponse;
-  let builtByFirstRequest: boolean;
   beforeAll(async () => {
     svc = await startApp();
-    const contract = svc.app.get(OpenApiService, { strict: false });
-    builtAtBoot = contract.isBuilt;
-    firstRefusal = await http(`${svc.api}/auth/login?zzz=1`, { method: 'POST', json: {} });
-    builtByFirstRequest = contract.isBuilt;
     const res = await http(`${svc.api}/openapi/v1.json`);
     expect(res.status).toBe(200);
     doc = res.body;
@@ -164,22 +145,6 @@ describe('OpenAPI 3.1 contract', () => {
     expect(versioned.headers.get('etag')).toBe(pinned.headers.get('etag'));
     expect(pinned.headers.get('svc-api-version')).toBe('v1');
     expect(pinned.headers.get('x-request-id')).toMatch(/^req_/);
-  });
-
-  it('is built on first use, not at boot: the first checked request builds it, and what is served is a fresh generation, byte for byte', () => {
-    expect(builtAtBoot).toBe(false);
-    // The first request's query is still checked against the document (built for it).
-    const refused = expectContractError(firstRefusal, 400, 'VALIDATION_FAILED');
-    expect(refused.details.fields).toEqual([
-      { field: 'zzz', message: 'zzz must not be sent (not a known field)' },
-    ]);
-    expect(builtByFirstRequest).toBe(true);
-    // A store of its own: generated again from the controllers, not the run's shared copy.
-    const fresh = buildOpenApi(svc.app, loadConfig({}).stagingBaseUrl, new Map<string, string>());
-    expect(fresh.json.length).toBeGreaterThan(1_000_000);
-    expect(JSON.stringify(doc)).toBe(fresh.json);
-    const digest = createHash('sha256').update(fresh.json).digest('base64url');
-    expect(etag).toBe(`"${digest}"`);
   });
 
   it('states each shared response header once, in components.headers, and refers to it', () => {

@@ -15,7 +15,7 @@ export function checksInputs(meta: RouteMeta | undefined, method: string): boole
 export function operationInputs(
   req: FastifyRequest,
   operation: string,
-  operations: ReadonlyMap<string, OperationInputs> | undefined,
+  operations: ReadonlyMap<string, OperationInputs> | null,
 ): void {
   const op = operations?.get(operation);
   if (op === undefined) return;

@@ -19,11 +19,8 @@ export interface PipelineServices extends Lifecycle {
   idempotency: IdempotencyService | null;
   limits: LimitsService | null;
   scenarios: ScenarioGate | null;
-  /**
-   * The contract: what each documented operation takes, by `METHOD /route/:param` (see
-   * operationsOf), built from the OpenAPI document on the first request that reads it.
-   */
-  contract: { readonly operations: ReadonlyMap<string, OperationInputs> } | null;
+  /** What each documented operation takes, by `METHOD /route/:param` (see operationsOf). */
+  operations: ReadonlyMap<string, OperationInputs> | null;
   /** Cluster mode (DATABASE_URL and REDIS_URL): forwarding to world writers; else null. */
   cluster: ClusterGate | null;
 }
@@ -35,7 +32,7 @@ export function pipelineServices(): PipelineServices {
     limits: null,
     scenarios: null,
     closing: false,
-    contract: null,
+    operations: null,
     cluster: null,
   };
 }

@@ -114,7 +114,7 @@ export function installPipeline(fastify: FastifyInstance, deps: PipelineDeps): v
     const rest = (): void => {
       raiseBodyIssue(req);
       if (plan.checksInputs ?? checksInputs(meta, req.method)) {
-        operationInputs(req, plan.operation ?? operationKey(req), services.contract?.operations);
+        operationInputs(req, plan.operation ?? operationKey(req), services.operations);
       }
     };
     if (meta === undefined || req.svcForwarded) return continueWith(rest, done);
