@@ -33,15 +33,24 @@ import {
 } from '../support/access.js';
 import { expectError, http, startApp, type Running } from '../support/harness.js';
 
+/**
+ * One app on the defaults (APP_ENV development) for the cases that only add keys of their own and
+ * compare what they read before and after; boots with other settings are their own.
+ */
+let defaults: Running;
+beforeAll(async () => {
+  defaults = await startAccessApp();
+});
+afterAll(async () => {
+  await defaults.close();
+});
+
 describe('environment routing: test keys and env:paper are served by the paper engine', () => {
   let svc: Running;
   let session: string;
   beforeAll(async () => {
-    svc = await startAccessApp();
+    svc = defaults;
     session = await login(svc, TRADER);
-  });
-  afterAll(async () => {
-    await svc.close();
   });
 
   it('a test key is environment test, a live key live, a live key with env:paper test', async () => {
@@ -78,11 +87,8 @@ describe('environment routing on real-money and sandbox-only routes (e2e)', () =
   const post = (key: string, path: string, json: unknown) =>
     asKey(key, `${svc.api}${path}`, { method: 'POST', json });
   beforeAll(async () => {
-    svc = await startAccessApp();
+    svc = defaults;
     session = await login(svc, TRADER);
-  });
-  afterAll(async () => {
-    await svc.close();
   });
 
   it('a test key and an env:paper key on a real-money route are 403 TEST_KEY_LIVE_ENDPOINT; a live key passes', async () => {
@@ -263,11 +269,12 @@ describe('sandbox defaults by APP_ENV', () => {
   it('staging and development mint test keys; production with DEVELOPER_SANDBOX_ENABLED=true does too', async () => {
     const envs: Record<string, string>[] = [
       { APP_ENV: 'staging' },
+      // The default: the shared app.
       { APP_ENV: 'development' },
       { APP_ENV: 'production', DEVELOPER_SANDBOX_ENABLED: 'true', RATE_LIMITS_ENABLED: 'true' },
     ];
     for (const env of envs) {
-      const svc = await startAccessApp({ env });
+      const svc = env.APP_ENV === 'development' ? defaults : await startAccessApp({ env });
       try {
         // Production seeds no demo account: a registered, verified one there.
         const token =
@@ -277,7 +284,7 @@ describe('sandbox defaults by APP_ENV', () => {
         const k = await createKey(svc, token, { environment: 'test' });
         expect((await meWithKey(svc, k.key)).body.credential.environment).toBe('test');
       } finally {
-        await svc.close();
+        if (svc !== defaults) await svc.close();
       }
     }
   });

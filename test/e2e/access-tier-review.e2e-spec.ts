@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { PLATFORM_DB } from '../../src/database/databases.js';
@@ -10,15 +10,29 @@ import { outbox } from '../support/access.js';
 import { createKey, sessionFor } from '../support/keys.js';
 import { until } from '../support/webhooks.js';
 
+/**
+ * One app for the cases that only add to it: each makes keys and tier requests of its own and
+ * reads back only those (a pending list is searched, not counted), and a spy lasts one request.
+ * The cases that move the clock or read every notification and mail of the seeded trader boot
+ * their own.
+ */
+let shared: Running;
+beforeAll(async () => {
+  shared = await startApp();
+});
+afterAll(async () => {
+  await shared.close();
+});
+
 describe('tier requests: admin review', () => {
   let svc: Running | undefined;
   afterEach(async () => {
-    await svc?.close();
+    if (svc !== shared) await svc?.close();
     svc = undefined;
   });
 
   it('a non-admin is told INSUFFICIENT_SCOPE on every admin operation, verified or not (verifying grants no admin scope)', async () => {
-    svc = await startApp();
+    svc = shared;
     for (const email of ['unverified@sandbox.test', 'trader@sandbox.test']) {
       const headers = { authorization: `Bearer ${await sessionFor(svc.api, email)}` };
       for (const [method, path] of [
@@ -39,7 +53,7 @@ describe('tier requests: admin review', () => {
   });
 
   it('approval changes the tier; a key revoked since the request cannot be approved, only denied', async () => {
-    svc = await startApp();
+    svc = shared;
     const token = await sessionFor(svc.api);
     const admin = await sessionFor(svc.api, 'admin@sandbox.test');
     const asUser = { authorization: `Bearer ${token}` };
@@ -147,7 +161,7 @@ describe('tier requests: admin review', () => {
   });
 
   it('one request per key waits at a time, also against a racing request; the current tier is refused', async () => {
-    svc = await startApp();
+    svc = shared;
     const asUser = { authorization: `Bearer ${await sessionFor(svc.api)}` };
     const asAdmin = { authorization: `Bearer ${await sessionFor(svc.api, 'admin@sandbox.test')}` };
     const key = await createKey(svc.api, await sessionFor(svc.api));
@@ -210,12 +224,12 @@ describe('tier requests: admin review', () => {
 describe('key changes that race: the first change wins, a stale read changes nothing', () => {
   let svc: Running | undefined;
   afterEach(async () => {
-    await svc?.close();
+    if (svc !== shared) await svc?.close();
     svc = undefined;
   });
 
   it('a rotation that read the key before it was revoked is 409 and the key stays revoked', async () => {
-    svc = await startApp();
+    svc = shared;
     const token = await sessionFor(svc.api);
     const asUser = { authorization: `Bearer ${token}` };
     const key = await createKey(svc.api, token);
@@ -245,7 +259,7 @@ describe('key changes that race: the first change wins, a stale read changes not
   });
 
   it('an approval that read the request before another admin decided it is 409 and changes nothing', async () => {
-    svc = await startApp();
+    svc = shared;
     const token = await sessionFor(svc.api);
     const admin = await sessionFor(svc.api, 'admin@sandbox.test');
     const asAdmin = { authorization: `Bearer ${admin}` };
@@ -278,7 +292,7 @@ describe('key changes that race: the first change wins, a stale read changes not
   });
 
   it('an approval that read the key before it was revoked is 409; the request waits, to be denied', async () => {
-    svc = await startApp();
+    svc = shared;
     const token = await sessionFor(svc.api);
     const admin = await sessionFor(svc.api, 'admin@sandbox.test');
     const asUser = { authorization: `Bearer ${token}` };

@@ -643,13 +643,25 @@ describe('error model: every error path answers the contract body', () => {
   });
 });
 
+/**
+ * One app for the describes below that take the default body limit and read back only what they
+ * sent (and that no request of theirs was logged as an error): the clock route on (a deeply nested
+ * body to it), the rate limits off (bursts of bodies). The 500 and the 408 cases boot their own.
+ */
+let lenient: Running;
+beforeAll(async () => {
+  lenient = await startApp({
+    env: { SANDBOX_CLOCK_CONTROL: 'true', RATE_LIMITS_ENABLED: 'false' },
+  });
+});
+afterAll(async () => {
+  await lenient.close();
+});
+
 describe('error model: deeply nested JSON', () => {
   let svc: Running;
-  beforeAll(async () => {
-    svc = await startApp({ env: { SANDBOX_CLOCK_CONTROL: 'true' } });
-  });
-  afterAll(async () => {
-    await svc.close();
+  beforeAll(() => {
+    svc = lenient;
   });
 
   it('a body nested deeper than 32 levels is 400 MALFORMED_JSON, never a stack overflow (500)', async () => {
@@ -681,11 +693,8 @@ describe('error model: bodies JSON allows but no operation takes', () => {
   let svc: Running;
   let key: string;
   beforeAll(async () => {
-    svc = await startApp({ env: { RATE_LIMITS_ENABLED: 'false' } });
+    svc = lenient;
     key = (await trader(svc)).key;
-  });
-  afterAll(async () => {
-    await svc.close();
   });
 
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
@@ -854,11 +863,8 @@ describe('error model: 500 INTERNAL', () => {
 /** A request that asks to upgrade the connection to anything but the realtime WebSocket. */
 describe('HTTP requests carrying an Upgrade header (curl --http2, Java HttpClient)', () => {
   let svc: Running;
-  beforeAll(async () => {
-    svc = await startApp();
-  });
-  afterAll(async () => {
-    await svc.close();
+  beforeAll(() => {
+    svc = lenient;
   });
 
   async function raw(request: string): Promise<string> {

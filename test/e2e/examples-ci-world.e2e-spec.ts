@@ -43,7 +43,12 @@ describe('examples/ci-world.test.mjs against a running service', () => {
     svc = await startApp({
       env: {
         SANDBOX_CLOCK_CONTROL: 'true',
-        SANDBOX_FEED_INTERVAL_MS: '1000',
+        // A world's feed steps once per interval of world time passed, up to 100 steps per clock
+        // call: at 1 s, the example's moves of its clock (60 s, then the retry schedule's 30 s to
+        // 6 h) stepped every market about 490 times, most of the run. At 60 s it is about 170:
+        // the trade still follows a step of the seeded path, every retry still waits on the world
+        // clock.
+        SANDBOX_FEED_INTERVAL_MS: '60000',
         RATE_LIMITS_ENABLED: 'false',
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
         WEBHOOK_POLL_MS: '50',
