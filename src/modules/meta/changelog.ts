@@ -9,6 +9,22 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-11-30-faster-e2e',
+    date: '2026-11-30',
+    title: 'Tests: the heaviest e2e suites do the same checks with less work',
+    kind: 'CHANGED',
+    description:
+      "The e2e suites do the same checks with less work: the data-export cases seed only the rows each rule needs (50,000 trades for the worker-thread cases; the 200,000- and 500,000-row tables only for the one case each that needs them), the schema fuzz sends each distinct generated body once per operation (same seeds and draws; about a third were repeats), three case files share one app among cases that only add records of their own, the CI-world example's case runs at a 60 s feed interval, and the slow-endpoint webhook check allows for the event-loop delay the receiver records arrivals late by. Issue 24 (npm test under 20 minutes).",
+  },
+  {
+    id: '2026-11-30-faster-start',
+    date: '2026-11-30',
+    title: 'Faster start: fewer libraries on SQLite, one engine restore per world in cluster mode',
+    kind: 'CHANGED',
+    description:
+      "Faster start: a start on SQLite no longer loads the PostgreSQL and Redis client libraries (`pg`, `ioredis`; about 0.2 s of CPU), and in cluster mode each world's engine is read from the database once at start (when the writer term begins, after the fencing epoch is incremented) instead of twice (about 65 ms a world).",
+  },
+  {
     id: '2026-11-30-lock-session-timeout',
     date: '2026-11-30',
     title: 'Cluster mode: no spurious step-down after a busy main thread',
