@@ -29,7 +29,7 @@ type Outcome =
 function fire(
   svc: ServiceProcess,
   path: string,
-  opts: { method?: string; body?: string; slowBody?: Promise<void> } = {},
+  opts: { method?: string; body?: string; slowBody?: Promise<void>; sent?: () => void } = {},
 ): Promise<Outcome> {
   return new Promise((resolve) => {
     let bytes = 0;
@@ -75,7 +75,7 @@ function fire(
     } else {
       // Half the body now, the rest when told: the request is in flight meanwhile.
       const half = Math.floor(opts.body.length / 2);
-      req.write(opts.body.slice(0, half));
+      req.write(opts.body.slice(0, half), () => opts.sent?.());
       void opts.slowBody.then(() => req.end(opts.body?.slice(half)));
     }
   });
@@ -128,14 +128,24 @@ describe('graceful shutdown on SIGTERM', () => {
       // Requests certainly in flight: headers and half the body sent, the rest held back.
       let release = () => {};
       const slowBody = new Promise<void>((r) => (release = r));
+      let sent = 0;
       const slow = Array.from({ length: 20 }, () =>
         fire(svc, '/api/v1/sandbox/clock', {
           method: 'POST',
           body: JSON.stringify({ advance_seconds: 1 }),
           slowBody,
+          sent: () => (sent += 1),
         }),
       );
-      await sleep(300);
+      // In flight once the service has read their headers. Their bytes are with the kernel once
+      // written; a request on a new connection answered after that was read in a later turn of
+      // the service's event loop than they were, and the signal is handled later still. (A fixed
+      // sleep was not enough on a loaded machine: a held request read after the signal is,
+      // rightly, answered 503.)
+      const writtenBy = Date.now() + 20_000;
+      while (sent < 20 && Date.now() < writtenBy) await sleep(20);
+      expect(sent).toBe(20);
+      expect(await fire(svc, '/api/v1/health')).toMatchObject({ kind: 'response', status: 200 });
 
       // And a burst of quick ones, racing the signal.
       const burst = Array.from({ length: 100 }, (_, i) =>
@@ -265,7 +275,9 @@ describe('graceful shutdown on SIGTERM', () => {
         // it, the 500 ms configured, not the default 10 s (room left for a busy machine's exit).
         expect(await svc.stop('SIGTERM', 30_000)).toEqual({ code: 0, signal: null });
         expect(Date.now() - t0).toBeLessThan(9_500);
-        await new Promise((r) => setTimeout(r, 50));
+        // The client hears of it when its own (busy) event loop gets to it.
+        const closedBy = Date.now() + 5_000;
+        while (!closed && Date.now() < closedBy) await new Promise((r) => setTimeout(r, 20));
         expect(closed).toBe(true);
         // The log says the drain was cut short, not that every request was answered.
         const msgs = logOf(svc);
