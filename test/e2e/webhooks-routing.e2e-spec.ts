@@ -178,8 +178,19 @@ describe('webhooks: environment and user isolation, subscriptions, market.resolv
 
   it("a sandbox reset is one account.reset event to the user's test endpoints, not one order.cancelled per order", async () => {
     const m = TRADABLE[4];
-    for (const q of [1, 2]) await place(svc, aTest, limit(m, 'BUY', 'YES', m.reference - 10, q));
-    await rx.waitFor('/r/a-test', 2);
+    const ids: string[] = [];
+    for (const q of [1, 2]) {
+      ids.push((await place(svc, aTest, limit(m, 'BUY', 'YES', m.reference - 10, q))).id);
+    }
+    // This case's own order.created deliveries, not any two (an earlier case's may still arrive).
+    await until(
+      () =>
+        rx
+          .at('/r/a-test')
+          .filter((r) => r.json.type === 'order.created' && ids.includes(r.json.data.order.id)),
+      (got) => got.length === 2,
+      "this case's two order.created",
+    );
     await sleep(100);
     rx.clear();
     const resetter = await keyFor(svc, aTest.email, aTest.token, {

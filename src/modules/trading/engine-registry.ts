@@ -353,7 +353,8 @@ export class EngineRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private follow(batch: CommittedEvents): void {
     const world = batch.world;
     const runtime = this.loaded(world);
-    // An ephemeral world not loaded here: its view is built when it is first read.
+    // An engine not built here (an ephemeral world not loaded, or live's or paper's before their
+    // first use in cluster mode): its view is built when it is first read.
     if (runtime === null) return;
     const extras = batch.follow;
     let view = this.followers.get(world);
