@@ -205,7 +205,7 @@ export class EngineQueries {
     }
     const levels: DepthLevel[] = [];
     // As the order would fill: never against the account's own orders (self-trade prevention).
-    const mine = ownRestingLevels(ps?.ordersHead ?? null, side === 'BID' ? 'ASK' : 'BID');
+    const mine = ownRestingLevels(ps, side === 'BID' ? 'ASK' : 'BID');
     const mode = req.selfTradePrevention ?? DEFAULT_SELF_TRADE_PREVENTION;
     const wanted =
       mine === null

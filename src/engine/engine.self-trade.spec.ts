@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { HouseMarketMaker } from './house-market-maker.js';
-import { selfTradeAction } from './self-trade.js';
+import { AccountState, LEVELS_THRESHOLD, PositionState } from './ledger.js';
+import type { BookOrder } from './order.js';
+import { ownRestingLevels, selfTradeAction } from './self-trade.js';
 import { Rig, standardRig } from './testing.js';
 
 let rig: Rig;
@@ -274,5 +276,69 @@ describe('the house', () => {
     expect(stpCancels()).toHaveLength(1);
     rig.recordEvents(mm.requote('m1', 51).events);
     expect(trades()).toEqual([]);
+  });
+});
+
+describe('ownRestingLevels (the walk exclusion of a market order)', () => {
+  /** A position holding resting orders (only the fields the walk reads), levels not built. */
+  function positionWith(
+    orders: { side: 'BID' | 'ASK'; price: number; qty: number; filled: number }[],
+  ) {
+    const ps = new PositionState(new AccountState('acct'), 'm');
+    for (const o of orders) {
+      const order = {
+        bookSide: o.side,
+        bookPrice: o.price,
+        quantity: o.qty,
+        filledQuantity: o.filled,
+        ownerNext: null,
+        ownerPrev: null,
+      } as unknown as BookOrder;
+      ps.linkOrder(order);
+      ps.addResting(o.side, o.price, o.qty - o.filled);
+    }
+    return ps;
+  }
+  const expected = (
+    orders: { side: string; price: number; qty: number; filled: number }[],
+    side: string,
+  ) => {
+    const levels = new Array<number>(101).fill(0);
+    for (const o of orders) if (o.side === side) levels[o.price] += o.qty - o.filled;
+    return levels;
+  };
+  const orders = Array.from({ length: LEVELS_THRESHOLD + 8 }, (_, i) => ({
+    side: i % 3 === 0 ? ('ASK' as const) : ('BID' as const),
+    price: 1 + ((i * 37) % 99),
+    qty: 5 + (i % 4),
+    filled: i % 5 === 0 ? 2 : 0,
+  }));
+
+  it('walks the order list while the position keeps no per-price levels', () => {
+    const ps = positionWith(orders);
+    expect(ps.bidLevels).toBeNull();
+    for (const side of ['BID', 'ASK'] as const) {
+      expect(Array.from(ownRestingLevels(ps, side)!)).toEqual(expected(orders, side));
+    }
+  });
+
+  it("reads the position's own per-price levels once it keeps them (no walk, no new array)", () => {
+    const ps = positionWith(orders);
+    ps.buildLevels();
+    expect(ownRestingLevels(ps, 'BID')).toBe(ps.bidLevels);
+    expect(ownRestingLevels(ps, 'ASK')).toBe(ps.askLevels);
+    expect(Array.from(ownRestingLevels(ps, 'BID')!)).toEqual(expected(orders, 'BID'));
+    expect(Array.from(ownRestingLevels(ps, 'ASK')!)).toEqual(expected(orders, 'ASK'));
+  });
+
+  it('is null for a side with nothing resting, levels kept or not, and for no position', () => {
+    const bidsOnly = orders.filter((o) => o.side === 'BID');
+    const ps = positionWith(bidsOnly);
+    expect(ownRestingLevels(ps, 'ASK')).toBeNull();
+    ps.buildLevels();
+    expect(ps.askLevels).not.toBeNull();
+    expect(ownRestingLevels(ps, 'ASK')).toBeNull();
+    expect(ownRestingLevels(undefined, 'BID')).toBeNull();
+    expect(ownRestingLevels(positionWith([]), 'BID')).toBeNull();
   });
 });

@@ -166,7 +166,7 @@ export class OrderEntry {
     mode: SelfTradePrevention,
   ): number {
     const limit = side === 'BID' ? 99 : 1;
-    const own = ownRestingLevels(ps.ordersHead, side === 'BID' ? 'ASK' : 'BID');
+    const own = ownRestingLevels(ps, side === 'BID' ? 'ASK' : 'BID');
     const wanted =
       own === null ? qty : selfTradeFillable(market.book, side, limit, qty, ps.account.id, mode);
     const w = walkBook(market.book, side, limit, wanted, ps.yes, ps.no, this.scratch, null, own);

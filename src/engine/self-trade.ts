@@ -6,6 +6,7 @@
  * rule stays one pure decision whatever the book's storage looks like.
  */
 import type { OrderBook } from './order-book.js';
+import type { PositionState } from './ledger.js';
 import type { BookOrder } from './order.js';
 import type { BookSide } from './types.js';
 
@@ -89,16 +90,22 @@ export function selfTradeFillable(
 }
 
 /**
- * The resting quantity per YES price of `accountId`'s own orders on `side` (a `walkBook`
- * exclusion, so a market order's funds check walks only what it can trade), or null when the
- * account has none there: the common case costs nothing.
+ * The resting quantity per YES price of an account's own orders on `side` in one market (a
+ * `walkBook` exclusion, so a market order's funds check walks only what it can trade), or null
+ * when the account has none there: the common case costs nothing. A position with many resting
+ * orders keeps these per-price quantities already (PositionState's levels, read-only here), so
+ * its walk is O(price range), not O(orders), and allocates nothing.
  */
 export function ownRestingLevels(
-  ordersHead: BookOrder | null,
+  ps: PositionState | undefined,
   side: BookSide,
 ): Float64Array | null {
+  if (ps === undefined || ps.ordersHead === null) return null;
+  if ((side === 'BID' ? ps.bidTotal : ps.askTotal) === 0) return null;
+  const kept = side === 'BID' ? ps.bidLevels : ps.askLevels;
+  if (kept !== null) return kept;
   let levels: Float64Array | null = null;
-  for (let o = ordersHead; o !== null; o = o.ownerNext) {
+  for (let o: BookOrder | null = ps.ordersHead; o !== null; o = o.ownerNext) {
     if (o.bookSide !== side) continue;
     levels ??= new Float64Array(101);
     levels[o.bookPrice] += o.quantity - o.filledQuantity;
