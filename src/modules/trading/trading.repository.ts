@@ -1,5 +1,6 @@
 import type { SqlConnection } from '../../common/sql/sql-connection.js';
-import type { EngineEvent } from '../../engine/index.js';
+import type { BalanceChangedEvent, EngineEvent, TradeEvent } from '../../engine/index.js';
+import { LEDGER_ONLY, MARKET_SKIPPED, planBatch, WRITE } from './stores/batch-plan.js';
 import { iso } from '../../common/clock/iso.js';
 import type { Environment } from '../../common/environment.js';
 import { EffectStore } from './stores/effect.store.js';
@@ -41,7 +42,7 @@ export class TradingRepository {
     readonly db: SqlConnection,
     environment: Environment,
     /** The house account: its orders are not stored and it keeps no ledger. */
-    houseAccountId: string,
+    private readonly houseAccountId: string,
     ledgerId: () => string,
   ) {
     this.orders = new OrderStore(db, houseAccountId);
@@ -57,10 +58,39 @@ export class TradingRepository {
     return this.db.transaction(fn)();
   }
 
-  /** Mirrors a command's events into the stores. Call inside {@link transaction}. */
+  /**
+   * Mirrors a batch's events into the stores. Call inside {@link transaction}. Writes a later
+   * write of the batch supersedes are left out (see stores/batch-plan.ts).
+   */
   apply(events: readonly EngineEvent[], now: number): void {
     const at = iso(now);
-    for (const e of events) this.applyOne(e, at);
+    if (events.length < 2) {
+      for (const e of events) this.applyOne(e, at);
+      return;
+    }
+    const plan = planBatch(events, this.houseAccountId, iso);
+    const { action } = plan;
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i];
+      const act = action[i];
+      if (act === WRITE) {
+        if (e.type === 'order.accepted') {
+          this.orders.accepted(plan.finalOrders.get(e.order.id) ?? e.order);
+        } else if (e.type === 'trade') {
+          this.orders.traded(e);
+          this.markets.traded(e, plan.marketVolume.get(e.marketId));
+        } else if (e.type === 'balance.changed') {
+          this.ledger.balanceChanged(e, true, plan.accountCreatedAt.get(e.accountId));
+        } else {
+          this.applyOne(e, at);
+        }
+      } else if (act === LEDGER_ONLY) {
+        this.ledger.balanceChanged(e as BalanceChangedEvent, false);
+      } else if (act === MARKET_SKIPPED) {
+        this.orders.traded(e as TradeEvent);
+      }
+      // SKIP: a later write of the batch sets the row.
+    }
   }
 
   private applyOne(e: EngineEvent, at: string): void {

@@ -77,7 +77,12 @@ export class LedgerStore {
     runDeferred(this.upsertAccount, accountId, balance, at, at);
   }
 
-  balanceChanged(e: BalanceChangedEvent): void {
+  /**
+   * A balance change: the account's balance and its ledger row. `writeAccount` false leaves the
+   * balance to a later change of the same batch; `createdAt`: the account row's insert time if
+   * it does not exist yet (the batch's first change of it), else this change's.
+   */
+  balanceChanged(e: BalanceChangedEvent, writeAccount = true, createdAt?: string): void {
     const at = iso(e.timestamp);
     // A reset's RESET row is written by accountReset (which clears the ledger first), so the
     // balance.changed that follows it must not add a second one; its balance goes with the
@@ -86,7 +91,7 @@ export class LedgerStore {
       runDeferred(this.upsertAccount, e.accountId, e.balance, at, at);
       return;
     }
-    runDeferred(this.upsertAccount, e.accountId, e.balance, at, at);
+    if (writeAccount) runDeferred(this.upsertAccount, e.accountId, e.balance, createdAt ?? at, at);
     if (e.accountId === this.houseAccountId) return;
     const id = this.ledgerId();
     this.last = { userId: e.accountId, id };

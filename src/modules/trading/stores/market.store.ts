@@ -49,8 +49,9 @@ export class MarketStore {
     this.one = db.prepare(`SELECT ${COLUMNS} FROM markets WHERE id = ?`);
   }
 
-  traded(e: TradeEvent): void {
-    runDeferred(this.lastTrade, e.price, e.quantity, iso(e.timestamp), e.marketId);
+  /** The market's last trade; `volume`: the quantity of every trade it stands for (a batch's). */
+  traded(e: TradeEvent, volume = e.quantity): void {
+    runDeferred(this.lastTrade, e.price, volume, iso(e.timestamp), e.marketId);
   }
 
   statusChanged(marketId: string, status: string, at: string): void {
