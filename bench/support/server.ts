@@ -30,6 +30,20 @@ export interface BenchServer {
  * Starts the server with `env` on top of the benchmark defaults and waits until it is ready:
  * this checkout's build, or the one of the checkout at `root` (bench:orders-ab's baseline).
  */
+/**
+ * BENCH_SERVER_ENV="NAME=value NAME2=value2": settings for the service under test (for example
+ * SQLITE_CHECKPOINT_INTERVAL_MS=200), to measure one without a rebuild. The bench's own
+ * settings (ports, data directory, RATE_LIMITS_ENABLED, the feed) still win.
+ */
+function serverEnvOverrides(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (process.env.BENCH_SERVER_ENV ?? '').split(' ')) {
+    const at = pair.indexOf('=');
+    if (at > 0) out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
+}
+
 export async function startBenchServer(
   name: string,
   env: Record<string, string> = {},
@@ -43,6 +57,7 @@ export async function startBenchServer(
   const proc = spawn(process.execPath, [...serverNodeArgs(), main], {
     cwd: root,
     env: {
+      ...serverEnvOverrides(),
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOST: '127.0.0.1',
       PORT: String(port),
