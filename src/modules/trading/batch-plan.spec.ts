@@ -1,17 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DataSource } from 'typeorm';
 import type { SqlConnection } from '../../common/sql/sql-connection.js';
-import {
-  connectionOf,
-  ENGINE_DB,
-  ENGINE_ENTITIES,
-  ENGINE_MIGRATIONS,
-  sqliteOptions,
-} from '../../database/databases.js';
+import { insertMarkets, TempEngineDbs } from '../../../test/support/engine-dbs.js';
 import type { EngineEvent, Result } from '../../engine/index.js';
 import { Rig } from '../../engine/testing.js';
 import { planBatch, WRITE } from './stores/batch-plan.js';
@@ -28,37 +18,13 @@ describe('a batch stores the same rows as its events one at a time', () => {
   const HOUSE = 'house';
   const ACCOUNTS = ['a', 'b', 'c', HOUSE];
   const MARKETS = ['m1', 'm2'];
-  const dirs: string[] = [];
-  const sources: DataSource[] = [];
+  const dbs = new TempEngineDbs('svc-batch-plan-');
   let batched: { db: SqlConnection; repo: () => TradingRepository };
   let single: { db: SqlConnection; repo: () => TradingRepository };
 
   async function open(): Promise<{ db: SqlConnection; repo: () => TradingRepository }> {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-batch-plan-'));
-    dirs.push(dir);
-    const ds = new DataSource(
-      sqliteOptions(ENGINE_DB.test, dir, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
-    );
-    await ds.initialize();
-    sources.push(ds);
-    const db = connectionOf(ds);
-    // Every NOT NULL column without a default gets a value of its type: only the market's id,
-    // last price and volume matter here.
-    const cols = db.prepare('PRAGMA table_info(markets)').all() as {
-      name: string;
-      type: string;
-      notnull: number;
-      dflt_value: unknown;
-    }[];
-    const needed = cols.filter((c) => c.notnull === 1 && c.dflt_value === null);
-    for (const id of MARKETS) {
-      const values = needed.map((c) =>
-        c.name === 'id' || c.name === 'slug' ? id : /int|real|num/i.test(c.type) ? 0 : 'x',
-      );
-      db.prepare(
-        `INSERT INTO markets (${needed.map((c) => c.name).join(', ')}) VALUES (${needed.map(() => '?').join(', ')})`,
-      ).run(...values);
-    }
+    const { db } = await dbs.open();
+    insertMarkets(db, MARKETS, '2026-11-30T00:00:00.000Z');
     // A repository per run: its ledger ids count from 1 again, the same in both databases.
     const repo = (): TradingRepository => {
       let n = 0;
@@ -71,10 +37,7 @@ describe('a batch stores the same rows as its events one at a time', () => {
     batched = await open();
     single = await open();
   });
-  afterAll(async () => {
-    for (const ds of sources) await ds.destroy();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+  afterAll(() => dbs.close());
 
   const TABLES = {
     orders: 'SELECT * FROM orders ORDER BY id',

@@ -1,29 +1,14 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DataSource } from 'typeorm';
-import {
-  connectionOf,
-  ENGINE_DB,
-  ENGINE_ENTITIES,
-  ENGINE_MIGRATIONS,
-  sqliteOptions,
-} from '../../database/databases.js';
+import { TempEngineDbs } from '../../../test/support/engine-dbs.js';
 import { EffectStore } from './stores/effect.store.js';
 import { TradingRepository } from './trading.repository.js';
 
 describe('idempotency effects in an engine database', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-effects-'));
-  const ds = new DataSource(sqliteOptions(ENGINE_DB.test, dir, ENGINE_ENTITIES, ENGINE_MIGRATIONS));
-  afterAll(async () => {
-    await ds.destroy();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const dbs = new TempEngineDbs('svc-effects-');
+  afterAll(() => dbs.close());
 
   it('reads what recordEffect wrote for the key’s current use, and forgets expired ones', async () => {
-    await ds.initialize();
-    const db = connectionOf(ds);
+    const { db } = await dbs.open();
     const repo = new TradingRepository(db, 'test', 'house', () => 'txn_1');
     const store = new EffectStore(db);
     const at = Date.parse('2026-11-22T12:00:00.000Z');

@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DataSource } from 'typeorm';
-import {
-  connectionOf,
-  ENGINE_DB,
-  ENGINE_ENTITIES,
-  ENGINE_MIGRATIONS,
-  sqliteOptions,
-} from '../../database/databases.js';
+import { ENGINE_DB } from '../../database/databases.js';
+import { insertMarkets, TempEngineDbs, type EngineDb } from '../../../test/support/engine-dbs.js';
 import type { WorldStorage } from './world-storage.js';
 import { WorldDatabases } from './world-databases.service.js';
 import { WorldMarkets } from './world-markets.service.js';
@@ -18,35 +9,17 @@ const AT = '2026-11-22T12:00:00.000Z';
 
 /** "Is this market in this world", on two migrated engine databases holding different markets. */
 describe('WorldMarkets', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-world-markets-'));
-  const live = new DataSource(
-    sqliteOptions(ENGINE_DB.live, dir, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
-  );
-  const paper = new DataSource(
-    sqliteOptions(ENGINE_DB.test, dir, ENGINE_ENTITIES, ENGINE_MIGRATIONS),
-  );
+  const dbs = new TempEngineDbs('svc-world-markets-');
   let markets: WorldMarkets;
 
   beforeAll(async () => {
-    for (const [ds, ids] of [
-      [live, ['mkt_live1']],
-      [paper, ['mkt_paper1', 'mkt_paper2']],
-    ] as const) {
-      await ds.initialize();
-      const insert = connectionOf(ds).prepare(
-        `INSERT INTO markets (id, slug, title, description, category, status, close_time,
-           reference_price, volume, created_at, updated_at)
-         VALUES (?, ?, ?, '', 'CULTURE', 'OPEN', '2027-01-01T00:00:00.000Z', 50, 0, ?, ?)`,
-      );
-      for (const id of ids) insert.run(id, `slug-${id}`, `Title ${id}`, AT, AT);
-    }
-    markets = new WorldMarkets(new WorldDatabases(live, paper, {} as WorldStorage));
+    const paper: EngineDb = await dbs.open(ENGINE_DB.test);
+    const live: EngineDb = await dbs.open(ENGINE_DB.live, paper);
+    insertMarkets(live.db, ['mkt_live1'], AT);
+    insertMarkets(paper.db, ['mkt_paper1', 'mkt_paper2'], AT);
+    markets = new WorldMarkets(new WorldDatabases(live.ds, paper.ds, {} as WorldStorage));
   });
-  afterAll(async () => {
-    await live.destroy();
-    await paper.destroy();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => dbs.close());
 
   const notFound = (fn: () => unknown, id: string): void => {
     let thrown: unknown;
