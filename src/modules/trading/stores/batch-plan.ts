@@ -55,8 +55,6 @@ export function planBatch(
   /** Later in the batch (walked backwards): keys whose row a later write sets. */
   const laterPosition = new Set<string>();
   const laterFill = new Set<string>();
-  const laterBalance = new Set<string>();
-  const laterTrade = new Set<string>();
   const accepted = new Set<string>();
   const amended = new Set<string>();
   let accountsCoalesced = true;
@@ -79,16 +77,17 @@ export function planBatch(
       }
       case 'balance.changed': {
         if (!accountsCoalesced || e.reason === 'RESET') break;
-        if (laterBalance.has(e.accountId)) action[i] = LEDGER_ONLY;
-        else laterBalance.add(e.accountId);
-        // Walking backwards: the last assignment is the batch's first change of the account.
+        // Walking backwards: an account already here changes again later in the batch, and the
+        // last assignment is the batch's first change of the account (its created_at).
+        if (accountCreatedAt.has(e.accountId)) action[i] = LEDGER_ONLY;
         accountCreatedAt.set(e.accountId, iso(e.timestamp));
         break;
       }
       case 'trade': {
-        marketVolume.set(e.marketId, (marketVolume.get(e.marketId) ?? 0) + e.quantity);
-        if (laterTrade.has(e.marketId)) action[i] = MARKET_SKIPPED;
-        else laterTrade.add(e.marketId);
+        // A market already here trades again later in the batch, which updates it.
+        const volume = marketVolume.get(e.marketId);
+        if (volume !== undefined) action[i] = MARKET_SKIPPED;
+        marketVolume.set(e.marketId, (volume ?? 0) + e.quantity);
         break;
       }
       case 'order.updated':
