@@ -10,13 +10,29 @@
  *
  * Options: --rounds N (default 3, at least 2) --ops N --warmup N --seed S --markets M
  * --only product|peer (one engine, any number of rounds, no ratio: for `node --cpu-prof`)
+ * --engine <root of a built checkout> (with --only product: that checkout's dist/engine instead
+ * of this one's) --json (with --only: each round's figures as one JSON line too)
+ *
+ * BENCH_BASELINE=<root of another built checkout> (its `dist/`, as `npx tsc -p
+ * tsconfig.build.json` leaves it) compares this engine with that checkout's instead of with the
+ * peer: rounds alternate the two (A B A B), each in a child process of its own (`--only product`,
+ * with `--engine` for the baseline) so neither's code runs beside the other's, and it prints
+ * product / baseline per round and of the medians; writes bench/results/engine-ab.json. Run to
+ * run, this engine's ops/s moves by up to a quarter on these shared machines, so an engine change
+ * is measured against the build before it in the same run, as bench:orders-ab does for HTTP.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MatchingEngine, SequentialIdGenerator } from '../src/engine/index.js';
-import { peerAdapter, productAdapter, type EngineAdapter } from './support/engine-adapters.js';
+import {
+  peerAdapter,
+  productAdapter,
+  type EngineAdapter,
+  type EngineModule,
+} from './support/engine-adapters.js';
 import {
   generateWorkload,
   OP_CANCEL,
@@ -206,6 +222,23 @@ function benchReset(markets: number): number[] {
 const f = (n: number): string => Math.round(n).toLocaleString('en-US');
 const us = (ns: number): string => `${(ns / 1000).toFixed(2)} us`;
 
+function text(name: string): string | null {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return null;
+  const v = process.argv[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} takes a value`);
+  return v;
+}
+
+/** The engine classes of the checkout `--engine` names (built), or this checkout's. */
+async function engineModule(): Promise<EngineModule | undefined> {
+  const root = text('engine');
+  if (root === null) return undefined;
+  return (await import(
+    pathToFileURL(join(root, 'dist', 'engine', 'index.js')).href
+  )) as EngineModule;
+}
+
 function only(): string | null {
   const i = process.argv.indexOf('--only');
   if (i < 0) return null;
@@ -214,19 +247,106 @@ function only(): string | null {
   return v;
 }
 
-/** One engine alone (a profile of it): its rounds' figures, nothing written. */
-function runOnly(which: string, w: Workload, rounds: number): void {
-  const ad = which === 'product' ? productAdapter(w.maxId) : peerAdapter(w.maxId);
+/** One engine alone (a profile of it, or one side of an A/B): its rounds' figures. */
+async function runOnly(which: string, w: Workload, rounds: number): Promise<void> {
+  const engines = await engineModule();
+  const ad = which === 'product' ? productAdapter(w.maxId, engines) : peerAdapter(w.maxId);
   for (let r = 0; r < rounds; r++) {
     const res = round(ad, w);
     console.log(
       `  round ${r + 1} ${ad.name}: ${f(res.opsPerSec)} ops/s (${f(res.cpuOpsPerSec)} per CPU s), ` +
         `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
     );
+    if (process.argv.includes('--json')) console.log(`JSON ${JSON.stringify(res)}`);
   }
 }
 
-function main(): void {
+/**
+ * BENCH_BASELINE: this engine against another checkout's, A B A B, each round in a fresh child
+ * process running this file with `--only product` (the same workload options passed on).
+ */
+function runAgainstBaseline(root: string, rounds: number): void {
+  const self = fileURLToPath(import.meta.url);
+  const passOn: string[] = [];
+  for (const name of ['ops', 'warmup', 'seed', 'markets']) {
+    const v = text(name);
+    if (v !== null) passOn.push(`--${name}`, v);
+  }
+  const one = (engineRoot: string | null): Round => {
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--max-semi-space-size=64',
+        self,
+        '--only',
+        'product',
+        '--rounds',
+        '1',
+        '--json',
+        ...passOn,
+        ...(engineRoot === null ? [] : ['--engine', engineRoot]),
+      ],
+      { encoding: 'utf8', maxBuffer: 1 << 24 },
+    );
+    const line = out.split('\n').find((l) => l.startsWith('JSON '));
+    if (line === undefined) throw new Error(`no figures from the child:\n${out}`);
+    return JSON.parse(line.slice(5)) as Round;
+  };
+  const product: Round[] = [];
+  const base: Round[] = [];
+  const show = (name: string, r: number, res: Round): void =>
+    console.log(
+      `  round ${r} ${name}: ${f(res.opsPerSec)} ops/s (${f(res.cpuOpsPerSec)} per CPU s), ` +
+        `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
+    );
+  for (let r = 1; r <= rounds; r++) {
+    // Which goes first alternates too, so neither always meets the machine as the other left it.
+    const order = r % 2 === 1 ? ['product', 'baseline'] : ['baseline', 'product'];
+    for (const name of order) {
+      const res = one(name === 'product' ? null : root);
+      (name === 'product' ? product : base).push(res);
+      show(name, r, res);
+    }
+  }
+  const p = medianOf(product);
+  const b = medianOf(base);
+  const ratio = {
+    opsPerSec: +(p.opsPerSec / b.opsPerSec).toFixed(3),
+    cpuOpsPerSec: +(p.cpuOpsPerSec / b.cpuOpsPerSec).toFixed(3),
+    p99: +(p.latency.p99 / b.latency.p99).toFixed(3),
+    rounds: product.map((x, i) => +(x.opsPerSec / base[i].opsPerSec).toFixed(3)),
+    cpuRounds: product.map((x, i) => +(x.cpuOpsPerSec / base[i].cpuOpsPerSec).toFixed(3)),
+  };
+  console.log(
+    `  product / baseline (${root}): ${ratio.opsPerSec.toFixed(3)}x ops/s (rounds ${ratio.rounds.join(', ')}), ` +
+      `per CPU second ${ratio.cpuOpsPerSec.toFixed(3)}x (rounds ${ratio.cpuRounds.join(', ')}), ` +
+      `p99 ${ratio.p99.toFixed(3)} of the baseline's`,
+  );
+  const out = join(dirname(self), '..', '..', 'bench', 'results');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(
+    join(out, 'engine-ab.json'),
+    JSON.stringify(
+      {
+        node: process.version,
+        cores: cpus().length,
+        loadAverage1m: Math.round(loadavg()[0] * 100) / 100,
+        baseline: root,
+        rounds,
+        unit: { latency: 'ns' },
+        product: { median: p, rounds: product },
+        baselineFigures: { median: b, rounds: base },
+        ratio,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  console.log(`  wrote ${join(out, 'engine-ab.json')}`);
+}
+
+async function main(): Promise<void> {
   const single = only();
   const rounds = Math.max(single === null ? 2 : 1, option('rounds', 3));
   const tg = performance.now();
@@ -248,7 +368,12 @@ function main(): void {
       `generated in ${f(genMs)} ms`,
   );
   if (single !== null) {
-    runOnly(single, w, rounds);
+    await runOnly(single, w, rounds);
+    return;
+  }
+  const baselineRoot = process.env.BENCH_BASELINE;
+  if (baselineRoot !== undefined && baselineRoot !== '') {
+    runAgainstBaseline(baselineRoot, rounds);
     return;
   }
   const adapters = [productAdapter(w.maxId), peerAdapter(w.maxId)];
@@ -320,4 +445,7 @@ function main(): void {
   console.log(`  wrote ${join(out, 'engine.json')}`);
 }
 
-main();
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -23,6 +23,15 @@ export interface EngineAdapter {
   liveOrders(): number;
 }
 
+/**
+ * The engine classes an adapter drives: this checkout's, or another built checkout's
+ * (`BENCH_BASELINE`, loaded from its dist/engine/index.js) to compare two versions in one run.
+ */
+export interface EngineModule {
+  MatchingEngine: typeof MatchingEngine;
+  SequentialIdGenerator: typeof SequentialIdGenerator;
+}
+
 /** Accounts the product spreads orders over (funded without limit), as the anchor's adapter. */
 const ACCOUNTS = 3_000;
 const clock: Clock = { now: () => Date.now() };
@@ -36,8 +45,14 @@ const clock: Clock = { now: () => Date.now() };
  * and switched on by type (the runtime's open-order index does that before it keeps them for the
  * commit). So whatever the engine defers until events are read is timed here too.
  */
-export function productAdapter(maxId: number): EngineAdapter {
-  let engine = new MatchingEngine({ clock, ids: new SequentialIdGenerator() });
+export function productAdapter(
+  maxId: number,
+  engines: EngineModule = { MatchingEngine, SequentialIdGenerator },
+  name = 'product',
+): EngineAdapter {
+  const fresh = () =>
+    new engines.MatchingEngine({ clock, ids: new engines.SequentialIdGenerator() });
+  let engine = fresh();
   let markets: string[] = [];
   let accounts: string[] = [];
   let ids: string[] = [];
@@ -69,9 +84,9 @@ export function productAdapter(maxId: number): EngineAdapter {
     if (r.ok) ids[id] = r.order.id;
   };
   return {
-    name: 'product',
+    name,
     create(marketCount) {
-      engine = new MatchingEngine({ clock, ids: new SequentialIdGenerator() });
+      engine = fresh();
       markets = Array.from({ length: marketCount }, (_, i) => `mkt_${i}`);
       for (const m of markets) engine.addMarket(m);
       accounts = Array.from({ length: ACCOUNTS }, (_, i) => `acc_${i}`);
