@@ -9,6 +9,15 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-12-01-docs-exports-known-case',
+    date: '2026-12-01',
+    title:
+      'PostgreSQL data exports: the known case after a clock advance is fixed; bench:engine compares two builds',
+    kind: 'CHANGED',
+    description:
+      'Data exports on PostgreSQL have no known case left that does not finish. The entry "Data exports now run on PostgreSQL" named one: an export in the live world created after the sandbox clock was moved forward 7 days stayed `RUNNING`. The export was not at fault. Moving the clock made the crypto walk catch up with thousands of blocking round trips, which held every request. The change "PostgreSQL: clock advances and engine commits in one round trip" (2026-11-30) fixed that, and the README no longer lists it. For contributors: `BENCH_BASELINE=<another built checkout> npm run bench:engine` now compares this engine with that checkout\'s. Rounds alternate A B A B, each in a process of its own, and the results go to `bench/results/engine-ab.json`.',
+  },
+  {
     id: '2026-12-01-fewer-writes',
     date: '2026-12-01',
     title: 'Fewer writes per order in a group commit',
