@@ -47,10 +47,18 @@ const TARGET_P99_SHARE = 0.5;
 const RESET_ORDERS = 10_000;
 const RESET_RUNS = 7;
 
-function option(name: string, fallback: number): number {
+function text(name: string): string | null {
   const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]?.replace(/_/g, ''));
+  if (i < 0) return null;
+  const v = process.argv[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} takes a value`);
+  return v;
+}
+
+function option(name: string, fallback: number): number {
+  const given = text(name);
+  if (given === null) return fallback;
+  const v = Number(given.replace(/_/g, ''));
   if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--${name} takes a whole number`);
   return v;
 }
@@ -222,14 +230,6 @@ function benchReset(markets: number): number[] {
 const f = (n: number): string => Math.round(n).toLocaleString('en-US');
 const us = (ns: number): string => `${(ns / 1000).toFixed(2)} us`;
 
-function text(name: string): string | null {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return null;
-  const v = process.argv[i + 1];
-  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} takes a value`);
-  return v;
-}
-
 /** The engine classes of the checkout `--engine` names (built), or this checkout's. */
 async function engineModule(): Promise<EngineModule | undefined> {
   const root = text('engine');
@@ -240,11 +240,18 @@ async function engineModule(): Promise<EngineModule | undefined> {
 }
 
 function only(): string | null {
-  const i = process.argv.indexOf('--only');
-  if (i < 0) return null;
-  const v = process.argv[i + 1];
-  if (v !== 'product' && v !== 'peer') throw new Error('--only takes product or peer');
+  const v = text('only');
+  if (v !== null && v !== 'product' && v !== 'peer')
+    throw new Error('--only takes product or peer');
   return v;
+}
+
+/** One round's line, as every mode prints it. */
+function printRound(r: number, name: string, res: Round): void {
+  console.log(
+    `  round ${r} ${name}: ${f(res.opsPerSec)} ops/s (${f(res.cpuOpsPerSec)} per CPU s), ` +
+      `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
+  );
 }
 
 /** One engine alone (a profile of it, or one side of an A/B): its rounds' figures. */
@@ -253,10 +260,7 @@ async function runOnly(which: string, w: Workload, rounds: number): Promise<void
   const ad = which === 'product' ? productAdapter(w.maxId, engines) : peerAdapter(w.maxId);
   for (let r = 0; r < rounds; r++) {
     const res = round(ad, w);
-    console.log(
-      `  round ${r + 1} ${ad.name}: ${f(res.opsPerSec)} ops/s (${f(res.cpuOpsPerSec)} per CPU s), ` +
-        `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
-    );
+    printRound(r + 1, ad.name, res);
     if (process.argv.includes('--json')) console.log(`JSON ${JSON.stringify(res)}`);
   }
 }
@@ -295,18 +299,13 @@ function runAgainstBaseline(root: string, rounds: number): void {
   };
   const product: Round[] = [];
   const base: Round[] = [];
-  const show = (name: string, r: number, res: Round): void =>
-    console.log(
-      `  round ${r} ${name}: ${f(res.opsPerSec)} ops/s (${f(res.cpuOpsPerSec)} per CPU s), ` +
-        `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
-    );
   for (let r = 1; r <= rounds; r++) {
     // Which goes first alternates too, so neither always meets the machine as the other left it.
     const order = r % 2 === 1 ? ['product', 'baseline'] : ['baseline', 'product'];
     for (const name of order) {
       const res = one(name === 'product' ? null : root);
       (name === 'product' ? product : base).push(res);
-      show(name, r, res);
+      printRound(r, name, res);
     }
   }
   const p = medianOf(product);
@@ -382,11 +381,7 @@ async function main(): Promise<void> {
     for (let a = 0; a < adapters.length; a++) {
       const res = round(adapters[a], w);
       runs[a].push(res);
-      console.log(
-        `  round ${r + 1} ${adapters[a].name}: ${f(res.opsPerSec)} ops/s ` +
-          `(${f(res.cpuOpsPerSec)} per CPU s), ` +
-          `p50 ${us(res.latency.p50)}, p99 ${us(res.latency.p99)}`,
-      );
+      printRound(r + 1, adapters[a].name, res);
     }
   }
   const [product, peer] = runs.map((rs) => medianOf(rs));
