@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-12-01-bench-server-flags',
+    date: '2026-12-01',
+    title: "Benchmarks start the service with npm start's Node flags",
+    kind: 'CHANGED',
+    description:
+      'Nothing changes for API clients. For contributors: the benchmarks that start the service (`bench:orders`, `bench:orders-ab`, `bench:ws`, `bench:webhooks`, `bench:exports`, `bench:cluster`) now take its Node flags from the `start` script in package.json, so they always measure the service as `npm start` runs it. The README ("Benchmarks") also records one measured idea that was left out. `--no-memory-reducer` stops V8 from shrinking the young generation after the service has been idle. It removed the extra scavenges after an idle spell, but not the paced p99 tail, and it lowered saturation throughput in every alternated pair.',
+  },
+  {
     id: '2026-12-01-docs-exports-known-case',
     date: '2026-12-01',
     title:
