@@ -119,6 +119,38 @@ describe('WalCheckpointer', () => {
     expect(after.log).toBeLessThan(50); // restarted from the beginning all the same
   });
 
+  it('skips a wholly copied log, reporting nothing, until a commit changes it', async () => {
+    const a = writer();
+    const c = new WalCheckpointer();
+    checkpointers.push(c);
+    await c.start([a.conn], 5);
+    /** Waits until a round report says the whole log is in the database file. */
+    const copiedReport = async (after: number): Promise<{ log: number; checkpointed: number }> => {
+      const t0 = Date.now();
+      for (;;) {
+        const r = c.lastReport[0];
+        if (c.reports > after && r !== undefined && r.log > 0 && r.checkpointed === r.log) return r;
+        if (Date.now() - t0 > 10_000) throw new Error('no report of a wholly copied log');
+        await sleep(5);
+      }
+    };
+    fill(a.db, 500);
+    await copiedReport(0);
+    const quiet = c.reports;
+    await sleep(150); // about 30 rounds, each of which found nothing new in the log
+    expect(c.reports).toBe(quiet);
+    // checkpointNow never skips: it checkpoints the quiet database all the same.
+    const [now] = await c.checkpointNow();
+    expect(now.file).toBe(a.conn.file);
+    expect(now.checkpointed).toBe(now.log);
+    expect(c.reports).toBe(quiet);
+    // A commit (here one that restarts the copied log, so its size need not change) is seen.
+    fill(a.db, 10);
+    const r = await copiedReport(quiet);
+    expect(r.log).toBeLessThan(50); // the restarted log, copied by the worker's round
+    expect(a.db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 510 });
+  });
+
   it('has the writer finish only a long log with a few frames left to copy', () => {
     const at = (log: number, checkpointed: number, error?: string) =>
       writerFinishes({ file: 'x', busy: 0, log, checkpointed, ...(error ? { error } : {}) });

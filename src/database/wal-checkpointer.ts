@@ -17,6 +17,15 @@
  * checkpoints were of such logs, 4 to 32 ms each of blocked event loop for 0.1 to 4 ms of CPU.
  * The writer's own automatic checkpoint is off while the worker runs and comes back if the worker
  * ever stops, so the log stays bounded either way.
+ *
+ * A database whose log the worker found wholly copied is skipped by the rounds after it until its
+ * log file changes (size, modification time or inode: any commit writes to it). A checkpoint of a
+ * quiet log copies nothing, yet cost about 100 µs of CPU per database per round, 40 rounds a
+ * second: about half of what an idle service spent. A round that skips every database reports
+ * nothing, so the request thread is not woken for it either. The stamp is read before the
+ * checkpoint, so a commit during the checkpoint changes it and is never skipped; at worst a commit
+ * within the file system's timestamp granularity of that read, with the log's size unchanged (a
+ * restarted log), waits in the log for the next commit's round. `checkpointNow` never skips.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -49,30 +58,49 @@ export interface CheckpointResult {
 /** The worker's program (CommonJS, evaluated): no build step, and it runs under the tests too. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { statSync } = require('node:fs');
 const Database = require(workerData.driver);
 const dbs = workerData.files.map((file) => {
   const db = new Database(file, { fileMustExist: true });
   db.pragma('busy_timeout = 0');
   db.pragma('synchronous = NORMAL');
-  return { file, db };
+  // quiet: the stamp of a log found wholly copied, until the log file changes.
+  return { file, db, quiet: null };
 });
-function checkpointAll() {
-  return dbs.map(({ file, db }) => {
+function logStamp(file) {
+  try {
+    const s = statSync(file + '-wal', { bigint: true });
+    return s.size + ':' + s.mtimeNs + ':' + s.ino;
+  } catch {
+    return null;
+  }
+}
+function checkpointAll(skipQuiet) {
+  const results = [];
+  for (const d of dbs) {
+    const stamp = logStamp(d.file);
+    if (skipQuiet && stamp !== null && stamp === d.quiet) continue;
     try {
-      const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-      return { file, busy: r.busy, log: r.log, checkpointed: r.checkpointed };
+      const [r] = d.db.pragma('wal_checkpoint(PASSIVE)');
+      d.quiet = r.busy === 0 && r.log === r.checkpointed ? stamp : null;
+      results.push({ file: d.file, busy: r.busy, log: r.log, checkpointed: r.checkpointed });
     } catch (err) {
-      return { file, busy: 1, log: 0, checkpointed: 0, error: String((err && err.message) || err) };
+      d.quiet = null;
+      const error = String((err && err.message) || err);
+      results.push({ file: d.file, busy: 1, log: 0, checkpointed: 0, error });
     }
-  });
+  }
+  return results;
 }
 let stopped = false;
 const timer = setInterval(() => {
-  if (!stopped) parentPort.postMessage({ type: 'progress', results: checkpointAll() });
+  if (stopped) return;
+  const results = checkpointAll(true);
+  if (results.length > 0) parentPort.postMessage({ type: 'progress', results });
 }, workerData.intervalMs);
 parentPort.on('message', (m) => {
   if (m.type === 'checkpoint') {
-    parentPort.postMessage({ type: 'checkpointed', id: m.id, results: checkpointAll() });
+    parentPort.postMessage({ type: 'checkpointed', id: m.id, results: checkpointAll(false) });
   }
   if (m.type === 'stop') {
     stopped = true;
@@ -112,6 +140,10 @@ export class WalCheckpointer {
   private writers: readonly WriterConnection[] = [];
   /** Logs the writer finished itself (see the file comment), for tests and diagnostics. */
   finishedByWriter = 0;
+  /** The worker's round reports so far (a round that skipped every database sends none). */
+  reports = 0;
+  /** The results of the last round report. */
+  lastReport: CheckpointResult[] = [];
 
   /**
    * Starts the worker on the writers' databases (existing WAL files) and turns the writers'
@@ -187,6 +219,10 @@ export class WalCheckpointer {
     if (m.type === 'checkpointed' && m.id !== undefined) {
       this.waiting.get(m.id)?.(results);
       this.waiting.delete(m.id);
+    }
+    if (m.type === 'progress') {
+      this.reports++;
+      this.lastReport = results;
     }
     if (m.type !== 'progress' && m.type !== 'checkpointed') return;
     for (const r of results) {

@@ -9,6 +9,14 @@ export interface ChangelogEntry {
 
 export const CHANGELOG: ChangelogEntry[] = [
   {
+    id: '2026-12-01-idle-checkpoints',
+    date: '2026-12-01',
+    title: 'An idle service on SQLite spends less CPU on WAL checkpoints',
+    kind: 'CHANGED',
+    description:
+      'Nothing changes for API clients. A service on SQLite that sits idle now uses about half the CPU it used before. The WAL checkpoint worker skips a database whose log it has found wholly copied, until a commit changes the log file. A round that finds nothing new does not wake the request thread. Before, every round (40 a second by default) checkpointed all three databases whether or not anything had been written. Measured with the paper feed stopped: 15 to 17 ms of CPU a second, against 23 to 30. Under load, a log with new frames is checkpointed in every round, as before.',
+  },
+  {
     id: '2026-12-01-bench-server-flags',
     date: '2026-12-01',
     title: "Benchmarks start the service with npm start's Node flags",
