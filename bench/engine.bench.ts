@@ -41,6 +41,7 @@ import {
   OP_NAMES,
   type Workload,
 } from './support/engine-workload.js';
+import { startScriptNodeFlags } from './support/server-args.js';
 
 const TARGET_RATIO = 5;
 const TARGET_P99_SHARE = 0.5;
@@ -281,7 +282,8 @@ function runAgainstBaseline(root: string, rounds: number): void {
       process.execPath,
       [
         '--expose-gc',
-        '--max-semi-space-size=64',
+        // The young generation production runs with, as the parent got it from package.json.
+        ...startScriptNodeFlags(),
         self,
         '--only',
         'product',
